@@ -1,0 +1,27 @@
+"""Errors of the study layer (see :mod:`codebooks.errors` for the whole hierarchy)::
+
+CodecurveError
+├── InputError(CodecurveError, ValueError)
+│   └── ResponsesError(InputError)       a responses or codes file cannot be read as asked
+└── StudyError(CodecurveError, RuntimeError)   the study file: missing, newer, corrupt
+    └── StudyLockedError(StudyError)     another process holds the study open for writing
+"""
+
+from __future__ import annotations
+
+from codebooks.errors import CodecurveError, InputError
+
+
+class StudyError(CodecurveError, RuntimeError):
+    """A study file that cannot be created, opened or changed as asked."""
+
+
+class StudyLockedError(StudyError):
+    """The study is open for writing in another process (or another handle of this one)."""
+
+
+class ResponsesError(InputError):
+    """A responses (or imported codes) file that cannot be read as asked."""
+
+
+__all__ = ["ResponsesError", "StudyError", "StudyLockedError"]
