@@ -1,0 +1,23 @@
+"""Warnings and errors raised by :mod:`screening`.
+
+Hierarchy::
+
+    UserWarning
+    └── ScreeningWarning      degenerate but well-formed input (an empty margin, one class);
+                              the function still returns, with nan or a documented tier.
+    ValueError                malformed input (wrong shape, lengths that differ, values
+                              outside the allowed set); the message names the argument and
+                              its shape.
+
+Degenerate input is normal while a coder is still annotating (no errors yet, every item
+high-confidence), so it never raises: callers that want silence filter
+``ScreeningWarning``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ScreeningWarning"]
+
+
+class ScreeningWarning(UserWarning):
+    """A screening quantity is undefined for this input and was returned as nan."""
