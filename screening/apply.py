@@ -79,7 +79,7 @@ def _positions(values: FloatArray, scale: FloatArray, name: str) -> npt.NDArray[
     inside = pos < scale.size
     valid = inside & (scale[np.minimum(pos, scale.size - 1)] == values)
     if not bool(np.all(valid)):
-        bad = values[~valid][0]
+        bad = float(values[~valid][0])
         raise ValueError(
             f"{name} holds {bad!r}, which is not one of option_values {scale.tolist()}"
         )
