@@ -1,0 +1,131 @@
+"""One writer per study: an exclusive lock on a file beside it.
+
+SQLite alone keeps the file consistent under concurrent writers, but two coders writing
+the same study at once would undo each other's decisions and race the scoring queue, so a
+study is opened for writing by one handle at a time; a second is refused with
+:class:`~study.errors.StudyLockedError`. Readers (an export while the app is open) take
+no lock.
+
+The lock is ``flock`` (``msvcrt.locking`` on Windows) on ``STUDY.lock``: the kernel
+releases it when the holder dies, even by SIGKILL, so a crash never leaves a study
+locked. A second open in the same process is refused too (``flock`` belongs to the open
+file, not the process). The lock file holds the holder's pid and host, for the message.
+It is removed on a clean close; the inode check in :meth:`StudyLock.acquire` keeps that
+removal from letting two holders in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+from typing import IO
+
+from study.errors import StudyLockedError
+
+
+def lock_path(study_path: Path) -> Path:
+    return study_path.with_name(study_path.name + ".lock")
+
+
+class StudyLock:
+    """An exclusive, non-blocking lock on a study, released by :meth:`release` or death."""
+
+    def __init__(self, study_path: Path) -> None:
+        self.study_path = study_path
+        self.path = lock_path(study_path)
+        self._file: IO[bytes] | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._file is not None
+
+    def acquire(self) -> None:
+        """Take the lock or raise :class:`StudyLockedError` naming the holder."""
+        for _ in range(20):
+            handle = open(self.path, "a+b")  # noqa: SIM115 - held open while the lock lives
+            try:
+                if not _try_lock(handle):
+                    holder = _describe_holder(self.path)
+                    raise StudyLockedError(
+                        f"the study is open for writing in another codecurve{holder}; close "
+                        "it there first (exports and other read-only commands still work)",
+                        path=self.study_path,
+                    )
+                # The previous holder may have removed the file between our open and lock:
+                # then we locked an orphan inode, and must lock the file now at the path.
+                try:
+                    same = os.path.samestat(os.fstat(handle.fileno()), os.stat(self.path))
+                except FileNotFoundError:
+                    same = False
+                if not same:
+                    _unlock(handle)
+                    handle.close()
+                    continue
+                handle.seek(0)
+                handle.truncate()
+                info = {"pid": os.getpid(), "host": socket.gethostname()}
+                handle.write(json.dumps(info).encode())
+                handle.flush()
+                self._file = handle
+                return
+            except BaseException:
+                if self._file is not handle:
+                    handle.close()
+                raise
+        raise StudyLockedError("could not take the study's lock file", path=self.study_path)
+
+    def release(self) -> None:
+        handle, self._file = self._file, None
+        if handle is None:
+            return
+        # Remove while still holding it, so that nobody locks the file we are deleting
+        # without noticing (see acquire's inode check).
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+        with contextlib.suppress(OSError):
+            _unlock(handle)
+        handle.close()
+
+
+def _describe_holder(path: Path) -> str:
+    try:
+        info = json.loads(path.read_text(encoding="utf-8") or "{}")
+        pid, host = int(info["pid"]), str(info["host"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return " process"
+    if pid == os.getpid() and host == socket.gethostname():
+        return " handle of this same process"
+    return f" process (pid {pid} on {host})"
+
+
+if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+    import msvcrt
+
+    def _try_lock(handle: IO[bytes]) -> bool:
+        handle.seek(0)
+        try:
+            msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+
+    def _unlock(handle: IO[bytes]) -> None:
+        handle.seek(0)
+        msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _try_lock(handle: IO[bytes]) -> bool:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _unlock(handle: IO[bytes]) -> None:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

@@ -1,0 +1,475 @@
+"""Read-side queries of a study: the review queue, counts, progress, screening input.
+
+Designed for 10,000 responses x 20 codes (200,000 pairs) and more: every order of the
+queue is an index walk that stops after one page (indexes in :mod:`study.schema`), and
+counts come from the small ``annotations`` table rather than a scan of every pair.
+
+The queue lists every (response, codable code) pair. Under a configuration, the scored
+pairs come first in the chosen order; pairs not yet scored follow in id order (order
+``id`` interleaves them, since it does not depend on scores). Orders:
+
+``entropy``     normalised entropy, highest (least sure) first; ties by response id in
+                natural order, then code order.
+``confidence``  ``max_k p_k``, lowest first; same ties.
+``pick``        the model's pick (scale value), highest first, then confidence,
+                highest first; same ties.
+``id``          response id (natural order), then code order.
+
+Filters: ``code_id``; ``status`` ``undecided`` (no decision), ``decided`` (any),
+``human`` or ``model`` (a decision of that source); ``search``, a case-insensitive
+substring of the response text or id; ``coder`` restricts decisions to one coder (by
+default any coder's decision counts, and a row shows the latest).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from codebooks.model import Code, Scale
+from study.errors import StudyError
+from study.rows import ORDERS, STATUSES, PairRow
+from study.store import blob_to_floats
+
+if TYPE_CHECKING:
+    from study.store import Study
+
+_ORDER_SQL = {
+    "entropy": "s.norm_entropy DESC, s.rid, s.cid",
+    "confidence": "s.confidence, s.rid, s.cid",
+    "pick": "s.pick DESC, s.confidence DESC, s.rid, s.cid",
+}
+
+
+def _check(order: str | None, status: str | None, offset: int, limit: int) -> None:
+    if order is not None and order not in ORDERS:
+        raise StudyError(f"unknown order {order!r}; use one of {', '.join(ORDERS)}")
+    if status is not None and status not in STATUSES:
+        raise StudyError(f"unknown status {status!r}; use one of {', '.join(STATUSES)}")
+    if offset < 0 or limit < 0:
+        raise StudyError("offset and limit must not be negative")
+
+
+def _filters(
+    study: Study,
+    rid: str,
+    cid: str,
+    *,
+    code_id: str | None,
+    status: str | None,
+    search: str | None,
+    coder: str | None,
+) -> tuple[list[str], list[Any]]:
+    """SQL conditions (and their parameters) on a pair whose keys are ``rid``/``cid``."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if code_id is not None:
+        clauses.append(f"{cid} = ?")
+        params.append(study._cid(code_id))
+    if status is not None:
+        sub = f"SELECT 1 FROM annotations a WHERE a.rid = {rid} AND a.cid = {cid}"
+        if coder is not None:
+            sub += " AND a.coder = ?"
+            params.append(coder)
+        if status in ("human", "model"):
+            sub += " AND a.source = ?"
+            params.append(status)
+        clauses.append(f"NOT EXISTS ({sub})" if status == "undecided" else f"EXISTS ({sub})")
+    if search:
+        folded = search.casefold()
+        clauses.append(
+            f"{rid} IN (SELECT rid FROM responses WHERE instr(cc_fold(text), ?) > 0 "
+            "OR instr(cc_fold(id), ?) > 0)"
+        )
+        params += [folded, folded]
+    return clauses, params
+
+
+def _where(clauses: list[str]) -> str:
+    return "".join(f" AND {c}" for c in clauses)
+
+
+def query_pairs(
+    study: Study,
+    config_id: int | None,
+    *,
+    order: str = "entropy",
+    code_id: str | None = None,
+    status: str | None = None,
+    search: str | None = None,
+    coder: str | None = None,
+    offset: int = 0,
+    limit: int = 100,
+) -> list[PairRow]:
+    """One page of the queue (orders and filters in the module docstring).
+
+    Args:
+        study: The open study.
+        config_id: The scoring configuration whose scores are shown; ``None`` lists the
+            pairs without scores, in id order.
+        order: ``entropy``, ``confidence``, ``pick`` or ``id``.
+        code_id, status, search, coder: Filters.
+        offset, limit: The page.
+    """
+    _check(order, status, offset, limit)
+    if config_id is not None:
+        study.config_row(config_id)
+    if limit == 0:
+        return []
+    codable = ",".join(str(c) for c in study._codable_cids)
+    with study._read() as conn:
+        if config_id is None or order == "id":
+            clauses, params = _filters(
+                study, "r.rid", "c.cid", code_id=code_id, status=status, search=search, coder=coder
+            )
+            keys = conn.execute(
+                f"SELECT r.rid, c.cid FROM responses r JOIN codes c ON c.cid IN ({codable}) "
+                f"WHERE 1 = 1{_where(clauses)} ORDER BY r.rid, c.cid LIMIT ? OFFSET ?",
+                (*params, limit, offset),
+            ).fetchall()
+        else:
+            clauses, params = _filters(
+                study, "s.rid", "s.cid", code_id=code_id, status=status, search=search, coder=coder
+            )
+            keys = conn.execute(
+                f"SELECT s.rid, s.cid FROM scores s WHERE s.config_id = ?{_where(clauses)} "
+                f"ORDER BY {_ORDER_SQL[order]} LIMIT ? OFFSET ?",
+                (config_id, *params, limit, offset),
+            ).fetchall()
+            if len(keys) < limit:
+                # The scored pairs ran out on this page: continue with the unscored ones.
+                if keys:
+                    scored_total = offset + len(keys)
+                else:
+                    scored_total = int(
+                        conn.execute(
+                            f"SELECT COUNT(*) FROM scores s WHERE s.config_id = ?{_where(clauses)}",
+                            (config_id, *params),
+                        ).fetchone()[0]
+                    )
+                if study.scored_count(config_id) < study.pair_count():
+                    clauses, params = _filters(
+                        study,
+                        "r.rid",
+                        "c.cid",
+                        code_id=code_id,
+                        status=status,
+                        search=search,
+                        coder=coder,
+                    )
+                    keys += conn.execute(
+                        "SELECT r.rid, c.cid FROM responses r JOIN codes c "
+                        f"ON c.cid IN ({codable}) WHERE NOT EXISTS (SELECT 1 FROM scores s "
+                        "WHERE s.config_id = ? AND s.rid = r.rid AND s.cid = c.cid)"
+                        f"{_where(clauses)} ORDER BY r.rid, c.cid LIMIT ? OFFSET ?",
+                        (config_id, *params, limit - len(keys), max(0, offset - scored_total)),
+                    ).fetchall()
+        return [_pair_row(conn, study, config_id, rid, cid, coder) for rid, cid in keys]
+
+
+def _pair_scale(study: Study, config_id: int | None, code: Code) -> Scale:
+    if config_id is None:
+        return study.codebook.scale_for(code)
+    return code.scale or study.config_row(config_id).scale
+
+
+def _label(scale: Scale, value: int | None) -> str | None:
+    if value is None:
+        return None
+    for option in scale.options:
+        if option.value == value:
+            return option.label
+    return str(value)
+
+
+def _pair_row(
+    conn: sqlite3.Connection,
+    study: Study,
+    config_id: int | None,
+    rid: int,
+    cid: int,
+    coder: str | None,
+) -> PairRow:
+    code = study._code_of[cid]
+    text = str(conn.execute("SELECT text FROM responses WHERE rid = ?", (rid,)).fetchone()[0])
+    score = None
+    if config_id is not None:
+        score = conn.execute(
+            "SELECT surprisal, probs, pick, confidence, norm_entropy, off_scale, expected, spread, "
+            "on_scale_mass, truncated FROM scores WHERE config_id = ? AND rid = ? AND cid = ?",
+            (config_id, rid, cid),
+        ).fetchone()
+    sql = "SELECT value, source, coder, decided_at FROM annotations WHERE rid = ? AND cid = ?"
+    params: list[Any] = [rid, cid]
+    if coder is not None:
+        sql += " AND coder = ?"
+        params.append(coder)
+    decision = conn.execute(
+        sql + " ORDER BY decided_at DESC, event_id DESC LIMIT 1", params
+    ).fetchone()
+    note_coder = coder if decision is None else decision[2]
+    if note_coder is not None:
+        note = conn.execute(
+            "SELECT note FROM notes WHERE rid = ? AND cid = ? AND coder = ?", (rid, cid, note_coder)
+        ).fetchone()
+    else:
+        note = conn.execute(
+            "SELECT note FROM notes WHERE rid = ? AND cid = ? ORDER BY event_id DESC LIMIT 1",
+            (rid, cid),
+        ).fetchone()
+    scale = _pair_scale(study, config_id, code)
+    return PairRow(
+        response_id=study._id_of[rid],
+        code_id=code.id,
+        code_name=code.name,
+        text=text,
+        surprisal=None if score is None else blob_to_floats(score[0]),
+        probs=None if score is None else blob_to_floats(score[1]),
+        pick=None if score is None else int(score[2]),
+        pick_label=None if score is None else _label(scale, int(score[2])),
+        confidence=None if score is None else float(score[3]),
+        norm_entropy=None if score is None else float(score[4]),
+        off_scale=None if score is None else bool(score[5]),
+        decision=None if decision is None else int(decision[0]),
+        source=None if decision is None else str(decision[1]),
+        coder=None if decision is None else str(decision[2]),
+        note=None if note is None else str(note[0]),
+        decided_at=None if decision is None else str(decision[3]),
+        expected=None if score is None else float(score[6]),
+        spread=None if score is None else float(score[7]),
+        on_scale_mass=None if score is None else float(score[8]),
+        truncated=None if score is None else bool(score[9]),
+    )
+
+
+def count_pairs(
+    study: Study,
+    config_id: int | None,
+    *,
+    code_id: str | None = None,
+    status: str | None = None,
+    search: str | None = None,
+    coder: str | None = None,
+) -> int:
+    """How many pairs :func:`query_pairs` lists with these filters (all pages).
+
+    Every pair is listed whatever ``config_id``, so the count does not depend on it.
+    """
+    _check(None, status, 0, 0)
+    if config_id is not None:
+        study.config_row(config_id)
+    with study._read() as conn:
+        codes = 1 if code_id is not None else len(study._codable_cids)
+        if code_id is not None:
+            study._cid(code_id)
+        if search:
+            folded = search.casefold()
+            responses = int(
+                conn.execute(
+                    "SELECT COUNT(*) FROM responses WHERE instr(cc_fold(text), ?) > 0 "
+                    "OR instr(cc_fold(id), ?) > 0",
+                    (folded, folded),
+                ).fetchone()[0]
+            )
+        else:
+            responses = study.response_count()
+        base = responses * codes
+        if status is None:
+            return base
+        clauses, params = _filters(
+            study, "a.rid", "a.cid", code_id=code_id, status=None, search=search, coder=coder
+        )
+        if coder is not None:
+            clauses.append("a.coder = ?")
+            params.append(coder)
+        if status in ("human", "model"):
+            clauses.append("a.source = ?")
+            params.append(status)
+        decided = int(
+            conn.execute(
+                "SELECT COUNT(*) FROM (SELECT DISTINCT a.rid, a.cid FROM annotations a "
+                f"WHERE 1 = 1{_where(clauses)})",
+                params,
+            ).fetchone()[0]
+        )
+        return base - decided if status == "undecided" else decided
+
+
+def progress(
+    study: Study, config_id: int | None = None, *, coder: str | None = None
+) -> dict[str, Any]:
+    """Decided (and, with a configuration, scored) counts, overall and per code.
+
+    Returns:
+        ``{"total", "decided", "undecided", "human", "model", "scored", "by_code"}``
+        where ``by_code`` maps each codable code id to the same keys (plus ``name``) for
+        that code. ``scored`` is ``None`` without a configuration. A pair decided by
+        several coders counts once in ``decided``; ``human``/``model`` count pairs with
+        at least one decision of that source.
+    """
+    if config_id is not None:
+        study.config_row(config_id)
+    n = study.response_count()
+    where, params = ("WHERE coder = ?", [coder]) if coder is not None else ("", [])
+    with study._read() as conn:
+        decided = dict(
+            conn.execute(
+                f"SELECT cid, COUNT(*) FROM (SELECT DISTINCT rid, cid FROM annotations {where}) "
+                "GROUP BY cid",
+                params,
+            ).fetchall()
+        )
+        by_source: dict[tuple[int, str], int] = {
+            (int(cid), str(source)): int(count)
+            for cid, source, count in conn.execute(
+                "SELECT cid, source, COUNT(*) FROM (SELECT DISTINCT rid, cid, source FROM "
+                f"annotations {where}) GROUP BY cid, source",
+                params,
+            )
+        }
+        scored: dict[int, int] = {}
+        if config_id is not None:
+            scored = dict(
+                conn.execute(
+                    "SELECT cid, COUNT(*) FROM scores WHERE config_id = ? GROUP BY cid",
+                    (config_id,),
+                ).fetchall()
+            )
+    by_code: dict[str, dict[str, Any]] = {}
+    for cid in study._codable_cids:
+        code = study._code_of[cid]
+        d = int(decided.get(cid, 0))
+        by_code[code.id] = {
+            "name": code.name,
+            "total": n,
+            "decided": d,
+            "undecided": n - d,
+            "human": by_source.get((cid, "human"), 0),
+            "model": by_source.get((cid, "model"), 0),
+            "scored": None if config_id is None else int(scored.get(cid, 0)),
+        }
+    total = n * len(study._codable_cids)
+    decided_total = sum(c["decided"] for c in by_code.values())
+    return {
+        "total": total,
+        "decided": decided_total,
+        "undecided": total - decided_total,
+        "human": sum(c["human"] for c in by_code.values()),
+        "model": sum(c["model"] for c in by_code.values()),
+        "scored": None if config_id is None else sum(c["scored"] for c in by_code.values()),
+        "by_code": by_code,
+    }
+
+
+#: Columns of :func:`annotated_pairs`, in order.
+ANNOTATED_COLUMNS = (
+    "response_id",
+    "code_id",
+    "code_name",
+    "coder",
+    "value",
+    "source",
+    "decided_at",
+    "applies",
+    "scored",
+    "pick",
+    "pick_applies",
+    "probs",
+    "p_max",
+    "p_applies",
+    "norm_entropy",
+    "entropy",
+    "expected",
+    "spread",
+    "on_scale_mass",
+    "off_scale",
+    "truncated",
+    "scale_values",
+    "applies_from",
+)
+
+
+def annotated_pairs(
+    study: Study, config_id: int | None, *, coder: str | None = None
+) -> pd.DataFrame:
+    """Every decision with the model's score of its pair: the input to screening.
+
+    One row per (response, code, coder) decision, ordered by response id, code, coder.
+    ``source`` tells a coder's own decision (``human``) from an accepted model pick
+    (``model``); screening should normally keep only ``human`` rows, since an accepted
+    pick is not independent evidence. Score columns are missing (``NaN``/``None``,
+    ``scored`` False) for a pair not scored under ``config_id``.
+
+    Columns: ``ANNOTATED_COLUMNS``. ``applies``/``pick_applies`` reduce the decision and
+    the pick to applies / does not apply (value >= the scale's ``applies_from``);
+    ``p_applies`` is the model's probability mass on those values; ``scale_values`` are
+    the option values matching ``probs``.
+    """
+    if config_id is not None:
+        study.config_row(config_id)
+    where, params = ("WHERE a.coder = ?", [coder]) if coder is not None else ("", [])
+    with study._read() as conn:
+        rows = conn.execute(
+            "SELECT a.rid, a.cid, a.coder, a.value, a.source, a.decided_at, s.pick, s.probs, "
+            "s.confidence, s.norm_entropy, s.entropy, s.expected, s.spread, s.on_scale_mass, "
+            "s.off_scale, s.truncated FROM annotations a LEFT JOIN scores s "
+            "ON s.config_id = ? AND s.rid = a.rid AND s.cid = a.cid "
+            f"{where} ORDER BY a.rid, a.cid, a.coder",
+            [config_id if config_id is not None else -1, *params],
+        ).fetchall()
+    records = []
+    for (
+        rid,
+        cid,
+        who,
+        value,
+        source,
+        at,
+        pick,
+        probs,
+        conf,
+        nent,
+        ent,
+        exp,
+        spread,
+        mass,
+        off,
+        trunc,
+    ) in rows:
+        code = study._code_of[cid]
+        scale = _pair_scale(study, config_id, code)
+        p = None if probs is None else blob_to_floats(probs)
+        records.append(
+            {
+                "response_id": study._id_of[rid],
+                "code_id": code.id,
+                "code_name": code.name,
+                "coder": who,
+                "value": int(value),
+                "source": source,
+                "decided_at": at,
+                "applies": bool(scale.applies(int(value))),
+                "scored": p is not None,
+                "pick": None if pick is None else int(pick),
+                "pick_applies": None if pick is None else bool(scale.applies(int(pick))),
+                "probs": p,
+                "p_max": conf,
+                "p_applies": None
+                if p is None
+                else float(
+                    sum(pk for pk, v in zip(p, scale.values, strict=False) if v >= scale.threshold)
+                ),
+                "norm_entropy": nent,
+                "entropy": ent,
+                "expected": exp,
+                "spread": spread,
+                "on_scale_mass": mass,
+                "off_scale": None if off is None else bool(off),
+                "truncated": None if trunc is None else bool(trunc),
+                "scale_values": scale.values,
+                "applies_from": scale.threshold,
+            }
+        )
+    return pd.DataFrame.from_records(records, columns=list(ANNOTATED_COLUMNS))

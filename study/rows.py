@@ -1,0 +1,136 @@
+"""The values a study hands out: decisions, events, configurations and queue rows.
+
+Frozen dataclasses, so they cross into the app and the exporters without copies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from codebooks.model import Scale
+from scoring.backend import ModelIdentity
+from scoring.score import ScoreConfig
+
+#: ``source`` of a decision: the coder's own, or the model's pick accepted by the coder.
+SOURCES = ("human", "model")
+
+#: ``status`` filters of the queue.
+STATUSES = ("undecided", "human", "model", "decided")
+
+#: Orders of the queue.
+ORDERS = ("entropy", "id", "pick", "confidence")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A decision as recorded (or, from :meth:`Study.undo`, as taken back).
+
+    Attributes:
+        id: The event id that recorded it, increasing through the study's life.
+        response_id: The response.
+        code_id: The code.
+        value: The scale value decided; ``None`` for a cleared decision or a note.
+        source: ``human`` or ``model`` (the model's pick accepted); ``None`` when cleared.
+        coder: Who decided.
+        note: The pair's note after the event, if any.
+        at: ISO 8601 UTC time of the event.
+        kind: ``record``, ``clear``, ``note`` or ``import``.
+    """
+
+    id: int
+    response_id: str
+    code_id: str
+    value: int | None
+    source: str | None
+    coder: str
+    note: str | None
+    at: str
+    kind: str = "record"
+
+
+@dataclass(frozen=True)
+class Event:
+    """One row of the append-only event log (the audit trail).
+
+    ``prev_*`` hold the state the event replaced; ``undoes`` the event an undo reverted.
+    """
+
+    id: int
+    at: str
+    kind: str
+    coder: str | None
+    response_id: str | None
+    code_id: str | None
+    value: int | None
+    source: str | None
+    note: str | None
+    config_id: int | None
+    prev_value: int | None
+    prev_source: str | None
+    prev_note: str | None
+    undoes: int | None
+    detail: str | None
+
+
+@dataclass(frozen=True)
+class ConfigRow:
+    """A stored scoring configuration."""
+
+    id: int
+    key: str
+    model: ModelIdentity
+    template_id: str
+    template_hash: str
+    context: str
+    scale: Scale
+    strict: bool
+    created_at: str
+
+    @property
+    def config(self) -> ScoreConfig:
+        return ScoreConfig(
+            model=self.model,
+            template_id=self.template_id,
+            template_hash=self.template_hash,
+            context=self.context,
+            scale=self.scale,
+            strict=self.strict,
+        )
+
+
+@dataclass(frozen=True)
+class PairRow:
+    """One (response, code) pair as the review queue shows it.
+
+    Score fields are ``None`` for a pair not scored under the configuration asked;
+    decision fields are ``None`` for an undecided pair.
+    """
+
+    response_id: str
+    code_id: str
+    code_name: str
+    text: str
+    surprisal: tuple[float, ...] | None
+    probs: tuple[float, ...] | None
+    pick: int | None
+    pick_label: str | None
+    confidence: float | None
+    norm_entropy: float | None
+    off_scale: bool | None
+    decision: int | None
+    source: str | None
+    coder: str | None
+    note: str | None
+    decided_at: str | None
+    expected: float | None = None
+    spread: float | None = None
+    on_scale_mass: float | None = None
+    truncated: bool | None = None
+
+    @property
+    def scored(self) -> bool:
+        return self.probs is not None
+
+    @property
+    def decided(self) -> bool:
+        return self.decision is not None

@@ -1,0 +1,243 @@
+"""The study file's SQLite schema and its forward migrations.
+
+A study is one SQLite file (suffix ``.codecurve``), ``PRAGMA application_id`` set to
+:data:`APPLICATION_ID` so that another SQLite file is recognised as not a study, and
+``PRAGMA user_version`` the schema version. :func:`migrate` brings an older file up to
+:data:`SCHEMA_VERSION` in one transaction; a newer file is refused.
+
+Keys are small integers so that 200,000 scored pairs stay compact and the queue's orders
+are index walks: ``responses.rid`` is the rank of the response id in natural order
+(``r2`` before ``r10``), so ordering by ``rid`` is ordering by response id; ``codes.cid``
+is the code's position in the codebook.
+
+Tables (version 1):
+
+``meta``         key/value text: the codebook snapshot (``Codebook.to_dict()`` as JSON),
+                 its hash, the active configuration, creation details.
+``responses``    rid, id (text, unique), text, attrs (JSON object), pos (file order).
+``codes``        cid, id, name, codable: the codebook's codes in order.
+``configs``      one row per scoring configuration (model identity, template id and
+                 hash, context, scale JSON, strict, key = ``ScoreConfig.key()``).
+``token_sets``   distinct ``Score.token_ids`` JSON, shared by the scores that use them.
+``scores``       one row per (config, response, code): the curve (``surprisal`` and
+                 ``probs`` as little-endian float64 BLOBs, so that ``inf`` survives),
+                 its summaries, the pick's value, missing options (JSON, NULL when none),
+                 prompt/text/code hashes and the truncation flag. The prompt text itself
+                 is not stored: the template (id and hash), the code and the text
+                 rebuild it, and ``prompt_hash`` checks the rebuild.
+``annotations``  the current decision per (response, code, coder): value, source
+                 (``human`` or ``model`` = the model's pick accepted), the event that
+                 set it and when.
+``notes``        the current note per (response, code, coder).
+``events``       the append-only log: every decision, clearing, note, import, undo and
+                 configuration, with the state it replaced (``prev_*``, including the
+                 events that had set it), so that undo and the audit trail derive from
+                 it. Rows are never updated or deleted.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+#: ``PRAGMA application_id`` of a study file ("ccrv").
+APPLICATION_ID = 0x63637276
+
+#: The schema version this code reads and writes.
+SCHEMA_VERSION = 1
+
+_V1 = """
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE responses (
+    rid   INTEGER PRIMARY KEY,
+    id    TEXT NOT NULL UNIQUE,
+    text  TEXT NOT NULL,
+    attrs TEXT NOT NULL DEFAULT '{}',
+    pos   INTEGER NOT NULL
+);
+
+CREATE TABLE codes (
+    cid     INTEGER PRIMARY KEY,
+    id      TEXT NOT NULL UNIQUE,
+    name    TEXT NOT NULL,
+    codable INTEGER NOT NULL
+);
+
+CREATE TABLE configs (
+    id             INTEGER PRIMARY KEY,
+    key            TEXT NOT NULL UNIQUE,
+    model_name     TEXT NOT NULL,
+    model_revision TEXT NOT NULL,
+    model_dtype    TEXT NOT NULL,
+    model_device   TEXT NOT NULL,
+    model_backend  TEXT NOT NULL,
+    template_id    TEXT NOT NULL,
+    template_hash  TEXT NOT NULL,
+    context        TEXT NOT NULL,
+    scale          TEXT NOT NULL,
+    strict         INTEGER NOT NULL,
+    created_at     TEXT NOT NULL
+);
+
+CREATE TABLE token_sets (
+    id        INTEGER PRIMARY KEY,
+    token_ids TEXT NOT NULL UNIQUE
+);
+
+CREATE TABLE scores (
+    config_id     INTEGER NOT NULL REFERENCES configs(id),
+    rid           INTEGER NOT NULL REFERENCES responses(rid),
+    cid           INTEGER NOT NULL REFERENCES codes(cid),
+    surprisal     BLOB NOT NULL,
+    probs         BLOB NOT NULL,
+    on_scale_mass REAL NOT NULL,
+    entropy       REAL NOT NULL,
+    norm_entropy  REAL NOT NULL,
+    mode          INTEGER NOT NULL,
+    pick          INTEGER NOT NULL,
+    expected      REAL NOT NULL,
+    spread        REAL NOT NULL,
+    confidence    REAL NOT NULL,
+    off_scale     INTEGER NOT NULL,
+    token_set     INTEGER REFERENCES token_sets(id),
+    missing       TEXT,
+    prompt_hash   TEXT NOT NULL,
+    text_hash     TEXT NOT NULL,
+    code_hash     TEXT NOT NULL,
+    truncated     INTEGER NOT NULL,
+    scored_at     TEXT NOT NULL,
+    PRIMARY KEY (config_id, rid, cid)
+) WITHOUT ROWID;
+
+-- The queue's orders: each is an index walk that stops after one page.
+CREATE INDEX scores_by_entropy ON scores (config_id, norm_entropy DESC, rid, cid);
+CREATE INDEX scores_by_code_entropy ON scores (config_id, cid, norm_entropy DESC, rid);
+CREATE INDEX scores_by_confidence ON scores (config_id, confidence, rid, cid);
+CREATE INDEX scores_by_pick ON scores (config_id, pick DESC, confidence DESC, rid, cid);
+
+CREATE TABLE events (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    at          TEXT NOT NULL,
+    kind        TEXT NOT NULL CHECK (kind IN
+                    ('create', 'config', 'record', 'clear', 'note', 'import', 'undo')),
+    coder       TEXT,
+    rid         INTEGER REFERENCES responses(rid),
+    cid         INTEGER REFERENCES codes(cid),
+    value       INTEGER,
+    source      TEXT,
+    note        TEXT,
+    config_id   INTEGER REFERENCES configs(id),
+    sets_note   INTEGER NOT NULL DEFAULT 0,
+    prev_value  INTEGER,
+    prev_source TEXT,
+    prev_event  INTEGER REFERENCES events(id),
+    prev_note   TEXT,
+    prev_note_event INTEGER REFERENCES events(id),
+    undoes      INTEGER UNIQUE REFERENCES events(id),
+    detail      TEXT
+);
+CREATE INDEX events_by_coder ON events (coder, id);
+CREATE INDEX events_by_pair ON events (rid, cid, id);
+
+CREATE TABLE annotations (
+    rid        INTEGER NOT NULL REFERENCES responses(rid),
+    cid        INTEGER NOT NULL REFERENCES codes(cid),
+    coder      TEXT NOT NULL,
+    value      INTEGER NOT NULL,
+    source     TEXT NOT NULL CHECK (source IN ('human', 'model')),
+    config_id  INTEGER REFERENCES configs(id),
+    event_id   INTEGER NOT NULL REFERENCES events(id),
+    decided_at TEXT NOT NULL,
+    PRIMARY KEY (rid, cid, coder)
+) WITHOUT ROWID;
+CREATE INDEX annotations_by_code ON annotations (cid, source);
+CREATE INDEX annotations_by_coder ON annotations (coder, rid, cid);
+
+CREATE TABLE notes (
+    rid      INTEGER NOT NULL REFERENCES responses(rid),
+    cid      INTEGER NOT NULL REFERENCES codes(cid),
+    coder    TEXT NOT NULL,
+    note     TEXT NOT NULL,
+    event_id INTEGER NOT NULL REFERENCES events(id),
+    PRIMARY KEY (rid, cid, coder)
+) WITHOUT ROWID;
+"""
+
+#: ``MIGRATIONS[v]`` turns a version ``v - 1`` file into version ``v``.
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {}
+
+
+def _to_v1(conn: sqlite3.Connection) -> None:
+    for statement in _V1.split(";\n"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+MIGRATIONS[1] = _to_v1
+
+
+def configure(conn: sqlite3.Connection) -> None:
+    """Per-connection settings.
+
+    WAL lets readers (an export, a second window) run while the writer works.
+    ``synchronous=FULL`` fsyncs the WAL at every commit: with WAL, NORMAL is safe against
+    a killed process but may lose the last commits on a power cut, and a decision the
+    coder saw saved must survive that too. One fsync per key press costs about a
+    millisecond, far below a human's pace.
+    """
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA busy_timeout = 5000")
+    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+    if str(mode).lower() != "wal":
+        # e.g. a file system without shared memory; rollback journal is still durable.
+        conn.execute("PRAGMA journal_mode = DELETE")
+    conn.execute("PRAGMA synchronous = FULL")
+    conn.execute("PRAGMA temp_store = MEMORY")
+    conn.execute("PRAGMA cache_size = -32768")  # 32 MiB: a whole 200k-pair study's indexes
+
+
+def version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def application_id(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA application_id").fetchone()[0])
+
+
+def initialise(conn: sqlite3.Connection) -> None:
+    """Mark an empty database as a study and create the current schema (one transaction)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        for target in range(1, SCHEMA_VERSION + 1):
+            MIGRATIONS[target](conn)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def migrate(conn: sqlite3.Connection) -> list[int]:
+    """Apply the pending forward migrations in one transaction; return the versions applied.
+
+    The caller checks first that the file is a study no newer than :data:`SCHEMA_VERSION`.
+    """
+    current = version(conn)
+    applied = list(range(current + 1, SCHEMA_VERSION + 1))
+    if not applied:
+        return []
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for target in applied:
+            MIGRATIONS[target](conn)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return applied
