@@ -1,0 +1,1 @@
+"""Screens of the review app: the main review screen and its dialogs."""

@@ -1,0 +1,38 @@
+"""The note dialog: add or edit the coder's note on one pair."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label
+
+
+class NoteScreen(ModalScreen[str | None]):
+    """Returns the new note (``""`` removes it), or None when cancelled."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="note.cancel")
+    ]
+
+    def __init__(self, title: str, note: str | None) -> None:
+        super().__init__()
+        self._title = title
+        self._note = note or ""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog", id="note-dialog") as box:
+            box.border_title = "Note"
+            box.border_subtitle = "enter saves · esc cancels"
+            yield Label(self._title, classes="dialog-subtitle")
+            yield Input(self._note, placeholder="Why, or what to revisit…", id="note-input")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(event.value.strip())
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

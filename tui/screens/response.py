@@ -1,0 +1,203 @@
+"""The response view: one response with every code's curve and decision.
+
+For coding a response across the whole codebook: the same keys as the queue record,
+accept, undo and annotate the highlighted code; after a decision the cursor moves to the
+response's next undecided code.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from tui.session import ReviewSession
+from tui.source import Row
+from tui.widgets.curve import CurveChart, spark
+from tui.widgets.detail import code_text
+from tui.widgets.queue import status_text, value_label
+
+
+class ResponseScreen(Screen[None]):
+    """Every code of one response."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("1", "decide(1)", "Code", key_display="1-9", id="response.decide.1"),
+        *(
+            Binding(
+                str(i),
+                f"decide({i})",
+                f"Record scale value {i}",
+                show=False,
+                id=f"response.decide.{i}",
+            )
+            for i in range(2, 10)
+        ),
+        Binding("a", "accept", "Accept", id="response.accept"),
+        Binding("x", "not_apply", "Not apply", id="response.not_apply"),
+        Binding("u,backspace", "undo", "Undo", key_display="u", id="response.undo"),
+        Binding("n", "note", "Note", id="response.note"),
+        Binding("j", "cursor(1)", "Next code", show=False, id="response.down"),
+        Binding("k", "cursor(-1)", "Previous code", show=False, id="response.up"),
+        Binding("escape,enter,q", "back", "Back", key_display="esc", id="response.back"),
+    ]
+
+    def __init__(
+        self, session: ReviewSession, response_id: str, code_id: str | None = None
+    ) -> None:
+        super().__init__()
+        self.session = session
+        self.response_id = response_id
+        self._initial_code = code_id
+        self._rows: list[Row] = []
+
+    @property
+    def codes_table(self) -> DataTable[object]:
+        return self.query_one("#response-codes", DataTable)
+
+    @property
+    def rows(self) -> list[Row]:
+        return self._rows
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="response-text-box") as box:
+            box.border_title = f"Response {self.response_id}"
+            yield Static(id="response-text")
+        yield DataTable(id="response-codes", cursor_type="row", zebra_stripes=True)
+        with Vertical(id="response-detail"):
+            yield Static(id="response-code")
+            yield CurveChart(id="response-curve")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        table = self.codes_table
+        table.add_columns("code", "curve", "pick", "conf", "H", "coded", "note")
+        self._load()
+        if self._rows:
+            self.query_one("#response-text", Static).update(self._rows[0].text)
+        start = next((i for i, r in enumerate(self._rows) if r.code_id == self._initial_code), 0)
+        table.move_cursor(row=start, animate=False)
+        table.focus()
+
+    def _load(self) -> None:
+        table = self.codes_table
+        cursor = table.cursor_row
+        self._rows = self.session.response_rows(self.response_id)
+        table.clear()
+        for row in self._rows:
+            scale = self.session.scale(row.code_id)
+            table.add_row(
+                row.code_name,
+                spark(row.surprisal) if row.surprisal is not None else "·" * scale.k,
+                row.pick_label or "",
+                "" if row.confidence is None else f"{row.confidence:.2f}",
+                "" if row.norm_entropy is None else f"{row.norm_entropy:.2f}",
+                status_text(row, value_label(scale, row.decision)),
+                "✎" if row.note else "",
+                key=row.code_id,
+            )
+        if self._rows:
+            table.move_cursor(row=min(cursor, len(self._rows) - 1), animate=False)
+
+    def current(self) -> Row | None:
+        index = self.codes_table.cursor_row
+        return self._rows[index] if 0 <= index < len(self._rows) else None
+
+    @on(DataTable.RowHighlighted)
+    def _show_code(self, event: DataTable.RowHighlighted) -> None:
+        row = self.current()
+        if row is None:
+            return
+        code = self.session.code(row.code_id)
+        scale = self.session.scale(row.code_id)
+        if code is not None:
+            self.query_one("#response-code", Static).update(code_text(code))
+        self.query_one("#response-curve", CurveChart).show(
+            scale=scale,
+            surprisal=row.surprisal,
+            probs=row.probs,
+            pick=row.pick,
+            decision=row.decision,
+        )
+
+    def _decide(self, row: Row, value: int, *, source: str = "human") -> None:
+        from tui.app import CodecurveApp
+
+        index = self.codes_table.cursor_row
+        self.session.record(row, value, source=source)
+        if isinstance(self.app, CodecurveApp):
+            self.app.decision_saved(row.response_id, row.code_id, value)
+        self._load()
+        order = list(range(index + 1, len(self._rows))) + list(range(index + 1))
+        following = next((i for i in order if self._rows[i].decision is None), index)
+        self.codes_table.move_cursor(row=following, animate=False)
+
+    def action_decide(self, position: int) -> None:
+        row = self.current()
+        if row is None:
+            return
+        value = self.session.value_at(row.code_id, position)
+        if value is None:
+            scale = self.session.scale(row.code_id)
+            self.notify(
+                f"{scale.name} has {scale.k} options: press 1-{scale.k}.", severity="warning"
+            )
+            return
+        self._decide(row, value)
+
+    def action_accept(self) -> None:
+        row = self.current()
+        if row is None or row.pick is None:
+            self.notify("Not scored yet: nothing to accept.", severity="warning")
+            return
+        self._decide(row, row.pick, source="model")
+
+    def action_not_apply(self) -> None:
+        row = self.current()
+        if row is not None:
+            self._decide(row, self.session.scale(row.code_id).lowest.value)
+
+    def action_undo(self) -> None:
+        from tui.app import CodecurveApp
+
+        decision = self.session.undo()
+        if decision is None:
+            self.notify("Nothing to undo.")
+            return
+        if isinstance(self.app, CodecurveApp):
+            self.app.decision_saved(decision.response_id, decision.code_id, None, undone=True)
+        self._load()
+        if decision.response_id == self.response_id:
+            index = next(
+                (i for i, r in enumerate(self._rows) if r.code_id == decision.code_id), None
+            )
+            if index is not None:
+                self.codes_table.move_cursor(row=index, animate=False)
+        else:
+            self.notify(f"Undone on response {decision.response_id}")
+
+    def action_note(self) -> None:
+        from tui.screens.note import NoteScreen
+
+        row = self.current()
+        if row is None:
+            return
+
+        def save(note: str | None) -> None:
+            if note is not None:
+                self.session.set_note(row, note)
+                self._load()
+
+        self.app.push_screen(NoteScreen(f"{row.response_id} · {row.code_name}", row.note), save)
+
+    def action_cursor(self, step: int) -> None:
+        table = self.codes_table
+        table.move_cursor(row=max(0, min(len(self._rows) - 1, table.cursor_row + step)))
+
+    def action_back(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,110 @@
+"""What the review app reads from a study, as the small protocols its widgets need.
+
+The queue widget never sees a whole study: it asks a :class:`PairSource` for a count and
+for one page of rows at a time, so a study of 100,000 pairs paints as fast as one of 100.
+:class:`Query` holds the order and filters the coder chose; it is a frozen value so a
+widget can compare the query it painted with the one it is asked to paint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+#: Orders the queue cycles through with ``o``, in that order.
+ORDERS = ("entropy", "id", "pick", "confidence")
+
+ORDER_LABELS = {
+    "entropy": "most uncertain first",
+    "id": "response id",
+    "pick": "model's pick",
+    "confidence": "least confident first",
+}
+
+#: Status filters, ``None`` meaning every pair.
+STATUSES: tuple[str | None, ...] = (None, "undecided", "decided", "human", "model")
+
+STATUS_LABELS = {
+    None: "any status",
+    "undecided": "undecided",
+    "decided": "decided",
+    "human": "coded by you",
+    "model": "accepted from the model",
+}
+
+
+class Row(Protocol):
+    """One (response, code) pair as the queue and the detail pane show it.
+
+    ``study.PairRow`` satisfies it; the attributes are read-only here.
+    """
+
+    @property
+    def response_id(self) -> str: ...
+    @property
+    def code_id(self) -> str: ...
+    @property
+    def code_name(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def surprisal(self) -> tuple[float, ...] | None: ...
+    @property
+    def probs(self) -> tuple[float, ...] | None: ...
+    @property
+    def pick(self) -> int | None: ...
+    @property
+    def pick_label(self) -> str | None: ...
+    @property
+    def confidence(self) -> float | None: ...
+    @property
+    def norm_entropy(self) -> float | None: ...
+    @property
+    def decision(self) -> int | None: ...
+    @property
+    def source(self) -> str | None: ...
+    @property
+    def note(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class Query:
+    """The order and filters of the queue.
+
+    Attributes:
+        order: One of :data:`ORDERS`.
+        code_id: Only pairs of this code, or every code.
+        status: One of :data:`STATUSES`.
+        search: Only responses whose text contains this (case-insensitive).
+    """
+
+    order: str = "entropy"
+    code_id: str | None = None
+    status: str | None = None
+    search: str | None = None
+
+    def next_order(self) -> Query:
+        index = ORDERS.index(self.order) if self.order in ORDERS else -1
+        return replace(self, order=ORDERS[(index + 1) % len(ORDERS)])
+
+    @property
+    def filtered(self) -> bool:
+        return self.code_id is not None or self.status is not None or bool(self.search)
+
+
+class PairSource(Protocol):
+    """Counts and pages of pairs under a :class:`Query`; all the queue widget needs."""
+
+    def count(self, query: Query) -> int:
+        """How many pairs the query selects."""
+        ...
+
+    def page(self, query: Query, offset: int, limit: int) -> Sequence[Row]:
+        """Rows ``offset .. offset + limit`` of the query, in its order."""
+        ...
+
+
+def row_key(row: Row) -> tuple[str, str]:
+    """The identity of a row across reloads: (response id, code id)."""
+    return (row.response_id, row.code_id)

@@ -1,0 +1,116 @@
+"""Surprisal curves drawn small (a sparkline cell) and large (a labelled bar chart).
+
+Both draw the renormalised probability of each option, so low surprisal is a tall (or
+long) bar: the model's preferred option stands out, a flat curve means the model is torn.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import Static
+
+from codebooks.model import Scale
+from scoring.curves import sparkline
+
+#: Eighth blocks for bars with sub-cell resolution.
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+
+
+def spark(surprisal: Sequence[float]) -> str:
+    """One glyph per option; low surprisal is a tall bar."""
+    return sparkline(list(surprisal))
+
+
+def bar(fraction: float, width: int) -> str:
+    """A horizontal bar ``fraction`` of ``width`` cells long, in eighths of a cell."""
+    fraction = min(1.0, max(0.0, fraction))
+    eighths = round(fraction * width * 8)
+    full, rest = divmod(eighths, 8)
+    text = "█" * full + (_EIGHTHS[rest] if rest else "")
+    return text.ljust(width)
+
+
+def bits(nats: float) -> float:
+    return nats / math.log(2)
+
+
+def curve_table(
+    *,
+    scale: Scale,
+    surprisal: Sequence[float],
+    probs: Sequence[float],
+    pick: int | None,
+    decision: int | None,
+    bar_width: int = 24,
+) -> RenderableType:
+    """The curve drawn large: one line per option with its bar, probability and surprisal.
+
+    Args:
+        scale: The scale asked.
+        surprisal: shape (K,), nats.
+        probs: shape (K,), renormalised probabilities.
+        pick: The model's pick (a value of the scale).
+        decision: The coder's decision (a value), if any.
+        bar_width: Cells of the longest bar.
+    """
+    table = Table.grid(padding=(0, 1))
+    table.add_column(justify="right", style="bold")
+    table.add_column(no_wrap=True)
+    table.add_column(justify="right")
+    table.add_column(justify="right", style="dim")
+    table.add_column(overflow="ellipsis", no_wrap=True)
+    top = max(probs) if len(probs) else 1.0
+    for option, s, p in zip(scale.options, surprisal, probs, strict=False):
+        marks = []
+        if option.value == pick:
+            marks.append(Text("◀ model", style="bold"))
+        if option.value == decision:
+            marks.append(Text("✓ you", style="bold green"))
+        anchor = Text(option.anchor, style="dim")
+        tail = Text(" ").join([*marks, anchor]) if marks else anchor
+        table.add_row(
+            option.label,
+            Text(bar(p / top if top > 0 else 0.0, bar_width), style="cyan"),
+            f"{p:.0%}",
+            f"{bits(s):.2f} bits",
+            tail,
+        )
+    return table
+
+
+class CurveChart(Static):
+    """The highlighted pair's curve drawn large."""
+
+    DEFAULT_CSS = """
+    CurveChart { height: auto; }
+    """
+
+    def show(
+        self,
+        *,
+        scale: Scale,
+        surprisal: Sequence[float] | None,
+        probs: Sequence[float] | None,
+        pick: int | None,
+        decision: int | None,
+        notes: Sequence[RenderableType] = (),
+    ) -> None:
+        """Draw a curve, or say that the pair is not scored yet."""
+        if surprisal is None or probs is None:
+            self.update(Text("Not scored yet: press r to score pending pairs.", style="dim italic"))
+            return
+        width = max(8, min(30, self.size.width - 30)) if self.size.width else 20
+        chart = curve_table(
+            scale=scale,
+            surprisal=surprisal,
+            probs=probs,
+            pick=pick,
+            decision=decision,
+            bar_width=width,
+        )
+        self.update(Group(chart, *notes) if notes else chart)

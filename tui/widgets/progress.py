@@ -1,0 +1,59 @@
+"""The scoring progress line: a bar bound to done / total, with rate and ETA."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.reactive import reactive
+from textual.widgets import Label, ProgressBar
+
+from tui.messages import Progress
+
+
+def duration(seconds: float) -> str:
+    """``42s``, ``3m05s``, ``1h12m``."""
+    if seconds != seconds or seconds < 0:  # nan
+        return "?"
+    s = round(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+
+
+class ScoringProgress(Horizontal):
+    """Shown while a scoring run is going; Escape cancels it."""
+
+    DEFAULT_CSS = """
+    ScoringProgress {
+        height: 1;
+        display: none;
+        background: $boost;
+        &.-running { display: block; }
+        & > #scoring-title { width: auto; padding: 0 1; color: $accent; text-style: bold; }
+        & > ProgressBar { width: 1fr; }
+        & > ProgressBar > Bar { width: 1fr; }
+        & > #scoring-rate { width: auto; padding: 0 1; color: $text-muted; }
+    }
+    """
+
+    progress: reactive[Progress | None] = reactive(None, init=False)
+    """The latest progress, or None when no run is going."""
+
+    def compose(self) -> ComposeResult:
+        yield Label("Scoring", id="scoring-title")
+        yield ProgressBar(total=None, show_eta=False, show_percentage=True, id="scoring-bar")
+        yield Label("", id="scoring-rate")
+
+    def watch_progress(self, progress: Progress | None) -> None:
+        self.set_class(progress is not None, "-running")
+        if progress is None:
+            return
+        bar = self.query_one(ProgressBar)
+        bar.update(total=max(1, progress.total), progress=progress.done)
+        rate = f"{progress.rate:.1f}/s" if progress.rate > 0 else "…"
+        eta = duration(progress.eta) if progress.done else "?"
+        self.query_one("#scoring-rate", Label).update(
+            f"{progress.done:,}/{progress.total:,}  {rate}  ETA {eta}  [dim]esc cancels[/]"
+        )

@@ -1,0 +1,437 @@
+"""The queue: a virtual table of (response, code) pairs, read from the study a page at a time.
+
+A ``DataTable`` holding every row of a 100,000-pair study takes tens of seconds to first
+paint. This widget is a line-API :class:`~textual.scroll_view.ScrollView` (as toolong
+shows million-line logs): its virtual height is the row count, and :meth:`render_line`
+asks the :class:`~tui.source.PairSource` only for the pages that are on screen. Pages
+and rendered lines are cached; :meth:`PairQueue.reload` drops both after a decision or
+when scores arrive, and the next paint replaces the old lines in place (no flicker).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from codebooks.model import Scale
+from tui.source import PairSource, Query, Row, row_key
+from tui.widgets.curve import spark
+
+#: Rows fetched from the study per query.
+PAGE_SIZE = 100
+
+#: How far ahead the cursor looks for the next undecided pair, in pages, before wrapping.
+SCAN_PAGES = 40
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Cell widths of one rendering width; the snippet takes what is left."""
+
+    id: int
+    snippet: int
+    code: int
+    curve: int
+    pick: int
+    entropy: int
+    status: int
+
+    @property
+    def widths(self) -> tuple[int, ...]:
+        return (self.id, self.snippet, self.code, self.curve, self.pick, self.entropy, self.status)
+
+
+HEADERS = ("id", "response", "code", "curve", "pick", "H", "coded")
+
+
+def status_text(row: Row, label: str | None) -> str:
+    """``·`` undecided, ``✓ 4`` coded by the coder, ``≈ 4`` accepted from the model."""
+    if row.decision is None:
+        return "·"
+    mark = "≈" if row.source == "model" else "✓"
+    return f"{mark} {label if label is not None else row.decision}"
+
+
+def value_label(scale: Scale | None, value: int | None) -> str | None:
+    """The option label of a stored value (``Yes`` for 1 on No/Yes)."""
+    if value is None:
+        return None
+    if scale is not None:
+        for option in scale.options:
+            if option.value == value:
+                return option.label
+    return str(value)
+
+
+def snippet(text: str) -> str:
+    """The response on one line: whitespace runs (line breaks too) become one space."""
+    return " ".join(text[:400].split())
+
+
+class PairQueue(ScrollView, can_focus=True):
+    """A virtual, keyboard-driven table of pairs.
+
+    The first line is a fixed header; line ``y >= 1`` shows row ``scroll_y + y - 1``.
+    """
+
+    DEFAULT_CSS = """
+    PairQueue {
+        background: $surface;
+        overflow-x: hidden;
+        overflow-y: auto;
+        scrollbar-size-vertical: 1;
+        & > .pair-queue--header { text-style: bold; background: $panel; color: $foreground; }
+        & > .pair-queue--cursor {
+            background: $block-cursor-blurred-background;
+            color: $block-cursor-blurred-foreground;
+            text-style: $block-cursor-blurred-text-style;
+        }
+        &:focus > .pair-queue--cursor {
+            background: $block-cursor-background;
+            color: $block-cursor-foreground;
+            text-style: $block-cursor-text-style;
+        }
+        & > .pair-queue--dim { color: $text-muted; }
+        & > .pair-queue--spark { color: $accent; }
+        & > .pair-queue--human { color: $success; text-style: bold; }
+        & > .pair-queue--model { color: $primary; }
+        & > .pair-queue--warn { color: $warning; }
+        & > .pair-queue--empty { color: $text-muted; text-style: italic; }
+    }
+    """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "pair-queue--header",
+        "pair-queue--cursor",
+        "pair-queue--dim",
+        "pair-queue--spark",
+        "pair-queue--human",
+        "pair-queue--model",
+        "pair-queue--warn",
+        "pair-queue--empty",
+    }
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("down,j", "cursor_down", "Next", show=False, id="queue.down"),
+        Binding("up,k", "cursor_up", "Previous", show=False, id="queue.up"),
+        Binding("pagedown", "page_down", "Page down", show=False, id="queue.page_down"),
+        Binding("pageup", "page_up", "Page up", show=False, id="queue.page_up"),
+        Binding("home,g", "first", "First", show=False, id="queue.first"),
+        Binding("end,G", "last", "Last", show=False, id="queue.last"),
+    ]
+
+    class Highlighted(Message):
+        """The highlighted row changed (moved, or its content was reloaded)."""
+
+        def __init__(self, queue: PairQueue, index: int, row: Row | None) -> None:
+            super().__init__()
+            self.queue = queue
+            self.index = index
+            self.row = row
+
+        @property
+        def control(self) -> PairQueue:
+            return self.queue
+
+    def __init__(
+        self,
+        source: PairSource,
+        *,
+        query: Query | None = None,
+        scales: Mapping[str, Scale] | None = None,
+        id_width: int | None = None,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        """
+        Args:
+            source: Where rows come from.
+            query: The initial order and filters.
+            scales: The scale of each code id, to show decisions by their labels.
+            id_width: Width of the response id column; by default the longest id of the
+                first page.
+        """
+        super().__init__(name=name, id=id, classes=classes)
+        self._source = source
+        self._query = query or Query()
+        self._scales = dict(scales or {})
+        self._id_width = 8 if id_width is None else max(2, min(id_width, 16))
+        self._auto_id_width = id_width is None
+        self._curve_width = max([5, *(s.k for s in self._scales.values())])
+        longest = max([1, *(len(x) for s in self._scales.values() for x in s.labels)])
+        self._label_width = min(longest, 6)
+        self._total = 0
+        self._cursor = 0
+        self._pages: LRUCache[int, list[Row]] = LRUCache(64)
+        self._lines: LRUCache[tuple[tuple[str, str], int, bool, int], Strip] = LRUCache(512)
+        self._columns: dict[int, Columns] = {}
+
+    # -- public API -------------------------------------------------------------------
+
+    @property
+    def source(self) -> PairSource:
+        return self._source
+
+    @property
+    def pair_query(self) -> Query:
+        return self._query
+
+    @property
+    def total(self) -> int:
+        """Rows under the current query."""
+        return self._total
+
+    @property
+    def cursor(self) -> int:
+        return self._cursor
+
+    @property
+    def current(self) -> Row | None:
+        """The highlighted row, if any."""
+        return self.row_at(self._cursor)
+
+    def row_at(self, index: int) -> Row | None:
+        """Row ``index`` of the query, fetching its page if needed."""
+        if not 0 <= index < self._total:
+            return None
+        number, offset = divmod(index, PAGE_SIZE)
+        page = self._pages.get(number)
+        if page is None:
+            page = list(self._source.page(self._query, number * PAGE_SIZE, PAGE_SIZE))
+            self._pages.set(number, page)
+        return page[offset] if offset < len(page) else None
+
+    def set_source(self, source: PairSource) -> None:
+        """Read from another source (another scoring configuration), keeping the query."""
+        self._source = source
+        self.reload()
+
+    def set_query(self, query: Query) -> None:
+        """Show another order or filter, from the top."""
+        self._query = query
+        self._cursor = 0
+        self.scroll_to(y=0, animate=False, immediate=True)
+        self.reload()
+
+    def reload(self, *, recount: bool = True) -> None:
+        """Drop cached pages and lines, and repaint what is on screen.
+
+        Args:
+            recount: Count the rows again (needed when the row set may have changed,
+                e.g. a decision under a status filter, or new scores).
+        """
+        self._pages.clear()
+        self._lines.clear()
+        if recount:
+            self._total = self._source.count(self._query)
+            self.virtual_size = Size(0, self._total + 1)
+        if self._auto_id_width and self._total:
+            first = self._source.page(self._query, 0, PAGE_SIZE)
+            self._pages.set(0, list(first))
+            self._id_width = max(2, min(16, max(len(r.response_id) for r in first)))
+            self._columns.clear()
+            self._auto_id_width = False
+        self._cursor = max(0, min(self._cursor, self._total - 1))
+        self.refresh()
+        self._post_highlight()
+
+    def move_to(self, index: int, *, scroll: bool = True) -> None:
+        """Highlight row ``index`` (clamped) and bring it into view."""
+        index = max(0, min(index, self._total - 1))
+        if index != self._cursor:
+            self._refresh_row(self._cursor)
+            self._cursor = index
+            self._refresh_row(index)
+        if scroll:
+            self._scroll_cursor_into_view()
+        self._post_highlight()
+
+    def next_undecided(self, start: int) -> int | None:
+        """Index of the first undecided row at or after ``start``, wrapping to the top.
+
+        Looks at most :data:`SCAN_PAGES` pages each way, so a huge, mostly decided study
+        costs a bounded number of queries.
+        """
+        if self._query.status == "undecided":
+            if self._total == 0:
+                return None
+            return start if start < self._total else 0
+        limit = SCAN_PAGES * PAGE_SIZE
+        for lo, hi in ((start, min(self._total, start + limit)), (0, min(start, limit))):
+            for index in range(lo, hi):
+                row = self.row_at(index)
+                if row is not None and row.decision is None:
+                    return index
+        return None
+
+    def index_of(self, key: tuple[str, str], near: int, *, span: int = PAGE_SIZE) -> int | None:
+        """Index of the row with ``key`` within ``span`` rows of ``near``, if it is there."""
+        lo, hi = max(0, near - span), min(self._total, near + span + 1)
+        order = sorted(range(lo, hi), key=lambda i: abs(i - near))
+        for index in order:
+            row = self.row_at(index)
+            if row is not None and row_key(row) == key:
+                return index
+        return None
+
+    # -- actions ----------------------------------------------------------------------
+
+    def action_cursor_down(self) -> None:
+        self.move_to(self._cursor + 1)
+
+    def action_cursor_up(self) -> None:
+        self.move_to(self._cursor - 1)
+
+    def action_page_down(self) -> None:
+        self.move_to(self._cursor + max(1, self._body_height - 1))
+
+    def action_page_up(self) -> None:
+        self.move_to(self._cursor - max(1, self._body_height - 1))
+
+    def action_first(self) -> None:
+        self.move_to(0)
+
+    def action_last(self) -> None:
+        self.move_to(self._total - 1)
+
+    async def _on_click(self, event: events.Click) -> None:
+        y = event.get_content_offset_capture(self).y
+        if y >= 1:
+            self.move_to(int(self.scroll_offset.y) + y - 1, scroll=False)
+
+    # -- rendering --------------------------------------------------------------------
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._lines.clear()
+
+    def _on_focus(self, event: events.Focus) -> None:
+        self._lines.clear()
+        self.refresh()
+
+    def _on_blur(self, event: events.Blur) -> None:
+        self._lines.clear()
+        self.refresh()
+
+    @property
+    def _body_height(self) -> int:
+        return max(1, self.scrollable_content_region.height - 1)
+
+    def _scroll_cursor_into_view(self) -> None:
+        top = int(self.scroll_offset.y)
+        height = self._body_height
+        if self._cursor < top:
+            self.scroll_to(y=self._cursor, animate=False, immediate=True)
+        elif self._cursor >= top + height:
+            self.scroll_to(y=self._cursor - height + 1, animate=False, immediate=True)
+
+    def _refresh_row(self, index: int) -> None:
+        self.refresh_line(index + 1)
+
+    def _post_highlight(self) -> None:
+        self.post_message(self.Highlighted(self, self._cursor, self.current))
+
+    def _layout(self, width: int) -> Columns:
+        columns = self._columns.get(width)
+        if columns is None:
+            wide = width >= 110
+            code = 24 if wide else 14
+            pick = max(4, self._label_width + 4)
+            status = max(5, self._label_width + 2)
+            fixed = self._id_width + code + self._curve_width + pick + 4 + status + 6
+            columns = Columns(
+                id=self._id_width,
+                snippet=max(8, width - fixed),
+                code=code,
+                curve=self._curve_width,
+                pick=pick,
+                entropy=4,
+                status=status,
+            )
+            self._columns[width] = columns
+        return columns
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        if y == 0:
+            return self._header(width)
+        index = int(self.scroll_offset.y) + y - 1
+        if index >= self._total:
+            if index == 0 and y == 1:
+                message = "No pairs match." if self._query.filtered else "The study is empty."
+                style = self.rich_style + self.get_component_rich_style("pair-queue--empty")
+                return Strip([Segment(set_cell_size(f" {message}", width), style)], width)
+            return Strip.blank(width, self.rich_style)
+        row = self.row_at(index)
+        if row is None:
+            return Strip.blank(width, self.rich_style)
+        selected = index == self._cursor
+        key = (row_key(row), index, selected, width)
+        strip = self._lines.get(key)
+        if strip is None:
+            strip = self._render_row(row, width, selected=selected)
+            self._lines.set(key, strip)
+        return strip
+
+    def _header(self, width: int) -> Strip:
+        style = self.rich_style + self.get_component_rich_style("pair-queue--header")
+        cols = self._layout(width)
+        segments = []
+        for title, cell in zip(HEADERS, cols.widths, strict=True):
+            segments.append(Segment(set_cell_size(title, cell) + " ", style))
+        return Strip(segments).adjust_cell_length(width, style)
+
+    def _render_row(self, row: Row, width: int, *, selected: bool) -> Strip:
+        base = self.rich_style
+        if selected:
+            base = base + self.get_component_rich_style("pair-queue--cursor")
+        get = self.get_component_rich_style
+        cols = self._layout(width)
+        scale = self._scales.get(row.code_id)
+        segments: list[Segment] = []
+
+        def cell(text: str, size: int, style: Style | None = None, right: bool = False) -> None:
+            if right and cell_len(text) < size:
+                text = " " * (size - cell_len(text)) + text
+            segments.append(Segment(set_cell_size(text, size), base + style if style else base))
+            segments.append(Segment(" ", base))
+
+        dim = get("pair-queue--dim", partial=True)
+        cell(row.response_id, cols.id, dim)
+        cell(snippet(row.text), cols.snippet)
+        cell(row.code_name, cols.code)
+        if row.surprisal is None:
+            cell("·" * (scale.k if scale else 1), cols.curve, dim)
+            cell("", cols.pick)
+            cell("", cols.entropy)
+        else:
+            cell(spark(row.surprisal), cols.curve, get("pair-queue--spark", partial=True))
+            pick = row.pick_label or ""
+            confidence = "" if row.confidence is None else f"{row.confidence:.2f}"[1:]
+            if row.confidence is not None and row.confidence >= 0.995:
+                confidence = "1.0"
+            pick_text = f"{set_cell_size(pick, self._label_width)} {confidence}"
+            cell(pick_text, cols.pick)
+            entropy = "" if row.norm_entropy is None else f"{row.norm_entropy:.2f}"
+            cell(entropy, cols.entropy, right=True)
+        if row.decision is None:
+            status_style = dim
+        elif row.source == "model":
+            status_style = get("pair-queue--model", partial=True)
+        else:
+            status_style = get("pair-queue--human", partial=True)
+        cell(status_text(row, value_label(scale, row.decision)), cols.status, status_style)
+        return Strip(segments).adjust_cell_length(width, base)
