@@ -218,8 +218,15 @@ class ScreenResult:
         return self.tier in ("Valid", "Indeterminate")
 
     def status(self, index: str) -> IndexStatus:
-        """Status of one index: ``"ok"``, ``"invalid"``, ``"indeterminate"``,
-        ``"warning"`` (TRIN only) or ``"not judged"`` (Insufficient data)."""
+        """Status of one index (``"Fp"``, ``"L"``, ``"RBS"``, ``"TRIN"`` or ``"r"``).
+
+        Returns:
+            ``"ok"``, ``"invalid"``, ``"indeterminate"``, ``"warning"`` (TRIN only) or
+            ``"not judged"`` (Insufficient data).
+
+        Raises:
+            ValueError: For an unknown index name.
+        """
         if index not in ("Fp", "L", "RBS", "TRIN", "r"):
             raise ValueError(f"unknown index {index!r}; expected Fp, L, RBS, TRIN or r")
         if not self.judged:
