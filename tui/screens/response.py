@@ -72,7 +72,7 @@ class ResponseScreen(Screen[None]):
         with Vertical(id="response-detail"):
             yield Static(id="response-code")
             yield CurveChart(id="response-curve")
-        yield Footer(compact=True)
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         table = self.codes_table

