@@ -1,0 +1,302 @@
+"""Apply the validity screen to a study: the coder's decisions against the model's picks.
+
+This is the one place that turns a study's annotated pairs into screening input; the
+``screen`` command and the app's panel both call :func:`screen_study`.
+
+* ``correct`` compares the model's pick with the coder's decision of the same pair:
+  ``applies`` (default; both reduced to applies / does not apply at the scale's
+  ``applies_from``), ``exact`` or ``within1``.
+* confidence is ``pmax`` (default) or ``entropy`` (1 - normalised entropy).
+* Decisions accepted from the model (``source == "model"``) are left out: an accepted
+  pick agrees with itself by construction and is no evidence about the model.
+* Codes on different scales are screened per scale and pooled from the concatenated
+  correctness and confidence.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from screening import (
+    ScreeningWarning,
+    VRSReport,
+    cohen_kappa,
+    decisions_agree,
+    krippendorff_alpha,
+    percent_agreement,
+    screen_coded,
+    screen_report,
+)
+from screening.apply import AgreementMode, ConfidenceKind
+from study.errors import StudyError
+from study.store import Study
+
+Cut = float | Literal["median"]
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Agreement between two raters on the same pairs (model vs coder, or coder vs coder)."""
+
+    between: tuple[str, str]
+    n: int
+    percent: float
+    kappa: float
+    kappa_quadratic: float
+    alpha_nominal: float
+    alpha_ordinal: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "between": list(self.between),
+            "n": self.n,
+            **{
+                k: (None if np.isnan(v) else v)
+                for k, v in (
+                    ("percent", self.percent),
+                    ("kappa", self.kappa),
+                    ("kappa_quadratic", self.kappa_quadratic),
+                    ("alpha_nominal", self.alpha_nominal),
+                    ("alpha_ordinal", self.alpha_ordinal),
+                )
+            },
+        }
+
+
+@dataclass(frozen=True)
+class StudyScreening:
+    """A study's screen: pooled, per code, and the agreement figures."""
+
+    pooled: VRSReport
+    per_code: Mapping[str, VRSReport]
+    coder: str | None
+    n_decisions: int
+    n_unscored: int
+    agreements: tuple[Agreement, ...] = ()
+    warnings: tuple[str, ...] = field(default=())
+
+    def reports(self) -> list[VRSReport]:
+        """The pooled report first, then one per code."""
+        return [self.pooled, *self.per_code.values()]
+
+
+def screen_study(
+    study: Study,
+    config_id: int | None = None,
+    *,
+    code: str | None = None,
+    coder: str | None = None,
+    cut: Cut = 0.5,
+    agreement: AgreementMode = "applies",
+    confidence: ConfidenceKind = "pmax",
+    phase_b: bool = False,
+) -> StudyScreening:
+    """Screen the model's confidence against one coder's decisions.
+
+    Args:
+        study: An open study.
+        config_id: The scoring configuration; defaults to the study's active one.
+        code: Screen only this code (id or name).
+        coder: Whose decisions; required when the study has several coders.
+        cut: Binarisation of confidence: a fixed cut in [0, 1] or ``"median"``.
+        agreement: ``applies``, ``exact`` or ``within1``.
+        confidence: ``pmax`` or ``entropy``.
+        phase_b: Also compute phase B where the tier allows it.
+
+    Raises:
+        StudyError: no scores yet, an unknown code or coder, or an ambiguous coder.
+    """
+    if config_id is None:
+        config_id = study.active_config_id()
+    if config_id is None:
+        raise StudyError(
+            "the study has no scores yet; run 'codecurve score' first", path=study.path
+        )
+    frame = study.annotated_pairs(config_id)
+    human = frame[frame["source"] == "human"] if len(frame) else frame
+    coders = sorted(set(human["coder"])) if len(human) else []
+    if coder is None:
+        if len(coders) > 1:
+            raise StudyError(
+                f"the study has decisions by {', '.join(coders)}; choose one with --coder",
+                path=study.path,
+            )
+        coder = coders[0] if coders else None
+    elif coder not in coders and coders:
+        raise StudyError(
+            f"no decisions by coder {coder!r}; coders: {', '.join(coders)}", path=study.path
+        )
+    mine = human[human["coder"] == coder] if coder is not None else human
+    code_ids = [c.id for c in study.codebook.codable]
+    if code is not None:
+        try:
+            chosen = study.codebook.code(code)
+        except ValueError as exc:
+            raise StudyError(str(exc), path=study.path) from None
+        mine = mine[mine["code_id"] == chosen.id]
+        code_ids = [chosen.id]
+    scored = mine[mine["scored"]] if len(mine) else mine
+    source = _source(study, config_id)
+    dataset = study.path.stem
+    caught: list[str] = []
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always", ScreeningWarning)
+        pooled, per_code = _screen_frame(
+            scored,
+            code_ids,
+            names={c.id: c.name for c in study.codebook.codes},
+            cut=cut,
+            agreement=agreement,
+            confidence=confidence,
+            phase_b=phase_b,
+            source=source,
+            dataset=dataset,
+        )
+    caught = sorted({str(w.message) for w in record if issubclass(w.category, ScreeningWarning)})
+    agreements = []
+    if len(scored):
+        agreements.append(
+            _agreement(
+                ("model", coder or "coder"),
+                scored["pick"].to_numpy(float),
+                scored["value"].to_numpy(float),
+            )
+        )
+    if len(coders) >= 2:
+        agreements.extend(_coder_agreements(human, coders, code_ids))
+    return StudyScreening(
+        pooled=pooled,
+        per_code=per_code,
+        coder=coder,
+        n_decisions=len(mine),
+        n_unscored=len(mine) - len(scored),
+        agreements=tuple(agreements),
+        warnings=tuple(caught),
+    )
+
+
+def _source(study: Study, config_id: int) -> str:
+    row = study.config_row(config_id)
+    return f"{row.model.name} ({row.template_id}, context {row.context})"
+
+
+def _screen_frame(
+    frame: pd.DataFrame,
+    code_ids: list[str],
+    *,
+    names: Mapping[str, str],
+    cut: Cut,
+    agreement: AgreementMode,
+    confidence: ConfidenceKind,
+    phase_b: bool,
+    source: str,
+    dataset: str,
+) -> tuple[VRSReport, dict[str, VRSReport]]:
+    common: dict[str, Any] = {
+        "agreement": agreement,
+        "confidence": confidence,
+        "threshold": cut,
+        "with_phase_b": phase_b,
+        "source": source,
+        "dataset": dataset,
+    }
+    per_code: dict[str, VRSReport] = {}
+    correct_parts: list[np.ndarray[Any, Any]] = []
+    conf_parts: list[np.ndarray[Any, Any]] = []
+    groups = list(frame.groupby(frame["scale_values"].map(tuple), sort=False)) if len(frame) else []
+    pooled: VRSReport | None = None
+    for values, group in groups:
+        option_values = np.asarray(values, dtype=float)
+        probs = np.vstack(group["probs"].map(lambda p: np.asarray(p, float)).to_list())
+        applies_from = float(group["applies_from"].iloc[0])
+        screened = screen_coded(
+            group["pick"].to_numpy(float),
+            group["value"].to_numpy(float),
+            option_values=option_values,
+            codes=group["code_id"].map(lambda c: names.get(c, c)).to_numpy(object),
+            probabilities=probs,
+            applies_from=applies_from,
+            **common,
+        )
+        per_code.update(screened.per_code)
+        if len(groups) == 1:
+            pooled = screened.pooled
+        correct_parts.append(
+            decisions_agree(
+                group["pick"].to_numpy(float),
+                group["value"].to_numpy(float),
+                option_values=option_values,
+                agreement=agreement,
+                applies_from=applies_from,
+            )
+        )
+        conf = (
+            probs.max(axis=1)
+            if confidence == "pmax"
+            else 1.0 - group["norm_entropy"].to_numpy(float)
+        )
+        conf_parts.append(conf)
+    if pooled is None:
+        correct = np.concatenate(correct_parts) if correct_parts else np.zeros(0, bool)
+        conf = np.concatenate(conf_parts) if conf_parts else np.zeros(0)
+        pooled = screen_report(
+            correct,
+            conf,
+            threshold=cut,
+            with_phase_b=phase_b,
+            source=source,
+            dataset=dataset,
+            confidence_signal="p_max" if confidence == "pmax" else "1 - normalised entropy",
+        )
+    ordered = {
+        names.get(c, c): per_code[names.get(c, c)] for c in code_ids if names.get(c, c) in per_code
+    }
+    return pooled, ordered
+
+
+def _agreement(
+    between: tuple[str, str], first: np.ndarray[Any, Any], second: np.ndarray[Any, Any]
+) -> Agreement:
+    nan = float("nan")
+    if first.size == 0:
+        return Agreement(between, 0, nan, nan, nan, nan, nan)
+    labels = np.union1d(first, second)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ScreeningWarning)
+        kappa = cohen_kappa(first, second, labels=labels)
+        quadratic = cohen_kappa(first, second, labels=labels, weights="quadratic")
+        data = np.vstack([first, second])
+        alpha_n = krippendorff_alpha(data, level="nominal", labels=labels)
+        alpha_o = krippendorff_alpha(data, level="ordinal", labels=labels)
+    return Agreement(
+        between=between,
+        n=int(first.size),
+        percent=percent_agreement(first, second),
+        kappa=kappa,
+        kappa_quadratic=quadratic,
+        alpha_nominal=alpha_n,
+        alpha_ordinal=alpha_o,
+    )
+
+
+def _coder_agreements(
+    frame: pd.DataFrame, coders: list[str], code_ids: list[str]
+) -> list[Agreement]:
+    frame = frame[frame["code_id"].isin(code_ids)]
+    wide = frame.pivot_table(
+        index=["response_id", "code_id"], columns="coder", values="value", aggfunc="last"
+    )
+    out = []
+    for i, one in enumerate(coders):
+        for other in coders[i + 1 :]:
+            both = wide[[one, other]].dropna()
+            out.append(
+                _agreement((one, other), both[one].to_numpy(float), both[other].to_numpy(float))
+            )
+    return out

@@ -1,0 +1,197 @@
+"""``codecurve screen STUDY`` end to end, on studies whose 2x2 tables are known."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from codebooks.model import LIKERT_5, Code, Codebook
+from scoring.backend import ModelIdentity
+from scoring.curves import curve_from_logprobs
+from scoring.score import Score, ScoreConfig
+from study import ResponseTable, Study
+from tui.cli import main
+
+CONFIG = ScoreConfig(
+    model=ModelIdentity("fake:screen", "r1", "float32", "cpu", "fake"),
+    template_id="test-v1",
+    template_hash="t0",
+    context="definition",
+    scale=LIKERT_5,
+)
+CODEBOOK = Codebook(
+    name="Screen",
+    codes=(Code("pay", "Pay", definition="Money."), Code("team", "Team", definition="People.")),
+)
+HIGH = np.log([0.02, 0.02, 0.02, 0.04, 0.90])  # picks 5 with p_max 0.90
+LOW = np.log([0.20, 0.15, 0.15, 0.15, 0.35])  # picks 5 with p_max 0.35 (< 0.5)
+
+
+def make_study(path: Path, cells: dict[str, tuple[int, int, int, int]]) -> Path:
+    """A study where, per code, the model always picks 5 and the coder's values give the
+    2x2 table (a, b, c, d) = (correct&high, incorrect&high, correct&low, incorrect&low)."""
+    plan: list[tuple[str, str, np.ndarray, int]] = []
+    for code, (a, b, c, d) in cells.items():
+        plan += [(code, "hi", HIGH, 5)] * a + [(code, "hi", HIGH, 1)] * b
+        plan += [(code, "lo", LOW, 5)] * c + [(code, "lo", LOW, 1)] * d
+    n = max(sum(v) for v in cells.values())
+    texts = {f"r{i}": f"response {i}" for i in range(n)}
+    study = Study.create(path, responses=ResponseTable.from_texts(texts), codebook=CODEBOOK)
+    config_id = study.ensure_config(CONFIG)
+    counters = dict.fromkeys(cells, 0)
+    scores = []
+    decisions = []
+    for code, _, logprobs, coder_value in plan:
+        rid = f"r{counters[code]}"
+        counters[code] += 1
+        scores.append(
+            Score(
+                response_id=rid,
+                code_id=code,
+                config_key=CONFIG.key(),
+                scale=LIKERT_5,
+                curve=curve_from_logprobs(logprobs, LIKERT_5.values),
+                token_ids=tuple(((i,),) for i in range(5)),
+                missing=(False,) * 5,
+                prompt="p",
+                prompt_hash="h",
+                text_hash="t",
+                code_hash="c",
+            )
+        )
+        decisions.append((rid, code, coder_value))
+    study.write_scores(config_id, scores)
+    study.import_decisions(decisions, coder="ana")
+    study.close()
+    return path
+
+
+def screen_json(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict:
+    assert main(["screen", str(path), "--format", "json", *extra]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_valid_table_is_reported_pooled_and_per_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Claude Haiku 4.5's table from METHOD.md -> Valid.
+    path = make_study(tmp_path / "v.codecurve", {"pay": (385, 29, 82, 28)})
+    out = screen_json(path, capsys, "--phase-b")
+    pooled = out["pooled"]
+    assert pooled["table"] == {"a": 385, "b": 29, "c": 82, "d": 28}
+    assert pooled["tier"] == "Valid"
+    assert pooled["phase_b"] is not None
+    assert out["per_code"]["Pay"]["tier"] == "Valid"
+    model_vs_coder = out["agreement"][0]
+    assert model_vs_coder["between"] == ["model", "ana"]
+    assert model_vs_coder["n"] == 524
+    assert model_vs_coder["percent"] == pytest.approx((385 + 82) / 524)
+
+
+def test_golden_table_is_invalid_with_reasons(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = make_study(tmp_path / "g.codecurve", {"pay": (24, 71, 423, 6)})
+    out = screen_json(path, capsys, "--phase-b")
+    pooled = out["pooled"]
+    assert pooled["tier"] == "Invalid"
+    assert pooled["phase_b"] is None
+    assert "Fp = 0.946 exceeds .50" in pooled["flagging_reason"]
+
+
+def test_per_code_and_code_filter(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = make_study(
+        tmp_path / "two.codecurve", {"pay": (385, 29, 82, 28), "team": (491, 26, 3, 4)}
+    )
+    out = screen_json(path, capsys)
+    assert out["per_code"]["Pay"]["tier"] == "Valid"
+    assert out["per_code"]["Team"]["tier"] == "Insufficient data"
+    assert out["pooled"]["table"] == {"a": 385 + 491, "b": 29 + 26, "c": 82 + 3, "d": 28 + 4}
+    only = screen_json(path, capsys, "--code", "team")
+    assert list(only["per_code"]) == ["Team"]
+    assert only["pooled"]["tier"] == "Insufficient data"
+
+
+def test_table_and_markdown_formats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = make_study(tmp_path / "f.codecurve", {"pay": (385, 29, 82, 28)})
+    assert main(["screen", str(path), "--format", "markdown"]) == 0
+    md = capsys.readouterr().out
+    assert "| Tier classification | Valid |" in md
+    assert main(["screen", str(path)]) == 0
+    table = capsys.readouterr().out
+    assert "Valid" in table
+    assert "a=385, b=29, c=82, d=28" in table
+
+
+def test_median_cut_changes_the_binarisation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = make_study(tmp_path / "m.codecurve", {"pay": (385, 29, 82, 28)})
+    out = screen_json(path, capsys, "--cut", "median")
+    # p_max takes two values (0.90, 0.35); the median is 0.90, so >= median is high.
+    assert out["pooled"]["table"] == {"a": 385, "b": 29, "c": 82, "d": 28}
+    assert "median" in out["pooled"]["binarisation_threshold"]
+
+
+def test_several_coders_need_a_choice_and_get_agreement(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = make_study(tmp_path / "c.codecurve", {"pay": (10, 10, 10, 10)})
+    with Study.open(path) as study:
+        study.import_decisions(
+            [(f"r{i}", "pay", 5 if i % 4 else 1) for i in range(40)], coder="ben"
+        )
+    assert main(["screen", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "ana, ben" in err
+    assert "--coder" in err
+    assert len(err.strip().splitlines()) == 1
+    out = screen_json(path, capsys, "--coder", "ben")
+    between = [tuple(a["between"]) for a in out["agreement"]]
+    assert ("ana", "ben") in between
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--cut", "high"], "--cut must be a number"),
+        (["--cut", "1.5"], "--cut must lie in [0, 1]"),
+        (["--agreement", "maybe"], "invalid choice"),
+        (["--format", "pdf"], "invalid choice"),
+        (["--code", "Nope"], "no code named 'Nope'"),
+        (["--coder", "zed"], "no decisions by coder 'zed'"),
+    ],
+)
+def test_bad_options_are_one_clear_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], needle: str
+) -> None:
+    path = make_study(tmp_path / "b.codecurve", {"pay": (5, 5, 5, 5)})
+    with pytest.raises(SystemExit) if "invalid choice" in needle else _nothing():
+        code = main(["screen", str(path), *args])
+        assert code == 1
+    err = capsys.readouterr().err
+    assert needle in err
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+
+
+def test_missing_study_and_unscored_study(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["screen", str(tmp_path / "none.codecurve")]) == 1
+    assert "no such study file" in capsys.readouterr().err
+    path = tmp_path / "empty.codecurve"
+    Study.create(path, responses=ResponseTable.from_texts({"r1": "x"}), codebook=CODEBOOK).close()
+    assert main(["screen", str(path)]) == 1
+    assert "no scores yet" in capsys.readouterr().err
+
+
+class _nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> bool:
+        return False

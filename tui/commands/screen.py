@@ -1,0 +1,161 @@
+"""``codecurve screen STUDY``: the validity screen of the model's confidence (VRS report)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from codebooks.errors import InputError
+
+if TYPE_CHECKING:
+    from study.screening import Agreement
+
+FORMATS = ("table", "markdown", "json")
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "screen",
+        help="check whether the model's confidence deserves trust (VRS report)",
+        description="Screen the model's confidence against the decisions already made "
+        "(METHOD.md section 2): a 2x2 table of correct/incorrect by high/low confidence, "
+        "the L, Fp, RBS and TRIN indices with intervals, and a tier (Valid, Indeterminate, "
+        "Invalid, Insufficient data), pooled over codes and per code.",
+    )
+    parser.add_argument("study", type=Path, help="the study file (.codecurve)")
+    parser.add_argument("--code", help="screen only this code (name or id)")
+    parser.add_argument("--coder", help="whose decisions (needed when there are several coders)")
+    parser.add_argument(
+        "--cut",
+        default="0.5",
+        help="confidence at or above which an item counts as high confidence: "
+        "a number in [0, 1] or 'median' (default 0.5)",
+    )
+    parser.add_argument(
+        "--agreement",
+        choices=("applies", "exact", "within1"),
+        default="applies",
+        help="when the model counts as correct (default: both say applies / does not apply)",
+    )
+    parser.add_argument(
+        "--confidence",
+        choices=("pmax", "entropy"),
+        default="pmax",
+        help="confidence signal: p of the model's pick, or 1 - normalised entropy",
+    )
+    parser.add_argument("--format", choices=FORMATS, default="table", help="output format")
+    parser.add_argument(
+        "--phase-b",
+        action="store_true",
+        help="add AUROC, selective accuracy, AURC, ECE and Brier (Valid screens only; "
+        "Indeterminate with a caveat)",
+    )
+    parser.set_defaults(func=run)
+
+
+def parse_cut(text: str) -> float | str:
+    if text.strip().lower() == "median":
+        return "median"
+    try:
+        cut = float(text)
+    except ValueError:
+        raise InputError(f"--cut must be a number in [0, 1] or 'median', not {text!r}") from None
+    if not 0.0 <= cut <= 1.0:
+        raise InputError(f"--cut must lie in [0, 1], not {cut}")
+    return cut
+
+
+def run(args: argparse.Namespace) -> int:
+    from study import Study
+    from study.screening import screen_study
+
+    cut = parse_cut(args.cut)
+    if not args.study.exists():
+        raise InputError("no such study file", path=args.study)
+    with Study.open(args.study, read_only=True) as study:
+        result = screen_study(
+            study,
+            code=args.code,
+            coder=args.coder,
+            cut=cut,  # type: ignore[arg-type]
+            agreement=args.agreement,
+            confidence=args.confidence,
+            phase_b=args.phase_b,
+        )
+    if args.format == "json":
+        payload = {
+            "coder": result.coder,
+            "n_decisions": result.n_decisions,
+            "n_unscored": result.n_unscored,
+            "pooled": result.pooled.to_dict(),
+            "per_code": {name: r.to_dict() for name, r in result.per_code.items()},
+            "agreement": [a.to_dict() for a in result.agreements],
+            "warnings": list(result.warnings),
+        }
+        sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+        return 0
+    if args.format == "markdown":
+        parts = ["## All codes pooled\n", result.pooled.to_markdown()]
+        for name, report in result.per_code.items():
+            parts += [f"\n## {name}\n", report.to_markdown()]
+        if result.agreements:
+            parts += ["\n## Agreement\n", "| " + " | ".join(AGREEMENT_COLUMNS) + " |"]
+            parts.append("|" + "---|" * len(AGREEMENT_COLUMNS))
+            parts += ["| " + " | ".join(_agreement_row(a)) + " |" for a in result.agreements]
+        sys.stdout.write("\n".join(parts) + "\n")
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    if len(result.per_code) != 1:
+        table = result.pooled.to_rich()
+        table.title = "Validity report (VRS): all codes pooled"
+        console.print(table)
+    for report in result.per_code.values():
+        console.print(report.to_rich())
+    if result.agreements:
+        table = Table(title="Agreement", header_style="bold")
+        for column in AGREEMENT_COLUMNS:
+            table.add_column(column)
+        for a in result.agreements:
+            table.add_row(*_agreement_row(a))
+        console.print(table)
+    if result.n_unscored:
+        console.print(
+            f"[yellow]{result.n_unscored} decisions are on pairs not scored yet "
+            "and were left out.[/]"
+        )
+    for message in result.warnings:
+        console.print(f"[yellow]note:[/] {message}")
+    return 0
+
+
+AGREEMENT_COLUMNS = (
+    "between",
+    "N",
+    "% agree",
+    "kappa",
+    "kappa (quadratic)",
+    "alpha nominal",
+    "alpha ordinal",
+)
+
+
+def _agreement_row(a: Agreement) -> list[str]:
+    return [
+        f"{a.between[0]} / {a.between[1]}",
+        str(a.n),
+        _f(a.percent),
+        _f(a.kappa),
+        _f(a.kappa_quadratic),
+        _f(a.alpha_nominal),
+        _f(a.alpha_ordinal),
+    ]
+
+
+def _f(value: float) -> str:
+    return "n/a" if value != value else f"{value:.3f}"
