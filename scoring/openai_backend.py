@@ -509,13 +509,16 @@ class OpenAIBackend(Backend):
             try:
                 async with self._semaphore:
                     self.stats["requests"] += 1
-                    response = await self._client.request(
-                        method, path, json=payload, timeout=self._httpx_timeout()
-                    )
+                    # A deadline for the whole request: httpx's own timeouts are per read,
+                    # and a server that trickles its answer would never trip them.
+                    async with asyncio.timeout(self.timeout):
+                        response = await self._client.request(
+                            method, path, json=payload, timeout=self._httpx_timeout()
+                        )
             except httpx.ConnectTimeout as exc:
                 last = f"no answer to connect within {min(self.timeout, 10.0):g} s ({exc})"
                 kind, status = "unreachable", None
-            except httpx.TimeoutException as exc:
+            except (httpx.TimeoutException, TimeoutError) as exc:
                 raise ServerTimeoutError(
                     f"{method} {self.url}{path} took longer than {self.timeout:g} s "
                     "(a larger timeout, or a lower concurrency, gives a slow server room)"
