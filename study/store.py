@@ -131,6 +131,7 @@ class Study:
         responses: ResponseTable,
         codebook: Codebook,
         overwrite: bool = False,
+        durability: str = "full",
     ) -> Study:
         """Create a study and open it for writing.
 
@@ -186,17 +187,22 @@ class Study:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         log.info("created study %s: %d responses, %d codes", p, len(responses), len(codebook.codes))
-        return cls.open(p)
+        return cls.open(p, durability=durability)
 
     @classmethod
-    def open(cls, path: str | Path, *, read_only: bool = False) -> Study:
+    def open(cls, path: str | Path, *, read_only: bool = False, durability: str = "full") -> Study:
         """Open a study: for writing (one handle at a time) or ``read_only``.
+
+        ``durability`` is ``full`` (every commit fsynced: survives a power cut) or
+        ``normal`` (survives a killed process; see :func:`study.schema.configure`).
 
         Raises:
             StudyError: no such file, not a study, a study made by a newer codecurve.
             StudyLockedError: opened for writing elsewhere (a writer only).
         """
         p = Path(path)
+        if durability not in schema.DURABILITY:
+            raise StudyError(f"durability must be one of {', '.join(schema.DURABILITY)}")
         _check_header(p)
         lock = None
         if not read_only:
@@ -207,7 +213,7 @@ class Study:
             conn = sqlite3.connect(
                 str(p), isolation_level=None, check_same_thread=False, timeout=5.0
             )
-            schema.configure(conn)
+            schema.configure(conn, durability=durability)
             app_id = schema.application_id(conn)
             if app_id != schema.APPLICATION_ID:
                 raise StudyError("is an SQLite file but not a codecurve study", path=p)
@@ -477,6 +483,7 @@ class Study:
         config = self.config_row(config_id)
         stamp = now()
         rows = []
+        token_json: dict[Any, str] = {}
         for score in scores:
             if score.config_key != config.key:
                 raise StudyError(
@@ -501,10 +508,7 @@ class Study:
                     float(curve.spread),
                     float(curve.confidence),
                     int(curve.off_scale),
-                    json.dumps(
-                        [[[int(t) for t in v] for v in option] for option in score.token_ids],
-                        separators=(",", ":"),
-                    ),
+                    _token_json(score.token_ids, token_json),
                     None
                     if not any(score.missing)
                     else json.dumps([bool(m) for m in score.missing]),
@@ -1153,6 +1157,20 @@ class _PairState:
     event: int | None
     note: str | None
     note_event: int | None
+
+
+def _token_json(token_ids: Any, cache: dict[Any, str]) -> str:
+    """``Score.token_ids`` as compact JSON; a whole batch shares a handful of them."""
+    try:
+        return cache[token_ids]
+    except (KeyError, TypeError):
+        pass
+    blob = json.dumps(
+        [[[int(t) for t in v] for v in option] for option in token_ids], separators=(",", ":")
+    )
+    with contextlib.suppress(TypeError):
+        cache[token_ids] = blob
+    return blob
 
 
 def _upsert_annotation(
