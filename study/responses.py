@@ -44,15 +44,17 @@ import io
 import json
 import math
 import re
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from study.errors import ResponsesError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Normalised column names taken as the id column, in order of preference.
 ID_NAMES = (
@@ -287,26 +289,37 @@ def _parse(
 
 
 def _parse_delimited(text: str, *, sep: str, path: Path) -> pd.DataFrame:
+    import pandas as pd  # here, not at the top: `import study` stays free of pandas
+
+    name = _sep_name(sep)
     try:
-        frame = pd.read_csv(
-            io.StringIO(text),
-            sep=sep,
-            dtype=str,
-            keep_default_na=False,
-            na_filter=False,
-            skip_blank_lines=True,
-            engine="c",
-        )
+        with warnings.catch_warnings():
+            # index_col=False: a first row longer than the header must not silently become
+            # the index; pandas warns instead, and that warning is our error.
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = pd.read_csv(
+                io.StringIO(text),
+                sep=sep,
+                dtype=str,
+                keep_default_na=False,
+                na_filter=False,
+                skip_blank_lines=True,
+                index_col=False,
+                engine="c",
+            )
     except pd.errors.EmptyDataError:
         raise ResponsesError("the file is empty", path=path) from None
+    except pd.errors.ParserWarning:
+        raise ResponsesError(
+            f"malformed {name} file: a row has more fields than the header names; quote texts "
+            "that contain the separator",
+            path=path,
+            where="row 2",
+        ) from None
     except pd.errors.ParserError as exc:
-        raise ResponsesError(
-            f"malformed {_sep_name(sep)} file: {_first_line(exc)}", path=path
-        ) from None
+        raise ResponsesError(f"malformed {name} file: {_first_line(exc)}", path=path) from None
     except (ValueError, UnicodeError, OverflowError) as exc:
-        raise ResponsesError(
-            f"malformed {_sep_name(sep)} file: {_first_line(exc)}", path=path
-        ) from None
+        raise ResponsesError(f"malformed {name} file: {_first_line(exc)}", path=path) from None
     return _clean_header(frame, path=path)
 
 
@@ -348,6 +361,8 @@ def _clean_header(frame: pd.DataFrame, *, path: Path) -> pd.DataFrame:
 
 
 def _parse_txt(text: str) -> pd.DataFrame:
+    import pandas as pd
+
     lines = text.splitlines()
     rows = [(str(i + 1), line) for i, line in enumerate(lines)]
     frame = pd.DataFrame(rows, columns=["line", "text"], dtype=object)
@@ -421,6 +436,8 @@ def _json_kind(value: Any) -> str:
 def _frame_from_records(
     records: list[dict[str, Any]], numbers: list[int], *, path: Path
 ) -> pd.DataFrame:
+    import pandas as pd
+
     if not records:
         raise ResponsesError("the file holds no records", path=path)
     columns: dict[str, None] = {}
@@ -435,6 +452,8 @@ def _frame_from_records(
 
 def _parse_xlsx(raw: bytes, *, path: Path, sheet: str | int | None) -> pd.DataFrame:
     import zipfile
+
+    import pandas as pd
 
     if not raw.startswith(b"PK"):
         raise ResponsesError("not an XLSX workbook (an .xlsx file is a zip archive)", path=path)
@@ -470,7 +489,7 @@ def _parse_xlsx(raw: bytes, *, path: Path, sheet: str | int | None) -> pd.DataFr
             raise ResponsesError(f"no sheet named {sheet!r}; sheets: {', '.join(names)}", path=path)
         chosen = sheet
     try:
-        frame = book.parse(chosen, dtype=object, header=0)
+        frame = pd.read_excel(book, sheet_name=chosen, dtype=object, header=0)
     except Exception as exc:  # as above: a damaged sheet fails in openpyxl in many ways
         if isinstance(exc, MemoryError):
             raise
@@ -481,6 +500,8 @@ def _parse_xlsx(raw: bytes, *, path: Path, sheet: str | int | None) -> pd.DataFr
 
 
 def _parse_parquet(raw: bytes, *, path: Path) -> pd.DataFrame:
+    import pandas as pd
+
     if not raw.startswith(b"PAR1"):
         raise ResponsesError("not a Parquet file (no PAR1 magic bytes)", path=path)
     try:
@@ -533,6 +554,8 @@ def _detect(columns: list[str], names: Sequence[str], *, exclude: str | None) ->
 
 def _as_text(value: Any) -> str | None:
     """A cell as text, ``None`` for missing (NaN, None, NaT)."""
+    import pandas as pd
+
     if value is None:
         return None
     if isinstance(value, str):
@@ -557,6 +580,8 @@ def _as_text(value: Any) -> str | None:
 
 def _as_json_value(value: Any) -> Any:
     """A cell as a JSON-compatible value for ``attrs`` (typed formats keep their types)."""
+    import pandas as pd
+
     if value is None or isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):
@@ -596,6 +621,8 @@ def _table_from_frame(
     id_column: str | None,
     text_column: str | None,
 ) -> ResponseTable:
+    import pandas as pd
+
     columns = [str(c) for c in frame.columns]
     frame.columns = pd.Index(columns)
     if not columns:

@@ -1,0 +1,161 @@
+"""The review queue and counts against straightforward Python over the same data."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from codebooks.model import Codebook
+from scoring.score import ScoreConfig
+from study import ResponseTable, Study, StudyError
+from study.store import natural_key
+
+from .conftest import synthetic_score
+
+
+@pytest.fixture
+def scored(tmp_path: Path, codebook: Codebook, config: ScoreConfig) -> tuple[Study, int]:
+    texts = {f"q{i}": ("apple pie" if i % 4 == 0 else "Banana split") + f" #{i}" for i in range(30)}
+    study = Study.create(
+        tmp_path / "q.codecurve", responses=ResponseTable.from_texts(texts), codebook=codebook
+    )
+    config_id = study.ensure_config(config)
+    pending = study.pending_pairs(config_id)
+    # leave the last responses unscored, to test the scored/unscored boundary
+    study.write_scores(config_id, [synthetic_score(p, config, codebook) for p in pending[:75]])
+    yield study, config_id
+    study.close()
+
+
+def all_rows(study: Study, config_id: int | None, **kwargs: object) -> list:  # type: ignore[type-arg]
+    rows, offset = [], 0
+    while True:
+        page = study.query_pairs(config_id, offset=offset, limit=7, **kwargs)  # type: ignore[arg-type]
+        rows += page
+        if len(page) < 7:
+            return rows
+        offset += 7
+
+
+def code_order(study: Study) -> dict[str, int]:
+    return {c.id: i for i, c in enumerate(study.codes)}
+
+
+def test_entropy_order_with_ties_and_unscored_last(scored: tuple[Study, int]) -> None:
+    study, config_id = scored
+    rows = all_rows(study, config_id)
+    assert len(rows) == study.pair_count() == study.count_pairs(config_id) == 90
+    scored_rows = [r for r in rows if r.scored]
+    assert len(scored_rows) == 75
+    order = code_order(study)
+    key = [(-r.norm_entropy, natural_key(r.response_id), order[r.code_id]) for r in scored_rows]
+    assert key == sorted(key)
+    unscored = rows[75:]
+    assert all(not r.scored for r in unscored)
+    assert [(natural_key(r.response_id), order[r.code_id]) for r in unscored] == sorted(
+        (natural_key(r.response_id), order[r.code_id]) for r in unscored
+    )
+    assert len({(r.response_id, r.code_id) for r in rows}) == 90
+
+
+def test_other_orders(scored: tuple[Study, int]) -> None:
+    study, config_id = scored
+    order = code_order(study)
+    conf = [r for r in all_rows(study, config_id, order="confidence") if r.scored]
+    assert [r.confidence for r in conf] == sorted(r.confidence for r in conf)
+    pick = [r for r in all_rows(study, config_id, order="pick") if r.scored]
+    assert [(-r.pick, -r.confidence) for r in pick] == sorted(
+        (-r.pick, -r.confidence) for r in pick
+    )
+    by_id = all_rows(study, config_id, order="id")
+    assert [(natural_key(r.response_id), order[r.code_id]) for r in by_id] == sorted(
+        (natural_key(r.response_id), order[r.code_id]) for r in by_id
+    )
+    assert sum(r.scored for r in by_id) == 75
+    assert len(all_rows(study, None)) == 90
+    with pytest.raises(StudyError, match="unknown order"):
+        study.query_pairs(config_id, order="random")
+    with pytest.raises(StudyError, match="unknown status"):
+        study.query_pairs(config_id, status="maybe")
+
+
+def test_filters_and_counts(scored: tuple[Study, int]) -> None:
+    study, config_id = scored
+    study.record("q0", "pay", 5, coder="ann", note="sure")
+    study.record("q1", "pay", 1, coder="ann", source="model")
+    study.record("q2", "team", 1, coder="bob")
+    study.record("q0", "pay", 4, coder="bob")
+    for status, expected in [("decided", 3), ("human", 2), ("model", 1), ("undecided", 87)]:
+        rows = all_rows(study, config_id, status=status)
+        assert len(rows) == expected == study.count_pairs(config_id, status=status), status
+    assert len(all_rows(study, config_id, status="decided", coder="ann")) == 2
+    assert study.count_pairs(config_id, status="undecided", coder="bob") == 88
+    pay = all_rows(study, config_id, code_id="Pay")
+    assert {r.code_id for r in pay} == {"pay"}
+    assert len(pay) == 30 == study.count_pairs(config_id, code_id="pay")
+    apple = all_rows(study, config_id, search="APPLE")
+    assert {r.response_id for r in apple} == {f"q{i}" for i in range(0, 30, 4)}
+    assert len(apple) == study.count_pairs(config_id, search="apple") == 8 * 3
+    assert study.count_pairs(config_id, search="apple", status="decided") == 1
+    assert study.count_pairs(config_id, search="q2", code_id="team", status="decided") == 1
+    # the latest decision of any coder is shown, with its coder's note
+    row = next(r for r in all_rows(study, config_id, status="decided") if r.response_id == "q0")
+    assert (row.decision, row.coder, row.note) == (4, "bob", None)
+    row = study.query_pairs(config_id, order="id", coder="ann", status="decided", limit=1)[0]
+    assert (row.response_id, row.decision, row.note) == ("q0", 5, "sure")
+
+
+def test_progress_and_annotated_pairs(scored: tuple[Study, int]) -> None:
+    study, config_id = scored
+    study.record("q0", "pay", 5, coder="ann")
+    study.record("q1", "pay", 1, coder="ann", source="model")
+    study.record("q0", "pay", 2, coder="bob")
+    study.record("q29", "team", 1, coder="ann")  # not scored
+    progress = study.progress(config_id)
+    assert (progress["total"], progress["decided"], progress["scored"]) == (90, 3, 75)
+    assert progress["by_code"]["pay"]["decided"] == 2
+    assert progress["by_code"]["pay"]["model"] == 1
+    assert progress["by_code"]["pay"]["human"] == 1
+    assert study.progress(None, coder="bob")["decided"] == 1
+    frame = study.annotated_pairs(config_id)
+    assert len(frame) == 4
+    assert list(frame["coder"]) == ["ann", "bob", "ann", "ann"]
+    q0 = frame.iloc[0]
+    assert q0["applies"]  # 5 >= 4 on 1-5
+    assert q0["scored"]
+    assert q0["p_max"] == pytest.approx(max(q0["probs"]))
+    assert q0["scale_values"] == (1, 2, 3, 4, 5)
+    assert q0["pick_applies"] == (q0["pick"] >= 4)
+    unscored = frame[frame["response_id"] == "q29"].iloc[0]
+    assert not unscored["scored"]
+    assert unscored["applies_from"] == 1  # binary scale
+    assert len(study.annotated_pairs(config_id, coder="bob")) == 1
+
+
+def test_queue_uses_indexes(scored: tuple[Study, int]) -> None:
+    study, config_id = scored
+    con = sqlite3.connect(study.path)
+    for order in ("norm_entropy DESC, s.rid, s.cid", "confidence, s.rid, s.cid"):
+        plan = " ".join(
+            str(r[3])
+            for r in con.execute(
+                f"EXPLAIN QUERY PLAN SELECT s.rid, s.cid FROM scores s WHERE s.config_id = 1 "
+                f"ORDER BY s.{order} LIMIT 100"
+            )
+        )
+        assert "TEMP B-TREE" not in plan, plan
+    con.close()
+
+
+def test_pair_row_fields(scored: tuple[Study, int]) -> None:
+    study, config_id = scored
+    row = study.query_pairs(config_id, limit=1)[0]
+    assert row.probs is not None
+    assert sum(row.probs) == pytest.approx(1.0)
+    scale = study.code(row.code_id).scale or study.config_row(config_id).scale
+    assert row.pick in scale.values
+    assert row.pick_label == scale.option_for_value(row.pick).label
+    assert row.decision is None
+    assert row.text.startswith(("apple", "Banana"))
