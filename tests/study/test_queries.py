@@ -135,7 +135,7 @@ def test_progress_and_annotated_pairs(scored: tuple[Study, int]) -> None:
 
 
 def test_queue_uses_indexes(scored: tuple[Study, int]) -> None:
-    study, config_id = scored
+    study, _config_id = scored
     con = sqlite3.connect(study.path)
     for order in ("norm_entropy DESC, s.rid, s.cid", "confidence, s.rid, s.cid"):
         plan = " ".join(

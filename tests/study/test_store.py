@@ -57,9 +57,11 @@ def test_overwrite_of_an_open_study_is_refused(
     tmp_path: Path, responses: ResponseTable, codebook: Codebook
 ) -> None:
     path = tmp_path / "a.codecurve"
-    with Study.create(path, responses=responses, codebook=codebook):
-        with pytest.raises(StudyLockedError):
-            Study.create(path, responses=responses, codebook=codebook, overwrite=True)
+    with (
+        Study.create(path, responses=responses, codebook=codebook),
+        pytest.raises(StudyLockedError),
+    ):
+        Study.create(path, responses=responses, codebook=codebook, overwrite=True)
     with Study.open(path) as s:
         assert s.response_count() == 4
 
@@ -161,7 +163,8 @@ def test_undo_walks_back_through_several_decisions(study: Study) -> None:
 
     assert study.decision("r2", "team", coder="ann") is None
     undone = study.undo(coder="ann")
-    assert undone is not None and undone.kind == "clear"
+    assert undone is not None
+    assert undone.kind == "clear"
     assert study.decision("r2", "team", coder="ann").value == 0  # type: ignore[union-attr]
     assert study.undo(coder="ann").kind == "record"  # type: ignore[union-attr]
     assert study.decision("r2", "team", coder="ann") is None
@@ -170,16 +173,20 @@ def test_undo_walks_back_through_several_decisions(study: Study) -> None:
     assert study.decision("r1", "pay").value == 5  # type: ignore[union-attr]
     first = study.decision("r1", "pay")
     back = study.undo(coder="ann")
-    assert back is not None and back.value == 5
+    assert back is not None
+    assert back.value == 5
     restored = study.decision("r1", "pay")
-    assert restored is not None and restored.value == 2 and restored.id < first.id  # type: ignore[union-attr]
+    assert restored is not None
+    assert restored.value == 2
+    assert restored.id < first.id
     assert study.undo(coder="ann") is not None
     assert study.decision("r1", "pay") is None
     assert study.undo(coder="ann") is None
     # bob's decision is untouched, and the log kept everything
     assert study.decision("r3", "pay", coder="bob").value == 1  # type: ignore[union-attr]
     kinds = [e.kind for e in study.events()]
-    assert kinds.count("undo") == 5 and kinds[0] == "create"
+    assert kinds.count("undo") == 5
+    assert kinds[0] == "create"
 
 
 def test_undo_after_reopen(study: Study) -> None:
