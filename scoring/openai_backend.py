@@ -13,11 +13,18 @@ How one prompt is scored:
    option variant is tokenized on its own, once per options list. The prompt travels as
    token ids with the variant's ids appended, so a variant never merges with the prompt.
    A prompt that does not fit is cut from the middle, as the local backend does.
-2. Every variant token's log-probability is read in one of three ways (``mode``):
+2. Every variant token's log-probability is read in one of four ways (``mode``):
 
+   ``logprob_token_ids``  vLLM's one-token read of chosen tokens (``max_tokens: 1`` with
+                        ``logprob_token_ids``, vLLM 0.2x and later): the full-vocabulary
+                        log-probability of exactly the variants' tokens, after the prompt
+                        and after each leading part of a multi-token variant, one request
+                        per prompt. Exact, tiny answers, and it keeps vLLM's prefix cache:
+                        prompts of one code share their instructions, computed once.
    ``prompt_logprobs``  vLLM's extra body field. One request per prompt whose ``prompt``
                         is the list of sequences prompt + variant; each position's entry
-                        is keyed by token id, so reading it is exact.
+                        is keyed by token id, so reading it is exact. vLLM computes every
+                        sequence in full (no prefix cache for prompt log-probabilities).
    ``echo``             ``echo: true, logprobs: 0, max_tokens: 0`` on the same list of
                         sequences; a variant's tokens are the last ``token_logprobs``
                         entries of its sequence (read by position, exact).
@@ -28,7 +35,7 @@ How one prompt is scored:
                         an upper bound (the k-th log-probability), never as zero.
 
    ``auto`` (the default) probes the server once, in that order, and keeps the first
-   mode the server answers properly.
+   mode the server answers properly: the fastest exact way the server has.
 3. Variants of one option are pooled with logsumexp (float64), as in the local backend.
    In ``topk`` mode an option is missing as soon as one token of one of its variants is
    outside the top k: every unseen token is bounded by the k-th probability at its
@@ -87,7 +94,10 @@ SERVER_ENV = "CODECURVE_SERVER"
 API_KEY_ENVS = ("CODECURVE_API_KEY", "OPENAI_API_KEY")
 MODE_ENV = "CODECURVE_SERVER_MODE"
 
-MODES = ("auto", "prompt_logprobs", "echo", "topk")
+MODES = ("auto", "logprob_token_ids", "prompt_logprobs", "echo", "topk")
+
+#: vLLM's cap on ``logprob_token_ids`` per request.
+MAX_LOGPROB_TOKEN_IDS = 128
 
 #: Requests in flight. vLLM batches whatever is queued, so a few dozen keep one GPU busy;
 #: each request carries every variant of one prompt.
@@ -155,14 +165,32 @@ class _Plan:
         sequences: Continuations sent after the prompt: every variant that is not a
             prefix of another (its sequence also yields the shorter one's tokens).
         contexts: Continuations after which the next-token distribution is needed
-            (``()`` is right after the prompt); what ``topk`` mode asks for.
+            (``()`` is right after the prompt); what the one-token modes ask for.
+        next_tokens: Per context, the variant tokens that follow it.
         longest: Tokens of the longest variant.
     """
 
     token_ids: tuple[tuple[Seq, ...], ...]
     sequences: tuple[Seq, ...]
     contexts: tuple[Seq, ...]
+    next_tokens: tuple[Seq, ...]
     longest: int
+
+    @classmethod
+    def build(cls, token_ids: tuple[tuple[Seq, ...], ...]) -> _Plan:
+        flat = list(dict.fromkeys(ids for opt in token_ids for ids in opt))
+        sequences = tuple(s for s in flat if not any(o != s and o[: len(s)] == s for o in flat))
+        following: dict[Seq, dict[int, None]] = {}
+        for s in flat:
+            for j in range(len(s)):
+                following.setdefault(s[:j], {})[s[j]] = None
+        return cls(
+            token_ids=token_ids,
+            sequences=sequences,
+            contexts=tuple(following),
+            next_tokens=tuple(tuple(t) for t in following.values()),
+            longest=max(len(s) for s in flat),
+        )
 
 
 @dataclass
@@ -255,8 +283,8 @@ class OpenAIBackend(Backend):
         model: The served model name, with or without the ``openai:`` prefix.
         server: The server's URL; default ``CODECURVE_SERVER``.
         api_key: Bearer token; default ``CODECURVE_API_KEY``, then ``OPENAI_API_KEY``.
-        mode: ``auto``, ``prompt_logprobs``, ``echo`` or ``topk``; default
-            ``CODECURVE_SERVER_MODE``, else ``auto``.
+        mode: ``auto``, ``logprob_token_ids``, ``prompt_logprobs``, ``echo`` or ``topk``;
+            default ``CODECURVE_SERVER_MODE``, else ``auto``.
         chat: Render prompts with the model's chat template; None = when it has one.
         tokenizer: A local tokenizer folder whose chat template renders prompts (needs
             transformers); by default the server renders them.
@@ -634,10 +662,7 @@ class OpenAIBackend(Backend):
                 raise ScoringError("an option has no surface variant")
             if len(set(per_variant)) != len(per_variant):
                 raise ScoringError(f"option variants {opt!r} tokenize identically")
-        flat = list(dict.fromkeys(ids for opt in token_ids for ids in opt))
-        sequences = tuple(s for s in flat if not any(o != s and o[: len(s)] == s for o in flat))
-        contexts = tuple(dict.fromkeys(s[:j] for s in flat for j in range(len(s))))
-        plan = _Plan(token_ids, sequences, contexts, max(len(s) for s in flat))
+        plan = _Plan.build(token_ids)
         self._plans[key] = plan
         return plan
 
@@ -763,10 +788,9 @@ class OpenAIBackend(Backend):
         """Try each mode on a tiny prompt; keep the first that gives sound numbers."""
         ids = await self._encode("The answer is")
         answer = tuple(await self._tokenize(" yes", special=False))
-        contexts = tuple(answer[:j] for j in range(len(answer)))
-        plan = _Plan(((answer,),), (answer,), contexts, len(answer))
+        plan = _Plan.build(((answer,),))
         reasons = []
-        for mode in ("prompt_logprobs", "echo", "topk"):
+        for mode in MODES[1:]:
             try:
                 reading = await self._read(mode, ids, plan)
                 value, _ = _pool(reading, plan)
@@ -793,6 +817,8 @@ class OpenAIBackend(Backend):
 
     async def _read(self, mode: str, ids: list[int], plan: _Plan) -> _Reading:
         try:
+            if mode == "logprob_token_ids":
+                return await self._read_token_ids(ids, plan)
             if mode == "prompt_logprobs":
                 return await self._read_prompt_logprobs(ids, plan)
             if mode == "echo":
@@ -803,7 +829,7 @@ class OpenAIBackend(Backend):
                 raise  # still probing: the next mode is tried
             raise ServerRejectedError(
                 f"{exc} (scoring in {mode} mode; another mode may work: "
-                f"{MODE_ENV}=auto|prompt_logprobs|echo|topk)",
+                f"{MODE_ENV}={'|'.join(MODES)})",
                 status=exc.status,
             ) from exc
 
@@ -816,6 +842,42 @@ class OpenAIBackend(Backend):
         ordered = sorted(choices, key=lambda c: int(c.get("index", 0)))
         self.stats["sequences"] += n
         return [c if isinstance(c, dict) else {} for c in ordered]
+
+    async def _read_token_ids(self, ids: list[int], plan: _Plan) -> _Reading:
+        """One-token reads of exactly the variant tokens, one sequence per context."""
+        union = sorted({t for tokens in plan.next_tokens for t in tokens})
+        chunks = [
+            union[i : i + MAX_LOGPROB_TOKEN_IDS]
+            for i in range(0, len(union), MAX_LOGPROB_TOKEN_IDS)
+        ]
+        seqs = [ids + list(c) for c in plan.contexts]
+        answers = await asyncio.gather(
+            *(
+                self._completions(
+                    {
+                        "prompt": seqs,
+                        "max_tokens": 1,
+                        "logprobs": len(chunk),
+                        "logprob_token_ids": chunk,
+                        "return_tokens_as_token_ids": True,
+                    },
+                    len(seqs),
+                )
+                for chunk in chunks
+            )
+        )
+        reading = _Reading({}, {})
+        for choices in answers:
+            for context, wanted, choice in zip(
+                plan.contexts, plan.next_tokens, choices, strict=True
+            ):
+                found = {t: v for t, _, v in _top_entries(choice) if t is not None}
+                table = reading.lp.setdefault(context, {})
+                table.update((t, found[t]) for t in wanted if t in found)
+        for context, wanted in zip(plan.contexts, plan.next_tokens, strict=True):
+            if any(t not in reading.lp.get(context, {}) for t in wanted):
+                raise _Unsupported("the answer lacks a requested token's log-probability")
+        return reading
 
     async def _read_prompt_logprobs(self, ids: list[int], plan: _Plan) -> _Reading:
         seqs = [ids + list(s) for s in plan.sequences]
@@ -858,10 +920,8 @@ class OpenAIBackend(Backend):
     async def _read_topk(self, ids: list[int], plan: _Plan) -> _Reading:
         found = await asyncio.gather(*(self._topk_at(ids + list(c)) for c in plan.contexts))
         reading = _Reading({}, {})
-        for context, entries in zip(plan.contexts, found, strict=True):
+        for context, wanted, entries in zip(plan.contexts, plan.next_tokens, found, strict=True):
             table: dict[int, float] = {}
-            n = len(context)
-            wanted = {s[n] for s in _variants(plan) if len(s) > n and s[:n] == context}
             by_piece: dict[str, float] = {}
             for token, piece, value in entries:
                 if token is not None:
@@ -869,7 +929,7 @@ class OpenAIBackend(Backend):
                 elif piece is not None:
                     by_piece[piece] = value
             if by_piece:
-                for token in wanted - set(table):
+                for token in set(wanted) - set(table):
                     piece = await self._piece(token)
                     if piece in by_piece:
                         table[token] = by_piece[piece]
@@ -895,10 +955,6 @@ class OpenAIBackend(Backend):
         if not entries:
             raise _Unsupported("no top log-probabilities in the answer")
         return entries
-
-
-def _variants(plan: _Plan) -> list[Seq]:
-    return [ids for opt in plan.token_ids for ids in opt]
 
 
 def _pool(reading: _Reading, plan: _Plan) -> tuple[np.ndarray, np.ndarray]:

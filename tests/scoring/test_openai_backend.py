@@ -86,6 +86,7 @@ class FakeServer:
         self,
         *,
         name: str = "toy",
+        token_ids: bool = True,
         prompt_logprobs: bool = True,
         echo: bool = True,
         max_logprobs: int = 20,
@@ -97,6 +98,7 @@ class FakeServer:
         delay: float = 0.0,
     ) -> None:
         self.name = name
+        self.token_ids = token_ids
         self.prompt_logprobs = prompt_logprobs
         self.echo = echo
         self.max_logprobs = max_logprobs
@@ -171,6 +173,10 @@ class FakeServer:
         if body.get("echo") and not self.echo:
             return error(400, "echo is not supported")
         k = body.get("logprobs")
+        if "logprob_token_ids" in body and not self.token_ids:
+            body = {key: v for key, v in body.items() if key != "logprob_token_ids"}  # ignored
+        elif "logprob_token_ids" in body:
+            k = None  # like vLLM: the chosen tokens take the place of the top k
         if k is not None and k > self.max_logprobs:
             return error(
                 400, f"Requested logprobs of {k}, greater than max allowed: {self.max_logprobs}"
@@ -198,6 +204,8 @@ class FakeServer:
         elif body.get("logprobs") is not None:
             lp = true_logprobs(ids[-1])
             top = np.argsort(-lp)[: body["logprobs"]]
+            if "logprob_token_ids" in body:
+                top = np.array([int(np.argmax(lp)), *body["logprob_token_ids"]])
             as_ids = body.get("return_tokens_as_token_ids")
             keys = [f"token_id:{t}" if as_ids else decode([int(t)]) for t in top]
             choice["logprobs"] = {
@@ -244,7 +252,7 @@ def completions(server: FakeServer) -> list[dict[str, Any]]:
 # -- exact modes ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("mode", ["prompt_logprobs", "echo"])
+@pytest.mark.parametrize("mode", ["logprob_token_ids", "prompt_logprobs", "echo"])
 def test_exact_modes_give_the_true_log_probabilities(make: Any, mode: str) -> None:
     backend, server = make(mode=mode)
     results = backend.option_logprobs(PROMPTS, OPTIONS)
@@ -257,9 +265,11 @@ def test_exact_modes_give_the_true_log_probabilities(make: Any, mode: str) -> No
     ids = tuple(tuple(tuple(encode(v)) for v in opt) for opt in OPTIONS)
     assert results[0].token_ids == ids
     assert ids[2] == ((29,), (10, 29))  # " 3" is two tokens, scored teacher-forced
-    # One request per prompt carries all of its options.
+    # One request per prompt carries all of its options: a sequence per variant, or for
+    # one-token reads a sequence per context ((), " ", "y", "ye").
     assert len(completions(server)) == len(PROMPTS)
-    assert all(len(body["prompt"]) == 5 for body in completions(server))
+    width = 4 if mode == "logprob_token_ids" else 5
+    assert all(len(body["prompt"]) == width for body in completions(server))
 
 
 def test_a_variant_that_prefixes_another_rides_on_its_sequence(make: Any) -> None:
@@ -320,14 +330,19 @@ def test_a_long_prompt_is_cut_from_the_middle(make: Any) -> None:
 # -- choosing the mode ---------------------------------------------------------------------
 
 
-def test_auto_prefers_prompt_logprobs(make: Any) -> None:
+def test_auto_prefers_logprob_token_ids(make: Any) -> None:
     backend, _ = make()
     assert backend.mode == "auto"
+    assert backend.probe() == "logprob_token_ids"
+
+
+def test_auto_falls_back_to_prompt_logprobs_when_token_ids_are_ignored(make: Any) -> None:
+    backend, _ = make(FakeServer(token_ids=False, max_logprobs=2))
     assert backend.probe() == "prompt_logprobs"
 
 
 def test_auto_falls_back_to_echo(make: Any) -> None:
-    backend, _ = make(FakeServer(prompt_logprobs=False))
+    backend, _ = make(FakeServer(token_ids=False, prompt_logprobs=False))
     results = backend.option_logprobs(PROMPTS, OPTIONS)
     assert backend.mode == "echo"
     np.testing.assert_allclose(
@@ -338,14 +353,15 @@ def test_auto_falls_back_to_echo(make: Any) -> None:
 def test_auto_falls_back_to_topk_with_a_warning(
     make: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    backend, _ = make(FakeServer(prompt_logprobs=False, echo=False))
+    backend, _ = make(FakeServer(token_ids=False, prompt_logprobs=False, echo=False))
     with caplog.at_level(logging.WARNING, logger="scoring.openai_backend"):
         assert backend.probe() == "topk"
     assert "top-20" in caplog.text
 
 
 def test_a_server_without_any_logprobs_is_a_clear_error(make: Any) -> None:
-    backend, _ = make(FakeServer(prompt_logprobs=False, echo=False, max_logprobs=0))
+    server = FakeServer(token_ids=False, prompt_logprobs=False, echo=False, max_logprobs=0)
+    backend, _ = make(server)
     with pytest.raises(ServerError, match="no usable log-probabilities"):
         backend.option_logprobs(["x"], OPTIONS)
 
