@@ -197,17 +197,52 @@ def read_responses(
         ResponsesError: naming the file and the place of the first problem.
     """
     p = Path(path)
+    frame, numbers, place = read_frame(p, encoding=encoding, sheet=sheet)
+    return _table_from_frame(
+        frame,
+        numbers,
+        path=p,
+        place=place,
+        id_column=id_column,
+        text_column=text_column,
+        is_txt=p.suffix.lower() == ".txt",
+    )
+
+
+def read_frame(
+    path: str | Path, *, encoding: str | None = None, sheet: str | int | None = None
+) -> tuple[pd.DataFrame, list[int], str]:
+    """Any supported table file as a DataFrame of objects, for readers built on this one.
+
+    Returns:
+        The frame (header = column names), each row's number as the user would find it
+        (spreadsheet row, or line for JSONL/TXT), and the word for those numbers
+        (``row``/``line``).
+
+    Raises:
+        ResponsesError: unknown format, unreadable or malformed file, no rows.
+    """
+    p = Path(path)
     kind = SUFFIXES.get(p.suffix.lower())
     if kind is None:
         known = ", ".join(sorted(SUFFIXES))
         raise ResponsesError(
-            f"unknown responses format {p.suffix or '(no suffix)'!r}; use one of {known}", path=p
+            f"unknown file format {p.suffix or '(no suffix)'!r}; use one of {known}", path=p
         )
     raw = _read_bytes(p)
     frame, place = _parse(p, kind, raw, encoding=encoding, sheet=sheet)
-    return _table_from_frame(
-        frame, path=p, place=place, id_column=id_column, text_column=text_column
-    )
+    frame.columns = [str(c) for c in frame.columns]
+    if frame.shape[1] == 0:
+        raise ResponsesError("the file has no columns", path=p)
+    if len(frame) == 0:
+        raise ResponsesError("the file has a header but no rows (no responses)", path=p)
+    if "numbers" in frame.attrs:
+        numbers = list(frame.attrs["numbers"])
+    elif kind == "txt":
+        numbers = [i + 1 for i in range(len(frame))]
+    else:
+        numbers = [i + 2 for i in range(len(frame))]  # as a spreadsheet shows them
+    return frame, numbers, place
 
 
 # --- reading -----------------------------------------------------------------------------
@@ -365,9 +400,7 @@ def _parse_txt(text: str) -> pd.DataFrame:
 
     lines = text.splitlines()
     rows = [(str(i + 1), line) for i, line in enumerate(lines)]
-    frame = pd.DataFrame(rows, columns=["line", "text"], dtype=object)
-    frame.attrs["line_numbers"] = True
-    return frame
+    return pd.DataFrame(rows, columns=["line", "text"], dtype=object)
 
 
 def _parse_jsonl(text: str, *, path: Path) -> pd.DataFrame:
@@ -615,29 +648,16 @@ def _places(numbers: Sequence[int], place: str) -> str:
 
 def _table_from_frame(
     frame: pd.DataFrame,
+    numbers: list[int],
     *,
     path: Path,
     place: str,
     id_column: str | None,
     text_column: str | None,
+    is_txt: bool,
 ) -> ResponseTable:
-    import pandas as pd
-
     columns = [str(c) for c in frame.columns]
-    frame.columns = pd.Index(columns)
-    if not columns:
-        raise ResponsesError("the file has no columns", path=path)
-    if len(frame) == 0:
-        raise ResponsesError("the file has a header but no responses", path=path)
-    numbers: list[int]
-    if "numbers" in frame.attrs:
-        numbers = list(frame.attrs["numbers"])
-    elif frame.attrs.get("line_numbers"):
-        numbers = [i + 1 for i in range(len(frame))]
-    else:
-        numbers = [i + 2 for i in range(len(frame))]  # as a spreadsheet shows them
     messages: list[str] = []
-    is_txt = bool(frame.attrs.get("line_numbers"))
 
     id_col = _pick_column(columns, id_column, what="id", flag="--id-column", path=path)
     text_col = _pick_column(columns, text_column, what="text", flag="--text-column", path=path)

@@ -94,3 +94,26 @@ def score_pairs() -> Callable[[Sequence[Pair], ScoreConfig, Codebook], list[Scor
         return [synthetic_score(p, config, codebook) for p in pairs]
 
     return make
+
+
+NHS_RESPONSES = Path("/work/shared/data/nhs_patient_feedback.csv")
+NHS_CODEBOOK = Path("/work/shared/data/nhs_patient_feedback_codebook.csv")
+
+
+def nhs_codebook() -> Codebook:
+    """The NHS framework (50 categories, binary) with its v7 groups as parent categories.
+
+    Built with pandas: the file's columns (category, major_category_v7, count) are not
+    a codebook table layout.
+    """
+    import pandas as pd
+
+    from codebooks.mapping import slugify
+
+    table = pd.read_csv(NHS_CODEBOOK)
+    groups = sorted(set(table["major_category_v7"]) - {"(not in v7)"})
+    codes = [Code(f"group-{slugify(g)}", f"{g} (group)", codable=False) for g in groups]
+    for category, group in zip(table["category"], table["major_category_v7"], strict=True):
+        parent = None if group == "(not in v7)" else f"group-{slugify(group)}"
+        codes.append(Code(slugify(category), category, parent=parent))
+    return Codebook(name="NHS patient experience (QDC v6)", codes=tuple(codes), scale=BINARY)

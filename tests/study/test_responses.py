@@ -164,7 +164,7 @@ def test_ids_stay_strings_in_typed_formats(tmp_path: Path) -> None:
         ("r.xlsx", b"PK\x03\x04 not really", "XLSX"),
         ("r.xlsx", b"plain text", "not an XLSX"),
         ("r.parquet", b"PAR1 garbage", "Parquet"),
-        ("r.doc", "x", "unknown responses format"),
+        ("r.doc", "x", "unknown file format"),
         ("r.csv", "id,text\n1,\n", "every text"),
         ("r.csv", "id,text\n1,a\x00b\n", "NUL"),
     ],

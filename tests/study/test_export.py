@@ -1,0 +1,186 @@
+"""Exports: layouts, final decisions, formula neutralisation, atomic writes, round trips."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from openpyxl import load_workbook
+
+from scoring.score import ScoreConfig
+from study import Study, StudyError
+from study import export as export_module
+from study.export import LONG_COLUMNS, export_study, long_frame, neutralise, read_export, wide_frame
+
+from .conftest import synthetic_score
+
+
+@pytest.fixture
+def out(tmp_path: Path) -> Path:
+    """A folder of its own for exports (the study lives in tmp_path)."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def coded(study: Study, config: ScoreConfig) -> Study:
+    config_id = study.ensure_config(config)
+    pending = study.pending_pairs(config_id)
+    study.write_scores(
+        config_id, [synthetic_score(p, config, study.codebook) for p in pending[:-2]]
+    )
+    study.record("r1", "pay", 5, coder="ann", note="=SUM(A1:A9)")
+    study.record("r2", "team", 0, coder="ann", source="model")
+    study.record("r2", "pay", 2, coder="bob")
+    study.record("r2", "pay", 4, coder="ann")  # later: counts in the export
+    return study
+
+
+def test_long_layout_final_decisions(coded: Study) -> None:
+    frame = long_frame(coded)
+    assert list(frame.columns) == list(LONG_COLUMNS)
+    assert len(frame) == coded.pair_count()
+    assert list(frame["response_id"][:3]) == ["r10", "r10", "r10"]  # file order
+    row = frame[(frame.response_id == "r1") & (frame.code_id == "pay")].iloc[0]
+    assert (row["decision"], row["final"], row["final_from"], row["note"]) == (
+        5,
+        5,
+        "human",
+        "=SUM(A1:A9)",
+    )
+    assert bool(row["final_applies"])
+    accepted = frame[(frame.response_id == "r2") & (frame.code_id == "team")].iloc[0]
+    assert accepted["final_from"] == "accepted"
+    assert accepted["final_label"] == "No"
+    latest = frame[(frame.response_id == "r2") & (frame.code_id == "pay")].iloc[0]
+    assert (latest["decision"], latest["coder"]) == (4, "ann")
+    bob = long_frame(coded, coder="bob")
+    assert bob[(bob.response_id == "r2") & (bob.code_id == "pay")].iloc[0]["decision"] == 2
+    model_only = frame[frame.final_from == "model"].iloc[0]
+    assert model_only["final"] == model_only["model_pick"]
+    assert pd.isna(model_only["decision"])
+    assert math.isclose(sum(model_only["probs"]), 1.0)
+    unscored = frame[~frame.scored]
+    assert len(unscored) == 2
+    assert unscored["final"].isna().all()
+    assert unscored["final_from"].isna().all()
+    nothing = long_frame(coded, config_id=None)
+    assert not nothing["scored"].any()
+
+
+def test_wide_layout(coded: Study) -> None:
+    frame = wide_frame(coded)
+    assert list(frame["response_id"]) == ["r10", "r2", "r1", "r3"]
+    assert frame.columns[:3].tolist() == ["response_id", "text", "codes_decided"]
+    assert {"Workload", "Pay", "Team", "Pay (confidence)"} <= set(frame.columns)
+    assert "Pressures" not in frame.columns  # a category, not codable
+    r1 = frame[frame.response_id == "r1"].iloc[0]
+    assert r1["Pay"] == 1
+    assert r1["codes_decided"] == 1
+    r2 = frame[frame.response_id == "r2"].iloc[0]
+    assert (r2["Team"], r2["Pay"]) == (0, 1)
+    assert 0 < r2["Pay (confidence)"] <= 1
+
+
+@pytest.mark.parametrize("fmt", ["csv", "xlsx", "parquet", "jsonl"])
+@pytest.mark.parametrize("layout", ["long", "wide"])
+def test_round_trip(coded: Study, out: Path, fmt: str, layout: str) -> None:
+    path = export_study(coded, out / f"out.{fmt}", layout=layout)
+    back = read_export(path)
+    expected = long_frame(coded) if layout == "long" else wide_frame(coded)
+    assert len(back) == len(expected)
+    assert [str(c) for c in back.columns] == [str(c) for c in expected.columns]
+    assert list(back["response_id"].astype(str)) == list(expected["response_id"])
+    if layout == "long":
+        finals = back["final"].astype("Float64").fillna(-1).tolist()
+        assert finals == expected["final"].astype("Float64").fillna(-1).tolist()
+        probs = back["probs"].iloc[0]
+        if isinstance(probs, str):
+            probs = json.loads(probs)
+        assert list(probs) == pytest.approx(expected["probs"].iloc[0], rel=1e-6)
+    else:
+        assert back["Pay"].astype("Float64").tolist() == expected["Pay"].astype("Float64").tolist()
+    assert [p.name for p in out.iterdir()] == [f"out.{fmt}"]
+
+
+def test_formulas_neutralised_in_csv_and_xlsx(coded: Study, out: Path) -> None:
+    assert neutralise("=1+1") == "'=1+1"
+    assert neutralise("+x") == "'+x"
+    assert neutralise("@cmd") == "'@cmd"
+    assert neutralise("\tx") == "'\tx"
+    assert neutralise("-2") == "-2"  # a number is not a formula
+    assert neutralise("-2+3") == "'-2+3"
+    assert neutralise("plain") == "plain"
+    csv_path = export_study(coded, out / "w.csv", layout="wide")
+    text = csv_path.read_text(encoding="utf-8-sig")
+    assert "'=HYPERLINK" in text
+    assert '"=HYPERLINK' not in text
+    long_csv = export_study(coded, out / "l.csv").read_text(encoding="utf-8-sig")
+    assert "'=SUM(A1:A9)" in long_csv
+    xlsx = export_study(coded, out / "w.xlsx", layout="wide")
+    book = load_workbook(xlsx)
+    sheet = book["data"]
+    texts = [row[1] for row in sheet.iter_rows(values_only=True)]
+    assert '\'=HYPERLINK("http://x") the pay is bad' in texts
+    for row in sheet.iter_rows():
+        for cell in row:
+            assert cell.data_type != "f"  # no formula anywhere
+    # JSONL and Parquet keep the text as it is
+    back = read_export(export_study(coded, out / "w.jsonl", layout="wide"))
+    assert back.loc[back.response_id == "r1", "text"].iloc[0].startswith("=HYPERLINK")
+
+
+def test_xlsx_provenance_sheet(coded: Study, out: Path, config: ScoreConfig) -> None:
+    path = export_study(coded, out / "p.xlsx")
+    book = load_workbook(path)
+    assert book.sheetnames == ["data", "provenance"]
+    info = {row[0]: row[1] for row in book["provenance"].iter_rows(min_row=2, values_only=True)}
+    assert info["model"] == config.model.name
+    assert info["template"] == config.template_id
+    assert info["context"] == config.context
+    assert info["codebook"] == coded.codebook.name
+    assert info["software"].startswith("codecurve ")
+    assert info["scale"].startswith("1-5")
+    assert "exported at" in info
+    metadata = pq.read_schema(export_study(coded, out / "p.parquet")).metadata
+    assert json.loads(metadata[b"codecurve.provenance"])["template"] == config.template_id
+
+
+def test_failed_export_leaves_no_file(
+    coded: Study, out: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = out / "out.csv"
+    target.write_text("previous export")
+
+    def broken(frame: pd.DataFrame, path: Path) -> None:
+        path.write_text("half a fi")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(export_module, "write_csv", broken)
+    with pytest.raises(StudyError, match="No space left"):
+        export_study(coded, target)
+    assert target.read_text() == "previous export"
+    assert [p.name for p in out.iterdir()] == ["out.csv"]
+    with pytest.raises(StudyError, match="does not exist"):
+        export_study(coded, out / "missing" / "x.csv")
+
+
+def test_bad_format_and_layout(coded: Study, out: Path) -> None:
+    with pytest.raises(StudyError, match="cannot tell the format"):
+        export_study(coded, out / "x.txt")
+    with pytest.raises(StudyError, match="unknown export format"):
+        export_study(coded, out / "x.csv", format="docx")
+    with pytest.raises(StudyError, match="unknown layout"):
+        export_study(coded, out / "x.csv", layout="tall")
+    assert list(out.iterdir()) == []
+
+
+def test_export_from_a_read_only_handle_while_writer_open(coded: Study, out: Path) -> None:
+    with Study.open(coded.path, read_only=True) as reader:
+        frame = read_export(export_study(reader, out / "r.parquet"))
+    assert (frame["decision"].notna()).sum() == 3

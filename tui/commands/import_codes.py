@@ -1,0 +1,83 @@
+"""``codecurve import-codes STUDY FILE --coder NAME``: store existing codes as decisions."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+DESCRIPTION = """\
+Import codes already assigned (by hand, in a spreadsheet, by another tool) as one coder's
+decisions. The file is keyed by response id and holds either one column per code
+(named by the code; a scale value, a label, 0/1 or yes/no; blank = not coded) or one
+column listing the codes that apply, separated by ';' (every other code: does not
+apply; blank = not coded). Unknown ids or code names stop the import and are listed;
+nothing is stored unless everything is.
+
+  codecurve import-codes survey.codecurve coded.csv --coder alice
+  codecurve import-codes survey.codecurve labels.csv --coder gold --codes-column label
+"""
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "import-codes",
+        help="import existing codes as a coder's decisions",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("study", type=Path, help="the study file (.codecurve)")
+    parser.add_argument("file", type=Path, help="CSV, TSV, XLSX, JSONL, JSON or Parquet")
+    parser.add_argument("--coder", required=True, metavar="NAME", help="whose codes these are")
+    parser.add_argument(
+        "--id-column", metavar="NAME", help="column of response ids (default: guessed)"
+    )
+    parser.add_argument(
+        "--codes-column",
+        metavar="NAME",
+        help="a column listing the codes that apply (default: guessed when no column is "
+        "named after a code)",
+    )
+    parser.add_argument("--separator", default=";", help="separator of a codes list (default ;)")
+    parser.add_argument("--encoding", metavar="NAME", help="text encoding (default: UTF-8)")
+    parser.add_argument("--sheet", metavar="NAME", help="XLSX sheet: a name or 0-based number")
+    parser.add_argument(
+        "--replace",
+        action="store_true",
+        help="overwrite this coder's existing decisions that differ (default: refuse)",
+    )
+    parser.add_argument(
+        "--skip-unknown",
+        action="store_true",
+        help="import the rest when some ids or code names are unknown (they are listed)",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from study.code_import import import_codes
+    from study.store import Study
+
+    with Study.open(args.study) as study:
+        report = import_codes(
+            study,
+            args.file,
+            coder=args.coder,
+            id_column=args.id_column,
+            codes_column=args.codes_column,
+            separator=args.separator,
+            encoding=args.encoding,
+            sheet=args.sheet,
+            replace=args.replace,
+            skip_unknown=args.skip_unknown,
+        )
+    for message in report.codes_file.messages:
+        sys.stderr.write(f"{args.file}: {message}\n")
+    sys.stdout.write(
+        f"imported {len(report.codes_file.items):,} decisions on "
+        f"{report.codes_file.responses:,} responses by {args.coder!r} "
+        f"({report.codes_file.layout} layout): {report.added:,} new, {report.changed:,} "
+        f"changed, {report.unchanged:,} already there\n"
+    )
+    return 0

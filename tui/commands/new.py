@@ -1,0 +1,107 @@
+"""``codecurve new STUDY --responses FILE --codebook FILE``: create a study file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from study.store import Study
+
+DESCRIPTION = """\
+Create a study: one file (.codecurve) holding the responses, a snapshot of the codebook,
+and later the model's scores and your decisions. Nothing is written unless the whole
+study could be built; an existing study is never replaced without --force.
+
+  codecurve new survey.codecurve --responses answers.csv --codebook codes.yaml
+  codecurve new survey.codecurve --responses answers.xlsx --sheet 2 --codebook codes.qdc
+
+Responses: CSV, TSV, XLSX, JSONL, JSON, Parquet or TXT (one per line). The id and text
+columns are guessed (id, response_id, respondent ... / text, response, answer, comment
+... or the longest texts); other columns are kept with each response.
+"""
+
+SCALES = ("1-5", "1-9", "binary")
+
+
+def add_source_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
+    """``--responses/--codebook`` and the reading options, shared with ``score``."""
+    parser.add_argument(
+        "--responses", type=Path, required=required, metavar="FILE", help="the responses file"
+    )
+    parser.add_argument(
+        "--codebook", type=Path, required=required, metavar="FILE", help="the codebook file"
+    )
+    parser.add_argument(
+        "--id-column", metavar="NAME", help="column of response ids (default: guessed)"
+    )
+    parser.add_argument(
+        "--text-column", metavar="NAME", help="column of response texts (default: guessed)"
+    )
+    parser.add_argument(
+        "--encoding",
+        metavar="NAME",
+        help="text encoding of the responses (default: UTF-8, with or without BOM)",
+    )
+    parser.add_argument("--sheet", metavar="NAME", help="XLSX sheet: a name or 0-based number")
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "new",
+        help="create a study from responses and a codebook",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("study", type=Path, help="the study file to create (.codecurve)")
+    add_source_options(parser, required=True)
+    parser.add_argument(
+        "--scale",
+        choices=SCALES,
+        help="the codebook's default scale (default: as the codebook says)",
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="replace an existing study at that path"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    create_from_args(args, scale=args.scale, overwrite=args.force).close()
+    return 0
+
+
+def create_from_args(
+    args: argparse.Namespace, *, scale: str | None = None, overwrite: bool = False
+) -> Study:
+    """Read ``args.responses`` and ``args.codebook`` and create ``args.study`` (left open).
+
+    Messages about the responses go to stderr, one line each; so does the summary.
+    """
+    from dataclasses import replace
+
+    from codebooks import get_scale, load_codebook
+    from study.responses import read_responses
+    from study.store import Study
+
+    sheet: str | int | None = args.sheet
+    table = read_responses(
+        args.responses,
+        id_column=args.id_column,
+        text_column=args.text_column,
+        encoding=args.encoding,
+        sheet=sheet,
+    )
+    codebook = load_codebook(args.codebook)
+    if scale is not None:
+        codebook = replace(codebook, scale=get_scale(scale))
+    for message in table.messages:
+        sys.stderr.write(f"{args.responses}: {message}\n")
+    study = Study.create(args.study, responses=table, codebook=codebook, overwrite=overwrite)
+    sys.stderr.write(
+        f"created {args.study}: {study.response_count():,} responses x "
+        f"{len(study.codes)} codes ({study.pair_count():,} pairs)\n"
+    )
+    return study
