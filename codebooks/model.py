@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -15,6 +16,9 @@ from typing import Any
 from codebooks.errors import CodebookError
 
 DEFAULT_QUESTION = "How well does the code apply to this response?"
+
+# REFI-QDA's RGBType: "#" and three or six hex digits, either case.
+_COLOR = re.compile(r"#(?:[0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})")
 
 
 @dataclass(frozen=True)
@@ -123,16 +127,19 @@ class Scale:
 
     def strict(self) -> Scale:
         """The same scale scoring exactly one rendering per option."""
-        return replace(
-            self, options=tuple(replace(o, variants=(o.label,)) for o in self.options)
-        )
+        return replace(self, options=tuple(replace(o, variants=(o.label,)) for o in self.options))
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "applies_from": self.applies_from,
             "options": [
-                {"label": o.label, "value": o.value, "anchor": o.anchor, "variants": list(o.variants)}
+                {
+                    "label": o.label,
+                    "value": o.value,
+                    "anchor": o.anchor,
+                    "variants": list(o.variants),
+                }
                 for o in self.options
             ],
         }
@@ -210,7 +217,8 @@ class Code:
         examples: Short example texts where it applies.
         parent: ``id`` of the parent code, if any.
         codable: False for a category that only groups other codes.
-        color: Optional ``#rrggbb`` colour, kept for REFI-QDA round trips.
+        color: Optional ``#rrggbb`` (or ``#rgb``) colour, kept as written for REFI-QDA
+            round trips.
         scale: A scale of its own, overriding the codebook's.
     """
 
@@ -230,6 +238,10 @@ class Code:
             raise CodebookError("a code needs a non-empty id")
         if not str(self.name).strip():
             raise CodebookError(f"code {self.id!r} needs a non-empty name")
+        if self.color is not None and not _COLOR.fullmatch(self.color):
+            raise CodebookError(
+                f"code {self.name!r}: colour {self.color!r} is not #rrggbb or #rgb hex"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -277,14 +289,20 @@ class Codebook:
             if code.parent is not None and code.parent not in known:
                 raise CodebookError(f"code {code.name!r} names an unknown parent {code.parent!r}")
         by_id = {c.id: c for c in self.codes}
+        # Walk up from each code, stopping at codes already known to reach a root, so
+        # the check stays linear even for a deep chain of nested codes.
+        rooted: set[str] = set()
         for code in self.codes:
-            seen = {code.id}
-            parent = code.parent
-            while parent is not None:
-                if parent in seen:
-                    raise CodebookError(f"code {code.name!r} is its own ancestor (a cycle of parents)")
-                seen.add(parent)
-                parent = by_id[parent].parent
+            chain: set[str] = set()
+            current: str | None = code.id
+            while current is not None and current not in rooted:
+                if current in chain:
+                    raise CodebookError(
+                        f"code {by_id[current].name!r} is its own ancestor (a cycle of parents)"
+                    )
+                chain.add(current)
+                current = by_id[current].parent
+            rooted.update(chain)
         for set_name, members in self.sets:
             for member in members:
                 if member not in known:
