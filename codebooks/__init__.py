@@ -18,12 +18,15 @@ from codebooks.model import (
     get_scale,
 )
 from codebooks.readers import load_codebook
+from codebooks.samples import SAMPLES, sample_paths
+from codebooks.writers import save_codebook
 
 __all__ = [
     "BINARY",
     "DEFAULT_QUESTION",
     "LIKERT_5",
     "LIKERT_9",
+    "SAMPLES",
     "SCALES",
     "Code",
     "Codebook",
@@ -35,6 +38,8 @@ __all__ = [
     "codebook_from_mapping",
     "get_scale",
     "load_codebook",
+    "sample_paths",
+    "save_codebook",
     "scale_from_value",
     "slugify",
 ]

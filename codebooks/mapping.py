@@ -1,4 +1,4 @@
-"""Build a :class:`Codebook` from plain data (parsed YAML or JSON), with clear errors.
+"""A :class:`Codebook` to and from plain data (parsed YAML or JSON), with clear errors.
 
 The layout, shared by the YAML and JSON formats::
 
@@ -16,27 +16,42 @@ The layout, shared by the YAML and JSON formats::
         parent: Pressures                # a code's id or name
         codable: true                    # false for a grouping category
         color: "#aa3300"
+        scale: binary                    # this code's own scale, if it differs
         codes: [...]                     # nested children, another way to give parents
     sets:                                # optional
-      - {name: Core, codes: [workload]}
+      - {name: Core, codes: [workload]}  # codes by id or name
 
 A scale given as a mapping: ``{name: agree-3, applies_from: 3, options: [{label: "1",
 value: 1, anchor: "disagree", variants: ["1", " 1"]}, ...]}``.
+
+Reading never trusts the data's types: every value is checked before it is used, so a
+malformed file gives a :class:`CodebookError` naming the key path, never a ``TypeError``
+(and never ``str()`` of an arbitrary structure, which YAML aliases can make huge).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from codebooks.errors import CodebookError
-from codebooks.model import DEFAULT_QUESTION, Code, Codebook, Option, Scale, get_scale
+from codebooks.model import (
+    DEFAULT_QUESTION,
+    SCALES,
+    Code,
+    Codebook,
+    Option,
+    Scale,
+    default_variants,
+    get_scale,
+)
 
-_CODE_KEYS = {
-    "id",
+CODE_KEYS = (
     "name",
+    "id",
     "definition",
     "inclusion",
     "exclusion",
@@ -44,10 +59,15 @@ _CODE_KEYS = {
     "parent",
     "codable",
     "color",
-    "codes",
     "scale",
-}
-_TOP_KEYS = {"name", "question", "description", "scale", "codes", "sets"}
+    "codes",
+)
+TOP_KEYS = ("name", "description", "question", "scale", "codes", "sets")
+_SET_KEYS = ("name", "codes")
+_SCALE_KEYS = ("name", "applies_from", "options")
+_OPTION_KEYS = ("label", "value", "anchor", "variants")
+
+PathLike = str | Path | None
 
 
 def slugify(name: str) -> str:
@@ -56,8 +76,22 @@ def slugify(name: str) -> str:
     return slug or "code"
 
 
-def codebook_from_mapping(data: Any, *, path: str | Path | None = None) -> Codebook:
+# --- reading ---------------------------------------------------------------------------
+
+
+def codebook_from_mapping(
+    data: Any,
+    *,
+    path: PathLike = None,
+    code_places: Sequence[str] | None = None,
+) -> Codebook:
     """Validate parsed YAML/JSON data and build a codebook.
+
+    Args:
+        data: The parsed document.
+        path: The file it came from, named in errors.
+        code_places: How errors name each top-level code (e.g. ``"row 3"`` for a CSV);
+            ``codes[i]`` by default.
 
     Raises:
         CodebookError: naming the file and the key path of the first problem.
@@ -66,35 +100,25 @@ def codebook_from_mapping(data: Any, *, path: str | Path | None = None) -> Codeb
         raise CodebookError(
             "a codebook must be a mapping with at least 'name' and 'codes'", path=path
         )
-    unknown = set(data) - _TOP_KEYS
-    if unknown:
-        raise CodebookError(
-            f"unknown top-level key(s) {', '.join(sorted(map(str, unknown)))}; "
-            f"expected {', '.join(sorted(_TOP_KEYS))}",
-            path=path,
-        )
-    name = data.get("name")
-    if name is None:
+    _check_keys(data, TOP_KEYS, "top-level key", path=path, where=None)
+    name = _text(data, "name", path=path, where="name")
+    if not name:
         name = Path(path).stem if path is not None else "codebook"
     raw_codes = data.get("codes")
     if not isinstance(raw_codes, list) or not raw_codes:
         raise CodebookError("'codes' must be a non-empty list of codes", path=path, where="codes")
-    try:
-        scale = scale_from_value(data.get("scale", "1-5"))
-    except CodebookError as exc:
-        raise CodebookError(exc.message, path=path, where="scale") from None
-    codes: list[Code] = []
-    _collect_codes(raw_codes, parent=None, out=codes, path=path, where="codes")
-    codes = _resolve_parents(codes, path=path)
+    scale = _scale_at(data.get("scale", "1-5"), path=path, where="scale")
+    collector = _CodeCollector(path)
+    collector.collect(raw_codes, parent=None, where="codes", places=code_places)
+    codes = collector.resolved()
     sets = _parse_sets(data.get("sets"), codes, path=path)
-    question = data.get("question") or DEFAULT_QUESTION
     try:
         return Codebook(
-            name=str(name),
+            name=name,
             codes=tuple(codes),
             scale=scale,
-            question=str(question),
-            description=str(data.get("description") or ""),
+            question=_text(data, "question", path=path, where="question") or DEFAULT_QUESTION,
+            description=_text(data, "description", path=path, where="description"),
             sets=sets,
         )
     except CodebookError as exc:
@@ -102,157 +126,312 @@ def codebook_from_mapping(data: Any, *, path: str | Path | None = None) -> Codeb
 
 
 def scale_from_value(value: Any) -> Scale:
-    """A scale from a ready-made name or a mapping."""
+    """A scale from a ready-made name (``1-5``, ``1-9``, ``binary``) or a mapping."""
     if isinstance(value, str):
         return get_scale(value.strip())
-    if isinstance(value, Mapping):
-        raw_options = value.get("options")
-        if not isinstance(raw_options, list):
-            raise CodebookError("a scale mapping needs a list of 'options'")
-        options = []
-        for i, raw in enumerate(raw_options):
-            if isinstance(raw, (str, int)):
-                raw = {"label": str(raw)}
-            if not isinstance(raw, Mapping) or "label" not in raw:
-                raise CodebookError(f"option {i + 1} needs a 'label'")
-            try:
-                option_value = int(raw.get("value", i + 1))
-            except (TypeError, ValueError):
-                raise CodebookError(f"option {i + 1}: 'value' must be an integer") from None
-            variants = raw.get("variants") or ()
-            if isinstance(variants, str) or not all(isinstance(v, str) for v in variants):
-                raise CodebookError(f"option {i + 1}: 'variants' must be a list of strings")
-            options.append(
-                Option(
-                    label=str(raw["label"]),
-                    value=option_value,
-                    anchor=str(raw.get("anchor") or ""),
-                    variants=tuple(variants),
+    if isinstance(value, int) and not isinstance(value, bool):
+        # YAML reads an unquoted `scale: 5` as a number; name the fix.
+        raise CodebookError(f"unknown scale {value}; write one of {', '.join(SCALES)}")
+    if not isinstance(value, Mapping):
+        raise CodebookError(
+            f"a scale is a name ({', '.join(SCALES)}) or a mapping, not {_kind(value)}"
+        )
+    unknown = sorted(str(k) for k in value if k not in _SCALE_KEYS)
+    if unknown:
+        raise CodebookError(f"unknown scale key(s) {', '.join(unknown)}")
+    raw_options = value.get("options")
+    if not isinstance(raw_options, list):
+        raise CodebookError("a scale mapping needs a list of 'options'")
+    options = [_option(raw, i) for i, raw in enumerate(raw_options)]
+    applies_from = value.get("applies_from")
+    if applies_from is not None and not _is_int(applies_from):
+        raise CodebookError("'applies_from' must be an integer")
+    name = value.get("name", "custom")
+    if not _is_scalar(name):
+        raise CodebookError("a scale's 'name' must be text")
+    return Scale(name=str(name), options=tuple(options), applies_from=applies_from)
+
+
+def _option(raw: Any, i: int) -> Option:
+    where = f"option {i + 1}"
+    if _is_scalar(raw):
+        raw = {"label": raw}
+    if not isinstance(raw, Mapping) or not _is_scalar(raw.get("label")):
+        raise CodebookError(f"{where} needs a 'label'")
+    unknown = sorted(str(k) for k in raw if k not in _OPTION_KEYS)
+    if unknown:
+        raise CodebookError(f"{where}: unknown key(s) {', '.join(unknown)}")
+    value = raw.get("value", i + 1)
+    if not _is_int(value):
+        raise CodebookError(f"{where}: 'value' must be an integer")
+    anchor = raw.get("anchor")
+    if anchor is not None and not _is_scalar(anchor):
+        raise CodebookError(f"{where}: 'anchor' must be text")
+    variants = raw.get("variants") or []
+    if not isinstance(variants, list) or not all(isinstance(v, str) for v in variants):
+        raise CodebookError(f"{where}: 'variants' must be a list of strings")
+    return Option(
+        label=str(raw["label"]),
+        value=value,
+        anchor="" if anchor is None else str(anchor),
+        variants=tuple(variants),
+    )
+
+
+def _scale_at(value: Any, *, path: PathLike, where: str) -> Scale:
+    try:
+        return scale_from_value(value)
+    except CodebookError as exc:
+        raise CodebookError(exc.message, path=path, where=where) from None
+
+
+@dataclass
+class _CodeCollector:
+    """Flattens nested codes, checking each as it comes so errors name their place."""
+
+    path: PathLike
+
+    def __post_init__(self) -> None:
+        self.codes: list[Code] = []
+        self.places: list[str] = []
+        self.ids: set[str] = set()
+        # Duplicates are refused as soon as they appear: besides a better message, this
+        # stops YAML aliases that repeat a subtree from multiplying it exponentially.
+        self.names: set[str] = set()
+
+    def collect(
+        self,
+        raw_codes: list[Any],
+        *,
+        parent: str | None,
+        where: str,
+        places: Sequence[str] | None = None,
+    ) -> None:
+        path = self.path
+        for i, raw in enumerate(raw_codes):
+            here = places[i] if places is not None and i < len(places) else f"{where}[{i}]"
+            if _is_scalar(raw):
+                raw = {"name": raw}
+            if not isinstance(raw, Mapping):
+                raise CodebookError(
+                    "each code must be a mapping with a 'name'", path=path, where=here
                 )
-            )
-        applies_from = value.get("applies_from")
-        try:
-            applies = None if applies_from is None else int(applies_from)
-        except (TypeError, ValueError):
-            raise CodebookError("'applies_from' must be an integer") from None
-        return Scale(name=str(value.get("name") or "custom"), options=tuple(options), applies_from=applies)
-    raise CodebookError(f"a scale is a name (1-5, 1-9, binary) or a mapping, not {value!r}")
+            code = self._code(raw, parent=parent, where=here)
+            self.codes.append(code)
+            self.places.append(here)
+            children = raw.get("codes")
+            if children is not None:
+                if not isinstance(children, list):
+                    raise CodebookError("nested 'codes' must be a list", path=path, where=here)
+                self.collect(children, parent=code.id, where=f"{here}.codes")
 
-
-def _text(raw: Mapping[str, Any], key: str, *, path: str | Path | None, where: str) -> str:
-    value = raw.get(key)
-    if value is None:
-        return ""
-    if isinstance(value, (str, int, float)):
-        return str(value).strip()
-    raise CodebookError(f"'{key}' must be text", path=path, where=where)
-
-
-def _collect_codes(
-    raw_codes: list[Any],
-    *,
-    parent: str | None,
-    out: list[Code],
-    path: str | Path | None,
-    where: str,
-) -> None:
-    for i, raw in enumerate(raw_codes):
-        here = f"{where}[{i}]"
-        if isinstance(raw, str):
-            raw = {"name": raw}
-        if not isinstance(raw, Mapping):
-            raise CodebookError("each code must be a mapping with a 'name'", path=path, where=here)
-        unknown = set(raw) - _CODE_KEYS
-        if unknown:
-            raise CodebookError(
-                f"unknown key(s) {', '.join(sorted(map(str, unknown)))} in a code",
-                path=path,
-                where=here,
-            )
-        name = _text(raw, "name", path=path, where=here)
+    def _code(self, raw: Mapping[Any, Any], *, parent: str | None, where: str) -> Code:
+        path = self.path
+        _check_keys(raw, CODE_KEYS, "key", path=path, where=where)
+        name = _text(raw, "name", path=path, where=where)
         if not name:
-            raise CodebookError("a code needs a 'name'", path=path, where=here)
-        code_id = _text(raw, "id", path=path, where=here) or slugify(name)
-        examples = raw.get("examples") or ()
-        if isinstance(examples, str):
-            examples = (examples,)
-        if not isinstance(examples, (list, tuple)) or not all(
-            isinstance(e, (str, int, float)) for e in examples
-        ):
-            raise CodebookError("'examples' must be a list of strings", path=path, where=here)
+            raise CodebookError("a code needs a 'name'", path=path, where=where)
+        code_id = _text(raw, "id", path=path, where=where) or slugify(name)
+        if code_id in self.ids:
+            raise CodebookError(f"code id {code_id!r} is used twice", path=path, where=where)
+        folded = name.casefold()
+        if folded in self.names:
+            raise CodebookError(
+                f"code name {name!r} is used twice; code names must be unique",
+                path=path,
+                where=where,
+            )
+        self.ids.add(code_id)
+        self.names.add(folded)
+        examples = raw.get("examples")
+        if examples is None:
+            examples = []
+        elif _is_scalar(examples):
+            examples = [examples]
+        if not isinstance(examples, list) or not all(_is_scalar(e) for e in examples):
+            raise CodebookError("'examples' must be a list of strings", path=path, where=where)
         codable = raw.get("codable", True)
         if not isinstance(codable, bool):
-            raise CodebookError("'codable' must be true or false", path=path, where=here)
+            raise CodebookError("'codable' must be true or false", path=path, where=where)
         own_parent = raw.get("parent")
-        if own_parent is not None and not isinstance(own_parent, (str, int)):
-            raise CodebookError("'parent' must be a code id or name", path=path, where=here)
-        try:
-            scale = None if raw.get("scale") is None else scale_from_value(raw["scale"])
-        except CodebookError as exc:
-            raise CodebookError(exc.message, path=path, where=f"{here}.scale") from None
+        if own_parent is not None and not _is_scalar(own_parent):
+            raise CodebookError("'parent' must be a code id or name", path=path, where=where)
+        if own_parent is not None and str(own_parent).strip():
+            parent = str(own_parent).strip()
         color = raw.get("color")
-        out.append(
-            Code(
+        if color is not None and not isinstance(color, str):
+            raise CodebookError("'color' must be text like \"#aa3300\"", path=path, where=where)
+        raw_scale = raw.get("scale")
+        scale = None
+        if raw_scale is not None:
+            scale = _scale_at(raw_scale, path=path, where=f"{where}.scale")
+        try:
+            return Code(
                 id=code_id,
                 name=name,
-                definition=_text(raw, "definition", path=path, where=here),
-                inclusion=_text(raw, "inclusion", path=path, where=here),
-                exclusion=_text(raw, "exclusion", path=path, where=here),
-                examples=tuple(str(e).strip() for e in examples),
-                parent=str(own_parent) if own_parent is not None else parent,
+                definition=_text(raw, "definition", path=path, where=where),
+                inclusion=_text(raw, "inclusion", path=path, where=where),
+                exclusion=_text(raw, "exclusion", path=path, where=where),
+                examples=tuple(s for e in examples if (s := str(e).strip())),
+                parent=parent,
                 codable=codable,
-                color=None if color is None else str(color),
+                color=color.strip() if color else None,
                 scale=scale,
             )
-        )
-        children = raw.get("codes")
-        if children is not None:
-            if not isinstance(children, list):
-                raise CodebookError("nested 'codes' must be a list", path=path, where=here)
-            _collect_codes(children, parent=code_id, out=out, path=path, where=f"{here}.codes")
+        except CodebookError as exc:
+            raise CodebookError(exc.message, path=path, where=where) from None
 
-
-def _resolve_parents(codes: list[Code], *, path: str | Path | None) -> list[Code]:
-    """Let ``parent`` name a code by id or by name."""
-    ids = {c.id for c in codes}
-    by_name = {c.name.strip().casefold(): c.id for c in codes}
-    resolved = []
-    for code in codes:
-        parent = code.parent
-        if parent is not None and parent not in ids:
-            parent_id = by_name.get(parent.strip().casefold())
-            if parent_id is None:
-                raise CodebookError(
-                    f"code {code.name!r} names an unknown parent {parent!r}", path=path
-                )
-            code = Code(**{**code.__dict__, "parent": parent_id})
-        resolved.append(code)
-    return resolved
+    def resolved(self) -> list[Code]:
+        """The codes with every ``parent`` turned into an id (it may name a code by name)."""
+        ids = {c.id for c in self.codes}
+        by_name = {c.name.casefold(): c.id for c in self.codes}
+        resolved = []
+        for code, where in zip(self.codes, self.places, strict=True):
+            parent = code.parent
+            if parent is not None and parent not in ids:
+                parent_id = by_name.get(parent.casefold())
+                if parent_id is None:
+                    raise CodebookError(
+                        f"code {code.name!r} names an unknown parent {parent!r}",
+                        path=self.path,
+                        where=where,
+                    )
+                code = replace(code, parent=parent_id)
+            resolved.append(code)
+        return resolved
 
 
 def _parse_sets(
-    raw: Any, codes: list[Code], *, path: str | Path | None
+    raw: Any, codes: list[Code], *, path: PathLike
 ) -> tuple[tuple[str, tuple[str, ...]], ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list):
         raise CodebookError("'sets' must be a list", path=path, where="sets")
     ids = {c.id for c in codes}
-    by_name = {c.name.strip().casefold(): c.id for c in codes}
+    by_name = {c.name.casefold(): c.id for c in codes}
     sets = []
     for i, item in enumerate(raw):
-        if not isinstance(item, Mapping) or "name" not in item:
-            raise CodebookError("each set needs a 'name' and 'codes'", path=path, where=f"sets[{i}]")
+        where = f"sets[{i}]"
+        if not isinstance(item, Mapping):
+            raise CodebookError("each set needs a 'name' and 'codes'", path=path, where=where)
+        _check_keys(item, _SET_KEYS, "key", path=path, where=where)
+        name = _text(item, "name", path=path, where=where)
+        if not name:
+            raise CodebookError("a set needs a 'name'", path=path, where=where)
+        raw_members = item.get("codes")
+        if raw_members is None:
+            raw_members = []
+        if not isinstance(raw_members, list) or not all(_is_scalar(m) for m in raw_members):
+            raise CodebookError(
+                "a set's 'codes' must be a list of code ids or names", path=path, where=where
+            )
         members = []
-        for member in item.get("codes") or ():
-            key = str(member)
+        for member in raw_members:
+            key = str(member).strip()
             if key not in ids:
-                found = by_name.get(key.strip().casefold())
+                found = by_name.get(key.casefold())
                 if found is None:
                     raise CodebookError(
-                        f"set {item['name']!r} names an unknown code {key!r}", path=path, where=f"sets[{i}]"
+                        f"set {name!r} names an unknown code {key!r}", path=path, where=where
                     )
                 key = found
             members.append(key)
-        sets.append((str(item["name"]), tuple(members)))
+        sets.append((name, tuple(members)))
     return tuple(sets)
+
+
+def _check_keys(
+    raw: Mapping[Any, Any], known: Sequence[str], what: str, *, path: PathLike, where: str | None
+) -> None:
+    unknown = sorted(str(k) for k in raw if k not in known)
+    if unknown:
+        raise CodebookError(
+            f"unknown {what}(s) {', '.join(unknown)}; expected {', '.join(known)}",
+            path=path,
+            where=where,
+        )
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _kind(value: Any) -> str:
+    return "nothing" if value is None else f"a {type(value).__name__}"
+
+
+def _text(raw: Mapping[Any, Any], key: str, *, path: PathLike, where: str) -> str:
+    value = raw.get(key)
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        # YAML 1.1 reads yes/no/on/off as booleans: a code called No needs quotes.
+        raise CodebookError(
+            f"'{key}' must be text, not {value}; put it in quotes", path=path, where=where
+        )
+    if _is_scalar(value):
+        return str(value).strip()
+    raise CodebookError(f"'{key}' must be text, not {_kind(value)}", path=path, where=where)
+
+
+# --- writing ---------------------------------------------------------------------------
+
+
+def codebook_to_mapping(codebook: Codebook) -> dict[str, Any]:
+    """The codebook as plain data in the layout above; :func:`codebook_from_mapping` of it
+    gives back an equal codebook.
+
+    Codes stay a flat list in the codebook's order, each naming its parent's id, so the
+    order survives; defaults (no examples, codable, no colour) are left out.
+    """
+    data: dict[str, Any] = {"name": codebook.name}
+    if codebook.description:
+        data["description"] = codebook.description
+    if codebook.question != DEFAULT_QUESTION:
+        data["question"] = codebook.question
+    data["scale"] = scale_to_value(codebook.scale)
+    data["codes"] = [code_to_mapping(c) for c in codebook.codes]
+    if codebook.sets:
+        data["sets"] = [{"name": n, "codes": list(m)} for n, m in codebook.sets]
+    return data
+
+
+def code_to_mapping(code: Code) -> dict[str, Any]:
+    """One code as plain data, leaving out what reading would fill in anyway."""
+    data: dict[str, Any] = {"name": code.name}
+    if code.id != slugify(code.name):
+        data["id"] = code.id
+    for key in ("definition", "inclusion", "exclusion"):
+        if getattr(code, key):
+            data[key] = getattr(code, key)
+    if code.examples:
+        data["examples"] = list(code.examples)
+    if code.parent is not None:
+        data["parent"] = code.parent
+    if not code.codable:
+        data["codable"] = False
+    if code.color is not None:
+        data["color"] = code.color
+    if code.scale is not None:
+        data["scale"] = scale_to_value(code.scale)
+    return data
+
+
+def scale_to_value(scale: Scale) -> str | dict[str, Any]:
+    """A ready-made scale's name, or the scale as a mapping."""
+    if SCALES.get(scale.name) == scale:
+        return scale.name
+    options = []
+    for option in scale.options:
+        entry: dict[str, Any] = {"label": option.label, "value": option.value}
+        if option.anchor:
+            entry["anchor"] = option.anchor
+        if option.variants != default_variants(option.label):
+            entry["variants"] = list(option.variants)
+        options.append(entry)
+    return {"name": scale.name, "applies_from": scale.applies_from, "options": options}

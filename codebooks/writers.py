@@ -1,0 +1,93 @@
+"""Write a codebook to a file, choosing the format by suffix.
+
+YAML and JSON keep everything (:func:`codebooks.mapping.codebook_to_mapping`); CSV keeps
+the codes (:mod:`codebooks.tabular`); REFI-QDA ``.qdc`` keeps the codes, their hierarchy,
+colours and sets (:mod:`codebooks.qdc`). New formats register in :data:`WRITERS`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+
+from codebooks.errors import CodebookError
+from codebooks.files import write_atomic
+from codebooks.mapping import codebook_to_mapping
+from codebooks.model import Codebook
+from codebooks.qdc import qdc_bytes
+from codebooks.tabular import csv_bytes
+
+__all__ = ["WRITERS", "csv_bytes", "json_bytes", "qdc_bytes", "save_codebook", "yaml_bytes"]
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style for texts of several lines, so definitions read as they were written."""
+
+    def represent_str(self, data: str) -> yaml.ScalarNode:
+        # PyYAML falls back to quotes where a block cannot hold the text exactly.
+        style = "|" if "\n" in data else None
+        return self.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _Dumper.represent_str)
+
+_YAML_HEADER = "# codecurve codebook (layout: codebooks.mapping)\n"
+
+
+def yaml_bytes(codebook: Codebook) -> bytes:
+    """The codebook as YAML; :func:`codebooks.load_codebook` reads it back unchanged."""
+    text = yaml.dump(
+        codebook_to_mapping(codebook),
+        Dumper=_Dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        width=88,
+    )
+    return (_YAML_HEADER + text).encode("utf-8")
+
+
+def json_bytes(codebook: Codebook) -> bytes:
+    """The codebook as JSON, laid out like the YAML."""
+    return (json.dumps(codebook_to_mapping(codebook), ensure_ascii=False, indent=2) + "\n").encode(
+        "utf-8"
+    )
+
+
+WRITERS: dict[str, Callable[[Codebook], bytes]] = {
+    ".yaml": yaml_bytes,
+    ".yml": yaml_bytes,
+    ".json": json_bytes,
+    ".csv": csv_bytes,
+    ".qdc": qdc_bytes,
+}
+
+
+def save_codebook(codebook: Codebook, path: str | Path) -> Path:
+    """Write ``codebook`` in the format its suffix names, atomically.
+
+    The file is written in full to a temporary file beside it and renamed into place, so
+    a failure leaves any earlier file as it was.
+
+    Returns:
+        The path written.
+
+    Raises:
+        CodebookError: for an unknown suffix, a codebook the format cannot hold, or a
+            file that cannot be written.
+    """
+    p = Path(path)
+    writer = WRITERS.get(p.suffix.lower())
+    if writer is None:
+        known = ", ".join(sorted(WRITERS))
+        raise CodebookError(
+            f"unknown codebook format {p.suffix or '(none)'!r}; use {known}", path=p
+        )
+    try:
+        data = writer(codebook)
+    except CodebookError as exc:
+        raise CodebookError(exc.message, path=p, where=exc.where) from None
+    write_atomic(p, data)
+    return p
