@@ -285,3 +285,40 @@ def test_real_subprocess(files: dict[str, Path], tmp_path: Path) -> None:
     assert exported.returncode == 0, exported.stderr
     assert "café" in out.read_text(encoding="utf-8-sig")
     assert sys.executable  # the test ran in the project's interpreter
+
+
+def test_score_a_study_and_resume(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    study = str(files["study"])
+    rc = main(
+        [
+            "score",
+            study,
+            "--responses",
+            str(files["responses"]),
+            "--codebook",
+            str(files["codebook"]),
+            "--model",
+            "fake",
+            "--batch-size",
+            "2",
+        ]
+    )
+    assert rc == 0, capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "stored 6 new scores; 6 of 6 pairs are scored" in err
+    assert main(["score", study, "--model", "fake"]) == 0
+    assert "stored 0 new scores" in capsys.readouterr().err
+    with Study.open(files["study"]) as opened:
+        config_id = opened.active_config_id()
+        assert config_id is not None
+        assert opened.scored_count(config_id) == 6
+        assert opened.config_row(config_id).model.backend == "fake"
+    assert main(["score", study, "--model", "fake", "--scale", "binary"]) == 1
+    assert "scale is fixed" in one_error_line(capsys.readouterr().err)
+    assert main(["score", study, "--model", "fake", "-o", str(tmp_path / "x.csv")]) == 1
+    assert "codecurve export" in one_error_line(capsys.readouterr().err)
+    out = tmp_path / "long.parquet"
+    assert main(["export", study, "-o", str(out)]) == 0
+    assert pd.read_parquet(out)["scored"].all()

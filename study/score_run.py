@@ -1,0 +1,101 @@
+"""Score a study's pending pairs, storing each batch as soon as it is finished.
+
+:func:`score_study` is the one loop the command line (``codecurve score STUDY``) and
+the app's scoring worker share. The engine's configuration becomes the study's active
+one; only pairs without a score under it are sent to the model, and every finished
+batch is one committed transaction, so an interrupted run (an error, Ctrl-C, a kill)
+keeps what it finished and the next run starts where it stopped: a pair already scored
+is never computed again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from scoring.errors import ScoringCancelled
+from study.errors import StudyError
+
+if TYPE_CHECKING:
+    from scoring.engine import BatchResult, ScoringEngine
+    from study.store import Study
+
+
+@dataclass(frozen=True)
+class ScoreProgress:
+    """Where a study's scoring run stands after a batch.
+
+    Attributes:
+        batch: The engine's result for the batch just stored.
+        stored: Scores stored by this run so far.
+        scored: Pairs of the study scored under the configuration (earlier runs too).
+        total: Pairs of the study.
+    """
+
+    batch: BatchResult
+    stored: int
+    scored: int
+    total: int
+
+
+@dataclass(frozen=True)
+class ScoreRun:
+    """What :func:`score_study` did."""
+
+    config_id: int
+    pending: int
+    stored: int
+    already: int
+    total: int
+
+
+def score_study(
+    study: Study,
+    engine: ScoringEngine,
+    *,
+    progress: Callable[[ScoreProgress], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> ScoreRun:
+    """Score the pairs of ``study`` not yet scored under ``engine``'s configuration.
+
+    Args:
+        study: A study open for writing.
+        engine: Built on ``study.codebook`` (its scale and codes are the study's).
+        progress: Called after each stored batch.
+        cancel: Checked between batches; when set, the run stops and
+            :class:`~scoring.errors.ScoringCancelled` is raised (stored batches stay).
+
+    Raises:
+        StudyError: the engine's codebook is not the study's.
+        ScoringError: the model failed; the batches before the failure are stored.
+        ScoringCancelled: ``cancel`` was set.
+    """
+    if engine.codebook.content_hash() != study.codebook.content_hash():
+        raise StudyError(
+            "the scoring engine was built on another codebook than the study's", path=study.path
+        )
+    config_id = study.ensure_config(engine.config)
+    pending = study.pending_pairs(config_id)
+    total = study.pair_count()
+    already = total - len(pending)
+    stored = 0
+    batches = engine.iter_batches(pending)
+    try:
+        for batch in batches:
+            stored += study.write_scores(config_id, batch.scores)
+            if progress is not None:
+                progress(ScoreProgress(batch, stored, already + stored, total))
+            if cancel is not None and cancel.is_set() and already + stored < total:
+                raise ScoringCancelled(
+                    f"scoring cancelled after {stored} pairs; {already + stored} of {total} "
+                    "are scored and kept"
+                )
+    finally:
+        close = getattr(batches, "close", None)
+        if close is not None:
+            close()
+    return ScoreRun(
+        config_id=config_id, pending=len(pending), stored=stored, already=already, total=total
+    )
