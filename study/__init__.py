@@ -1,24 +1,53 @@
 """One coding study on disk: responses, codebook snapshot, scores, decisions, event log.
 
-Public names::
+Public names (modules in brackets)::
 
-    Study                         the study file (store.py): create/open, decisions, undo,
-                                  scores, queries (queries.py)
-    Response, ResponseTable,      responses read from CSV/TSV/XLSX/JSONL/JSON/Parquet/TXT
-    read_responses                (responses.py)
-    Decision, Event, ConfigRow,   values a study hands out (rows.py)
+    Study, ImportResult            the study file: create/open, decisions, undo, scores,
+                                   queue queries [store, queries, schema, locking]
+    Response, ResponseTable,       responses from CSV/TSV/XLSX/JSONL/JSON/Parquet/TXT
+    read_responses                 [responses]
+    Decision, Event, ConfigRow,    values a study hands out [rows]
     PairRow
-    StudyError, StudyLockedError, errors (errors.py)
+    StudyError, StudyLockedError,  errors [errors]
     ResponsesError
-    export_study                  the coded dataset (export.py)
+    export_study, export_codebook  the coded dataset and the codebook [export]
+    import_codes                   existing codes as a coder's decisions [code_import]
+    score_study                    score the pending pairs into the study [score_run]
 
-Imports nothing of the UI and no torch.
+The last three load pandas (or the scoring engine) on first use, so that ``import study``
+stays light. Imports nothing of the UI and no torch.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from study.errors import ResponsesError, StudyError, StudyLockedError
 from study.responses import Response, ResponseTable, read_responses
 from study.rows import ConfigRow, Decision, Event, PairRow
 from study.store import ImportResult, Study
+
+if TYPE_CHECKING:
+    from study.code_import import import_codes
+    from study.export import export_codebook, export_study
+    from study.score_run import score_study
+
+_LAZY = {
+    "export_study": "study.export",
+    "export_codebook": "study.export",
+    "import_codes": "study.code_import",
+    "score_study": "study.score_run",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'study' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "ConfigRow",
@@ -32,5 +61,9 @@ __all__ = [
     "Study",
     "StudyError",
     "StudyLockedError",
+    "export_codebook",
+    "export_study",
+    "import_codes",
     "read_responses",
+    "score_study",
 ]
