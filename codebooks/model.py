@@ -18,7 +18,7 @@ from codebooks.errors import CodebookError
 DEFAULT_QUESTION = "How well does the code apply to this response?"
 
 # REFI-QDA's RGBType: "#" and three or six hex digits, either case.
-_COLOR = re.compile(r"#(?:[0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})")
+COLOR = re.compile(r"#(?:[0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})")
 
 
 @dataclass(frozen=True)
@@ -238,7 +238,7 @@ class Code:
             raise CodebookError("a code needs a non-empty id")
         if not str(self.name).strip():
             raise CodebookError(f"code {self.id!r} needs a non-empty name")
-        if self.color is not None and not _COLOR.fullmatch(self.color):
+        if self.color is not None and not COLOR.fullmatch(self.color):
             raise CodebookError(
                 f"code {self.name!r}: colour {self.color!r} is not #rrggbb or #rgb hex"
             )

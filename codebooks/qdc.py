@@ -63,7 +63,7 @@ from defusedxml import DefusedXmlException
 from codebooks.errors import CodebookError
 from codebooks.files import read_bytes
 from codebooks.mapping import slugify
-from codebooks.model import LIKERT_5, Code, Codebook
+from codebooks.model import COLOR, LIKERT_5, Code, Codebook
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,6 @@ NAMESPACE = "urn:QDA-XML:codebook:1.0"
 # Fixed forever: changing it changes every GUID codecurve has ever exported.
 GUID_NAMESPACE = uuid.UUID("8f0c1d52-4f6e-5a43-9d3b-6c0de6c0b00c")
 
-_COLOR = re.compile(r"#(?:[0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})")
 # Characters XML 1.0 cannot hold, even escaped.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _LABELS = (
@@ -464,7 +463,7 @@ class _Importer:
         color = (element.get("color") or "").strip()
         if not color:
             return None
-        if _COLOR.fullmatch(color):
+        if COLOR.fullmatch(color):
             return color
         logger.warning(
             "%s: code %r has the colour %r, not #rrggbb; left out", self.path, name, color
