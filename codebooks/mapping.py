@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -185,13 +185,11 @@ def _scale_at(value: Any, *, path: PathLike, where: str) -> Scale:
         raise CodebookError(exc.message, path=path, where=where) from None
 
 
-@dataclass
 class _CodeCollector:
     """Flattens nested codes, checking each as it comes so errors name their place."""
 
-    path: PathLike
-
-    def __post_init__(self) -> None:
+    def __init__(self, path: PathLike) -> None:
+        self.path = path
         self.codes: list[Code] = []
         self.places: list[str] = []
         self.ids: set[str] = set()
