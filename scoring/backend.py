@@ -105,6 +105,14 @@ class Backend(ABC):
         """Longest prompt, in tokens, the backend accepts before truncating."""
         return 2048
 
+    def count_tokens(self, prompt: str) -> int | None:
+        """Tokens the model would read for ``prompt``, or None when the backend cannot tell.
+
+        The engine uses it to cut an over-long response from its middle *before*
+        rendering, so the prompt it records is exactly what the model read.
+        """
+        return None
+
     def render_chat(self, messages: Sequence[dict[str, str]]) -> str:
         """Render chat messages with the model's template, the assistant turn opened.
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from codebooks.errors import CodecurveError
 
 
@@ -14,4 +16,13 @@ class ModelNotFoundError(ScoringError, FileNotFoundError):
 
 
 class ScoringCancelled(ScoringError):
-    """Scoring was cancelled between batches; finished batches were kept."""
+    """Scoring was cancelled between batches; finished batches were kept.
+
+    Attributes:
+        scores: What :meth:`scoring.engine.ScoringEngine.score` had finished, in the
+            caller's order, ``None`` where a pair was not scored.
+    """
+
+    def __init__(self, message: str, *, scores: list[Any] | None = None) -> None:
+        super().__init__(message)
+        self.scores: list[Any] = [] if scores is None else scores

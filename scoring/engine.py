@@ -1,0 +1,399 @@
+"""The batch engine: from (response, code) pairs to scores, batch by batch.
+
+For a list of :class:`~scoring.score.Pair` the engine
+
+1. looks every pair up in its in-process cache, keyed by the score's identity
+   (METHOD.md: model and revision, template id and hash, context, scale and strictness,
+   the question, the code's content hash, the text's hash); the option token ids are a
+   function of the model and the scale, both in the key;
+2. de-duplicates the rest (same text and same code are scored once, whatever their
+   response ids);
+3. groups them by code, so that every batch shares the long prompt prefix the templates
+   put before the response (the transformers backend computes it once), and by scale,
+   since one backend call scores one options list;
+4. sorts each group by length, longest first (memory errors surface early, time
+   estimates err high), and cuts it into batches; the group holding the longest text
+   goes first;
+5. yields a :class:`BatchResult` per batch from a generator, with progress figures.
+
+Stopping the iteration between batches cancels the run; :meth:`ScoringEngine.score`
+does that when its ``cancel`` event is set and raises :class:`ScoringCancelled` (its
+``scores`` attribute holds the scores finished so far, in the caller's order, ``None``
+for the rest; finished batches also stay in the engine's cache, so scoring the same
+pairs again resumes where it stopped).
+
+Responses longer than the model's context are cut from the middle of the response text
+(the mark ``[...]`` shows where) *before* rendering, so the prompt recorded with a score
+is exactly the one the model read; the score is flagged ``truncated``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from codebooks.model import Code, Codebook, Scale
+from scoring.backend import Backend, OptionLogprobs
+from scoring.curves import curve_from_logprobs
+from scoring.errors import ScoringCancelled, ScoringError
+from scoring.score import CONTEXT_LEVELS, Pair, Score, ScoreConfig, text_hash
+from scoring.templates import TRUNCATION_MARK, PromptTemplate, get_template
+
+log = logging.getLogger(__name__)
+
+#: Cached scores kept in memory (least recently used dropped first).
+DEFAULT_CACHE_SIZE = 100_000
+
+#: Tokens kept free after the prompt for the options' tokens.
+OPTION_RESERVE = 16
+
+#: Placeholder rendered in place of the response to split a code's prompt once.
+_SLOT = "\x00codecurve-response\x00"
+
+#: A response no faithful template changes: spaces at both ends, braces, markup, escapes.
+_PROBE = '  \n {x} {{y}} <b>&amp;</b> \\n "q" \t\n '
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """One finished batch and where the run stands.
+
+    Attributes:
+        scores: The batch's scores (duplicates of a scored pair included, each with its
+            own response id); the first batch of a run may hold cache hits only.
+        done: Pairs finished so far, cache hits and duplicates included.
+        total: Pairs in the run.
+        elapsed: Seconds since the run started.
+        rate: Pairs scored by the model per second so far (0.0 before the first batch).
+        eta: Seconds left at that rate; ``nan`` while unknown, 0.0 when done.
+        cached: Pairs of this batch that came from the cache.
+    """
+
+    scores: list[Score]
+    done: int
+    total: int
+    elapsed: float
+    rate: float
+    eta: float
+    cached: int = 0
+
+    @property
+    def fraction(self) -> float:
+        return self.done / self.total if self.total else 1.0
+
+
+ProgressCallback = Callable[[BatchResult], None]
+
+
+@dataclass
+class _Item:
+    """A unique (text, code) to score, and the caller's positions it answers."""
+
+    key: str
+    pair: Pair
+    scale: Scale
+    positions: list[int] = field(default_factory=list)
+
+
+class ScoringEngine:
+    """Scores pairs with one backend, codebook, template and context level.
+
+    Args:
+        backend: The model.
+        codebook: Supplies the question and the default scale (a code may bring its own).
+        context: ``none``, ``definition`` or ``full``.
+        strict: Score one rendering per option instead of pooling surface variants.
+        batch_size: Pairs per backend call.
+        template: A template id (``chat-v1``, ``base-v1``), a template, or None for the
+            backend's default (chat-v1 for chat models, base-v1 otherwise).
+        cache_size: Scores kept in the in-process cache.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        codebook: Codebook,
+        *,
+        context: str = "definition",
+        strict: bool = False,
+        batch_size: int = 16,
+        template: str | PromptTemplate | None = None,
+        cache_size: int = DEFAULT_CACHE_SIZE,
+    ) -> None:
+        if context not in CONTEXT_LEVELS:
+            raise ScoringError(
+                f"unknown context level {context!r}; choose one of {', '.join(CONTEXT_LEVELS)}"
+            )
+        if batch_size < 1:
+            raise ScoringError(f"batch size must be at least 1, got {batch_size}")
+        self.backend = backend
+        self.codebook = codebook
+        self.context = context
+        self.strict = strict
+        self.batch_size = batch_size
+        self.template = get_template(template, backend)
+        self._config = ScoreConfig(
+            model=backend.identity,
+            template_id=self.template.id,
+            template_hash=self.template.hash,
+            context=context,
+            scale=codebook.scale,
+            strict=strict,
+        )
+        self._config_key = self._config.key()
+        self._question_hash = text_hash(codebook.question)
+        self._cache: OrderedDict[str, Score] = OrderedDict()
+        self._cache_size = cache_size
+        self._frames: dict[str, tuple[str, str] | None] = {}
+        self._frames_lock = threading.Lock()
+
+    # -- public ---------------------------------------------------------------------------
+
+    @property
+    def config(self) -> ScoreConfig:
+        return self._config
+
+    def prompt_for(self, pair: Pair) -> str:
+        """The exact prompt the model reads for ``pair`` (cut to fit, if it must be)."""
+        return self._fit(pair)[0]
+
+    def iter_batches(self, pairs: Sequence[Pair]) -> Iterator[BatchResult]:
+        """Score ``pairs``, yielding each batch as it finishes (stop iterating to cancel)."""
+        for result, _ in self._run(list(pairs)):
+            yield result
+
+    def score(
+        self,
+        pairs: Iterable[Pair],
+        *,
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> list[Score]:
+        """Score ``pairs`` and return the scores in the same order.
+
+        Args:
+            pairs: The pairs; duplicates are scored once.
+            progress: Called with every :class:`BatchResult`.
+            cancel: Checked between batches; when set, the run stops and
+                :class:`ScoringCancelled` is raised with the finished scores attached
+                (``exc.scores``: the caller's order, None where not scored).
+        """
+        items = list(pairs)
+        out: list[Score | None] = [None] * len(items)
+        runner = self._run(items)
+        try:
+            while True:
+                if cancel is not None and cancel.is_set():
+                    done = sum(s is not None for s in out)
+                    if done < len(items):
+                        raise ScoringCancelled(
+                            f"scoring cancelled after {done} of {len(items)} pairs", scores=out
+                        )
+                try:
+                    result, positions = next(runner)
+                except StopIteration:
+                    break
+                for score, pos in zip(result.scores, positions, strict=True):
+                    out[pos] = score
+                if progress is not None:
+                    progress(result)
+        finally:
+            runner.close()
+        return [s for s in out if s is not None]
+
+    def cache_size(self) -> int:
+        """Scores held in the in-process cache."""
+        return len(self._cache)
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    # -- the run ------------------------------------------------------------------------
+
+    def _run(self, pairs: list[Pair]) -> Generator[tuple[BatchResult, list[int]], None, None]:
+        started = time.monotonic()
+        total = len(pairs)
+        hits: list[Score] = []
+        hit_positions: list[int] = []
+        todo: dict[str, _Item] = {}
+        for pos, pair in enumerate(pairs):
+            scale = self.codebook.scale_for(pair.code)
+            key = self._key(pair, scale)
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+                hits.append(_for_pair(cached, pair))
+                hit_positions.append(pos)
+                continue
+            item = todo.get(key)
+            if item is None:
+                item = todo[key] = _Item(key, pair, scale)
+            item.positions.append(pos)
+        done = len(hits)
+        remaining = len(todo)
+        if hits:
+            eta = 0.0 if not todo else math.nan
+            yield (
+                BatchResult(hits, done, total, time.monotonic() - started, 0.0, eta, len(hits)),
+                hit_positions,
+            )
+        scored = 0
+        for batch in self._batches(list(todo.values())):
+            scale = batch[0].scale
+            fitted = [self._fit(item.pair) for item in batch]
+            options = self.template.options(scale, strict=self.strict)
+            try:
+                answers = self.backend.option_logprobs([p for p, _ in fitted], options)
+            except ScoringError:
+                raise
+            except (RuntimeError, ValueError) as exc:
+                raise ScoringError(f"the model failed on a batch of {len(batch)}: {exc}") from exc
+            if len(answers) != len(batch):
+                raise ScoringError(
+                    f"the backend answered {len(answers)} prompts for a batch of {len(batch)}"
+                )
+            scores: list[Score] = []
+            positions: list[int] = []
+            for item, (prompt, cut), answer in zip(batch, fitted, answers, strict=True):
+                score = self._make_score(item, prompt, cut, answer)
+                self._remember(item.key, score)
+                for pos in item.positions:
+                    scores.append(_for_pair(score, pairs[pos]))
+                    positions.append(pos)
+            scored += len(batch)
+            remaining -= len(batch)
+            done += len(scores)
+            elapsed = time.monotonic() - started
+            rate = scored / elapsed if elapsed > 0 else 0.0
+            eta = remaining / rate if rate > 0 else (0.0 if remaining == 0 else math.nan)
+            yield BatchResult(scores, done, total, elapsed, rate, eta), positions
+
+    def _batches(self, items: list[_Item]) -> list[list[_Item]]:
+        groups: dict[tuple[str, str], list[_Item]] = {}
+        for item in items:
+            groups.setdefault((item.pair.code.id, item.pair.code.content_hash()), []).append(item)
+        ordered = []
+        for group in groups.values():
+            group.sort(key=lambda it: -len(it.pair.text))
+            ordered.append(group)
+        ordered.sort(key=lambda g: -len(g[0].pair.text))
+        return [
+            group[i : i + self.batch_size]
+            for group in ordered
+            for i in range(0, len(group), self.batch_size)
+        ]
+
+    def _make_score(self, item: _Item, prompt: str, cut: bool, answer: OptionLogprobs) -> Score:
+        scale = item.scale
+        curve = curve_from_logprobs(answer.logprobs, values=[float(v) for v in scale.values])
+        missing = np.asarray(answer.missing, dtype=bool)
+        if missing.shape != (scale.k,):
+            missing = np.zeros(scale.k, dtype=bool)
+        return Score(
+            response_id=item.pair.response_id,
+            code_id=item.pair.code.id,
+            config_key=self._config_key,
+            scale=scale,
+            curve=curve,
+            token_ids=answer.token_ids,
+            missing=tuple(bool(m) for m in missing),
+            prompt=prompt,
+            prompt_hash=text_hash(prompt),
+            text_hash=text_hash(item.pair.text),
+            code_hash=item.pair.code.content_hash(),
+            truncated=cut or answer.truncated,
+        )
+
+    def _remember(self, key: str, score: Score) -> None:
+        self._cache[key] = score
+        self._cache.move_to_end(key)
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+
+    def _key(self, pair: Pair, scale: Scale) -> str:
+        blob = "\x1f".join(
+            (
+                self._config_key,
+                self._question_hash,
+                pair.code.content_hash(),
+                repr(scale.to_dict()),
+                text_hash(pair.text),
+            )
+        )
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
+
+    # -- prompts ----------------------------------------------------------------------------
+
+    def _render(self, code: Code, text: str) -> str:
+        """Render a prompt, through a per-code frame when that is provably identical.
+
+        Rendering a chat template per pair costs a Jinja run; a code's frame (everything
+        before and after the response) is rendered once with a placeholder and checked
+        against one full rendering before it is trusted.
+        """
+        frame = self._frame(code)
+        if frame is None:
+            return self.template.render(self.backend, self.codebook, code, text, self.context)
+        head, tail = frame
+        return head + text + tail
+
+    def _frame(self, code: Code) -> tuple[str, str] | None:
+        key = code.content_hash()
+        with self._frames_lock:
+            if key in self._frames:
+                return self._frames[key]
+        probe = self.template.render(self.backend, self.codebook, code, _SLOT, self.context)
+        frame: tuple[str, str] | None = None
+        if probe.count(_SLOT) == 1:
+            head, tail = probe.split(_SLOT)
+            # A template that trims, escapes or rewrites the content fails this check.
+            full = self.template.render(self.backend, self.codebook, code, _PROBE, self.context)
+            if full == head + _PROBE + tail:
+                frame = (head, tail)
+        with self._frames_lock:
+            self._frames[key] = frame
+        return frame
+
+    def _fit(self, pair: Pair) -> tuple[str, bool]:
+        """The prompt for a pair, its response cut from the middle when too long."""
+        text = pair.text
+        prompt = self._render(pair.code, text)
+        limit = self.backend.max_context - OPTION_RESERVE
+        # A token covers at least one byte, so a prompt this short in bytes always fits.
+        if len(prompt.encode("utf-8")) + 2 <= limit:
+            return prompt, False
+        count = self.backend.count_tokens(prompt)
+        if count is None or count <= limit:
+            return prompt, False
+        bare = self.backend.count_tokens(self._render(pair.code, TRUNCATION_MARK.strip()))
+        room = limit - (bare or 0)
+        if room < 8:
+            log.warning("the prompt of code %r leaves no room for a response", pair.code.name)
+            return prompt, False  # the backend cuts the tokens and flags the score
+        keep = len(text)
+        for _ in range(12):
+            keep = int(keep * min(0.95, room / max(count - (bare or 0), 1)))
+            if keep < 2:
+                break
+            head = text[: keep - keep // 2].rstrip()
+            tail = text[len(text) - keep // 2 :].lstrip()
+            prompt = self._render(pair.code, head + TRUNCATION_MARK + tail)
+            count = self.backend.count_tokens(prompt) or 0
+            if count <= limit:
+                return prompt, True
+        return self._render(pair.code, TRUNCATION_MARK.strip()), True
+
+
+def _for_pair(score: Score, pair: Pair) -> Score:
+    """A score handed to another pair with the same text and code."""
+    if score.response_id == pair.response_id:
+        return score
+    return replace(score, response_id=pair.response_id)

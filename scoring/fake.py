@@ -1,0 +1,125 @@
+"""A deterministic stand-in for a model, for fast tests of the engine and the app.
+
+The log-probabilities of a prompt are a function of the prompt's hash alone: the same
+prompt always gets the same curve, different prompts get different curves (some sharp,
+some flat, a few mostly off-scale). No torch, no model files. A delay per batch and
+failure injection let tests exercise progress, cancellation and error handling.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from scoring.backend import Backend, ModelIdentity, OptionLogprobs, OptionVariants
+from scoring.errors import ScoringError
+
+#: Pseudo vocabulary size for the fake token ids.
+FAKE_VOCAB = 50_000
+
+
+class FakeBackend(Backend):
+    """Deterministic fake backend (identity backend ``fake``).
+
+    Args:
+        delay: Seconds to sleep per :meth:`option_logprobs` call (one engine batch).
+        fail_on_call: Raise :class:`ScoringError` on this call (0-based), once.
+        fail_always: Raise on every call.
+        chat: Pretend to be a chat model (a simple tagged chat format).
+        max_context: Context length in fake tokens (whitespace-separated words + 1).
+        name: Identity name; ``revision`` likewise.
+        off_scale: Extra log-weight of the mass outside the scale; higher means more
+            off-scale curves.
+    """
+
+    def __init__(
+        self,
+        *,
+        delay: float = 0.0,
+        fail_on_call: int | None = None,
+        fail_always: bool = False,
+        chat: bool = False,
+        max_context: int = 2048,
+        name: str = "fake",
+        revision: str = "1",
+        off_scale: float = -1.0,
+    ) -> None:
+        self.delay = delay
+        self.fail_on_call = fail_on_call
+        self.fail_always = fail_always
+        self._chat = chat
+        self._max_context = max_context
+        self._off_scale = off_scale
+        self._identity = ModelIdentity(
+            name=name, revision=revision, dtype="float32", device="cpu", backend="fake"
+        )
+        self.calls = 0
+        #: Every call's prompts, in call order.
+        self.batches: list[list[str]] = []
+        self._lock = threading.Lock()
+
+    @property
+    def identity(self) -> ModelIdentity:
+        return self._identity
+
+    @property
+    def is_chat(self) -> bool:
+        return self._chat
+
+    @property
+    def max_context(self) -> int:
+        return self._max_context
+
+    def render_chat(self, messages: Sequence[dict[str, str]]) -> str:
+        if not self._chat:
+            raise NotImplementedError("this FakeBackend has no chat template")
+        body = "".join(f"<|{m['role']}|>\n{m['content']}\n" for m in messages)
+        return body + "<|assistant|>\n"
+
+    def count_tokens(self, prompt: str) -> int:
+        return len(prompt.split()) + 1
+
+    def option_logprobs(
+        self, prompts: Sequence[str], options: Sequence[OptionVariants]
+    ) -> list[OptionLogprobs]:
+        with self._lock:
+            call = self.calls
+            self.calls += 1
+            self.batches.append(list(prompts))
+        if self.delay:
+            time.sleep(self.delay)
+        if self.fail_always or (self.fail_on_call is not None and call == self.fail_on_call):
+            raise ScoringError(f"fake failure on call {call}")
+        token_ids = tuple(tuple(_fake_ids(v) for v in opt) for opt in options)
+        return [self._one(p, len(options), token_ids) for p in prompts]
+
+    def _one(
+        self, prompt: str, k: int, token_ids: tuple[tuple[tuple[int, ...], ...], ...]
+    ) -> OptionLogprobs:
+        seed = int.from_bytes(hashlib.sha256(prompt.encode("utf-8")).digest()[:8], "little")
+        rng = np.random.default_rng(seed)
+        sharpness = rng.uniform(0.2, 4.0)  # flat to peaked curves
+        logits = np.append(rng.normal(0.0, sharpness, size=k), self._off_scale + rng.normal())
+        top = logits.max()
+        logp = logits - (top + np.log(np.exp(logits - top).sum()))
+        truncated = self.count_tokens(prompt) > self._max_context
+        return OptionLogprobs(
+            logprobs=np.minimum(logp[:k], 0.0),
+            token_ids=token_ids,
+            missing=np.zeros(k, dtype=bool),
+            truncated=truncated,
+            prompt_tokens=min(self.count_tokens(prompt), self._max_context),
+        )
+
+
+def _fake_ids(variant: str) -> tuple[int, ...]:
+    """One fake token per whitespace-separated piece, a leading space its own token."""
+    pieces = ([" "] if variant.startswith(" ") else []) + variant.split()
+    return tuple(
+        int.from_bytes(hashlib.sha256(p.encode("utf-8")).digest()[:4], "little") % FAKE_VOCAB
+        for p in pieces
+    ) or (0,)

