@@ -36,12 +36,11 @@ from tui.messages import (
 )
 from tui.screens.review import ReviewScreen
 from tui.session import ReviewSession
-from tui.verdicts import Annotated, ScreeningSummary, summarise
+from tui.verdicts import ScreeningSummary, summarise_study
 
 if TYPE_CHECKING:
-    from scoring.engine import ScoringEngine
-
     from scoring.backend import Backend
+    from scoring.engine import ScoringEngine
     from study.store import Study
     from tui.screens.export import ExportOptions
 
@@ -56,7 +55,7 @@ SCREENING_DELAY = 0.25
 class CodecurveApp(App[None]):
     """Entropy-ordered, keyboard-driven review of a study."""
 
-    CSS_PATH = "codecurve.tcss"
+    CSS_PATH = Path(__file__).with_name("codecurve.tcss")
     TITLE = "codecurve"
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -292,21 +291,11 @@ class CodecurveApp(App[None]):
 
     def _start_screening(self) -> None:
         self._screening_timer = None
-        config_id = self.session.config_id
-        data = annotated_arrays(self.study, config_id, self.session.coder)
-        source = ""
-        if config_id is not None:
-            try:
-                source = self.study.config_row(config_id).model.name
-            except Exception:  # a missing config row only costs the report its model name
-                source = ""
-        self.screen_decisions(data, source)
+        self.screen_decisions(self.session.config_id)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="screening", name="screening")
-    def screen_decisions(self, data: Annotated, source: str) -> None:
-        summary = summarise(
-            data, self.session.codebook, source=source, dataset=self.study.path.stem
-        )
+    def screen_decisions(self, config_id: int | None) -> None:
+        summary = summarise_study(self.study, config_id, self.session.coder)
         self.post_message(ScreeningUpdated(summary))
 
     @on(ScreeningUpdated)
@@ -379,37 +368,6 @@ def _bound(screen: ReviewScreen, action: str) -> Callable[[], Any]:
     return run
 
 
-def annotated_arrays(study: Study, config_id: int | None, coder: str | None = None) -> Annotated:
-    """The coder's own decisions on pairs scored under ``config_id``, as arrays."""
-    from tui.verdicts import annotated_from_rows
-
-    if config_id is None:
-        return annotated_from_rows([], [], [], [])
-    frame = study.annotated_pairs(config_id, coder=coder)
-    # An accepted model pick agrees with the model by construction: not evidence.
-    frame = frame[frame["source"] == "human"]
-    if len(frame) == 0:
-        return annotated_from_rows([], [], [], [])
-    return annotated_from_rows(
-        [str(x) for x in frame["code_id"].tolist()],
-        _nullable(frame["pick"].tolist()),
-        _nullable(frame["value"].tolist()),
-        _nullable(frame["p_max"].tolist()),
-    )
-
-
-def _nullable(values: Iterable[Any]) -> list[float | None]:
-    out: list[float | None] = []
-    for value in values:
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            out.append(None)
-            continue
-        out.append(None if number != number else number)
-    return out
-
-
 def make_app(
     study: Study | str | Path,
     *,
@@ -418,18 +376,20 @@ def make_app(
     score_on_open: bool = False,
     context: str = "definition",
     batch_size: int = 16,
+    close_study: bool | None = None,
 ) -> CodecurveApp:
     """The app over a study object or path (a path is opened, and closed on exit).
 
     Tests inject a study and a ``FakeBackend`` factory; the CLI passes a path and the
-    real backend's loader.
+    real backend's loader. ``close_study`` (default: only for a path) closes the study
+    when the app exits.
     """
-    close = False
+    close = bool(close_study)
     if isinstance(study, (str, Path)):
         from study.store import Study as StudyClass
 
         study = StudyClass.open(Path(study))
-        close = True
+        close = close_study is None or close_study
     return CodecurveApp(
         study,
         backend_factory=backend_factory,

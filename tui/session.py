@@ -90,8 +90,10 @@ class ReviewSession:
     def set_note(self, row: Row, note: str) -> None:
         self.study.set_note(row.response_id, row.code_id, note or None, coder=self.coder)
 
-    def progress(self) -> dict[str, Any]:
-        return self.study.progress(self.config_id)
+    def progress(self, *, scored: bool = False) -> dict[str, Any]:
+        """Decided / total, overall and per code; ``scored`` adds scored counts (a scan
+        of the scores, so the status line, refreshed after every key, leaves it out)."""
+        return self.study.progress(self.config_id if scored else None)
 
     def response_rows(self, response_id: str) -> list[Row]:
         """Every code's row for one response, in codebook order.

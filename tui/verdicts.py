@@ -1,7 +1,7 @@
 """The screening panel's content: VRS screens of the decisions so far, in plain words.
 
-Pure Python over the study's annotated pairs (no textual), run in a worker thread after
-each decision. Per METHOD.md section 2: Insufficient data says how many more decisions
+No textual here: it runs in a worker thread after each decision, on the study's
+thread-safe handle. Per METHOD.md section 2: Insufficient data says how many more decisions
 of which kind are needed; Valid adds phase B as selective-prediction sentences;
 Indeterminate adds phase B under a warning; Invalid says why and shows no calibration
 numbers at all.
@@ -10,17 +10,17 @@ numbers at all.
 from __future__ import annotations
 
 import math
-import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from codebooks.model import Codebook, Scale
-from screening.apply import decisions_agree, screen_coded
-from screening.errors import ScreeningWarning
-from screening.report import VRSReport, screen_report
+from screening.report import VRSReport
+
+if TYPE_CHECKING:
+    from study.store import Study
 
 #: What each 2x2 cell means to a coder.
 CELL_WORDS = {
@@ -31,27 +31,6 @@ CELL_WORDS = {
 }
 
 POOLED = "All codes"
-
-
-@dataclass(frozen=True)
-class Annotated:
-    """Decided and scored pairs, as arrays (shape (n,) each).
-
-    Attributes:
-        code_ids: The pair's code.
-        model_value: The model's pick (a scale value).
-        coder_value: The coder's decision (a scale value).
-        confidence: The model's confidence (p of its pick).
-    """
-
-    code_ids: npt.NDArray[np.object_]
-    model_value: npt.NDArray[np.float64]
-    coder_value: npt.NDArray[np.float64]
-    confidence: npt.NDArray[np.float64]
-
-    @property
-    def n(self) -> int:
-        return int(self.code_ids.size)
 
 
 @dataclass(frozen=True)
@@ -163,110 +142,51 @@ def describe(
     )
 
 
-def summarise(
-    data: Annotated,
-    codebook: Codebook,
-    *,
-    source: str = "",
-    dataset: str = "",
-    threshold: float = 0.5,
-) -> ScreeningSummary:
-    """Screen the decisions so far, pooled and per code.
-
-    Codes on the same scale are screened together by :func:`screening.apply.screen_coded`;
-    when codes use different scales, each scale is screened apart and the pool is
-    screened from the concatenated correctness and confidence.
-    """
-    scales: dict[str, Scale] = {c.id: codebook.scale_for(c) for c in codebook.codes}
-    names = {c.id: c.name for c in codebook.codes}
-    caught: list[str] = []
-    by_scale: dict[tuple[int, ...], list[int]] = {}
-    for i, code_id in enumerate(data.code_ids.tolist()):
-        scale = scales.get(str(code_id), codebook.scale)
-        by_scale.setdefault(scale.values, []).append(i)
-
-    groups: list[GroupVerdict] = []
-    correct_parts: list[npt.NDArray[np.bool_]] = []
-    conf_parts: list[npt.NDArray[np.float64]] = []
-    per_code: dict[str, GroupVerdict] = {}
-    pooled: GroupVerdict | None = None
-    with warnings.catch_warnings(record=True) as record:
-        warnings.simplefilter("always", ScreeningWarning)
-        for values, indices in by_scale.items():
-            idx = np.asarray(indices, dtype=np.intp)
-            codes = data.code_ids[idx]
-            screened = screen_coded(
-                data.model_value[idx],
-                data.coder_value[idx],
-                option_values=np.asarray(values, dtype=float),
-                codes=codes,
-                p_max=data.confidence[idx],
-                threshold=threshold,
-                with_phase_b=True,
-                source=source,
-                dataset=dataset,
-            )
-            for code_id, report in screened.per_code.items():
-                mask = codes == code_id
-                per_code[code_id] = describe(
-                    report, names.get(code_id, code_id), code_id, data.confidence[idx][mask]
-                )
-            correct_parts.append(
-                decisions_agree(
-                    data.model_value[idx],
-                    data.coder_value[idx],
-                    option_values=np.asarray(values, float),
-                )
-            )
-            conf_parts.append(data.confidence[idx])
-            if len(by_scale) == 1:
-                pooled = describe(screened.pooled, POOLED, None, data.confidence[idx])
-        if data.n == 0:
-            report = screen_report(
-                np.zeros(0, bool), np.zeros(0), threshold=threshold, with_phase_b=False
-            )
-            pooled = describe(report, POOLED, None, np.zeros(0))
-        elif pooled is None:
-            correct = np.concatenate(correct_parts)
-            conf = np.concatenate(conf_parts)
-            report = screen_report(
-                correct,
-                conf,
-                threshold=threshold,
-                with_phase_b=True,
-                source=source,
-                dataset=dataset,
-            )
-            pooled = describe(report, POOLED, None, conf)
-    caught = sorted({str(w.message) for w in record if issubclass(w.category, ScreeningWarning)})
-    groups.append(pooled)
-    order = [c.id for c in codebook.codes]
-    groups += [per_code[c] for c in order if c in per_code]
-    agreement: tuple[float, int] | None = None
-    if correct_parts:
-        allc = np.concatenate(correct_parts)
-        agreement = (float(allc.mean()), int(allc.size))
-    return ScreeningSummary(groups=tuple(groups), agreement=agreement, warnings=tuple(caught))
-
-
-def annotated_from_rows(
-    code_ids: Sequence[str],
-    model_value: Sequence[float | None],
-    coder_value: Sequence[float | None],
-    confidence: Sequence[float | None],
-) -> Annotated:
-    """Keep the pairs that are both scored and decided."""
-    keep = [
-        i
-        for i in range(len(code_ids))
-        if model_value[i] is not None and coder_value[i] is not None and confidence[i] is not None
-    ]
-    return Annotated(
-        code_ids=np.asarray([str(code_ids[i]) for i in keep], dtype=object),
-        model_value=np.asarray([model_value[i] for i in keep], dtype=float),
-        coder_value=np.asarray([coder_value[i] for i in keep], dtype=float),
-        confidence=np.asarray([confidence[i] for i in keep], dtype=float),
+def message_summary(headline: str, *lines: str) -> ScreeningSummary:
+    """A panel with nothing to screen yet (no scores, no decisions)."""
+    group = GroupVerdict(
+        name=POOLED, code_id=None, tier="Insufficient data", n=0, headline=headline, lines=lines
     )
+    return ScreeningSummary(groups=(group,), agreement=None)
+
+
+def summarise_study(study: Study, config_id: int | None, coder: str) -> ScreeningSummary:
+    """Screen ``coder``'s own decisions against the model's scores, pooled and per code.
+
+    The screen itself is ``study.screening.screen_study`` (the same as ``codecurve
+    screen``); this adds the words and the confidence cuts of the phase-B sentences.
+    """
+    from study.errors import StudyError
+    from study.screening import screen_study
+
+    if config_id is None:
+        return message_summary("No scores yet: press r to score the pairs.")
+    frame = study.annotated_pairs(config_id, coder=coder)
+    mine = (
+        frame[(frame["source"] == "human") & frame["scored"].astype(bool)] if len(frame) else frame
+    )
+    if len(mine) == 0:
+        return message_summary(
+            "No decisions of yours on scored pairs yet.",
+            "Code a few pairs: the screen needs at least 5 in each cell of its 2x2 table.",
+        )
+    try:
+        result = screen_study(study, config_id, coder=coder, phase_b=True)
+    except StudyError as exc:
+        return message_summary(str(exc))
+    names = {c.id: c.name for c in study.codebook.codes}
+    ids = {name: code_id for code_id, name in names.items()}
+    conf_all = mine["p_max"].to_numpy(float)
+    groups = [describe(result.pooled, POOLED, None, conf_all)]
+    for name, report in result.per_code.items():
+        code_id = ids.get(name, name)
+        conf = mine.loc[mine["code_id"] == code_id, "p_max"].to_numpy(float)
+        groups.append(describe(report, name, code_id, conf))
+    agreement = None
+    if result.agreements and result.agreements[0].n:
+        first = result.agreements[0]
+        agreement = (float(first.percent), int(first.n))
+    return ScreeningSummary(groups=tuple(groups), agreement=agreement, warnings=result.warnings)
 
 
 def tier_counts(summary: ScreeningSummary) -> Mapping[str, int]:

@@ -65,7 +65,8 @@ async def test_digit_records_the_scale_position_and_moves_to_the_next_undecided(
         assert saved[(first.response_id, first.code_id)] == (scale.options[1].value, "human")
         assert q.cursor == 1
         current = q.current
-        assert current is not None and current.decision is None
+        assert current is not None
+        assert current.decision is None
 
 
 async def test_a_digit_beyond_the_scale_records_nothing(study: Study) -> None:
@@ -87,7 +88,8 @@ async def test_accept_records_the_model_pick_and_x_the_lowest_option(study: Stud
         await settle(pilot)
         q = queue(app)
         first = q.current
-        assert first is not None and first.pick is not None
+        assert first is not None
+        assert first.pick is not None
         await pilot.press("a")
         second = q.current
         assert second is not None
@@ -140,7 +142,8 @@ async def test_undo_walks_back_several_decisions_and_returns_the_cursor(study: S
         await settle(pilot)
         assert decisions(study) == {}
         assert q.cursor == keys[0][2]
-        assert q.current is not None and q.current.decision is None
+        assert q.current is not None
+        assert q.current.decision is None
         await pilot.press("u")  # nothing left: a notification, no error
         await settle(pilot)
 
@@ -159,7 +162,8 @@ async def test_decisions_under_the_undecided_filter_leave_the_queue(study: Study
         await settle(pilot)
         assert q.total == 89
         assert q.cursor == 0
-        assert q.current is not None and q.current != first
+        assert q.current is not None
+        assert q.current != first
         await pilot.press("u")
         assert q.total == 90
         assert q.current == first
@@ -177,7 +181,8 @@ async def test_note_is_saved(study: Study) -> None:
         await settle(pilot)
         assert study.note(row.response_id, row.code_id, coder="tester") == "recheck"
         current = queue(app).current
-        assert current is not None and current.note == "recheck"
+        assert current is not None
+        assert current.note == "recheck"
 
 
 async def test_tab_switches_between_queue_and_detail(study: Study) -> None:
@@ -204,19 +209,23 @@ async def test_enter_opens_the_response_with_every_code(study: Study) -> None:
         assert [r.code_id for r in screen.rows] == ["workload", "pay", "team"]
         assert all(r.response_id == row.response_id for r in screen.rows)
         current = screen.current()
-        assert current is not None and current.code_id == row.code_id
+        assert current is not None
+        assert current.code_id == row.code_id
         await pilot.press("2")
         await settle(pilot)
         saved = decisions(study)
         assert (row.response_id, row.code_id) in saved
         # The cursor went on to the response's next undecided code.
         nxt = screen.current()
-        assert nxt is not None and nxt.code_id != row.code_id and nxt.decision is None
+        assert nxt is not None
+        assert nxt.code_id != row.code_id
+        assert nxt.decision is None
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen is app.review
         first = queue(app).row_at(0)
-        assert first is not None and first.decision is not None
+        assert first is not None
+        assert first.decision is not None
 
 
 async def test_help_lists_every_key(study: Study) -> None:

@@ -43,7 +43,7 @@ class ProgressScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         names = {c.id: c.name for c in self.session.codebook.codes}
-        progress = self.session.progress()
+        progress = self.session.progress(scored=True)
         with VerticalScroll(classes="dialog", id="progress-dialog") as box:
             box.border_title = (
                 f"Progress: {progress.get('decided', 0):,} of {progress.get('total', 0):,} decided"

@@ -112,6 +112,7 @@ class ReviewScreen(Screen[None]):
             yield PairQueue(
                 session.source,
                 scales=session.scales,
+                on_highlight=self._show_row,
                 id="queue",
             )
             yield Input(
@@ -139,13 +140,15 @@ class ReviewScreen(Screen[None]):
 
     # -- queue and detail --------------------------------------------------------------
 
-    @on(PairQueue.Highlighted)
-    def _show_highlighted(self, event: PairQueue.Highlighted) -> None:
-        row = event.row
+    def _show_row(self, index: int, row: Row | None) -> None:
+        """Show the highlighted row in the detail pane (called by the queue directly)."""
+        detail = self.detail
+        if row is not None and detail.row == row:
+            return
         code = self.session.code(row.code_id) if row is not None else None
         scale = self.session.scale(row.code_id) if row is not None else None
         path = self.session.codebook.path_of(code) if code is not None else ()
-        self.detail.show(row, code, scale, path)
+        detail.show(row, code, scale, path)
 
     def update_status(self) -> None:
         progress = self.session.progress()
@@ -197,10 +200,18 @@ class ReviewScreen(Screen[None]):
         self.session.record(row, value, source=source)
         self._history.append((row_key(row), index))
         self.codecurve.decision_saved(row.response_id, row.code_id, value)
-        queue.reload(recount=queue.pair_query.status is not None)
+        self._refresh_after_change(index)
         following = queue.next_undecided(index)
         queue.move_to(following if following is not None else index)
         self.update_status()
+
+    def _refresh_after_change(self, index: int) -> None:
+        """Show the study's new state after a decision or undo on row ``index``."""
+        queue = self.pair_queue
+        if queue.pair_query.status is None:
+            queue.refresh_row(index)  # rows and their order are unchanged
+        else:
+            queue.reload()  # the row joins or leaves the filtered set
 
     def action_decide(self, position: int) -> None:
         row = self._current()
@@ -244,22 +255,31 @@ class ReviewScreen(Screen[None]):
             self.notify("Nothing to undo.", timeout=2)
             return
         key = (decision.response_id, decision.code_id)
-        near = self.pair_queue.cursor
+        queue = self.pair_queue
+        near = queue.cursor
         while self._history:
             hkey, hindex = self._history.pop()
             if hkey == key:
                 near = hindex
                 break
-        queue = self.pair_queue
-        queue.reload(recount=queue.pair_query.status is not None)
-        index = queue.index_of(key, near)
+        if queue.pair_query.status is None:
+            row = queue.row_at(near)
+            if row is not None and row_key(row) == key:
+                queue.refresh_row(near)
+                index: int | None = near
+            else:
+                queue.reload(recount=False)
+                index = queue.index_of(key, near)
+        else:
+            queue.reload()
+            index = queue.index_of(key, near)
         queue.move_to(index if index is not None else near)
         self.codecurve.decision_saved(decision.response_id, decision.code_id, None, undone=True)
         self.update_status()
-        code = self.session.code(decision.code_id)
-        self.notify(
-            f"Undone: {decision.response_id} · {code.name if code else decision.code_id}", timeout=2
-        )
+        if index is None:
+            code = self.session.code(decision.code_id)
+            name = code.name if code else decision.code_id
+            self.notify(f"Undone: {decision.response_id} · {name} (not in this view)", timeout=3)
 
     def action_note(self) -> None:
         from tui.screens.note import NoteScreen
@@ -272,7 +292,7 @@ class ReviewScreen(Screen[None]):
             if note is None:
                 return
             self.session.set_note(row, note)
-            self.pair_queue.reload(recount=False)
+            self._refresh_after_change(self.pair_queue.cursor)
             self.codecurve.decision_saved(row.response_id, row.code_id, row.decision)
 
         title = f"{row.response_id} · {row.code_name}"
@@ -296,9 +316,8 @@ class ReviewScreen(Screen[None]):
             self.app.push_screen(ResponseScreen(self.session, row.response_id, row.code_id))
 
     def action_cycle_order(self) -> None:
-        query = self.pair_queue.pair_query.next_order()
-        self.set_query(query)
-        self.notify(f"Order: {ORDER_LABELS[query.order]}", timeout=2)
+        # The status line names the order: no notification to wait for.
+        self.set_query(self.pair_queue.pair_query.next_order())
 
     def action_filter(self) -> None:
         from tui.screens.filter import FilterScreen

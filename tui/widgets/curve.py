@@ -10,7 +10,6 @@ import math
 from collections.abc import Sequence
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
@@ -47,8 +46,11 @@ def curve_table(
     pick: int | None,
     decision: int | None,
     bar_width: int = 24,
-) -> RenderableType:
+) -> Text:
     """The curve drawn large: one line per option with its bar, probability and surprisal.
+
+    Plain :class:`~rich.text.Text` lines (no table to measure), so drawing it on every
+    move through the queue stays cheap.
 
     Args:
         scale: The scale asked.
@@ -58,29 +60,23 @@ def curve_table(
         decision: The coder's decision (a value), if any.
         bar_width: Cells of the longest bar.
     """
-    table = Table.grid(padding=(0, 1))
-    table.add_column(justify="right", style="bold")
-    table.add_column(no_wrap=True)
-    table.add_column(justify="right")
-    table.add_column(justify="right", style="dim")
-    table.add_column(overflow="ellipsis", no_wrap=True)
     top = max(probs) if len(probs) else 1.0
-    for option, s, p in zip(scale.options, surprisal, probs, strict=False):
-        marks = []
+    label_width = max(len(o.label) for o in scale.options)
+    text = Text(no_wrap=True, overflow="ellipsis")
+    for index, (option, s, p) in enumerate(zip(scale.options, surprisal, probs, strict=False)):
+        if index:
+            text.append("\n")
+        text.append(option.label.rjust(label_width), style="bold")
+        text.append(" ")
+        text.append(bar(p / top if top > 0 else 0.0, bar_width), style="cyan")
+        text.append(f" {p:4.0%} ")
+        text.append(f"{bits(s):5.2f} bits ", style="dim")
         if option.value == pick:
-            marks.append(Text("◀ model", style="bold"))
+            text.append("◀ model ", style="bold")
         if option.value == decision:
-            marks.append(Text("✓ you", style="bold green"))
-        anchor = Text(option.anchor, style="dim")
-        tail = Text(" ").join([*marks, anchor]) if marks else anchor
-        table.add_row(
-            option.label,
-            Text(bar(p / top if top > 0 else 0.0, bar_width), style="cyan"),
-            f"{p:.0%}",
-            f"{bits(s):.2f} bits",
-            tail,
-        )
-    return table
+            text.append("✓ you ", style="bold green")
+        text.append(option.anchor, style="dim")
+    return text
 
 
 class CurveChart(Static):

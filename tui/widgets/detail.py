@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from rich.console import RenderableType
+from typing import ClassVar
+
+from rich.console import Group, RenderableType
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widget import Widget
 
 from codebooks.model import Code, Scale
 from scoring.curves import OFF_SCALE_WARNING
 from tui.source import Row
-from tui.widgets.curve import CurveChart
+from tui.widgets.curve import curve_table
 from tui.widgets.queue import value_label
 
 
@@ -88,42 +93,126 @@ def stats_text(row: Row) -> RenderableType:
     return text
 
 
-class DetailPane(VerticalScroll, can_focus=True):
-    """Response text, code, curve and decision of one pair."""
+class DetailPane(ScrollView, can_focus=True):
+    """Response text, code, curve and decision of one pair.
+
+    A line-API view: :meth:`show` renders the content to strips once (and again only
+    when the width changes), so moving through the queue repaints this pane without a
+    layout of the screen, which a tree of auto-height widgets would cost on every move.
+    """
+
+    DEFAULT_CSS = """
+    DetailPane {
+        overflow-x: hidden;
+        overflow-y: auto;
+        scrollbar-gutter: stable;
+    }
+    """
 
     BORDER_TITLE = "Detail"
 
-    def compose(self) -> ComposeResult:
-        yield Static(id="detail-text", classes="detail-text")
-        yield Static(id="detail-code", classes="detail-code")
-        yield CurveChart(id="detail-curve")
-        yield Static(id="detail-stats")
-        yield Static(id="detail-decision", classes="detail-decision")
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("down,j", "scroll_down", "Scroll down", show=False, id="detail.down"),
+        Binding("up,k", "scroll_up", "Scroll up", show=False, id="detail.up"),
+        Binding("pagedown", "page_down", "Page down", show=False, id="detail.page_down"),
+        Binding("pageup", "page_up", "Page up", show=False, id="detail.page_up"),
+    ]
+
+    def __init__(
+        self, *, name: str | None = None, id: str | None = None, classes: str | None = None
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._content: RenderableType = Text("Nothing to show.", style="dim italic")
+        self._lines: list[Strip] = []
+        self._rendered_width = -1
+        self._blank: Strip | None = None
+        self.row: Row | None = None
+
+    @property
+    def plain_text(self) -> str:
+        """What the pane shows, as plain text (for tests)."""
+        self._render_content()
+        return "\n".join(strip.text.rstrip() for strip in self._lines)
 
     def show(
         self, row: Row | None, code: Code | None, scale: Scale | None, path: tuple[str, ...] = ()
     ) -> None:
         """Show ``row`` (or an empty pane when there is none)."""
-        text = self.query_one("#detail-text", Static)
-        code_view = self.query_one("#detail-code", Static)
-        curve = self.query_one("#detail-curve", CurveChart)
-        stats = self.query_one("#detail-stats", Static)
-        decision = self.query_one("#detail-decision", Static)
+        same_pair = (
+            row is not None
+            and self.row is not None
+            and (row.response_id, row.code_id) == (self.row.response_id, self.row.code_id)
+        )
+        self.row = row
         if row is None or code is None or scale is None:
             self.border_title = "Detail"
-            for widget in (text, code_view, curve, stats, decision):
-                widget.update("")
-            text.update(Text("Nothing to show.", style="dim italic"))
+            self._content = Text("Nothing to show.", style="dim italic")
+        else:
+            self.border_title = f"Response {row.response_id}"
+            curve: RenderableType = Text(
+                "Not scored yet: press r to score pending pairs.", style="dim italic"
+            )
+            if row.surprisal is not None and row.probs is not None:
+                curve = curve_table(
+                    scale=scale,
+                    surprisal=row.surprisal,
+                    probs=row.probs,
+                    pick=row.pick,
+                    decision=row.decision,
+                    bar_width=max(8, min(30, self.size.width - 40)),
+                )
+            self._content = Group(
+                Text(row.text),
+                Text(),
+                code_text(code, path),
+                Text(),
+                curve,
+                stats_text(row),
+                Text(),
+                decision_text(row, scale),
+            )
+        self._rendered_width = -1
+        if not same_pair and self.scroll_y:
+            self.scroll_to(y=0, animate=False, immediate=True)
+        self._render_content()
+        self.refresh()
+
+    def _render_content(self) -> None:
+        width = self.scrollable_content_region.width
+        if width <= 0 or width == self._rendered_width:
             return
-        self.border_title = f"Response {row.response_id}"
-        text.update(Text(row.text))
-        code_view.update(code_text(code, path))
-        curve.show(
-            scale=scale,
-            surprisal=row.surprisal,
-            probs=row.probs,
-            pick=row.pick,
-            decision=row.decision,
-        )
-        stats.update(stats_text(row))
-        decision.update(decision_text(row, scale))
+        console = self.app.console
+        options = console.options.update(width=width, height=None, highlight=False)
+        style = self.rich_style
+        lines = console.render_lines(self._content, options, style=style, pad=True)
+        self._lines = [Strip(line, width).simplify() for line in lines]
+        self._rendered_width = width
+        size = Size(width, len(self._lines))
+        if size != self.virtual_size:
+            # Setting ``virtual_size`` lays out the whole screen (it is a layout reactive),
+            # a full repaint on every move. This pane's own box is fixed by the CSS and its
+            # scrollbar gutter is stable, so only the scroll range needs updating.
+            self.set_reactive(Widget.virtual_size, size)
+            self._refresh_scrollbars()
+            self._scroll_update(size)
+            self.scroll_to(y=min(self.scroll_y, self.max_scroll_y), animate=False, immediate=True)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._render_content()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._rendered_width = -1
+        self._blank = None
+        if self.is_mounted:
+            self._render_content()
+
+    def render_line(self, y: int) -> Strip:
+        if self._rendered_width < 0:
+            self._render_content()
+        index = int(self.scroll_offset.y) + y
+        if 0 <= index < len(self._lines):
+            return self._lines[index]
+        if self._blank is None or self._blank.cell_length != self._rendered_width:
+            self._blank = Strip.blank(max(0, self._rendered_width), self.rich_style)
+        return self._blank

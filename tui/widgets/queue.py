@@ -10,7 +10,7 @@ when scores arrive, and the next paint replaces the old lines in place (no flick
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -29,11 +29,12 @@ from codebooks.model import Scale
 from tui.source import PairSource, Query, Row, row_key
 from tui.widgets.curve import spark
 
-#: Rows fetched from the study per query.
-PAGE_SIZE = 100
+#: Rows fetched from the study per query: about one screenful, so a repaint after a
+#: change reads one or two pages.
+PAGE_SIZE = 40
 
 #: How far ahead the cursor looks for the next undecided pair, in pages, before wrapping.
-SCAN_PAGES = 40
+SCAN_PAGES = 100
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,7 @@ class PairQueue(ScrollView, can_focus=True):
         query: Query | None = None,
         scales: Mapping[str, Scale] | None = None,
         id_width: int | None = None,
+        on_highlight: Callable[[int, Row | None], None] | None = None,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
@@ -163,9 +165,13 @@ class PairQueue(ScrollView, can_focus=True):
             scales: The scale of each code id, to show decisions by their labels.
             id_width: Width of the response id column; by default the longest id of the
                 first page.
+            on_highlight: Called at once, before the ``Highlighted`` message, when the
+                highlighted row changes: a pane that follows the cursor then repaints in
+                the same frame as the queue instead of one frame later.
         """
         super().__init__(name=name, id=id, classes=classes)
         self._source = source
+        self._on_highlight = on_highlight
         self._query = query or Query()
         self._scales = dict(scales or {})
         self._id_width = 8 if id_width is None else max(2, min(id_width, 16))
@@ -178,6 +184,10 @@ class PairQueue(ScrollView, can_focus=True):
         self._pages: LRUCache[int, list[Row]] = LRUCache(64)
         self._lines: LRUCache[tuple[tuple[str, str], int, bool, int], Strip] = LRUCache(512)
         self._columns: dict[int, Columns] = {}
+        # Computed styles walk the DOM; render_line runs per line, so they are kept here
+        # until the styles (theme, focus) change.
+        self._styles: dict[str, Style] = {}
+        self._headers: dict[int, Strip] = {}
 
     # -- public API -------------------------------------------------------------------
 
@@ -248,6 +258,26 @@ class PairQueue(ScrollView, can_focus=True):
         self.refresh()
         self._post_highlight()
 
+    def refresh_row(self, index: int) -> Row | None:
+        """Read row ``index`` again (after its decision or note changed) and repaint it.
+
+        Cheaper than :meth:`reload` when the set and order of rows cannot have changed:
+        a decision moves no row unless the queue is filtered by status.
+        """
+        if not 0 <= index < self._total:
+            return None
+        number, offset = divmod(index, PAGE_SIZE)
+        fresh = list(self._source.page(self._query, index, 1))
+        page = self._pages.get(number)
+        if page is not None and offset < len(page) and fresh:
+            page[offset] = fresh[0]
+        for key in [k for k in self._lines.keys() if k[1] == index]:
+            self._lines.discard(key)
+        self._refresh_row(index)
+        if index == self._cursor:
+            self._post_highlight()
+        return fresh[0] if fresh else None
+
     def move_to(self, index: int, *, scroll: bool = True) -> None:
         """Highlight row ``index`` (clamped) and bring it into view."""
         index = max(0, min(index, self._total - 1))
@@ -316,15 +346,32 @@ class PairQueue(ScrollView, can_focus=True):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        self._lines.clear()
+        self._forget_styles()
 
     def _on_focus(self, event: events.Focus) -> None:
-        self._lines.clear()
+        self._forget_styles()
         self.refresh()
 
     def _on_blur(self, event: events.Blur) -> None:
-        self._lines.clear()
+        self._forget_styles()
         self.refresh()
+
+    def _forget_styles(self) -> None:
+        self._lines.clear()
+        self._styles.clear()
+        self._headers.clear()
+
+    def _style(self, component: str | None = None, *, partial: bool = False) -> Style:
+        """The widget's style (``component`` None) or a component's, cached."""
+        key = f"{component}:{partial}"
+        style = self._styles.get(key)
+        if style is None:
+            if component is None:
+                style = self.rich_style
+            else:
+                style = self.get_component_rich_style(component, partial=partial)
+            self._styles[key] = style
+        return style
 
     @property
     def _body_height(self) -> int:
@@ -342,7 +389,10 @@ class PairQueue(ScrollView, can_focus=True):
         self.refresh_line(index + 1)
 
     def _post_highlight(self) -> None:
-        self.post_message(self.Highlighted(self, self._cursor, self.current))
+        row = self.current
+        if self._on_highlight is not None:
+            self._on_highlight(self._cursor, row)
+        self.post_message(self.Highlighted(self, self._cursor, row))
 
     def _layout(self, width: int) -> Columns:
         columns = self._columns.get(width)
@@ -372,12 +422,12 @@ class PairQueue(ScrollView, can_focus=True):
         if index >= self._total:
             if index == 0 and y == 1:
                 message = "No pairs match." if self._query.filtered else "The study is empty."
-                style = self.rich_style + self.get_component_rich_style("pair-queue--empty")
+                style = self._style() + self._style("pair-queue--empty")
                 return Strip([Segment(set_cell_size(f" {message}", width), style)], width)
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, self._style())
         row = self.row_at(index)
         if row is None:
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, self._style())
         selected = index == self._cursor
         key = (row_key(row), index, selected, width)
         strip = self._lines.get(key)
@@ -387,18 +437,25 @@ class PairQueue(ScrollView, can_focus=True):
         return strip
 
     def _header(self, width: int) -> Strip:
-        style = self.rich_style + self.get_component_rich_style("pair-queue--header")
-        cols = self._layout(width)
-        segments = []
-        for title, cell in zip(HEADERS, cols.widths, strict=True):
-            segments.append(Segment(set_cell_size(title, cell) + " ", style))
-        return Strip(segments).adjust_cell_length(width, style)
+        strip = self._headers.get(width)
+        if strip is None:
+            style = self._style() + self._style("pair-queue--header")
+            cols = self._layout(width)
+            segments = [
+                Segment(set_cell_size(title, cell) + " ", style)
+                for title, cell in zip(HEADERS, cols.widths, strict=True)
+            ]
+            strip = self._headers[width] = Strip(segments).adjust_cell_length(width, style)
+        return strip
 
     def _render_row(self, row: Row, width: int, *, selected: bool) -> Strip:
-        base = self.rich_style
+        base = self._style()
         if selected:
-            base = base + self.get_component_rich_style("pair-queue--cursor")
-        get = self.get_component_rich_style
+            base = base + self._style("pair-queue--cursor")
+
+        def get(component: str, *, partial: bool = False) -> Style:
+            return self._style(component, partial=partial)
+
         cols = self._layout(width)
         scale = self._scales.get(row.code_id)
         segments: list[Segment] = []

@@ -32,6 +32,7 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._summary: ScreeningSummary | None = None
+        self._stale = False
 
     def compose(self) -> ComposeResult:
         yield Select(
@@ -55,7 +56,24 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
         self.query_one("#screening-group", Select).value = code_id or _POOLED_KEY
 
     def show(self, summary: ScreeningSummary) -> None:
+        """Keep ``summary``; draw it now if the panel is on screen, else when it is shown.
+
+        Drawing a hidden panel would lay out the screen after every decision for nothing.
+        """
         self._summary = summary
+        self._stale = True
+        if self.display and self.is_mounted:
+            self._draw()
+
+    def on_show(self) -> None:
+        if self._stale:
+            self._draw()
+
+    def _draw(self) -> None:
+        summary = self._summary
+        if summary is None:
+            return
+        self._stale = False
         select = self.query_one("#screening-group", Select)
         current = self.selected_code
         options = [(POOLED, _POOLED_KEY)] + [

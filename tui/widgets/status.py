@@ -49,4 +49,4 @@ class StatusLine(Static):
         if model:
             text.append("  ", style="dim")
             text.append(model, style="dim italic")
-        self.update(text)
+        self.update(text, layout=False)

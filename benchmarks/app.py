@@ -1,0 +1,285 @@
+"""How fast the review app is on a big study, measured inside the app.
+
+Builds (once, cached) a study of 10,000 responses x 10 codes = 100,000 pairs with
+synthetic scores, drives the app headless and reports:
+
+* time to first paint: from ``make_app(path)`` (which opens the study) to the first
+  screen update that shows the queue;
+* key to refreshed screen, per kind of key (decision, move, undo, filter, sort): from
+  the moment the key event reaches the app (``App.on_event``) to the end of the last
+  screen update it causes (``App._display``, called after the compositor has rendered
+  the changed regions), median and p99.
+
+Pilot's own cost per key (~65 ms) is outside both clocks: they run inside the app.
+
+    .venv/bin/python benchmarks/app.py [--responses 10000] [--codes 10] [--samples 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rich.console import RenderableType  # noqa: E402
+from textual import events  # noqa: E402
+from textual.screen import Screen  # noqa: E402
+from textual.widgets import Button, Select  # noqa: E402
+
+from codebooks.model import LIKERT_5, Code, Codebook  # noqa: E402
+from scoring.backend import ModelIdentity  # noqa: E402
+from scoring.curves import curve_from_logprobs  # noqa: E402
+from scoring.score import Score, ScoreConfig  # noqa: E402
+from study.responses import ResponseTable  # noqa: E402
+from study.store import Study  # noqa: E402
+from tui.app import CodecurveApp  # noqa: E402
+from tui.screens.filter import FilterScreen  # noqa: E402
+from tui.screens.review import ReviewScreen  # noqa: E402
+
+WORDS = [
+    "the",
+    "workload",
+    "is",
+    "heavy",
+    "and",
+    "my",
+    "manager",
+    "never",
+    "listens",
+    "to",
+    "the",
+    "team",
+    "about",
+    "pay",
+    "or",
+    "hours;",
+    "colleagues",
+    "are",
+    "supportive",
+    "but",
+    "the",
+    "office",
+    "is",
+    "noisy",
+    "and",
+    "the",
+    "training",
+    "was",
+    "far",
+    "too",
+    "short",
+]
+
+
+def build(path: Path, responses: int, codes: int) -> None:
+    """A study with synthetic scores for every pair (deterministic)."""
+    rng = random.Random(1)
+    codebook = Codebook(
+        name="Benchmark",
+        codes=tuple(Code(f"c{i}", f"Code {i}", f"Definition of code {i}.") for i in range(codes)),
+        scale=LIKERT_5,
+    )
+    table = ResponseTable.from_texts(
+        {f"r{i}": " ".join(rng.choices(WORDS, k=rng.randint(8, 60))) for i in range(responses)}
+    )
+    config = ScoreConfig(
+        model=ModelIdentity("synthetic", "0", "float32", "cpu", "fake"),
+        template_id="synthetic-v1",
+        template_hash="0",
+        context="definition",
+        scale=LIKERT_5,
+    )
+    with Study.create(path, responses=table, codebook=codebook) as study:
+        config_id = study.ensure_config(config)
+        pairs = study.pending_pairs(config_id)
+        for start in range(0, len(pairs), 5000):
+            batch = []
+            for pair in pairs[start : start + 5000]:
+                logits = [rng.gauss(0.0, 2.5) for _ in range(5)]
+                top = max(logits)
+                norm = math.log(sum(math.exp(x - top) for x in logits)) + top
+                mass = math.log(rng.uniform(0.6, 0.99))
+                curve = curve_from_logprobs([x - norm + mass for x in logits], LIKERT_5.values)
+                batch.append(
+                    Score(
+                        response_id=pair.response_id,
+                        code_id=pair.code.id,
+                        config_key=config.key(),
+                        scale=LIKERT_5,
+                        curve=curve,
+                        token_ids=tuple(((i + 1,),) for i in range(5)),
+                        missing=(False,) * 5,
+                        prompt="",
+                        prompt_hash="0",
+                        text_hash="0",
+                        code_hash="0",
+                    )
+                )
+            study.write_scores(config_id, batch)
+
+
+class TimedApp(CodecurveApp):
+    """Records when keys arrive and when the screen is updated."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.key_times: list[float] = []
+        self.paint_times: list[float] = []
+        # Main-thread CPU time at the same moments: wall time on a loaded machine also
+        # counts waiting for a core, CPU time only the app's own work.
+        self.key_cpu: list[float] = []
+        self.paint_cpu: list[float] = []
+        self.first_paint: float | None = None
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            self.key_times.append(time.perf_counter())
+            self.key_cpu.append(time.thread_time())
+        await super().on_event(event)
+
+    def _display(self, screen: Screen[Any], renderable: RenderableType | None) -> None:
+        super()._display(screen, renderable)
+        if renderable is None:
+            return
+        now = time.perf_counter()
+        self.paint_times.append(now)
+        self.paint_cpu.append(time.thread_time())
+        if self.first_paint is None and isinstance(screen, ReviewScreen):
+            queue = screen.pair_queue
+            if queue.total and queue.size.height:
+                self.first_paint = now
+
+
+def latency(app: TimedApp, since: int) -> tuple[float, float]:
+    """Key (the one at ``since``) to the last paint before the next key, in ms: wall
+    time and the main thread's CPU time."""
+    start = app.key_times[since]
+    end = app.key_times[since + 1] if since + 1 < len(app.key_times) else math.inf
+    paints = [i for i, t in enumerate(app.paint_times) if start < t < end]
+    if not paints:
+        return math.nan, math.nan
+    last = paints[-1]
+    wall = (app.paint_times[last] - start) * 1000
+    cpu = (app.paint_cpu[last] - app.key_cpu[since]) * 1000
+    return wall, cpu
+
+
+def percentiles(values: list[float]) -> tuple[float, float]:
+    values = sorted(v for v in values if not math.isnan(v))
+    if not values:
+        return math.nan, math.nan
+    p99 = values[min(len(values) - 1, math.ceil(0.99 * len(values)) - 1)]
+    return statistics.median(values), p99
+
+
+def summary(name: str, samples: list[tuple[float, float]]) -> str:
+    wall_median, wall_p99 = percentiles([w for w, _ in samples])
+    cpu_median, cpu_p99 = percentiles([c for _, c in samples])
+    return (
+        f"{name:<10} n={len(samples):<4} wall median {wall_median:6.1f} ms  p99 {wall_p99:6.1f} ms"
+        f"   | CPU median {cpu_median:5.1f} ms  p99 {cpu_p99:5.1f} ms"
+    )
+
+
+async def drive(path: Path, samples: int, gap: float) -> dict[str, list[Any]]:
+    t0 = time.perf_counter()
+    study = Study.open(path)
+    app = TimedApp(study, coder="bench", close_study=True)
+    results: dict[str, list[Any]] = {
+        "first paint": [],
+        "move": [],
+        "decision": [],
+        "undo": [],
+        "sort": [],
+        "filter": [],
+    }
+    async with app.run_test(size=(140, 40)) as pilot:
+        deadline = time.perf_counter() + 60
+        while app.first_paint is None:
+            if time.perf_counter() > deadline or not app.is_running:
+                raise SystemExit("the app did not paint the queue within 60 s")
+            await asyncio.sleep(0.005)
+        results["first paint"].append((app.first_paint - t0) * 1000)
+        await pilot.pause(0.5)
+
+        async def timed(kind: str, *keys: str) -> None:
+            for key in keys:
+                index = len(app.key_times)
+                await pilot.press(key)
+                await pilot.pause(gap)
+                results[kind].append(latency(app, index))
+
+        for _ in range(samples):
+            await timed("move", "j")
+        for _ in range(samples // 2):
+            await timed("move", "k")
+        for i in range(samples):
+            await timed("decision", str(1 + i % 5))
+        for _ in range(samples):
+            await timed("undo", "u")
+        for _ in range(max(8, samples // 5)):
+            await timed("sort", "o")
+        codes = [f"c{i}" for i in range(10)]
+        for i in range(max(8, samples // 5)):
+            await pilot.press("f")
+            await pilot.pause(0.1)
+            dialog = app.screen
+            assert isinstance(dialog, FilterScreen)
+            dialog.query_one("#filter-code", Select).value = codes[i % len(codes)]
+            dialog.query_one("#filter-status", Select).value = "undecided" if i % 2 else "__all__"
+            dialog.query_one("#filter-apply", Button).focus()
+            await pilot.pause(0.05)
+            await timed("filter", "enter")
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--responses", type=int, default=10_000)
+    parser.add_argument("--codes", type=int, default=10)
+    parser.add_argument("--samples", type=int, default=100)
+    parser.add_argument("--gap", type=float, default=0.12, help="seconds between keys")
+    parser.add_argument(
+        "--study",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "codecurve-bench",
+        help="folder that caches the built study",
+    )
+    args = parser.parse_args()
+    args.study.mkdir(parents=True, exist_ok=True)
+    path = args.study / f"bench-{args.responses}x{args.codes}.codecurve"
+    if not path.exists():
+        t = time.perf_counter()
+        build(path, args.responses, args.codes)
+        print(f"built {path} in {time.perf_counter() - t:.1f} s")
+    else:
+        # Start from a study without decisions, whatever an earlier run left.
+        with Study.open(path) as study:
+            while study.undo(coder="bench") is not None:
+                pass
+    pairs = args.responses * args.codes
+    print(f"study: {args.responses:,} responses x {args.codes} codes = {pairs:,} pairs, 140x40")
+    load = os.getloadavg()[0]
+    results = asyncio.run(drive(path, args.samples, args.gap))
+    for name, values in results.items():
+        if name == "first paint":
+            print(f"{name:<10} {values[0]:.0f} ms (target < 2000 ms)")
+        else:
+            print(summary(name, values))
+    print("target: key to refreshed screen < 50 ms p99")
+    print(f"load average at start: {load:.1f} on {os.cpu_count()} CPUs")
+
+
+if __name__ == "__main__":
+    main()
