@@ -184,19 +184,25 @@ MIGRATIONS[1] = _to_v1
 DURABILITY = {"full": "FULL", "normal": "NORMAL"}
 
 
-def configure(conn: sqlite3.Connection, *, durability: str = "full") -> None:
+def configure(conn: sqlite3.Connection, *, durability: str = "normal") -> None:
     """Per-connection settings.
 
     WAL lets readers (an export, a second window) run while the writer works.
 
-    ``durability="full"`` (``synchronous=FULL``, the default) fsyncs the WAL at every
-    commit, so a decision the coder saw saved survives a killed process *and* a power
-    cut or OS crash. Its cost is one fsync per decision: about 0.1-1 ms on a local SSD,
-    a few ms (p99 about 11 ms) on the slow virtual disk the benchmark ran on; either way
-    below a human's pace. ``durability="normal"`` (``synchronous=NORMAL``) skips that
-    fsync: with WAL a killed process still loses nothing and the file is never
-    corrupted, but a power cut may lose the last commits. It suits bulk work (imports,
-    benchmarks) or disks where fsync is very slow.
+    Durability of a committed decision (every decision is its own transaction,
+    committed before the call returns):
+
+    ``normal`` (default, ``synchronous=NORMAL``): the commit is in the WAL when the call
+    returns, so a killed or crashed *process* loses nothing (the crash test kills a
+    writer with SIGKILL at random moments). The WAL is fsynced by the checkpoint that a
+    writer runs every second in the background (:mod:`study.checkpoint`), so a power
+    cut or OS crash loses at most about the last second of decisions; the file is never
+    corrupted. A decision costs about 0.2 ms (p99 about 5 ms on the benchmark's disk).
+
+    ``full`` (``synchronous=FULL``): every commit is fsynced before the call returns, so
+    even a power cut loses nothing shown as saved. The cost is one fsync per decision:
+    0.1-1 ms on a local SSD, but about 4 ms median and 12-15 ms p99 on the benchmark's
+    virtual disk, above the 10 ms p99 target, which is why it is not the default.
     """
     try:
         synchronous = DURABILITY[durability]
@@ -211,6 +217,10 @@ def configure(conn: sqlite3.Connection, *, durability: str = "full") -> None:
     conn.execute(f"PRAGMA synchronous = {synchronous}")
     conn.execute("PRAGMA temp_store = MEMORY")
     conn.execute("PRAGMA cache_size = -32768")  # 32 MiB: a whole 200k-pair study's indexes
+
+
+def journal_mode(conn: sqlite3.Connection) -> str:
+    return str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
 
 
 def version(conn: sqlite3.Connection) -> int:

@@ -4,9 +4,9 @@ A study is one SQLite file (schema in :mod:`study.schema`) opened by one writer 
 (:mod:`study.locking`); any number of read-only handles may look on.
 
 Durability: every change (a decision, a note, an undo, an import, a batch of scores) is one
-``BEGIN IMMEDIATE ... COMMIT`` transaction finished before the method returns, in WAL mode
-with ``synchronous=FULL``: what a method returned as saved survives a killed process and
-a power cut.
+``BEGIN IMMEDIATE ... COMMIT`` transaction finished before the method returns, in WAL mode:
+what a method returned as saved survives a killed process; with ``durability="full"`` also
+a power cut, and by default a power cut after about a second (:func:`study.schema.configure`).
 
 Decisions are kept per coder: the current one in ``annotations``, every change in the
 append-only ``events`` log with the state it replaced. :meth:`Study.undo` reverts the
@@ -41,6 +41,7 @@ from codebooks.model import Code, Codebook, Scale
 from scoring.backend import ModelIdentity
 from scoring.score import Pair, Score, ScoreConfig
 from study import schema
+from study.checkpoint import WalCheckpointer
 from study.errors import StudyError, StudyLockedError
 from study.locking import StudyLock
 from study.responses import Response, ResponseTable
@@ -120,6 +121,8 @@ class Study:
         self._codable_cids = tuple(cid for cid, c in self._code_of.items() if c.codable)
         self._token_sets: dict[str, int] = {}
         self._config_rows: dict[int, ConfigRow] = {}
+        self._checkpointer: WalCheckpointer | None = None
+        self._active: int | None = None
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -131,7 +134,7 @@ class Study:
         responses: ResponseTable,
         codebook: Codebook,
         overwrite: bool = False,
-        durability: str = "full",
+        durability: str = "normal",
     ) -> Study:
         """Create a study and open it for writing.
 
@@ -190,11 +193,14 @@ class Study:
         return cls.open(p, durability=durability)
 
     @classmethod
-    def open(cls, path: str | Path, *, read_only: bool = False, durability: str = "full") -> Study:
+    def open(
+        cls, path: str | Path, *, read_only: bool = False, durability: str = "normal"
+    ) -> Study:
         """Open a study: for writing (one handle at a time) or ``read_only``.
 
-        ``durability`` is ``full`` (every commit fsynced: survives a power cut) or
-        ``normal`` (survives a killed process; see :func:`study.schema.configure`).
+        ``durability`` is ``normal`` (a returned decision survives a killed process at
+        once, a power cut after about a second) or ``full`` (every commit fsynced); see
+        :func:`study.schema.configure`.
 
         Raises:
             StudyError: no such file, not a study, a study made by a newer codecurve.
@@ -236,6 +242,10 @@ class Study:
                 conn.execute("PRAGMA query_only = ON")
             conn.create_function("cc_fold", 1, _fold, deterministic=True)
             study = cls(p, conn, lock)
+            if not read_only and schema.journal_mode(conn) == "wal":
+                conn.execute("PRAGMA wal_autocheckpoint = 0")
+                study._checkpointer = WalCheckpointer(p)
+                study._checkpointer.start()
         except sqlite3.DatabaseError as exc:
             if conn is not None:
                 conn.close()
@@ -253,6 +263,9 @@ class Study:
     def close(self) -> None:
         """Close the file and release the writer's lock. Safe to call twice."""
         with self._mutex:
+            if self._checkpointer is not None:
+                self._checkpointer.stop()
+                self._checkpointer = None
             conn, self._conn = self._conn, None
             if conn is not None:
                 conn.close()
@@ -378,21 +391,30 @@ class Study:
                 config_id = int(row[0])
             if activate:
                 _set_meta(conn, "active_config", str(config_id))
+        if activate:
+            self._active = config_id  # after the commit: a rolled-back change is not cached
         return config_id
 
     def active_config_id(self) -> int | None:
+        """The configuration scores are shown from (the last one scored with), if any."""
+        if self._active is not None:
+            return self._active  # the writer is the only one who changes it
         with self._mutex:
             row = (
                 self._connection()
                 .execute("SELECT value FROM meta WHERE key = 'active_config'")
                 .fetchone()
             )
-        return None if row is None else int(row[0])
+        active = None if row is None else int(row[0])
+        if not self.read_only:
+            self._active = active
+        return active
 
     def set_active_config(self, config_id: int) -> None:
         self.config_row(config_id)
         with self._write() as conn:
             _set_meta(conn, "active_config", str(config_id))
+        self._active = config_id
 
     def config_row(self, config_id: int) -> ConfigRow:
         """A stored configuration by id.

@@ -3,7 +3,8 @@
 A child process records decisions in a loop and prints each returned decision (flushed);
 the parent kills it with SIGKILL at a random moment, reopens the study and checks that
 every printed decision is there and that ``PRAGMA integrity_check`` says ok. Repeated
-with different kill times, including kills in the middle of a scoring batch.
+with different kill times, both durability settings, and kills in the middle of a
+scoring batch.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ CHILD = textwrap.dedent(
     from study import Study
 
     path, seed = sys.argv[1], int(sys.argv[2])
-    study = Study.open(path)
+    study = Study.open(path, durability="full" if (seed // 1000) % 2 else "normal")
     ids = study.response_ids()
     codes = [c.id for c in study.codes]
     print("ready", flush=True)
