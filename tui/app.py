@@ -15,6 +15,8 @@ queue reloads the page on screen when that message arrives.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -109,6 +111,15 @@ class CodecurveApp(App[None]):
         raise LookupError("the review screen is not open")
 
     @property
+    def live_review(self) -> ReviewScreen | None:
+        """The review screen, or None while the app starts or shuts down (a worker's
+        message may arrive then)."""
+        for screen in self.screen_stack:
+            if isinstance(screen, ReviewScreen) and screen.is_mounted:
+                return screen
+        return None
+
+    @property
     def scoring(self) -> bool:
         """Whether a scoring run is going."""
         return self._scoring
@@ -125,7 +136,14 @@ class CodecurveApp(App[None]):
             self.review.set_model_state("no model: manual coding")
         self.refresh_screening(delay=0.0)
 
-    def on_unmount(self) -> None:
+    async def on_unmount(self) -> None:
+        # A scoring batch in flight finishes (and is written) before the study closes;
+        # a model still loading is not waited for long.
+        busy = [w for w in self.workers if w.is_running]
+        for worker in busy:
+            worker.cancel()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.workers.wait_for_complete(busy), timeout=10)
         if self._close_study:
             self.study.close()
 
@@ -151,12 +169,15 @@ class CodecurveApp(App[None]):
     def _model_loaded(self, message: ModelLoaded) -> None:
         self._engine = message.engine
         self._engine_config_id = message.config_id
+        review = self.live_review
+        if review is None:
+            return
         if message.config_id != self.session.config_id:
             self.session.config_id = message.config_id
-            self.review.pair_queue.set_source(self.session.source)
-            self.review.update_status()
+            review.pair_queue.set_source(self.session.source)
+            review.update_status()
             self.refresh_screening(delay=0.0)
-        self.review.set_model_state(message.description)
+        review.set_model_state(message.description)
         if self._score_requested:
             self.start_scoring()
 
@@ -171,7 +192,8 @@ class CodecurveApp(App[None]):
         if self._engine is None or self._engine_config_id is None:
             self._score_requested = True
             if not any(w.group == "model" and w.is_running for w in self.workers):
-                self.review.set_model_state("loading model…")
+                if (review := self.live_review) is not None:
+                    review.set_model_state("loading model…")
                 self.load_model()
             self.notify("Loading the model; scoring starts when it is ready.", timeout=3)
             return
@@ -215,11 +237,14 @@ class CodecurveApp(App[None]):
 
     @on(ScoringStarted)
     def _scoring_started(self, message: ScoringStarted) -> None:
-        self.review.scoring_progress.progress = Progress(0, message.total, 0.0, float("nan"))
+        if (review := self.live_review) is not None:
+            review.scoring_progress.progress = Progress(0, message.total, 0.0, float("nan"))
 
     @on(ScoringProgressed)
     def _scoring_progressed(self, message: ScoringProgressed) -> None:
-        review = self.review
+        review = self.live_review
+        if review is None:
+            return
         review.scoring_progress.progress = message.progress
         review.pair_queue.reload()
         review.update_status()
@@ -228,7 +253,9 @@ class CodecurveApp(App[None]):
     def _scoring_finished(self, message: ScoringFinished) -> None:
         self._scoring = False
         self.scoring_runs += 1
-        review = self.review
+        review = self.live_review
+        if review is None:
+            return
         review.scoring_progress.progress = None
         review.pair_queue.reload()
         review.update_status()
@@ -249,9 +276,11 @@ class CodecurveApp(App[None]):
             return
         error = worker.error
         log.error("worker %s failed: %s", worker.name, error, exc_info=error)
+        review = self.live_review
         if worker.group == "model":
             self._score_requested = False
-            self.review.set_model_state("no model: manual coding")
+            if review is not None:
+                review.set_model_state("no model: manual coding")
             self.notify(
                 f"The model could not be loaded: {error}. Manual coding still works.",
                 title="Model unavailable",
@@ -260,8 +289,9 @@ class CodecurveApp(App[None]):
             )
         elif worker.group == "scoring":
             self._scoring = False
-            self.review.scoring_progress.progress = None
-            self.review.pair_queue.reload()
+            if review is not None:
+                review.scoring_progress.progress = None
+                review.pair_queue.reload()
             self.notify(
                 f"Scoring stopped: {error}. Scores so far are kept; manual coding still works.",
                 title="Scoring failed",
@@ -301,7 +331,9 @@ class CodecurveApp(App[None]):
     @on(ScreeningUpdated)
     def _screening_updated(self, message: ScreeningUpdated) -> None:
         self.screening_summary = message.summary
-        review = self.review
+        review = self.live_review
+        if review is None:
+            return
         review.screening.show(message.summary)
         review.set_agreement(message.summary.agreement)
 

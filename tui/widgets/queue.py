@@ -271,7 +271,7 @@ class PairQueue(ScrollView, can_focus=True):
         page = self._pages.get(number)
         if page is not None and offset < len(page) and fresh:
             page[offset] = fresh[0]
-        for key in [k for k in self._lines.keys() if k[1] == index]:
+        for key in [k for k in self._lines.keys() if k[1] == index]:  # noqa: SIM118 - an LRUCache, not a dict
             self._lines.discard(key)
         self._refresh_row(index)
         if index == self._cursor:

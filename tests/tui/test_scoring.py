@@ -1,0 +1,166 @@
+"""Live scoring in the app: progress, rows filling in, cancel, failures, a real model."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from textual.message import Message
+from textual.pilot import Pilot
+
+from scoring import FakeBackend, ModelNotFoundError
+from scoring.backend import Backend
+from tests.tui.conftest import build_study
+from tui.app import CodecurveApp, make_app
+from tui.messages import ModelLoaded, ScoringFinished, ScoringProgressed
+
+SIZE = (100, 30)
+
+
+async def wait_for(pilot: Pilot[None], condition: object, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():  # type: ignore[operator]
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for the app")
+        await pilot.pause(0.02)
+
+
+def errors(app: CodecurveApp) -> list[str]:
+    return [n.message for n in app._notifications if n.severity == "error"]
+
+
+async def test_r_scores_pending_pairs_with_progress_and_rows_fill_in(tmp_path: Path) -> None:
+    study = build_study(tmp_path / "s.codecurve", n=20, scored=False)
+    seen: list[Message] = []
+    app = make_app(
+        study,
+        backend_factory=lambda: FakeBackend(delay=0.03),
+        coder="tester",
+        batch_size=6,
+        close_study=True,
+    )
+    async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+        await wait_for(pilot, lambda: any(isinstance(m, ModelLoaded) for m in seen))
+        queue = app.review.pair_queue
+        first = queue.current
+        assert first is not None
+        assert first.surprisal is None  # nothing scored yet
+        await pilot.press("r")
+        await wait_for(pilot, lambda: any(isinstance(m, ScoringProgressed) for m in seen))
+        # Keys are handled while batches run.
+        await pilot.press("j")
+        assert queue.cursor == 1
+        await wait_for(pilot, lambda: any(isinstance(m, ScoringFinished) for m in seen))
+        await pilot.pause()
+        finished = next(m for m in seen if isinstance(m, ScoringFinished))
+        assert (finished.done, finished.total, finished.cancelled) == (60, 60, False)
+        progress = [m.progress for m in seen if isinstance(m, ScoringProgressed)]
+        assert progress[-1].done == 60
+        assert [p.done for p in progress] == sorted(p.done for p in progress)
+        assert study.scored_count(app.session.config_id) == 60  # type: ignore[arg-type]
+        rows = [queue.row_at(i) for i in range(queue.total)]
+        assert all(r is not None and r.surprisal is not None for r in rows)
+        entropies = [r.norm_entropy for r in rows if r is not None]
+        assert entropies == sorted(entropies, reverse=True)
+        assert not app.review.scoring_progress.has_class("-running")
+
+
+async def test_escape_cancels_between_batches(tmp_path: Path) -> None:
+    study = build_study(tmp_path / "s.codecurve", n=20, scored=False)
+    seen: list[Message] = []
+    app = make_app(
+        study,
+        backend_factory=lambda: FakeBackend(delay=0.15),
+        coder="tester",
+        batch_size=4,
+        score_on_open=True,
+        close_study=True,
+    )
+    async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+        await wait_for(pilot, lambda: any(isinstance(m, ScoringProgressed) for m in seen))
+        assert app.review.scoring_progress.has_class("-running")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: any(isinstance(m, ScoringFinished) for m in seen))
+        finished = next(m for m in seen if isinstance(m, ScoringFinished))
+        assert finished.cancelled
+        assert 0 < finished.done < 60
+        scored = study.scored_count(app.session.config_id)  # type: ignore[arg-type]
+        assert scored == finished.done  # every finished batch was written, no more
+        assert not app.scoring
+        # r picks up where it stopped.
+        seen.clear()
+        await pilot.press("r")
+        await wait_for(pilot, lambda: any(isinstance(m, ScoringFinished) for m in seen), 30)
+        finished = next(m for m in seen if isinstance(m, ScoringFinished))
+        assert finished.total == 60 - scored
+        assert study.scored_count(app.session.config_id) == 60  # type: ignore[arg-type]
+
+
+async def test_a_missing_model_leaves_manual_coding_possible(tmp_path: Path) -> None:
+    study = build_study(tmp_path / "s.codecurve", n=10)
+
+    def missing() -> Backend:
+        raise ModelNotFoundError("no model at /nowhere; check --model")
+
+    app = make_app(study, backend_factory=missing, coder="tester", close_study=True)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert any("could not be loaded" in e for e in errors(app))
+        row = app.review.pair_queue.current
+        assert row is not None
+        await pilot.press("1")
+        decision = study.decision(row.response_id, row.code_id, coder="tester")
+        assert decision is not None
+        await pilot.press("r")  # tries to load again, fails again, still usable
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.is_running
+
+
+async def test_a_failing_batch_keeps_the_scores_so_far(tmp_path: Path) -> None:
+    study = build_study(tmp_path / "s.codecurve", n=10, scored=False)
+    app = make_app(
+        study,
+        backend_factory=lambda: FakeBackend(fail_on_call=2),
+        coder="tester",
+        batch_size=5,
+        score_on_open=True,
+        close_study=True,
+    )
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_for(pilot, lambda: bool(errors(app)))
+        assert any("Scoring stopped" in e for e in errors(app))
+        assert study.scored_count(app.session.config_id) == 10  # type: ignore[arg-type]
+        assert not app.scoring
+        await pilot.press("x")
+        assert study.decision_count(coder="tester") == 1
+
+
+@pytest.mark.model
+async def test_the_embedded_model_scores_a_few_pairs(tmp_path: Path) -> None:
+    from scoring import load_backend
+
+    study = build_study(tmp_path / "s.codecurve", n=2, scored=False)
+    seen: list[Message] = []
+    app = make_app(
+        study,
+        backend_factory=lambda: load_backend(None),
+        coder="tester",
+        score_on_open=True,
+        close_study=True,
+    )
+    async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+        await wait_for(pilot, lambda: any(isinstance(m, ScoringFinished) for m in seen), 300)
+        await pilot.pause()
+        finished = next(m for m in seen if isinstance(m, ScoringFinished))
+        assert (finished.done, finished.cancelled) == (6, False)
+        rows = [app.review.pair_queue.row_at(i) for i in range(6)]
+        for row in rows:
+            assert row is not None
+            assert row.probs is not None
+            assert abs(sum(row.probs) - 1.0) < 1e-6
+            assert row.pick is not None
+        loaded = next(m for m in seen if isinstance(m, ModelLoaded))
+        assert "SmolLM2" in loaded.description
