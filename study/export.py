@@ -571,6 +571,16 @@ def export_study(
     fmt = export_format(target, format)
     if layout not in LAYOUTS:
         raise StudyError(f"unknown layout {layout!r}; use long or wide")
+    if not study.read_only:
+        # Read through a handle of its own: the writer's stays free for the coder's
+        # decisions while a large export runs (every decision is committed, so the
+        # reader sees them all).
+        from study.store import Study
+
+        with Study.open(study.path, read_only=True) as reader:
+            return export_study(
+                reader, target, format=fmt, layout=layout, config_id=config_id, coder=coder
+            )
     if layout == "long":
         frame = long_frame(
             study, config_id=config_id, coder=coder, curves_as_json=fmt in ("csv", "xlsx")
