@@ -16,7 +16,7 @@ How one prompt is scored:
 2. Every variant token's log-probability is read in one of four ways (``mode``):
 
    ``logprob_token_ids``  vLLM's one-token read of chosen tokens (``max_tokens: 1`` with
-                        ``logprob_token_ids``, vLLM 0.2x and later): the full-vocabulary
+                        ``logprob_token_ids``; recent vLLM, 0.32 has it): the full-vocabulary
                         log-probability of exactly the variants' tokens, after the prompt
                         and after each leading part of a multi-token variant, one request
                         per prompt. Exact, tiny answers, and it keeps vLLM's prefix cache:
@@ -93,6 +93,8 @@ log = logging.getLogger(__name__)
 SERVER_ENV = "CODECURVE_SERVER"
 API_KEY_ENVS = ("CODECURVE_API_KEY", "OPENAI_API_KEY")
 MODE_ENV = "CODECURVE_SERVER_MODE"
+CONCURRENCY_ENV = "CODECURVE_SERVER_CONCURRENCY"
+TIMEOUT_ENV = "CODECURVE_SERVER_TIMEOUT"
 
 MODES = ("auto", "logprob_token_ids", "prompt_logprobs", "echo", "topk")
 
@@ -254,6 +256,18 @@ class _LoopThread:
             self.loop.close()
 
 
+def _setting(value: float | None, env: str, default: float) -> float:
+    if value is not None:
+        return value
+    text = os.environ.get(env, "").strip()
+    if not text:
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        raise ScoringError(f"{env}={text!r} is not a number") from None
+
+
 def resolve_server(server: str | None) -> str:
     """The server's root URL (no trailing ``/v1``) from the argument or ``CODECURVE_SERVER``.
 
@@ -288,8 +302,10 @@ class OpenAIBackend(Backend):
         chat: Render prompts with the model's chat template; None = when it has one.
         tokenizer: A local tokenizer folder whose chat template renders prompts (needs
             transformers); by default the server renders them.
-        concurrency: Most requests in flight.
-        timeout: Seconds per request; may be changed later through :attr:`timeout`.
+        concurrency: Most requests in flight; default ``CODECURVE_SERVER_CONCURRENCY``,
+            else 32.
+        timeout: Seconds per request, queueing in the server included; default
+            ``CODECURVE_SERVER_TIMEOUT``, else 120. May be changed through :attr:`timeout`.
         retries: Retries of a request after 429, 5xx or a dropped connection.
         backoff: First retry delay in seconds; it doubles per retry, with jitter.
         topk: The k of ``topk`` mode (lowered to the server's limit when it says so).
@@ -305,8 +321,8 @@ class OpenAIBackend(Backend):
         mode: str | None = None,
         chat: bool | None = None,
         tokenizer: str | Path | None = None,
-        concurrency: int = DEFAULT_CONCURRENCY,
-        timeout: float = DEFAULT_TIMEOUT,
+        concurrency: int | None = None,
+        timeout: float | None = None,
         retries: int = DEFAULT_RETRIES,
         backoff: float = DEFAULT_BACKOFF,
         topk: int = DEFAULT_TOPK,
@@ -318,8 +334,12 @@ class OpenAIBackend(Backend):
         mode = (mode or os.environ.get(MODE_ENV) or "auto").strip().lower().replace("-", "_")
         if mode not in MODES:
             raise ScoringError(f"unknown server mode {mode!r}; use one of {', '.join(MODES)}")
+        concurrency = int(_setting(concurrency, CONCURRENCY_ENV, DEFAULT_CONCURRENCY))
+        timeout = _setting(timeout, TIMEOUT_ENV, DEFAULT_TIMEOUT)
         if concurrency < 1:
             raise ScoringError(f"concurrency must be at least 1, got {concurrency}")
+        if timeout <= 0:
+            raise ScoringError(f"timeout must be positive, got {timeout:g} s")
         self.url = resolve_server(server)
         self.name = name
         self.timeout = float(timeout)

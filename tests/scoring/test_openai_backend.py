@@ -611,3 +611,15 @@ def test_bad_arguments(make: Any) -> None:
         backend.option_logprobs(["abc"], [("1", "1")])
     with pytest.raises(ScoringError, match="needs a name"):
         make(model="openai:")
+
+
+def test_concurrency_and_timeout_from_the_environment(
+    make: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODECURVE_SERVER_CONCURRENCY", "3")
+    monkeypatch.setenv("CODECURVE_SERVER_TIMEOUT", "9.5")
+    backend, _ = make()
+    assert (backend.concurrency, backend.timeout) == (3, 9.5)
+    monkeypatch.setenv("CODECURVE_SERVER_TIMEOUT", "soon")
+    with pytest.raises(ScoringError, match="CODECURVE_SERVER_TIMEOUT='soon' is not a number"):
+        make()
