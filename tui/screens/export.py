@@ -44,7 +44,7 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="export-dialog") as box:
             box.border_title = "Export"
-            box.border_subtitle = "enter exports · esc cancels"
+            box.border_subtitle = "tab moves · enter exports · esc cancels"
             yield Label("Format")
             yield Select(FORMATS, value="csv", allow_blank=False, id="export-format")
             yield Label("Layout")
@@ -54,6 +54,9 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Export", variant="primary", id="export-ok")
                 yield Button("Cancel", id="export-cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#export-path", Input).focus()
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id != "export-format" or event.value is Select.BLANK:

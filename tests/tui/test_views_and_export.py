@@ -1,0 +1,160 @@
+"""Order, filters, search and export, driven from the keyboard and the dialogs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import Input, Select
+
+from study.export import read_export
+from study.store import Study
+from tui.app import make_app
+from tui.screens.export import ExportScreen
+from tui.screens.filter import FilterScreen
+
+SIZE = (100, 30)
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def column(app: object, attribute: str) -> list[object]:
+    queue = app.review.pair_queue  # type: ignore[attr-defined]
+    return [getattr(queue.row_at(i), attribute) for i in range(queue.total)]
+
+
+async def test_o_cycles_the_order(study: Study) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        queue = app.review.pair_queue
+        assert queue.pair_query.order == "entropy"
+        await pilot.press("j", "j", "o")
+        assert queue.pair_query.order == "id"
+        assert queue.cursor == 0
+        ids = column(app, "response_id")
+        assert ids[:6] == ["r1", "r1", "r1", "r2", "r2", "r2"]
+        assert ids.index("r10") > ids.index("r9")  # natural order
+        await pilot.press("o")
+        assert queue.pair_query.order == "pick"
+        picks = column(app, "pick")
+        assert picks == sorted(picks, reverse=True)  # type: ignore[type-var]
+        await pilot.press("o")
+        assert queue.pair_query.order == "confidence"
+        confidence = column(app, "confidence")
+        assert confidence == sorted(confidence)  # type: ignore[type-var]
+        await pilot.press("o")
+        assert queue.pair_query.order == "entropy"
+        assert "most uncertain first" in str(app.review.status_line.render())
+
+
+async def test_f_filters_by_code_and_status(study: Study) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        queue = app.review.pair_queue
+        await pilot.press("1", "1")  # two decisions to filter on
+        await pilot.press("f")
+        dialog = app.screen
+        assert isinstance(dialog, FilterScreen)
+        dialog.query_one("#filter-code", Select).value = "pay"
+        await pilot.click("#filter-apply")
+        await settle(pilot)
+        assert app.screen is app.review
+        assert queue.total == 30
+        assert set(column(app, "code_id")) == {"pay"}
+
+        await pilot.press("f")
+        dialog = app.screen
+        assert isinstance(dialog, FilterScreen)
+        dialog.query_one("#filter-code", Select).value = "__all__"
+        dialog.query_one("#filter-status", Select).value = "human"
+        await pilot.click("#filter-apply")
+        await settle(pilot)
+        assert queue.total == 2
+        assert all(d is not None for d in column(app, "decision"))
+        assert "coded by you" in str(app.review.status_line.render())
+
+        await pilot.press("f")
+        await pilot.click("#filter-clear")
+        await settle(pilot)
+        assert queue.total == 90
+        await pilot.press("f", "escape")  # cancel keeps the query
+        assert queue.total == 90
+
+
+async def test_slash_searches_the_response_text(study: Study) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        queue = app.review.pair_queue
+        await pilot.press("slash")
+        search = app.review.search_input
+        assert search.has_focus
+        await pilot.press(*"noisy", "enter")
+        await settle(pilot)
+        assert queue.has_focus
+        assert 0 < queue.total < 90
+        assert all("noisy" in str(t).lower() for t in column(app, "text"))
+        # Digits typed in the search box are text, not decisions.
+        await pilot.press("slash", "1", "backspace", "escape")
+        await settle(pilot)
+        assert queue.total == 90
+        assert study.decision_count(coder="tester") == 0
+        assert isinstance(search, Input)
+
+
+async def test_export_dialog_writes_the_file(study: Study, tmp_path: Path) -> None:
+    app = make_app(study, coder="tester")
+    target = tmp_path / "out" / "coded.csv"
+    target.parent.mkdir()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("1", "x")
+        await pilot.press("e")
+        dialog = app.screen
+        assert isinstance(dialog, ExportScreen)
+        dialog.query_one("#export-layout", Select).value = "wide"
+        dialog.query_one("#export-path", Input).value = str(target)
+        await pilot.click("#export-ok")
+        await settle(pilot)
+        assert app.screen is app.review
+        assert target.exists()
+        frame = read_export(target)
+        assert len(frame) == 30  # wide: one row per response
+        messages = [n.message for n in app._notifications]
+        assert any(str(target) in m for m in messages)
+
+        await pilot.press("e")
+        dialog = app.screen
+        assert isinstance(dialog, ExportScreen)
+        dialog.query_one("#export-format", Select).value = "jsonl"
+        await pilot.pause()
+        path = dialog.query_one("#export-path", Input)
+        assert path.value.endswith(".jsonl")
+        path.value = str(target.with_suffix(".jsonl"))
+        assert path.has_focus
+        await pilot.press("enter")
+        await settle(pilot)
+        frame = read_export(target.with_suffix(".jsonl"))
+        assert len(frame) == 90  # long: one row per pair
+        decided = frame[frame["decision"].notna()]
+        assert len(decided) == 2
+
+
+async def test_export_failure_is_a_notification_not_a_crash(study: Study, tmp_path: Path) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        dialog = app.screen
+        assert isinstance(dialog, ExportScreen)
+        dialog.query_one("#export-path", Input).value = str(tmp_path / "missing" / "x.csv")
+        await pilot.click("#export-ok")
+        await settle(pilot)
+        assert app.is_running
+        assert any(n.severity == "error" for n in app._notifications)
