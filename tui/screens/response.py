@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -93,7 +94,9 @@ class ResponseScreen(Screen[None]):
             scale = self.session.scale(row.code_id)
             table.add_row(
                 row.code_name,
-                spark(row.surprisal) if row.surprisal is not None else "·" * scale.k,
+                Text(spark(row.surprisal), style="cyan")
+                if row.surprisal is not None
+                else Text("·" * scale.k, style="dim"),
                 row.pick_label or "",
                 "" if row.confidence is None else f"{row.confidence:.2f}",
                 "" if row.norm_entropy is None else f"{row.norm_entropy:.2f}",

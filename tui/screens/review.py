@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, ClassVar, cast
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Container, Vertical
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Input
 
@@ -107,20 +107,22 @@ class ReviewScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         session = self.session
-        with Vertical(id="queue-box") as box:
-            box.border_title = session.codebook.name
-            yield PairQueue(
-                session.source,
-                scales=session.scales,
-                on_highlight=self._show_row,
-                id="queue",
-            )
-            yield Input(
-                placeholder="Search response text, enter to apply, esc to clear", id="search"
-            )
-        with ContentSwitcher(initial="detail", id="side"):
-            yield DetailPane(id="detail")
-            yield ScreeningPanel(id="screening")
+        with Container(id="main"):
+            with Vertical(id="queue-box") as box:
+                box.border_title = session.codebook.name
+                yield PairQueue(
+                    session.source,
+                    scales=session.scales,
+                    on_highlight=self._show_row,
+                    id="queue",
+                )
+                yield Input(
+                    placeholder="Search response text, enter to apply, esc to clear",
+                    id="search",
+                )
+            with ContentSwitcher(initial="detail", id="side"):
+                yield DetailPane(id="detail")
+                yield ScreeningPanel(id="screening")
         yield ScoringProgress()
         yield StatusLine()
         yield Footer(compact=True, show_command_palette=False)

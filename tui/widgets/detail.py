@@ -8,7 +8,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
@@ -74,16 +74,18 @@ def decision_text(row: Row, scale: Scale) -> Text:
 
 def stats_text(row: Row) -> RenderableType:
     text = Text()
+    parts: list[tuple[str, str]] = []
     if row.norm_entropy is not None:
-        text.append("Uncertainty (normalised entropy) ", style="dim")
-        text.append(f"{row.norm_entropy:.2f}", style="bold")
+        parts.append(("uncertainty (normalised entropy) ", f"{row.norm_entropy:.2f}"))
     if row.confidence is not None:
-        text.append("   confidence ", style="dim")
-        text.append(f"{row.confidence:.0%}", style="bold")
+        parts.append(("confidence ", f"{row.confidence:.0%}"))
     mass = off_scale_mass(row)
     if mass is not None:
-        text.append("   off-scale mass ", style="dim")
-        text.append(f"{mass:.0%}", style="bold")
+        parts.append(("off-scale mass ", f"{mass:.0%}"))
+    for i, (label, value) in enumerate(parts):
+        text.append(" · " if i else "", style="dim")
+        text.append(label, style="dim")
+        text.append(value, style="bold")
     if off_scale_flag(row):
         text.append(
             "\n⚠ The answer format failed: most of the model's probability went to tokens "
@@ -207,9 +209,14 @@ class DetailPane(ScrollView, can_focus=True):
         if self.is_mounted:
             self._render_content()
 
-    def render_line(self, y: int) -> Strip:
-        if self._rendered_width < 0:
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # Once per paint, not per line: wrap again if the pane's width changed (a resize
+        # of the terminal, or the layout switching to side by side).
+        if self.scrollable_content_region.width != self._rendered_width:
             self._render_content()
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
         index = int(self.scroll_offset.y) + y
         if 0 <= index < len(self._lines):
             return self._lines[index]

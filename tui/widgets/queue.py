@@ -368,8 +368,14 @@ class PairQueue(ScrollView, can_focus=True):
         if style is None:
             if component is None:
                 style = self.rich_style
+            elif partial:
+                # A partial component style keeps theme colours with alpha unblended
+                # ($text-muted renders white); take the blended colour of the full style
+                # and leave the background to the row.
+                full = self.get_component_rich_style(component)
+                style = Style(color=full.color, bold=full.bold, italic=full.italic)
             else:
-                style = self.get_component_rich_style(component, partial=partial)
+                style = self.get_component_rich_style(component)
             self._styles[key] = style
         return style
 

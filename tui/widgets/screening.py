@@ -16,7 +16,7 @@ _POOLED_KEY = "__pooled__"
 
 def verdict_renderable(group: GroupVerdict) -> Group:
     tier = Text(group.tier, style=TIER_STYLES.get(group.tier, "bold"))
-    title = Text.assemble(tier, "  ", (f"{group.name} · {group.n} decided", "dim"))
+    title = Text.assemble(tier, "  ", (f"{group.name} · {group.n} coded by you", "dim"))
     parts: list[Text] = [title, Text(group.headline, style="bold")]
     parts += [Text("• " + line) for line in group.lines]
     return Group(*parts)

@@ -1,0 +1,68 @@
+"""Snapshots of the main screens at 80x24 and 140x40 (reviewed by eye when accepted).
+
+Update with ``pytest tests/tui/test_snapshots.py --snapshot-update``, then render the
+SVGs in ``__snapshots__`` to PNG and look at them before committing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+
+from tests.tui.conftest import build_study
+from tui.app import CodecurveApp, make_app
+
+SnapCompare = Callable[..., bool]
+
+
+def app_for(tmp_path: Path, **kwargs: Any) -> CodecurveApp:
+    study = build_study(tmp_path / "snap.codecurve", n=40)
+    return make_app(study, coder="tester", close_study=True, **kwargs)
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause(0.4)
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def test_queue_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    assert snap_compare(app_for(tmp_path), press=["2", "j", "a"], run_before=settle)
+
+
+def test_queue_140x40(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    assert snap_compare(
+        app_for(tmp_path), press=["2", "x", "a"], terminal_size=(140, 40), run_before=settle
+    )
+
+
+def test_screening_panel_140x40(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        for key in "2x2x1a2":
+            await pilot.press(key)
+        await pilot.press("s")
+        await settle(pilot)
+
+    assert snap_compare(app_for(tmp_path), terminal_size=(140, 40), run_before=run_before)
+
+
+def test_response_view_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    assert snap_compare(app_for(tmp_path), press=["enter", "2"], run_before=settle)
+
+
+def test_help_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    assert snap_compare(app_for(tmp_path), press=["question_mark"], run_before=settle)
+
+
+def test_light_theme_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
+        pilot.app.theme = "textual-light"
+        await settle(pilot)
+
+    assert snap_compare(app_for(tmp_path), press=["1"], run_before=run_before)
