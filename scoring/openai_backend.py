@@ -807,8 +807,12 @@ class OpenAIBackend(Backend):
     async def _probe(self) -> str:
         """Try each mode on a tiny prompt; keep the first that gives sound numbers."""
         ids = await self._encode("The answer is")
-        answer = tuple(await self._tokenize(" yes", special=False))
-        plan = _Plan.build(((answer,),))
+        # Two answers, one of them improbable: a server that ignores a parameter and
+        # answers its plain top k cannot pass for one that honours it.
+        likely, unlikely = [
+            tuple(await self._tokenize(t, special=False)) for t in (" yes", " zebra")
+        ]
+        plan = _Plan.build(((likely,), (unlikely,)))
         reasons = []
         for mode in MODES[1:]:
             try:

@@ -39,8 +39,8 @@ STAMP = VENV / ".codecurve-vllm-stamp"
 #: The name the server serves the embedded model under.
 SERVED_NAME = "smollm2"
 
-#: Seconds to wait for /v1/models (measured: 40-50 s on two busy cores).
-START_TIMEOUT = 180.0
+#: Seconds to wait for /v1/models (measured: 40-50 s on two idle cores, 100 s on busy ones).
+START_TIMEOUT = 300.0
 
 
 @dataclass(frozen=True)

@@ -337,7 +337,7 @@ def test_auto_prefers_logprob_token_ids(make: Any) -> None:
 
 
 def test_auto_falls_back_to_prompt_logprobs_when_token_ids_are_ignored(make: Any) -> None:
-    backend, _ = make(FakeServer(token_ids=False, max_logprobs=2))
+    backend, _ = make(FakeServer(token_ids=False, max_logprobs=VOCAB))
     assert backend.probe() == "prompt_logprobs"
 
 
