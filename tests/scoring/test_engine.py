@@ -1,0 +1,244 @@
+"""The batch engine with the fake backend: dedupe, order, batches, progress, cancel, cache."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import pytest
+
+from codebooks.model import BINARY, Code, Codebook
+from scoring import (
+    BatchResult,
+    FakeBackend,
+    Pair,
+    ScoringCancelled,
+    ScoringEngine,
+    ScoringError,
+)
+from scoring.templates import BASE_V1, CHAT_V1, TRUNCATION_MARK
+
+
+@pytest.fixture
+def codebook() -> Codebook:
+    return Codebook(
+        name="Test",
+        codes=(
+            Code("pay", "Pay", definition="Money, salary, fees."),
+            Code("team", "Team", definition="Colleagues and the people around."),
+            Code("yn", "Mentions a date", scale=BINARY),
+        ),
+        question='How well does "{code}" apply?',
+    )
+
+
+TEXTS = {
+    "r1": "The pay is too low.",
+    "r2": "My team is lovely and helps me every day, even when it is busy.",
+    "r3": "ok",
+    "r4": "The pay is too low.",  # same text as r1
+}
+
+
+def pairs_for(codebook: Codebook, texts: dict[str, str] = TEXTS) -> list[Pair]:
+    return [Pair(rid, text, code) for rid, text in texts.items() for code in codebook.codes]
+
+
+def test_scores_come_back_in_the_callers_order(codebook: Codebook) -> None:
+    pairs = pairs_for(codebook)[::-1]
+    scores = ScoringEngine(FakeBackend(), codebook, batch_size=2).score(pairs)
+    assert [(s.response_id, s.code_id) for s in scores] == [
+        (p.response_id, p.code.id) for p in pairs
+    ]
+    for s in scores:
+        assert s.curve.probs.sum() == pytest.approx(1.0)
+        assert s.scale.k == (2 if s.code_id == "yn" else 5)
+
+
+def test_same_text_and_code_is_scored_once(codebook: Codebook) -> None:
+    backend = FakeBackend()
+    pairs = pairs_for(codebook)
+    pairs.append(pairs[0])  # the very same pair twice
+    scores = ScoringEngine(backend, codebook).score(pairs)
+    prompts = [p for batch in backend.batches for p in batch]
+    assert len(prompts) == 3 * 3  # r4 duplicates r1, the repeated pair is free
+    assert len(set(prompts)) == len(prompts)
+    by_pair = {(s.response_id, s.code_id): s for s in scores}
+    assert by_pair["r4", "pay"].curve.surprisal.tolist() == (
+        by_pair["r1", "pay"].curve.surprisal.tolist()
+    )
+    assert by_pair["r4", "pay"].response_id == "r4"
+    assert scores[-1] == scores[0]
+
+
+def test_batches_hold_one_code_and_the_longest_text_first(codebook: Codebook) -> None:
+    backend = FakeBackend()
+    engine = ScoringEngine(backend, codebook, batch_size=2)
+    texts = {f"r{i}": "word " * (i + 1) for i in range(5)}
+    list(engine.iter_batches(pairs_for(codebook, texts)))
+    assert len(backend.batches) == 3 * 3  # 5 texts in batches of 2, per code
+    for batch in backend.batches:
+        codes = {line for p in batch for line in p.splitlines() if line.startswith("Code: ")}
+        assert len(codes) == 1
+    lengths = [len(p) for batch in backend.batches[:3] for p in batch]
+    assert lengths == sorted(lengths, reverse=True)
+
+
+def test_progress_reports_every_batch(codebook: Codebook) -> None:
+    seen: list[BatchResult] = []
+    engine = ScoringEngine(FakeBackend(), codebook, batch_size=2)
+    pairs = pairs_for(codebook)
+    scores = engine.score(pairs, progress=seen.append)
+    assert len(scores) == len(pairs)
+    assert [b.done for b in seen] == sorted(b.done for b in seen)
+    assert seen[-1].done == seen[-1].total == len(pairs)
+    assert sum(len(b.scores) for b in seen) == len(pairs)
+    assert seen[-1].eta == 0.0
+    assert all(b.rate > 0 for b in seen)
+    assert seen[-1].fraction == 1.0
+
+
+def test_cache_answers_a_second_run_without_the_model(codebook: Codebook) -> None:
+    backend = FakeBackend()
+    engine = ScoringEngine(backend, codebook)
+    pairs = pairs_for(codebook)
+    first = engine.score(pairs)
+    calls = backend.calls
+    batches = list(engine.iter_batches(pairs))
+    assert backend.calls == calls
+    assert len(batches) == 1
+    assert batches[0].cached == len(pairs)
+    assert batches[0].eta == 0.0
+    second = engine.score(pairs)
+    assert [s.curve.surprisal.tolist() for s in second] == [
+        s.curve.surprisal.tolist() for s in first
+    ]
+
+
+def test_cache_key_follows_the_configuration(codebook: Codebook) -> None:
+    backend = FakeBackend()
+    pairs = pairs_for(codebook)[:3]
+    a = ScoringEngine(backend, codebook, context="none").score(pairs)
+    b = ScoringEngine(backend, codebook, context="full").score(pairs)
+    assert a[0].config_key != b[0].config_key
+    assert a[0].prompt != b[0].prompt
+    strict = ScoringEngine(backend, codebook, strict=True)
+    assert strict.config.key() != ScoringEngine(backend, codebook).config.key()
+
+
+def test_same_input_scored_twice_gives_identical_numbers(codebook: Codebook) -> None:
+    pairs = pairs_for(codebook)
+    a = ScoringEngine(FakeBackend(), codebook).score(pairs)
+    b = ScoringEngine(FakeBackend(), codebook).score(pairs)
+    assert [s.curve.surprisal.tolist() for s in a] == [s.curve.surprisal.tolist() for s in b]
+    assert [s.prompt_hash for s in a] == [s.prompt_hash for s in b]
+
+
+def test_cancel_between_batches_keeps_what_was_finished(codebook: Codebook) -> None:
+    backend = FakeBackend()
+    engine = ScoringEngine(backend, codebook, batch_size=1)
+    cancel = threading.Event()
+    pairs = pairs_for(codebook)
+
+    def stop_after_two(batch: BatchResult) -> None:
+        if batch.done >= 2:
+            cancel.set()
+
+    with pytest.raises(ScoringCancelled, match="cancelled after") as info:
+        engine.score(pairs, progress=stop_after_two, cancel=cancel)
+    assert backend.calls == 2
+    finished = [s for s in info.value.scores if s is not None]
+    assert len(info.value.scores) == len(pairs)
+    assert 2 <= len(finished) < len(pairs)
+    # a second run reuses the finished batches: 9 unique (text, code) items in all
+    engine.score(pairs)
+    assert backend.calls == 9
+
+
+def test_a_set_cancel_event_stops_before_the_first_batch(codebook: Codebook) -> None:
+    backend = FakeBackend()
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(ScoringCancelled):
+        ScoringEngine(backend, codebook).score(pairs_for(codebook), cancel=cancel)
+    assert backend.calls == 0
+
+
+def test_stopping_the_iteration_cancels(codebook: Codebook) -> None:
+    backend = FakeBackend()
+    batches = ScoringEngine(backend, codebook, batch_size=1).iter_batches(pairs_for(codebook))
+    next(batches)
+    batches.close()  # type: ignore[attr-defined]
+    assert backend.calls == 1
+
+
+def test_backend_failure_is_a_scoring_error(codebook: Codebook) -> None:
+    engine = ScoringEngine(FakeBackend(fail_on_call=1), codebook, batch_size=2)
+    seen: list[BatchResult] = []
+    with pytest.raises(ScoringError, match="fake failure"):
+        engine.score(pairs_for(codebook), progress=seen.append)
+    assert len(seen) == 1
+
+
+def test_scores_record_the_exact_prompt_and_identity(codebook: Codebook) -> None:
+    engine = ScoringEngine(FakeBackend(), codebook, context="definition")
+    pair = pairs_for(codebook)[0]
+    (score,) = engine.score([pair])
+    assert score.prompt == engine.prompt_for(pair)
+    rendered = BASE_V1.render(engine.backend, codebook, pair.code, pair.text, "definition")
+    assert score.prompt == rendered
+    assert score.prompt.endswith(pair.text + "\nAnswer:")
+    assert engine.config.template_id == "base-v1"
+    assert engine.config.template_hash == BASE_V1.hash
+    assert score.config_key == engine.config.key()
+    assert score.code_hash == pair.code.content_hash()
+    assert len(score.token_ids) == 5
+    assert score.missing == (False,) * 5
+    assert not score.truncated
+
+
+def test_chat_prompts_through_the_frame_equal_a_full_rendering(codebook: Codebook) -> None:
+    backend = FakeBackend(chat=True)
+    engine = ScoringEngine(backend, codebook, context="full")
+    assert engine.template is CHAT_V1
+    texts = {"a": "  spaces at both ends  ", "b": "braces {code} and {{x}}", "c": "x\n\ny"}
+    for pair in pairs_for(codebook, texts):
+        expected = CHAT_V1.render(backend, codebook, pair.code, pair.text, "full")
+        assert engine.prompt_for(pair) == expected
+        assert expected.endswith(pair.text + "\n<|assistant|>\n")
+
+
+def test_long_responses_are_cut_from_the_middle(codebook: Codebook) -> None:
+    backend = FakeBackend(max_context=120)
+    engine = ScoringEngine(backend, codebook)
+    text = "start " + " ".join(f"w{i}" for i in range(400)) + " end"
+    (score,) = engine.score([Pair("long", text, codebook.codes[0])])
+    assert score.truncated
+    assert TRUNCATION_MARK in score.prompt
+    assert "start" in score.prompt
+    assert "end\nAnswer:" in score.prompt
+    assert backend.count_tokens(score.prompt) <= 120
+    (short,) = engine.score([Pair("short", "fine", codebook.codes[0])])
+    assert not short.truncated
+
+
+def test_bad_settings_are_refused(codebook: Codebook) -> None:
+    with pytest.raises(ScoringError, match="context level"):
+        ScoringEngine(FakeBackend(), codebook, context="everything")
+    with pytest.raises(ScoringError, match="batch size"):
+        ScoringEngine(FakeBackend(), codebook, batch_size=0)
+    with pytest.raises(ScoringError, match="needs a chat model"):
+        ScoringEngine(FakeBackend(), codebook, template="chat-v1")
+    with pytest.raises(ScoringError, match="unknown prompt template"):
+        ScoringEngine(FakeBackend(), codebook, template="chat-v9")
+
+
+def test_empty_run_yields_nothing(codebook: Codebook) -> None:
+    assert ScoringEngine(FakeBackend(), codebook).score([]) == []
+
+
+def test_rate_and_eta_are_numbers(codebook: Codebook) -> None:
+    engine = ScoringEngine(FakeBackend(delay=0.01), codebook, batch_size=3)
+    batches = list(engine.iter_batches(pairs_for(codebook)))
+    assert all(b.rate > 0 and not math.isnan(b.eta) for b in batches)
+    assert batches[0].eta > 0
