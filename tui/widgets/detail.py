@@ -124,7 +124,12 @@ class DetailPane(ScrollView, can_focus=True):
         self, *, name: str | None = None, id: str | None = None, classes: str | None = None
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self._content: RenderableType = Text("Nothing to show.", style="dim italic")
+        self._shown: tuple[Row | None, Code | None, Scale | None, tuple[str, ...]] = (
+            None,
+            None,
+            None,
+            (),
+        )
         self._lines: list[Strip] = []
         self._rendered_width = -1
         self._blank: Strip | None = None
@@ -146,38 +151,44 @@ class DetailPane(ScrollView, can_focus=True):
             and (row.response_id, row.code_id) == (self.row.response_id, self.row.code_id)
         )
         self.row = row
-        if row is None or code is None or scale is None:
-            self.border_title = "Detail"
-            self._content = Text("Nothing to show.", style="dim italic")
-        else:
-            self.border_title = f"Response {row.response_id}"
-            curve: RenderableType = Text(
-                "Not scored yet: press r to score pending pairs.", style="dim italic"
-            )
-            if row.surprisal is not None and row.probs is not None:
-                curve = curve_table(
-                    scale=scale,
-                    surprisal=row.surprisal,
-                    probs=row.probs,
-                    pick=row.pick,
-                    decision=row.decision,
-                    bar_width=max(8, min(30, self.size.width - 40)),
-                )
-            self._content = Group(
-                Text(row.text),
-                Text(),
-                code_text(code, path),
-                Text(),
-                curve,
-                stats_text(row),
-                Text(),
-                decision_text(row, scale),
-            )
+        self._shown = (row, code, scale, path)
+        self.border_title = "Detail" if row is None else f"Response {row.response_id}"
         self._rendered_width = -1
         if not same_pair and self.scroll_y:
             self.scroll_to(y=0, animate=False, immediate=True)
         self._render_content()
         self.refresh()
+
+    def _build(self, width: int) -> RenderableType:
+        """The pane's content for a width (the curve's bars scale with it)."""
+        row, code, scale, path = self._shown
+        if row is None or code is None or scale is None:
+            return Text("Nothing to show.", style="dim italic")
+        curve: RenderableType = Text(
+            "Not scored yet: press r to score pending pairs.", style="dim italic"
+        )
+        if row.surprisal is not None and row.probs is not None:
+            longest = max(len(o.label) for o in scale.options)
+            curve = curve_table(
+                scale=scale,
+                surprisal=row.surprisal,
+                probs=row.probs,
+                pick=row.pick,
+                decision=row.decision,
+                bar_width=max(6, min(30, width - longest - 40)),
+            )
+        # The curve and the decision come before the code's criteria: at 80x24 they
+        # are what the coder must see without scrolling.
+        return Group(
+            Text(row.text),
+            Text(),
+            Text.assemble((code.name, "bold"), ("  how well does it apply?", "dim")),
+            curve,
+            stats_text(row),
+            decision_text(row, scale),
+            Text(),
+            code_text(code, path),
+        )
 
     def _render_content(self) -> None:
         width = self.scrollable_content_region.width
@@ -186,7 +197,7 @@ class DetailPane(ScrollView, can_focus=True):
         console = self.app.console
         options = console.options.update(width=width, height=None, highlight=False)
         style = self.rich_style
-        lines = console.render_lines(self._content, options, style=style, pad=True)
+        lines = console.render_lines(self._build(width), options, style=style, pad=True)
         self._lines = [Strip(line, width).simplify() for line in lines]
         self._rendered_width = width
         size = Size(width, len(self._lines))

@@ -36,7 +36,11 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
 
     def compose(self) -> ComposeResult:
         yield Select(
-            [(POOLED, _POOLED_KEY)], value=_POOLED_KEY, allow_blank=False, id="screening-group"
+            [(POOLED, _POOLED_KEY)],
+            value=_POOLED_KEY,
+            allow_blank=False,
+            compact=True,
+            id="screening-group",
         )
         yield Static(
             Text("Screening the decisions so far…", style="dim italic"), id="screening-body"
