@@ -323,7 +323,11 @@ class TransformersBackend(Backend):
         shared = _common_prefix_len(feed) if len(feed) > 1 and self.prefix_sharing else 0
         shared = min(shared, min(len(f) for f in feed) - keep)
         if shared >= MIN_SHARED_PREFIX:
-            return self._forward_shared(feed, shared, keep=keep, use_cache=use_cache)
+            try:
+                return self._forward_shared(feed, shared, keep=keep, use_cache=use_cache)
+            except _Unshareable as exc:
+                log.info("prefix sharing is off for %s: %s", self._identity.name, exc)
+                self.prefix_sharing = False
         ids, mask = self._left_pad(feed)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         out = self._model(
@@ -477,14 +481,20 @@ def _cache_of(out: Any) -> Any:
     return cache if cache is not None else getattr(out, "past_key_values", None)
 
 
+class _Unshareable(Exception):
+    """The model's cache is not a plain per-layer key/value cache (sliding windows,
+    linear attention, ...): its prefix cannot be expanded over a batch."""
+
+
 def _layers_kv(cache: Any) -> list[tuple[torch.Tensor, torch.Tensor]]:
     layers = getattr(cache, "layers", None)
     if layers is None:
-        raise ScoringError("this model's cache cannot be shared across a batch")
+        raise _Unshareable(f"cache of type {type(cache).__name__}")
     kv = []
     for layer in layers:
-        if type(layer).__name__ != "DynamicLayer":
-            raise ScoringError("this model's cache cannot be shared across a batch")
+        # exact type: subclasses (sliding windows) keep only part of the prefix
+        if type(layer).__name__ != "DynamicLayer" or not getattr(layer, "is_initialized", True):
+            raise _Unshareable(f"cache layer of type {type(layer).__name__}")
         kv.append((layer.keys, layer.values))
     return kv
 

@@ -232,3 +232,39 @@ def test_second_load_reads_the_converted_weights(embedded_backend: TransformersB
     (a,) = again.option_logprobs(["The capital of France is"], [("Paris",), ("Rome",)])
     (b,) = embedded_backend.option_logprobs(["The capital of France is"], [("Paris",), ("Rome",)])
     assert np.array_equal(a.logprobs, b.logprobs)
+
+
+def test_a_cache_that_cannot_be_shared_falls_back_to_the_plain_path(
+    plain_backend: TransformersBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scoring import transformers_backend as tb
+
+    backend = TransformersBackend(
+        plain_backend.model, plain_backend.tokenizer, name="t", revision="t", chat=False
+    )
+    head = "Rate how well the code 'Pay' applies, from 1 (not at all) to 5 (fully). Answer: "
+    prompts = [head + "a", head + "bcd"]
+    want = backend.option_logprobs(prompts, LIKERT)
+    assert backend.stats["shared_tokens_saved"] > 0
+
+    def unshareable(cache: Any) -> Any:
+        raise tb._Unshareable("sliding windows")
+
+    monkeypatch.setattr(tb, "_layers_kv", unshareable)
+    backend.close()
+    got = backend.option_logprobs(prompts, LIKERT)
+    assert not backend.prefix_sharing
+    for x, y in zip(want, got, strict=True):
+        np.testing.assert_allclose(x.logprobs, y.logprobs, atol=TOL, rtol=0)
+
+
+def test_a_gguf_path_loads_through_the_same_converted_folder(
+    embedded_backend: TransformersBackend,
+) -> None:
+    from scoring.weights import embedded_gguf_path
+
+    path = embedded_gguf_path()
+    backend: Any = load_backend(str(path), device="cpu", chat=False)
+    assert backend.identity.name == str(path.resolve())
+    assert backend.identity.revision == embedded_backend.identity.revision
+    assert not backend.is_chat
