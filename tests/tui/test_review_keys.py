@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual import events
 from textual.pilot import Pilot
 
 from study.store import Study
@@ -263,3 +264,33 @@ async def test_command_palette_offers_the_actions(study: Study) -> None:
         await settle(pilot)
         titles = {c.title for c in app.get_system_commands(app.screen)}
         assert {"Accept the model's pick", "Undo", "Export", "Screening panel"} <= titles
+
+
+async def test_mouse_click_selects_a_row_and_the_wheel_scrolls(study: Study) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        q = queue(app)
+        # Line 0 of the queue is the header; line 3 shows row 2.
+        await pilot.click(PairQueue, offset=(10, 3))
+        assert q.cursor == 2
+        # Pilot has no wheel helper; its private poster sends the real scroll events.
+        for _ in range(3):
+            await pilot._post_mouse_events([events.MouseScrollDown], PairQueue, offset=(10, 5))
+        await pilot.pause()
+        assert q.scroll_offset.y > 0
+        assert q.cursor == 2  # scrolling moves the view, not the cursor
+
+
+async def test_p_shows_progress_per_code(study: Study) -> None:
+    from tui.screens.progress import ProgressScreen
+
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("1", "1", "p")
+        screen = app.screen
+        assert isinstance(screen, ProgressScreen)
+        assert "2 of 90 decided" in str(screen.query_one(".dialog").border_title)
+        await pilot.press("escape")
+        assert app.screen is app.review

@@ -6,7 +6,7 @@ SVGs in ``__snapshots__`` to PNG and look at them before committing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,38 +31,43 @@ async def settle(pilot: Pilot[None]) -> None:
     await pilot.pause()
 
 
+def pressing(*keys: str) -> Callable[[Pilot[None]], Awaitable[None]]:
+    """Press keys, then wait for the debounced screening refresh: a stable picture."""
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        await pilot.press(*keys)
+        await settle(pilot)
+
+    return run_before
+
+
 def test_queue_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
-    assert snap_compare(app_for(tmp_path), press=["2", "j", "a"], run_before=settle)
+    assert snap_compare(app_for(tmp_path), run_before=pressing("2", "j", "a"))
 
 
 def test_queue_140x40(snap_compare: SnapCompare, tmp_path: Path) -> None:
     assert snap_compare(
-        app_for(tmp_path), press=["2", "x", "a"], terminal_size=(140, 40), run_before=settle
+        app_for(tmp_path), terminal_size=(140, 40), run_before=pressing("2", "x", "a")
     )
 
 
 def test_screening_panel_140x40(snap_compare: SnapCompare, tmp_path: Path) -> None:
-    async def run_before(pilot: Pilot[None]) -> None:
-        await settle(pilot)
-        for key in "2x2x1a2":
-            await pilot.press(key)
-        await pilot.press("s")
-        await settle(pilot)
-
+    run_before = pressing(*"2x2x1a2", "s")
     assert snap_compare(app_for(tmp_path), terminal_size=(140, 40), run_before=run_before)
 
 
 def test_response_view_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
-    assert snap_compare(app_for(tmp_path), press=["enter", "2"], run_before=settle)
+    assert snap_compare(app_for(tmp_path), run_before=pressing("enter", "2"))
 
 
 def test_help_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
-    assert snap_compare(app_for(tmp_path), press=["question_mark"], run_before=settle)
+    assert snap_compare(app_for(tmp_path), run_before=pressing("question_mark"))
 
 
 def test_light_theme_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
     async def run_before(pilot: Pilot[None]) -> None:
         pilot.app.theme = "textual-light"
-        await settle(pilot)
+        await pressing("1")(pilot)
 
-    assert snap_compare(app_for(tmp_path), press=["1"], run_before=run_before)
+    assert snap_compare(app_for(tmp_path), run_before=run_before)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from rich.console import Group
+from rich.console import Group, RenderableType
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -15,10 +16,19 @@ _POOLED_KEY = "__pooled__"
 
 
 def verdict_renderable(group: GroupVerdict) -> Group:
+    """The verdict in words, then the VRS table itself (for reporting)."""
     tier = Text(group.tier, style=TIER_STYLES.get(group.tier, "bold"))
     title = Text.assemble(tier, "  ", (f"{group.name} · {group.n} coded by you", "dim"))
-    parts: list[Text] = [title, Text(group.headline, style="bold")]
+    parts: list[RenderableType] = [title, Text(group.headline, style="bold")]
     parts += [Text("• " + line) for line in group.lines]
+    if group.report is not None:
+        table = Table.grid(padding=(0, 1))
+        table.add_column(style="dim", no_wrap=True)
+        table.add_column()
+        for label, value in group.report.rows():
+            style = TIER_STYLES.get(value, "") if label == "Tier classification" else ""
+            table.add_row(label, Text(value, style=style))
+        parts += [Text("\nValidity report (VRS)", style="bold dim"), table]
     return Group(*parts)
 
 
