@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -135,6 +136,10 @@ class CodecurveApp(App[None]):
         else:
             self.review.set_model_state("no model: manual coding")
         self.refresh_screening(delay=0.0)
+        # Everything loaded so far (textual, pandas, the study's caches) lives as long as
+        # the app: keep it out of the collector's scans, whose full passes otherwise
+        # stall a key press now and then.
+        self.call_after_refresh(gc.freeze)
 
     async def on_unmount(self) -> None:
         # A scoring batch in flight finishes (and is written) before the study closes;
@@ -307,6 +312,9 @@ class CodecurveApp(App[None]):
         self, response_id: str, code_id: str, value: int | None, *, undone: bool = False
     ) -> None:
         """Called by the screens after a decision is durable: refresh screening soon."""
+        review = self.live_review
+        if review is not None and self.screen is not review:
+            review.stale = True
         self.refresh_screening()
 
     def refresh_screening(self, *, delay: float = SCREENING_DELAY) -> None:

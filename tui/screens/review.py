@@ -70,6 +70,8 @@ class ReviewScreen(Screen[None]):
         self._history: list[tuple[tuple[str, str], int]] = []
         self._agreement: tuple[float, int] | None = None
         self._model_state = ""
+        #: Set when the study changed while another screen was on top.
+        self.stale = False
 
     @property
     def codecurve(self) -> CodecurveApp:
@@ -136,9 +138,12 @@ class ReviewScreen(Screen[None]):
         self.set_class(event.size.width >= WIDE, "-wide")
 
     def on_screen_resume(self) -> None:
-        # Decisions may have been made in the response view.
-        self.pair_queue.reload()
-        self.update_status()
+        # Decisions made in the response view: show them. A dialog changes nothing here
+        # by itself (its result is applied by its callback), so it costs no reload.
+        if self.stale:
+            self.stale = False
+            self.pair_queue.reload()
+            self.update_status()
 
     # -- queue and detail --------------------------------------------------------------
 
