@@ -207,16 +207,16 @@ class ReviewScreen(Screen[None]):
         self.session.record(row, value, source=source)
         self._history.append((row_key(row), index))
         self.codecurve.decision_saved(row.response_id, row.code_id, value)
-        self._refresh_after_change(index)
+        self._refresh_after_change(index, highlight=False)
         following = queue.next_undecided(index)
         queue.move_to(following if following is not None else index)
         self.update_status()
 
-    def _refresh_after_change(self, index: int) -> None:
+    def _refresh_after_change(self, index: int, *, highlight: bool = True) -> None:
         """Show the study's new state after a decision or undo on row ``index``."""
         queue = self.pair_queue
         if queue.pair_query.status is None:
-            queue.refresh_row(index)  # rows and their order are unchanged
+            queue.refresh_row(index, highlight=highlight)  # rows and order are unchanged
         else:
             queue.reload()  # the row joins or leaves the filtered set
 
@@ -272,7 +272,7 @@ class ReviewScreen(Screen[None]):
         if queue.pair_query.status is None:
             row = queue.row_at(near)
             if row is not None and row_key(row) == key:
-                queue.refresh_row(near)
+                queue.refresh_row(near, highlight=False)
                 index: int | None = near
             else:
                 queue.reload(recount=False)

@@ -258,11 +258,12 @@ class PairQueue(ScrollView, can_focus=True):
         self.refresh()
         self._post_highlight()
 
-    def refresh_row(self, index: int) -> Row | None:
+    def refresh_row(self, index: int, *, highlight: bool = True) -> Row | None:
         """Read row ``index`` again (after its decision or note changed) and repaint it.
 
         Cheaper than :meth:`reload` when the set and order of rows cannot have changed:
-        a decision moves no row unless the queue is filtered by status.
+        a decision moves no row unless the queue is filtered by status. ``highlight``
+        False leaves telling the detail pane to a :meth:`move_to` that follows.
         """
         if not 0 <= index < self._total:
             return None
@@ -274,7 +275,7 @@ class PairQueue(ScrollView, can_focus=True):
         for key in [k for k in self._lines.keys() if k[1] == index]:  # noqa: SIM118 - an LRUCache, not a dict
             self._lines.discard(key)
         self._refresh_row(index)
-        if index == self._cursor:
+        if highlight and index == self._cursor:
             self._post_highlight()
         return fresh[0] if fresh else None
 
