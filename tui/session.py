@@ -27,6 +27,10 @@ def default_coder() -> str:
         return os.environ.get("USER") or "coder"
 
 
+#: Most rows read to find one response's pairs through a text search.
+RESPONSE_SEARCH_LIMIT = 5000
+
+
 class StudySource:
     """A :class:`~tui.source.PairSource` over one scoring configuration of a study."""
 
@@ -98,11 +102,19 @@ class ReviewSession:
     def response_rows(self, response_id: str) -> list[Row]:
         """Every code's row for one response, in codebook order.
 
-        The study has no query by response id, so the rows are narrowed by a search for
-        the response's own text and then kept by id (one query).
+        The study has no query by response id, so the rows are narrowed by a search (the
+        response's own text, then its id, both matched as substrings) and kept by id.
         """
-        text = self.study.response(response_id).text
-        rows = self.study.query_pairs(
-            self.config_id, order="id", search=text, limit=max(100, 50 * len(self.codes))
-        )
-        return [r for r in rows if r.response_id == response_id]
+        wanted = len(self.codes)
+        rows: list[Row] = []
+        for needle in (self.study.response(response_id).text, response_id):
+            count = self.study.count_pairs(self.config_id, search=needle)
+            if count > RESPONSE_SEARCH_LIMIT:  # a very short text matches half the study
+                continue
+            found = self.study.query_pairs(
+                self.config_id, order="id", search=needle, limit=max(count, wanted)
+            )
+            rows = [r for r in found if r.response_id == response_id]
+            if len(rows) >= wanted:
+                break
+        return rows
