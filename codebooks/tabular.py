@@ -3,7 +3,7 @@
 Columns (a header row names them, in any order, any case)::
 
     name, definition, inclusion, exclusion, examples, parent     the usual six
-    id, codable, color, scale                                    optional
+    id, codable, color, scale, group                             optional
 
 ``examples`` holds several examples separated by ``;`` or, when one of them contains a
 ``;``, by line breaks. ``parent`` names the parent code by name or id. ``codable`` is
@@ -11,6 +11,13 @@ true/false (yes/no, 1/0; empty means true). ``scale`` is ``1-5``, ``1-9`` or ``b
 A few other spellings of the headers are understood (``code``, ``description``,
 ``include``, ``exclude``, ``colour``...). The delimiter is ``,``, ``;`` or a tab, read
 from the header line. The file is UTF-8, with or without a byte-order mark.
+
+``group`` (also read from headers such as ``category group`` or ``major_category_v7``)
+names a grouping category for the row's code; a group that is not itself a code becomes
+a category (not codable) of its own, so a spreadsheet with a "major category" column
+reads as a two-level codebook. ``category`` is read as the code's name. Other columns
+(counts, notes) are ignored with a logged warning, unless their header is close to a
+known one (``defintion``), which is an error naming the column it resembles.
 
 A table has no place for the codebook's name (the file name is used), question,
 description or sets: save as YAML or JSON to keep those.
@@ -22,8 +29,10 @@ are written with a leading apostrophe, which reading takes off again.
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +44,12 @@ from codebooks.model import LIKERT_5, SCALES, Codebook
 logger = logging.getLogger(__name__)
 
 COLUMNS = ("name", "definition", "inclusion", "exclusion", "examples", "parent")
-OPTIONAL_COLUMNS = ("id", "codable", "color", "scale")
+OPTIONAL_COLUMNS = ("id", "codable", "color", "scale", "group")
+_GROUP_HEADER = re.compile(r"^(major |parent )?(category |code )?group\b|^major category\b")
 
 _ALIASES = {
     "code": "name",
+    "category": "name",
     "code name": "name",
     "description": "definition",
     "include": "inclusion",
@@ -96,6 +107,9 @@ def read_csv(path: str | Path) -> Codebook:
         places.append(place)
     if not codes:
         raise CodebookError("the table has a header but no codes", path=path)
+    categories = _group_categories(codes)
+    codes = [*categories, *codes]
+    places = [f"group {c['name']!r}" for c in categories] + places
     data: dict[str, Any] = {"name": Path(path).stem, "codes": codes}
     # A scale shared by every code is the codebook's (this is how one is written).
     scales = {code.get("scale") for code in codes}
@@ -112,16 +126,24 @@ def _columns(header: list[str], *, path: str | Path) -> list[str | None]:
     for i, cell in enumerate(header):
         key = " ".join(cell.replace("_", " ").replace("-", " ").split()).casefold()
         key = _ALIASES.get(key, key)
+        if _GROUP_HEADER.match(key):
+            key = "group"
         if not key:
             columns.append(None)
             continue
         if key not in COLUMNS and key not in OPTIONAL_COLUMNS:
-            raise CodebookError(
-                f"unknown column {cell.strip()!r}; the columns are "
-                f"{', '.join(COLUMNS + OPTIONAL_COLUMNS)}",
-                path=path,
-                where=f"row 1, column {i + 1}",
-            )
+            known = [*COLUMNS, *OPTIONAL_COLUMNS, *_ALIASES]
+            close = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
+            if close:
+                raise CodebookError(
+                    f"unknown column {cell.strip()!r} (did you mean {close[0]!r}?); the "
+                    f"columns are {', '.join(COLUMNS + OPTIONAL_COLUMNS)}",
+                    path=path,
+                    where=f"row 1, column {i + 1}",
+                )
+            logger.warning("%s: ignoring the column %r", path, cell.strip())
+            columns.append(None)
+            continue
         if key in columns:
             raise CodebookError(
                 f"the column {key!r} appears twice", path=path, where=f"row 1, column {i + 1}"
@@ -148,7 +170,7 @@ def _code_mapping(
     examples = cells.get("examples", "")
     separator = "\n" if example_lines else ";"
     code["examples"] = [e.strip() for e in examples.split(separator) if e.strip()]
-    for key in ("parent", "color", "scale"):
+    for key in ("parent", "color", "scale", "group"):
         if cells.get(key):
             code[key] = cells[key]
     codable = cells.get("codable", "").casefold()
@@ -159,6 +181,21 @@ def _code_mapping(
             f"codable must be true or false, not {cells['codable']!r}", path=path, where=where
         )
     return code
+
+
+def _group_categories(codes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Turn ``group`` cells into parents; return a new category for each group that is no code."""
+    names = {str(c.get("name", "")).strip().casefold() for c in codes}
+    categories: dict[str, dict[str, Any]] = {}
+    for code in codes:
+        group = code.pop("group", None)
+        if group is None or code.get("parent"):
+            continue
+        code["parent"] = group
+        folded = group.strip().casefold()
+        if folded not in names and folded not in categories:
+            categories[folded] = {"name": group, "codable": False, "examples": []}
+    return list(categories.values())
 
 
 def csv_bytes(codebook: Codebook) -> bytes:

@@ -170,3 +170,36 @@ def test_custom_scales_cannot_be_written_as_csv() -> None:
     scaled = load_codebook(sample_paths("causal_scaled")[1])
     with pytest.raises(CodebookError, match="save it as YAML or JSON"):
         csv_bytes(scaled)
+
+
+def test_group_column_and_extra_columns_read_a_spreadsheet_codebook(tmp_path: Path) -> None:
+    """The NHS framework's codebook: category, major group, and a count column."""
+    from codebooks.readers import load_codebook
+
+    path = tmp_path / "framework.csv"
+    path.write_text(
+        "category,major_category_v7,count_in_full_v6_file\n"
+        "Not assigned,(not in v7),360\n"
+        "Organisation & efficiency,General,64\n"
+        "Funding,General,31\n"
+        "Staff manner,Staff,1418\n",
+        encoding="utf-8",
+    )
+    codebook = load_codebook(path)
+    names = [c.name for c in codebook.codable]
+    assert names == ["Not assigned", "Organisation & efficiency", "Funding", "Staff manner"]
+    groups = {c.name for c in codebook.codes if not c.codable}
+    assert groups == {"(not in v7)", "General", "Staff"}
+    funding = codebook.code("Funding")
+    assert funding.parent is not None
+    assert codebook.code(funding.parent).name == "General"
+
+
+def test_the_shared_nhs_codebook_reads() -> None:
+    from codebooks.readers import load_codebook
+
+    path = Path(__file__).resolve().parents[3] / "shared/data/nhs_patient_feedback_codebook.csv"
+    if not path.exists():
+        pytest.skip("the shared data folder is not beside this checkout")
+    codebook = load_codebook(path)
+    assert len(codebook.codable) == 50
