@@ -26,14 +26,14 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from codebooks.model import Code, Scale
 from study.errors import StudyError
 from study.rows import ORDERS, STATUSES, PairRow
 from study.store import blob_to_floats
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from study.store import Study
 
 _ORDER_SQL = {
@@ -407,6 +407,8 @@ def annotated_pairs(
     ``p_applies`` is the model's probability mass on those values; ``scale_values`` are
     the option values matching ``probs``.
     """
+    import pandas as pd  # here, not at the top: the queue's pages must not pay for it
+
     if config_id is not None:
         study.config_row(config_id)
     where, params = ("WHERE a.coder = ?", [coder]) if coder is not None else ("", [])

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -159,3 +161,27 @@ def test_pair_row_fields(scored: tuple[Study, int]) -> None:
     assert row.pick_label == scale.option_for_value(row.pick).label
     assert row.decision is None
     assert row.text.startswith(("apple", "Banana"))
+
+
+def test_queue_page_does_not_load_pandas(scored: tuple[Study, int]) -> None:
+    # The app draws its first page through these calls; pandas costs a second to import.
+    study, config_id = scored
+    study.close()
+    script = (
+        "import sys\n"
+        "from study import Study\n"
+        f"with Study.open({str(study.path)!r}) as s:\n"
+        f"    rows = s.query_pairs({config_id}, limit=10)\n"
+        f"    n = s.count_pairs({config_id}, status='undecided')\n"
+        f"    s.query_pairs({config_id}, order='id', search='apple', status='undecided')\n"
+        "assert rows and n, (rows, n)\n"
+        "assert 'pandas' not in sys.modules, 'pandas was imported'\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
