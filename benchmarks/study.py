@@ -167,8 +167,10 @@ def main() -> None:
         timed("first page, order entropy, one code", code_id="c07")
         timed("first page, order confidence", order="confidence")
         timed("first page, order pick", order="pick")
+        timed("first page, order id", order="id")
         timed("page at offset 150,000, order entropy", offset=150_000)
         timed("first page, search 'parking'", search="parking")
+        timed("first page, search 'parking', order id", search="parking", order="id")
 
         rng = np.random.default_rng(1)
         ids = s.response_ids()

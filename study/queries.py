@@ -105,6 +105,10 @@ def query_pairs(
 ) -> list[PairRow]:
     """One page of the queue (orders and filters in the module docstring).
 
+    A page is one query: the page's keys, taken in order by an index walk, joined with
+    their scores, decisions, notes and response texts (plus a second query for the
+    unscored pairs on the page where the scored ones run out).
+
     Args:
         study: The open study.
         config_id: The scoring configuration whose scores are shown; ``None`` lists the
@@ -124,49 +128,63 @@ def query_pairs(
             clauses, params = _filters(
                 study, "r.rid", "c.cid", code_id=code_id, status=status, search=search, coder=coder
             )
-            keys = conn.execute(
+            return _page(
+                conn,
+                study,
+                config_id,
+                coder,
                 f"SELECT r.rid, c.cid FROM responses r JOIN codes c ON c.cid IN ({codable}) "
                 f"WHERE 1 = 1{_where(clauses)} ORDER BY r.rid, c.cid LIMIT ? OFFSET ?",
-                (*params, limit, offset),
-            ).fetchall()
-        else:
-            clauses, params = _filters(
-                study, "s.rid", "s.cid", code_id=code_id, status=status, search=search, coder=coder
+                [*params, limit, offset],
+                "p.rid, p.cid",
             )
-            keys = conn.execute(
-                f"SELECT s.rid, s.cid FROM scores s WHERE s.config_id = ?{_where(clauses)} "
-                f"ORDER BY {_ORDER_SQL[order]} LIMIT ? OFFSET ?",
-                (config_id, *params, limit, offset),
-            ).fetchall()
-            if len(keys) < limit:
-                # The scored pairs ran out on this page: continue with the unscored ones.
-                if keys:
-                    scored_total = offset + len(keys)
-                else:
-                    scored_total = int(
-                        conn.execute(
-                            f"SELECT COUNT(*) FROM scores s WHERE s.config_id = ?{_where(clauses)}",
-                            (config_id, *params),
-                        ).fetchone()[0]
-                    )
-                if study.scored_count(config_id) < study.pair_count():
-                    clauses, params = _filters(
-                        study,
-                        "r.rid",
-                        "c.cid",
-                        code_id=code_id,
-                        status=status,
-                        search=search,
-                        coder=coder,
-                    )
-                    keys += conn.execute(
-                        "SELECT r.rid, c.cid FROM responses r JOIN codes c "
-                        f"ON c.cid IN ({codable}) WHERE NOT EXISTS (SELECT 1 FROM scores s "
-                        "WHERE s.config_id = ? AND s.rid = r.rid AND s.cid = c.cid)"
-                        f"{_where(clauses)} ORDER BY r.rid, c.cid LIMIT ? OFFSET ?",
-                        (config_id, *params, limit - len(keys), max(0, offset - scored_total)),
-                    ).fetchall()
-        return [_pair_row(conn, study, config_id, rid, cid, coder) for rid, cid in keys]
+        clauses, params = _filters(
+            study, "s.rid", "s.cid", code_id=code_id, status=status, search=search, coder=coder
+        )
+        rows = _page(
+            conn,
+            study,
+            config_id,
+            coder,
+            f"SELECT s.rid, s.cid FROM scores s WHERE s.config_id = ?{_where(clauses)} "
+            f"ORDER BY {_ORDER_SQL[order]} LIMIT ? OFFSET ?",
+            [config_id, *params, limit, offset],
+            _ORDER_SQL[order],
+        )
+        if len(rows) < limit:
+            # The scored pairs ran out on this page: continue with the unscored ones.
+            if rows:
+                scored_total = offset + len(rows)
+            else:
+                scored_total = int(
+                    conn.execute(
+                        f"SELECT COUNT(*) FROM scores s WHERE s.config_id = ?{_where(clauses)}",
+                        (config_id, *params),
+                    ).fetchone()[0]
+                )
+            if study.scored_count(config_id) < study.pair_count():
+                clauses, params = _filters(
+                    study,
+                    "r.rid",
+                    "c.cid",
+                    code_id=code_id,
+                    status=status,
+                    search=search,
+                    coder=coder,
+                )
+                rows += _page(
+                    conn,
+                    study,
+                    config_id,
+                    coder,
+                    "SELECT r.rid, c.cid FROM responses r JOIN codes c "
+                    f"ON c.cid IN ({codable}) WHERE NOT EXISTS (SELECT 1 FROM scores s "
+                    "WHERE s.config_id = ? AND s.rid = r.rid AND s.cid = c.cid)"
+                    f"{_where(clauses)} ORDER BY r.rid, c.cid LIMIT ? OFFSET ?",
+                    [config_id, *params, limit - len(rows), max(0, offset - scored_total)],
+                    "p.rid, p.cid",
+                )
+        return rows
 
 
 def _pair_scale(study: Study, config_id: int | None, code: Code) -> Scale:
@@ -184,63 +202,70 @@ def _label(scale: Scale, value: int | None) -> str | None:
     return str(value)
 
 
-def _pair_row(
+def _page(
     conn: sqlite3.Connection,
     study: Study,
     config_id: int | None,
-    rid: int,
-    cid: int,
     coder: str | None,
-) -> PairRow:
-    code = study._code_of[cid]
-    text = str(conn.execute("SELECT text FROM responses WHERE rid = ?", (rid,)).fetchone()[0])
-    score = None
-    if config_id is not None:
-        score = conn.execute(
-            "SELECT surprisal, probs, pick, confidence, norm_entropy, off_scale, expected, spread, "
-            "on_scale_mass, truncated FROM scores WHERE config_id = ? AND rid = ? AND cid = ?",
-            (config_id, rid, cid),
-        ).fetchone()
-    sql = "SELECT value, source, coder, decided_at FROM annotations WHERE rid = ? AND cid = ?"
-    params: list[Any] = [rid, cid]
+    keys_sql: str,
+    keys_params: list[Any],
+    order_sql: str,
+) -> list[PairRow]:
+    """The rows of the pairs ``keys_sql`` selects (``rid``, ``cid``), in ``order_sql``.
+
+    ``keys_sql`` runs first, as a subquery (its ``LIMIT`` keeps the joins to one page);
+    ``order_sql`` orders the page again by the same keys, over ``p`` (the page) and ``s``
+    (its scores). A row shows the latest decision (of ``coder``, if given) and the note of
+    that decision's coder; without a decision, ``coder``'s note, or else the latest note.
+    """
+    coder_filter = " AND a.coder = ?" if coder is not None else ""
+    sql = (
+        "SELECT p.rid, p.cid, r.text, s.surprisal, s.probs, s.pick, s.confidence, "
+        "s.norm_entropy, s.off_scale, s.expected, s.spread, s.on_scale_mass, s.truncated, "
+        "d.value, d.source, d.coder, d.decided_at, "
+        "(SELECT n.note FROM notes n WHERE n.rid = p.rid AND n.cid = p.cid "
+        "AND (COALESCE(d.coder, ?) IS NULL OR n.coder = COALESCE(d.coder, ?)) "
+        "ORDER BY n.event_id DESC LIMIT 1) "
+        f"FROM ({keys_sql}) p JOIN responses r ON r.rid = p.rid "
+        "LEFT JOIN scores s ON s.config_id = ? AND s.rid = p.rid AND s.cid = p.cid "
+        "LEFT JOIN annotations d ON d.rid = p.rid AND d.cid = p.cid AND d.coder = "
+        "(SELECT a.coder FROM annotations a WHERE a.rid = p.rid AND a.cid = p.cid"
+        f"{coder_filter} ORDER BY a.decided_at DESC, a.event_id DESC LIMIT 1) "
+        f"ORDER BY {order_sql}"
+    )
+    # The parameters in the order their ``?`` appear: note, keys, scores, decision.
+    params: list[Any] = [coder, coder, *keys_params, -1 if config_id is None else config_id]
     if coder is not None:
-        sql += " AND coder = ?"
         params.append(coder)
-    decision = conn.execute(
-        sql + " ORDER BY decided_at DESC, event_id DESC LIMIT 1", params
-    ).fetchone()
-    note_coder = coder if decision is None else decision[2]
-    if note_coder is not None:
-        note = conn.execute(
-            "SELECT note FROM notes WHERE rid = ? AND cid = ? AND coder = ?", (rid, cid, note_coder)
-        ).fetchone()
-    else:
-        note = conn.execute(
-            "SELECT note FROM notes WHERE rid = ? AND cid = ? ORDER BY event_id DESC LIMIT 1",
-            (rid, cid),
-        ).fetchone()
-    scale = _pair_scale(study, config_id, code)
+    return [_pair_row(study, config_id, row) for row in conn.execute(sql, params)]
+
+
+def _pair_row(study: Study, config_id: int | None, row: tuple[Any, ...]) -> PairRow:
+    (rid, cid, text, surprisal, probs, pick, confidence, norm_entropy, off_scale) = row[:9]
+    (expected, spread, on_scale_mass, truncated, value, source, who, at, note) = row[9:]
+    code = study._code_of[cid]
+    scored = probs is not None
     return PairRow(
         response_id=study._id_of[rid],
         code_id=code.id,
         code_name=code.name,
-        text=text,
-        surprisal=None if score is None else blob_to_floats(score[0]),
-        probs=None if score is None else blob_to_floats(score[1]),
-        pick=None if score is None else int(score[2]),
-        pick_label=None if score is None else _label(scale, int(score[2])),
-        confidence=None if score is None else float(score[3]),
-        norm_entropy=None if score is None else float(score[4]),
-        off_scale=None if score is None else bool(score[5]),
-        decision=None if decision is None else int(decision[0]),
-        source=None if decision is None else str(decision[1]),
-        coder=None if decision is None else str(decision[2]),
-        note=None if note is None else str(note[0]),
-        decided_at=None if decision is None else str(decision[3]),
-        expected=None if score is None else float(score[6]),
-        spread=None if score is None else float(score[7]),
-        on_scale_mass=None if score is None else float(score[8]),
-        truncated=None if score is None else bool(score[9]),
+        text=str(text),
+        surprisal=blob_to_floats(surprisal) if scored else None,
+        probs=blob_to_floats(probs) if scored else None,
+        pick=int(pick) if scored else None,
+        pick_label=_label(_pair_scale(study, config_id, code), int(pick)) if scored else None,
+        confidence=float(confidence) if scored else None,
+        norm_entropy=float(norm_entropy) if scored else None,
+        off_scale=bool(off_scale) if scored else None,
+        decision=None if value is None else int(value),
+        source=None if value is None else str(source),
+        coder=None if value is None else str(who),
+        note=None if note is None else str(note),
+        decided_at=None if value is None else str(at),
+        expected=float(expected) if scored else None,
+        spread=float(spread) if scored else None,
+        on_scale_mass=float(on_scale_mass) if scored else None,
+        truncated=bool(truncated) if scored else None,
     )
 
 
