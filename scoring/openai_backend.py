@@ -76,6 +76,7 @@ import os
 import random
 import re
 import threading
+import weakref
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -231,7 +232,10 @@ class _LoopThread:
 
     def _main(self) -> None:
         asyncio.set_event_loop(self.loop)
-        self.loop.run_forever()
+        try:
+            self.loop.run_forever()
+        finally:
+            self.loop.close()  # also when stopped by a finaliser, with nobody to join
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         if threading.current_thread() is self._thread:
@@ -252,8 +256,20 @@ class _LoopThread:
             return
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout=10)
-        if not self._thread.is_alive():
-            self.loop.close()
+
+
+def _release(loop: asyncio.AbstractEventLoop, client: httpx.AsyncClient | None) -> None:
+    """Close the client and stop the loop, from a finaliser: schedule, never wait."""
+
+    async def close_then_stop() -> None:
+        try:
+            if client is not None:
+                await client.aclose()
+        finally:
+            loop.stop()
+
+    with contextlib.suppress(RuntimeError):  # the loop is already closed
+        asyncio.run_coroutine_threadsafe(close_then_stop(), loop)
 
 
 def _setting(value: float | None, env: str, default: float) -> float:
@@ -366,9 +382,13 @@ class OpenAIBackend(Backend):
         self._semaphore: asyncio.Semaphore | None = None
         self._mode_lock: asyncio.Lock | None = None
         self.stats = {"requests": 0, "retries": 0, "sequences": 0}
+        self._finalizer: Any = None
         self._loop = _LoopThread(f"codecurve-openai-{name}")
         try:
             self._loop.run(self._connect())
+            # A backend dropped without close() still closes its connections and stops
+            # its thread; a finaliser must not block, so it only schedules that.
+            self._finalizer = weakref.finalize(self, _release, self._loop.loop, self._client)
             self._chat = self._decide_chat(chat, tokenizer)
         except BaseException:
             self.close()
@@ -433,6 +453,8 @@ class OpenAIBackend(Backend):
         loop = getattr(self, "_loop", None)
         if loop is None or loop.loop.is_closed():
             return
+        if self._finalizer is not None:
+            self._finalizer.detach()
         if getattr(self, "_client", None) is not None:
             assert self._client is not None
             # Already stopping: nothing is left to free.
@@ -446,10 +468,6 @@ class OpenAIBackend(Backend):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def __del__(self) -> None:
-        with contextlib.suppress(Exception):  # never raise from a finaliser
-            self.close()
 
     # -- connection -----------------------------------------------------------------------
 

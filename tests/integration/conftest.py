@@ -113,13 +113,15 @@ def embedded_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def vllm_server(
-    embedded_dir: Path, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[VllmServer]:
     reuse = os.environ.get("CODECURVE_TEST_VLLM_URL")
+    if not reuse:
+        require_vllm()  # before the model is converted: a skip should cost nothing
+    embedded_dir: Path = request.getfixturevalue("embedded_dir")
     if reuse:
         yield VllmServer(reuse.rstrip("/"), SERVED_NAME, embedded_dir, Path(os.devnull), 0, 0.0)
         return
-    require_vllm()
     check_vllm_can_read(embedded_dir)
     port = free_port()
     workdir = tmp_path_factory.mktemp("vllm")

@@ -58,6 +58,11 @@ def chat_messages(response: str) -> list[dict[str, str]]:
 PLAIN = ["Rate from 1 to 5 how positive this is: great service.\nRating:", "Question: Yes or No?"]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _server_first(vllm_server: VllmServer) -> None:
+    """Start (or skip for want of) the server before the local model is loaded."""
+
+
 @pytest.fixture(scope="module")
 def local(embedded_dir: Any) -> Iterator[Any]:
     from scoring.transformers_backend import TransformersBackend

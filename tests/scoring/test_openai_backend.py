@@ -623,3 +623,15 @@ def test_concurrency_and_timeout_from_the_environment(
     monkeypatch.setenv("CODECURVE_SERVER_TIMEOUT", "soon")
     with pytest.raises(ScoringError, match="CODECURVE_SERVER_TIMEOUT='soon' is not a number"):
         make()
+
+
+def test_a_backend_dropped_without_close_stops_its_thread(make: Any) -> None:
+    import gc
+
+    server = FakeServer()
+    backend = OpenAIBackend("toy", server=URL, transport=server.transport())
+    thread = backend._loop._thread
+    del backend
+    gc.collect()
+    thread.join(timeout=5)
+    assert not thread.is_alive()
