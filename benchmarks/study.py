@@ -171,6 +171,10 @@ def main() -> None:
         timed("page at offset 150,000, order entropy", offset=150_000)
         timed("first page, search 'parking'", search="parking")
         timed("first page, search 'parking', order id", search="parking", order="id")
+        start = time.perf_counter()
+        rows = s.response_pairs(config_id, "R04242")
+        ms = 1000 * (time.perf_counter() - start)
+        print(f"one response's pairs: {ms:.1f} ms ({len(rows)} rows)")
 
         rng = np.random.default_rng(1)
         ids = s.response_ids()

@@ -187,6 +187,34 @@ def query_pairs(
         return rows
 
 
+def response_pairs(
+    study: Study, config_id: int | None, response_id: str, *, coder: str | None = None
+) -> list[PairRow]:
+    """Every codable code of one response, in codebook order, as queue rows.
+
+    Args:
+        study: The open study.
+        config_id: The scoring configuration whose scores are shown (``None``: none).
+        response_id: The response.
+        coder: Show this coder's decisions (default: the latest decision of any coder).
+    """
+    if config_id is not None:
+        study.config_row(config_id)
+    rid = study._rid(response_id)
+    codable = ",".join(str(c) for c in study._codable_cids)
+    with study._read() as conn:
+        return _page(
+            conn,
+            study,
+            config_id,
+            coder,
+            f"SELECT r.rid, c.cid FROM responses r JOIN codes c ON c.cid IN ({codable}) "
+            "WHERE r.rid = ?",
+            [rid],
+            "p.cid",
+        )
+
+
 def _pair_scale(study: Study, config_id: int | None, code: Code) -> Scale:
     if config_id is None:
         return study.codebook.scale_for(code)

@@ -980,6 +980,17 @@ class Study:
             limit=limit,
         )
 
+    def response_pairs(
+        self, config_id: int | None, response_id: str, *, coder: str | None = None
+    ) -> list[PairRow]:
+        """Every codable code of one response, in codebook order, with its score and decision.
+
+        See :func:`study.queries.response_pairs`.
+        """
+        from study import queries
+
+        return queries.response_pairs(self, config_id, response_id, coder=coder)
+
     def count_pairs(
         self,
         config_id: int | None,

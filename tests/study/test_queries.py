@@ -185,3 +185,30 @@ def test_queue_page_does_not_load_pandas(scored: tuple[Study, int]) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_response_pairs(scored: tuple[Study, int]) -> None:
+    study, config_id = scored
+    study.record("q3", "pay", 2, coder="ann", note="low")
+    study.record("q3", "team", 1, coder="bob", source="model")
+    study.set_note("q3", "workload", "maybe", coder="cid")
+    rows = study.response_pairs(config_id, "q3")
+    assert [r.code_id for r in rows] == [c.id for c in study.codes if c.codable]
+    assert all(r.response_id == "q3" and r.scored for r in rows)
+    # the same rows as the queue shows for these pairs
+    queue = {(r.response_id, r.code_id): r for r in all_rows(study, config_id, search="q3")}
+    assert rows == [queue["q3", r.code_id] for r in rows]
+    by_code = {r.code_id: r for r in rows}
+    assert (by_code["pay"].decision, by_code["pay"].coder, by_code["pay"].note) == (2, "ann", "low")
+    assert (by_code["team"].source, by_code["team"].coder) == ("model", "bob")
+    assert (by_code["workload"].decision, by_code["workload"].note) == (None, "maybe")
+    ann = study.response_pairs(config_id, "q3", coder="ann")
+    assert [r.decision for r in ann] == [None, 2, None]
+    assert [r.note for r in ann] == [None, "low", None]
+    unscored = study.response_pairs(config_id, "q29")
+    assert len(unscored) == 3
+    assert not any(r.scored for r in unscored)
+    assert all(r.pick_label is None for r in unscored)
+    assert [r.probs is None for r in study.response_pairs(None, "q3")] == [True] * 3
+    with pytest.raises(StudyError, match="no response"):
+        study.response_pairs(config_id, "nope")
