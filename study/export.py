@@ -598,12 +598,20 @@ def export_study(
 
 
 def export_codebook(study: Study, path: str | Path) -> Path:
-    """Write the study's codebook with :func:`codebooks.writers.save_codebook` (by suffix)."""
+    """Write the study's codebook with :func:`codebooks.writers.save_codebook` (by suffix).
+
+    ``save_codebook`` writes atomically itself and is given the real path, so that its
+    errors (an unknown suffix, an unwritable folder) name the file asked for.
+
+    Raises:
+        CodebookError: an unknown suffix, a codebook the format cannot hold, or a file
+            that cannot be written.
+    """
     try:
         from codebooks.writers import save_codebook
     except ImportError:
         raise StudyError("this codecurve cannot write codebook files yet") from None
-    return atomic_write(path, lambda tmp: save_codebook(study.codebook, tmp))
+    return save_codebook(study.codebook, Path(path))
 
 
 def read_export(path: str | Path) -> pd.DataFrame:

@@ -184,3 +184,21 @@ def test_export_from_a_read_only_handle_while_writer_open(coded: Study, out: Pat
     with Study.open(coded.path, read_only=True) as reader:
         frame = read_export(export_study(reader, out / "r.parquet"))
     assert (frame["decision"].notna()).sum() == 3
+
+
+def test_export_codebook_names_the_real_file(coded: Study, out: Path) -> None:
+    from codebooks.errors import CodebookError
+    from codebooks.readers import load_codebook
+    from study.export import export_codebook
+
+    for suffix in (".yaml", ".json"):
+        written = export_codebook(coded, out / f"book{suffix}")
+        assert written == out / f"book{suffix}"
+        assert [c.id for c in load_codebook(written).codes] == [c.id for c in coded.codebook.codes]
+    with pytest.raises(CodebookError, match="unknown codebook format") as bad:
+        export_codebook(coded, out / "book.txt")
+    assert bad.value.path == out / "book.txt"
+    with pytest.raises(CodebookError, match="cannot write") as missing:
+        export_codebook(coded, out / "no-such-folder" / "book.yaml")
+    assert missing.value.path == out / "no-such-folder" / "book.yaml"
+    assert sorted(p.name for p in out.iterdir()) == ["book.json", "book.yaml"]
