@@ -8,19 +8,27 @@ How one batch is scored (see :mod:`scoring.backend` for the contract):
    is read from the distribution right after the prompt. Longer variants are
    teacher-forced: their leading tokens (a *continuation*, e.g. the space of " 3" in
    tokenizers that split it off) are fed after the prompt and the later tokens read from
-   the positions that follow. With a single distinct continuation (the common case) it is
-   appended to every prompt and the same forward pass returns both positions; with
-   several, a second pass feeds them all over the first pass's KV cache.
-3. Prompts are sorted by length (longest first) and left-padded, with position ids from
-   the attention mask's cumulative sum, so padding never shifts a position. Only the
-   last positions' logits are computed (``logits_to_keep``); the log-softmax runs over
-   the full vocabulary in float64.
-4. Prefix sharing: prompts of one code share a long prefix (templates put the response
+   the positions that follow.
+3. Prefix sharing: prompts of one code share a long prefix (templates put the response
    last). The batch's longest common token prefix is run once, at batch size one, and
-   its KV cache is expanded over the batch; only the differing suffixes are computed.
-   The prefix's cache is kept for the next batch when that batch shares it. Tokens and
-   positions are identical to the unshared path, so results agree to float rounding.
-5. Variants of one option are pooled with logsumexp (float64).
+   its KV cache is kept: the next batch of the same code reuses it, and a batch of the
+   next code reuses the part both prefixes have in common (the instructions).
+4. Packing (the default where the model allows a custom mask: sdpa or eager attention,
+   no sliding windows): the prompts' suffixes after the prefix are laid end to end in
+   one row, with a block-diagonal causal mask and each token at the position it would
+   have alone; no padding is computed and the prefix cache is not copied per prompt.
+   Each continuation is a branch after its prompt (tree attention), so every variant
+   comes out of the same pass. Only the positions read get logits (``logits_to_keep``
+   as indices).
+5. Otherwise (flash attention, sliding windows, one prompt): prompts are sorted by
+   length, longest first, and left-padded, with position ids from the attention mask's
+   cumulative sum; the prefix cache is expanded over the batch; a single distinct
+   continuation is appended to every prompt, several get a second pass over the KV cache.
+   Only the last positions' logits are computed (``logits_to_keep``).
+6. The log-softmax runs over the full vocabulary in float64; variants of one option are
+   pooled with logsumexp. Every layout computes the same tokens at the same positions,
+   so results agree to float rounding (the tests hold them to 1e-4 nats of a plain
+   one-prompt forward pass).
 
 torch and transformers are imported by this module only, never by ``import scoring``.
 """
@@ -50,6 +58,12 @@ MIN_SHARED_PREFIX = 16
 
 #: Keep the previous batch's prefix cache when it covers all but this many shared tokens.
 PREFIX_REUSE_SLACK = 16
+
+#: Most tokens packed into one row (the mask is quadratic in it).
+PACK_TOKENS = 2048
+
+#: Attention implementations that take a custom 4D additive mask.
+PACKABLE_ATTENTION = ("sdpa", "eager")
 
 #: Context used when neither config nor tokenizer states a sane one.
 FALLBACK_CONTEXT = 2048
@@ -90,6 +104,8 @@ class TransformersBackend(Backend):
         max_context: Longest prompt in tokens; defaults to the model's.
         prefix_sharing: Compute a batch's common prefix once (results are equal to
             rounding either way; off is slower).
+        packing: Pack a batch's prompts into one row without padding where the model
+            allows it (equal to rounding; off uses left-padded rows).
     """
 
     def __init__(
@@ -103,6 +119,7 @@ class TransformersBackend(Backend):
         max_batch: int = 16,
         max_context: int | None = None,
         prefix_sharing: bool = True,
+        packing: bool = True,
     ) -> None:
         self._model = model
         self._tok = tokenizer
@@ -115,6 +132,8 @@ class TransformersBackend(Backend):
         self._max_batch = max(1, max_batch)
         self._max_context = max_context or _model_context(model, tokenizer)
         self.prefix_sharing = prefix_sharing
+        self.packing = packing
+        self._packable = _packable(model)
         self._identity = ModelIdentity(
             name=name,
             revision=revision,
@@ -281,25 +300,15 @@ class TransformersBackend(Backend):
 
     def _score_chunk(self, prompts: list[list[int]], plan: _Plan) -> list[list[float]]:
         """Log-probabilities of every variant after every prompt: [prompt][flat variant]."""
-        one_row = plan.rows[0] if len(plan.rows) == 1 else ()
-        feed = [ids + list(one_row) for ids in prompts]
-        keep = 1 + len(one_row)
-        need_cache = len(plan.rows) > 1
-        logits, cache, mask = self._forward(feed, keep=keep, use_cache=need_cache)
         # Columns: only the variants' tokens leave the device, after the full log-softmax.
-        cols = plan.vocab_cols
-        index = torch.tensor(cols, device=logits.device)
-        col = {tok: j for j, tok in enumerate(cols)}
-        logp = _log_softmax_cols(logits, index)  # (B, keep, C), positions: 0 = after prompt
-        first = logp[:, 0, :]
-        cont: dict[tuple[int, ...], np.ndarray] = {}
-        if one_row:
-            for j in range(len(one_row)):
-                cont[one_row[: j + 1]] = logp[:, j + 1, :]
-        elif plan.rows:
-            if cache is None or mask is None:
-                raise ScoringError("the model returned no cache for the continuations")
-            cont = self._continuations(cache, mask, len(prompts), plan.rows, index)
+        index = torch.tensor(plan.vocab_cols, device=self._device)
+        # A prompt longer than a packed row is better off alone, with the causal kernel.
+        packable = self.packing and self._packable and max(len(p) for p in prompts) < PACK_TOKENS
+        if packable and len(prompts) > 1:
+            first, cont = self._packed(prompts, plan, index)
+        else:
+            first, cont = self._padded(prompts, plan, index)
+        col = {tok: j for j, tok in enumerate(plan.vocab_cols)}
         out: list[list[float]] = []
         for b in range(len(prompts)):
             values: list[float] = []
@@ -311,6 +320,132 @@ class TransformersBackend(Backend):
                     values.append(total)
             out.append(values)
         return out
+
+    def _padded(
+        self, prompts: list[list[int]], plan: _Plan, index: torch.Tensor
+    ) -> tuple[np.ndarray, dict[tuple[int, ...], np.ndarray]]:
+        """Left-padded rows; a single continuation rides along, several get a second pass."""
+        one_row = plan.rows[0] if len(plan.rows) == 1 else ()
+        feed = [ids + list(one_row) for ids in prompts]
+        keep = 1 + len(one_row)
+        need_cache = len(plan.rows) > 1
+        logits, cache, mask = self._forward(feed, keep=keep, use_cache=need_cache)
+        logp = _log_softmax_cols(logits, index)  # (B, keep, C), positions: 0 = after prompt
+        cont: dict[tuple[int, ...], np.ndarray] = {}
+        if one_row:
+            for j in range(len(one_row)):
+                cont[one_row[: j + 1]] = logp[:, j + 1, :]
+        elif plan.rows:
+            if cache is None or mask is None:
+                raise ScoringError("the model returned no cache for the continuations")
+            cont = self._continuations(cache, mask, len(prompts), plan.rows, index)
+        return logp[:, 0, :], cont
+
+    def _packed(
+        self, prompts: list[list[int]], plan: _Plan, index: torch.Tensor
+    ) -> tuple[np.ndarray, dict[tuple[int, ...], np.ndarray]]:
+        """Prompts packed into one row, no padding: a block-diagonal causal mask.
+
+        The common prefix is computed once (its cache reused while batches share it);
+        each prompt's suffix follows it, attending to the prefix and to itself only, with
+        the positions it would have alone. Each continuation row is a branch after its
+        prompt's suffix (tree attention), so every variant is read in the same pass.
+        Groups are cut at :data:`PACK_TOKENS` so the mask stays small.
+        """
+        shared = _common_prefix_len(prompts) if self.prefix_sharing else 0
+        shared = min(shared, min(len(p) for p in prompts) - 1)
+        prefix_kv: list[tuple[torch.Tensor, torch.Tensor]] | None = None
+        plen = 0
+        if shared >= MIN_SHARED_PREFIX:
+            try:
+                prefix_kv, plen = self._prefix_for(prompts, shared)
+            except _Unshareable as exc:
+                log.info("prefix sharing is off for %s: %s", self._identity.name, exc)
+                self.prefix_sharing = False
+        batch, width = len(prompts), len(plan.vocab_cols)
+        first = np.empty((batch, width))
+        cont: dict[tuple[int, ...], np.ndarray] = {}
+        for row in plan.rows:
+            for t in range(len(row)):
+                cont[row[: t + 1]] = np.empty((batch, width))
+        branch_tokens = sum(len(r) for r in plan.rows)
+        group: list[int] = []
+        size = 0
+        for b, ids in enumerate(prompts):
+            need = len(ids) - plen + branch_tokens
+            if group and size + need > PACK_TOKENS:
+                self._pack_group(prompts, group, plen, prefix_kv, plan, index, first, cont)
+                group, size = [], 0
+            group.append(b)
+            size += need
+        self._pack_group(prompts, group, plen, prefix_kv, plan, index, first, cont)
+        return first, cont
+
+    def _pack_group(
+        self,
+        prompts: list[list[int]],
+        group: list[int],
+        plen: int,
+        prefix_kv: list[tuple[torch.Tensor, torch.Tensor]] | None,
+        plan: _Plan,
+        index: torch.Tensor,
+        first: np.ndarray,
+        cont: dict[tuple[int, ...], np.ndarray],
+    ) -> None:
+        ids: list[int] = []
+        pos: list[int] = []
+        seg: list[int] = []
+        branch: list[int] = []
+        keep: list[int] = []
+        reads: list[tuple[int, tuple[int, ...] | None]] = []  # (prompt, context read there)
+        for s, b in enumerate(group):
+            suffix = prompts[b][plen:]
+            ids += suffix
+            pos += range(plen, plen + len(suffix))
+            seg += [s] * len(suffix)
+            branch += [-1] * len(suffix)
+            keep.append(len(ids) - 1)
+            reads.append((b, None))
+            for j, row in enumerate(plan.rows):
+                start = len(ids)
+                ids += row
+                pos += range(len(prompts[b]), len(prompts[b]) + len(row))
+                seg += [s] * len(row)
+                branch += [j] * len(row)
+                for t in range(len(row)):
+                    keep.append(start + t)
+                    reads.append((b, row[: t + 1]))
+        dev = self._device
+        n = len(ids)
+        seg_t = torch.tensor(seg, device=dev)
+        branch_t = torch.tensor(branch, device=dev)
+        idx = torch.arange(n, device=dev)
+        allowed = (
+            (seg_t[:, None] == seg_t[None, :])
+            & (idx[None, :] <= idx[:, None])
+            & ((branch_t[None, :] == -1) | (branch_t[None, :] == branch_t[:, None]))
+        )
+        mask = torch.zeros(1, 1, n, plen + n, dtype=self._dtype, device=dev)
+        mask[0, 0, :, plen:].masked_fill_(~allowed, torch.finfo(self._dtype).min)
+        kwargs: dict[str, Any] = {}
+        if prefix_kv is not None:
+            kwargs[self._cache_kw] = DynamicCache(ddp_cache_data=prefix_kv)
+        out = self._model(
+            input_ids=torch.tensor([ids], device=dev),
+            attention_mask=mask,
+            position_ids=torch.tensor([pos], device=dev),
+            use_cache=prefix_kv is not None,
+            logits_to_keep=torch.tensor(keep, device=dev),
+            **kwargs,
+        )
+        self.stats["forward_tokens"] += n
+        self.stats["shared_tokens_saved"] += plen * len(group)
+        logp = _log_softmax_cols(out.logits, index)[0]  # (len(keep), C)
+        for r, (b, context) in enumerate(reads):
+            if context is None:
+                first[b] = logp[r]
+            else:
+                cont[context][b] = logp[r]
 
     def _forward(
         self, feed: list[list[int]], *, keep: int, use_cache: bool
@@ -365,27 +500,45 @@ class TransformersBackend(Backend):
             **{self._cache_kw: cache},
         )
         self.stats["forward_tokens"] += int(suffix_mask.sum())
-        self.stats["shared_tokens_saved"] += plen * (batch - 1)
+        self.stats["shared_tokens_saved"] += plen * batch
         return out.logits, _cache_of(out) if use_cache else None, mask
 
     def _prefix_for(
         self, feed: list[list[int]], shared: int
     ) -> tuple[list[tuple[torch.Tensor, torch.Tensor]], int]:
-        """The KV cache of a common prefix: the previous batch's if it still fits."""
+        """The KV cache of a common prefix, at batch size one.
+
+        The previous batch's is reused when it still covers nearly all of the shared
+        tokens (the next batch of the same code). Otherwise the part both prefixes have
+        in common (the instructions before a new code's name) is kept and only the rest
+        is computed.
+        """
+        common = 0
+        previous: list[tuple[torch.Tensor, torch.Tensor]] = []
         if self._prefix is not None:
             ids, kv = self._prefix
+            previous = kv
             n = len(ids)
             if shared - PREFIX_REUSE_SLACK <= n <= shared and all(
                 tuple(f[:n]) == ids for f in feed
             ):
                 return kv, n
+            common = _common_prefix_len([list(ids), feed[0][:shared]])
         prefix = feed[0][:shared]
+        kwargs: dict[str, Any] = {}
+        if common >= MIN_SHARED_PREFIX:
+            base = [(k[:, :, :common], v[:, :, :common]) for k, v in previous]
+            kwargs[self._cache_kw] = DynamicCache(ddp_cache_data=base)
+        else:
+            common = 0
         out = self._model(
-            input_ids=torch.tensor([prefix], device=self._device),
+            input_ids=torch.tensor([prefix[common:]], device=self._device),
+            position_ids=torch.arange(common, shared, device=self._device).unsqueeze(0),
             use_cache=True,
             logits_to_keep=1,
+            **kwargs,
         )
-        self.stats["forward_tokens"] += shared
+        self.stats["forward_tokens"] += shared - common
         kv = _layers_kv(_cache_of(out))
         self._prefix = (tuple(prefix), kv)
         return kv, shared
@@ -497,6 +650,25 @@ def _layers_kv(cache: Any) -> list[tuple[torch.Tensor, torch.Tensor]]:
             raise _Unshareable(f"cache layer of type {type(layer).__name__}")
         kv.append((layer.keys, layer.values))
     return kv
+
+
+def _packable(model: Any) -> bool:
+    """Whether prompts may be packed into one row under a custom 4D mask.
+
+    The mask replaces the model's own: fine for plain causal attention through sdpa or
+    eager, wrong for sliding windows or mixed layer types, unsupported by flash kernels.
+    """
+    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else None
+    config = config or model.config
+    if getattr(config, "_attn_implementation", None) not in PACKABLE_ATTENTION:
+        return False
+    windowed = getattr(config, "sliding_window", None) and getattr(
+        config, "use_sliding_window", True
+    )
+    if windowed or getattr(config, "attention_chunk_size", None):
+        return False
+    layer_types = getattr(config, "layer_types", None)
+    return not layer_types or all(t == "full_attention" for t in layer_types)
 
 
 def _bos_to_add(tokenizer: Any) -> int | None:

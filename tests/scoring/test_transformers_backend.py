@@ -68,7 +68,24 @@ LONG = (
 )
 
 
-def test_batched_scores_equal_one_prompt_at_a_time(plain_backend: TransformersBackend) -> None:
+def layout(plain: TransformersBackend, *, packing: bool, sharing: bool = True) -> Any:
+    """The same weights with a chosen batch layout (and a cold prefix cache)."""
+    return TransformersBackend(
+        plain.model,
+        plain.tokenizer,
+        name="t",
+        revision="t",
+        chat=False,
+        packing=packing,
+        prefix_sharing=sharing,
+    )
+
+
+@pytest.mark.parametrize("packing", [True, False], ids=["packed", "padded"])
+def test_batched_scores_equal_one_prompt_at_a_time(
+    plain_backend: TransformersBackend, packing: bool
+) -> None:
+    plain_backend = layout(plain_backend, packing=packing)
     prompts = [SHORT, LONG, MEDIUM]
     lengths = [plain_backend.count_tokens(p) for p in prompts]
     assert max(lengths) > 10 * min(lengths)
@@ -82,7 +99,11 @@ def test_batched_scores_equal_one_prompt_at_a_time(plain_backend: TransformersBa
     assert (got[0].logprobs <= 0).all()
 
 
-def test_multi_token_options_are_teacher_forced_sums(plain_backend: TransformersBackend) -> None:
+@pytest.mark.parametrize("packing", [True, False], ids=["packed", "padded"])
+def test_multi_token_options_are_teacher_forced_sums(
+    plain_backend: TransformersBackend, packing: bool
+) -> None:
+    plain_backend = layout(plain_backend, packing=packing)
     tok = plain_backend.tokenizer
     options: list[OptionVariants] = [("Tokyo",), ("Berlin",), (" 10",), (" Paris",)]
     lengths = [len(tok(o[0], add_special_tokens=False)["input_ids"]) for o in options]
@@ -139,7 +160,9 @@ def test_same_input_twice_gives_identical_numbers(plain_backend: TransformersBac
         assert x.token_ids == y.token_ids
 
 
-def test_prefix_sharing_equals_the_unshared_path(plain_backend: TransformersBackend) -> None:
+def test_prefix_sharing_and_packing_equal_the_plain_path(
+    plain_backend: TransformersBackend,
+) -> None:
     head = MEDIUM.split("Response:")[0] + "Response: "
     tails = [
         "ok",
@@ -149,18 +172,35 @@ def test_prefix_sharing_equals_the_unshared_path(plain_backend: TransformersBack
     ]
     prompts = [head + t + "\nAnswer:" for t in tails]
     options: list[OptionVariants] = [*LIKERT, ("Tokyo",), ("Berlin",)]  # every path at once
-    backend = TransformersBackend(
-        plain_backend.model, plain_backend.tokenizer, name="t", revision="t", chat=False
-    )
-    backend.prefix_sharing = False
-    unshared = backend.option_logprobs(prompts, options)
-    backend.prefix_sharing = True
-    shared = backend.option_logprobs(prompts, options)
-    assert backend.stats["shared_tokens_saved"] >= MIN_SHARED_PREFIX * (len(prompts) - 1)
-    again = backend.option_logprobs(prompts[::-1], options)  # reuses the prefix's cache
-    for x, y, z in zip(unshared, shared, again[::-1], strict=True):
+    plain = layout(plain_backend, packing=False, sharing=False).option_logprobs(prompts, options)
+    assert len(plain) == len(prompts)
+    for packing in (False, True):
+        backend = layout(plain_backend, packing=packing, sharing=True)
+        shared = backend.option_logprobs(prompts, options)
+        saved = backend.stats["shared_tokens_saved"]
+        assert saved >= MIN_SHARED_PREFIX * len(prompts)
+        again = backend.option_logprobs(prompts[::-1], options)  # reuses the prefix's cache
+        for x, y, z in zip(plain, shared, again[::-1], strict=True):
+            np.testing.assert_allclose(x.logprobs, y.logprobs, atol=TOL, rtol=0)
+            np.testing.assert_allclose(x.logprobs, z.logprobs, atol=TOL, rtol=0)
+    unshared_packed = layout(plain_backend, packing=True, sharing=False)
+    for x, y in zip(plain, unshared_packed.option_logprobs(prompts, options), strict=True):
         np.testing.assert_allclose(x.logprobs, y.logprobs, atol=TOL, rtol=0)
-        np.testing.assert_allclose(x.logprobs, z.logprobs, atol=TOL, rtol=0)
+
+
+def test_a_new_code_extends_the_cached_prefix(plain_backend: TransformersBackend) -> None:
+    backend = layout(plain_backend, packing=True)
+    intro = "Rate how well a code applies to a survey response, from 1 to 5.\n\nCode: "
+    first = [intro + "Pay\n\nResponse: " + t + "\nAnswer:" for t in ("low", "fine")]
+    second = [intro + "Team\n\nResponse: " + t + "\nAnswer:" for t in ("low", "fine")]
+    backend.option_logprobs(first, LIKERT)
+    before = backend.stats["forward_tokens"]
+    got = backend.option_logprobs(second, LIKERT)
+    computed = backend.stats["forward_tokens"] - before
+    assert computed < sum(backend.count_tokens(p) for p in second) - len(intro) // 8
+    plain = layout(plain_backend, packing=False, sharing=False)
+    for x, y in zip(plain.option_logprobs(second, LIKERT), got, strict=True):
+        np.testing.assert_allclose(x.logprobs, y.logprobs, atol=TOL, rtol=0)
 
 
 def test_over_long_prompts_are_cut_and_flagged(plain_backend: TransformersBackend) -> None:
@@ -239,9 +279,7 @@ def test_a_cache_that_cannot_be_shared_falls_back_to_the_plain_path(
 ) -> None:
     from scoring import transformers_backend as tb
 
-    backend = TransformersBackend(
-        plain_backend.model, plain_backend.tokenizer, name="t", revision="t", chat=False
-    )
+    backend = layout(plain_backend, packing=False)
     head = "Rate how well the code 'Pay' applies, from 1 (not at all) to 5 (fully). Answer: "
     prompts = [head + "a", head + "bcd"]
     want = backend.option_logprobs(prompts, LIKERT)
