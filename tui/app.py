@@ -251,7 +251,7 @@ class CodecurveApp(App[None]):
         if review is None:
             return
         review.scoring_progress.progress = message.progress
-        review.pair_queue.reload()
+        review.pair_queue.reload(follow=True)
         review.update_status()
 
     @on(ScoringFinished)
@@ -262,7 +262,7 @@ class CodecurveApp(App[None]):
         if review is None:
             return
         review.scoring_progress.progress = None
-        review.pair_queue.reload()
+        review.pair_queue.reload(follow=True)
         review.update_status()
         if message.total == 0:
             self.notify("Every pair is scored.", timeout=2)

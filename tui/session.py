@@ -31,6 +31,29 @@ def default_coder() -> str:
 RESPONSE_SEARCH_LIMIT = 5000
 
 
+def response_rows(study: Study, config_id: int | None, response_id: str) -> list[Row]:
+    """Every code's row for one response, in codebook order.
+
+    Uses ``Study.response_pairs`` where the study has it; otherwise the rows are narrowed
+    by a search (the response's own text, then its id, both matched as substrings) and
+    kept by id.
+    """
+    direct = getattr(study, "response_pairs", None)
+    if direct is not None:
+        return list(direct(config_id, response_id))
+    wanted = len(study.codebook.codable)
+    rows: list[Row] = []
+    for needle in (study.response(response_id).text, response_id):
+        count = study.count_pairs(config_id, search=needle)
+        if count > RESPONSE_SEARCH_LIMIT:  # a very short text matches half the study
+            continue
+        found = study.query_pairs(config_id, order="id", search=needle, limit=max(count, wanted))
+        rows = [r for r in found if r.response_id == response_id]
+        if len(rows) >= wanted:
+            break
+    return rows
+
+
 class StudySource:
     """A :class:`~tui.source.PairSource` over one scoring configuration of a study."""
 
@@ -53,6 +76,37 @@ class StudySource:
             offset=offset,
             limit=limit,
         )
+
+    def position(self, query: Query, key: tuple[str, str]) -> int | None:
+        """Index of the pair ``key`` under ``query`` in entropy order, or None.
+
+        For a pair that jumped far (scored while highlighted): its new entropy is read,
+        then the index found by bisecting the order, one single-row page per step.
+        """
+        if query.order != "entropy" or self.config_id is None:
+            return None
+        response_id, code_id = key
+        mine = response_rows(self.study, self.config_id, response_id)
+        row = next((r for r in mine if r.code_id == code_id), None)
+        if row is None or row.norm_entropy is None:
+            return None
+        target = row.norm_entropy
+        lo, hi = 0, self.count(query)
+        while lo < hi:  # first index whose entropy is not above the target's
+            mid = (lo + hi) // 2
+            probe = self.page(query, mid, 1)
+            entropy = probe[0].norm_entropy if probe else None
+            if entropy is not None and entropy > target:
+                lo = mid + 1
+            else:
+                hi = mid
+        for offset in range(lo, lo + 200, 40):  # ties on the entropy, in id order
+            for i, candidate in enumerate(self.page(query, offset, 40)):
+                if (candidate.response_id, candidate.code_id) == key:
+                    return offset + i
+                if candidate.norm_entropy is None or candidate.norm_entropy < target:
+                    return None
+        return None
 
 
 class ReviewSession:
@@ -100,21 +154,5 @@ class ReviewSession:
         return self.study.progress(self.config_id if scored else None)
 
     def response_rows(self, response_id: str) -> list[Row]:
-        """Every code's row for one response, in codebook order.
-
-        The study has no query by response id, so the rows are narrowed by a search (the
-        response's own text, then its id, both matched as substrings) and kept by id.
-        """
-        wanted = len(self.codes)
-        rows: list[Row] = []
-        for needle in (self.study.response(response_id).text, response_id):
-            count = self.study.count_pairs(self.config_id, search=needle)
-            if count > RESPONSE_SEARCH_LIMIT:  # a very short text matches half the study
-                continue
-            found = self.study.query_pairs(
-                self.config_id, order="id", search=needle, limit=max(count, wanted)
-            )
-            rows = [r for r in found if r.response_id == response_id]
-            if len(rows) >= wanted:
-                break
-        return rows
+        """Every code's row for one response, in codebook order."""
+        return response_rows(self.study, self.config_id, response_id)

@@ -14,6 +14,7 @@ from scoring.backend import Backend
 from tests.tui.conftest import build_study
 from tui.app import CodecurveApp, make_app
 from tui.messages import ModelLoaded, ScoringFinished, ScoringProgressed
+from tui.source import row_key
 
 SIZE = (100, 30)
 
@@ -48,9 +49,10 @@ async def test_r_scores_pending_pairs_with_progress_and_rows_fill_in(tmp_path: P
         assert first.surprisal is None  # nothing scored yet
         await pilot.press("r")
         await wait_for(pilot, lambda: any(isinstance(m, ScoringProgressed) for m in seen))
-        # Keys are handled while batches run.
+        # Keys are handled while batches run (the cursor follows its pair as it moves).
+        before = queue.cursor
         await pilot.press("j")
-        assert queue.cursor == 1
+        assert queue.cursor == before + 1
         await wait_for(pilot, lambda: any(isinstance(m, ScoringFinished) for m in seen))
         await pilot.pause()
         finished = next(m for m in seen if isinstance(m, ScoringFinished))
@@ -164,3 +166,46 @@ async def test_the_embedded_model_scores_a_few_pairs(tmp_path: Path) -> None:
             assert row.pick is not None
         loaded = next(m for m in seen if isinstance(m, ModelLoaded))
         assert "SmolLM2" in loaded.description
+
+
+async def test_the_highlighted_pair_stays_highlighted_while_scores_arrive(tmp_path: Path) -> None:
+    study = build_study(tmp_path / "s.codecurve", n=30, scored=False)
+    seen: list[Message] = []
+    app = make_app(
+        study,
+        backend_factory=lambda: FakeBackend(delay=0.08),
+        coder="tester",
+        batch_size=10,
+        close_study=True,
+    )
+    async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+        await wait_for(pilot, lambda: any(isinstance(m, ModelLoaded) for m in seen))
+        await pilot.pause()
+        queue = app.review.pair_queue
+        await pilot.press("j", "j")
+        unscored = queue.current
+        assert unscored is not None
+        assert unscored.surprisal is None
+        key = row_key(unscored)
+        await pilot.press("r")
+        # The pair is scored in the first batch and jumps to its place in entropy order;
+        # later batches insert rows above it. The cursor follows it all along.
+        keys: list[tuple[str, str]] = []
+        while not any(isinstance(m, ScoringFinished) for m in seen):
+            if (row := queue.current) is not None:
+                keys.append(row_key(row))
+            await pilot.pause(0.01)
+        assert sum(isinstance(m, ScoringProgressed) for m in seen) > 3
+        await pilot.pause()
+        assert set(keys) == {key}
+        current = queue.current
+        assert current is not None
+        assert row_key(current) == key
+        assert current.surprisal is not None
+        assert app.review.detail.row is not None
+        assert row_key(app.review.detail.row) == key
+        assert queue.cursor == next(
+            i
+            for i in range(queue.total)
+            if row_key(queue.row_at(i)) == key  # type: ignore[arg-type]
+        )

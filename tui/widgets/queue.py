@@ -36,6 +36,11 @@ PAGE_SIZE = 40
 #: How far ahead the cursor looks for the next undecided pair, in pages, before wrapping.
 SCAN_PAGES = 100
 
+#: How far a reload that follows the highlighted pair looks for it, in pages after its
+#: old row (scores arriving insert rows above it) and before it.
+FOLLOW_PAGES_AFTER = 4
+FOLLOW_PAGES_BEFORE = 1
+
 
 @dataclass(frozen=True)
 class Columns:
@@ -236,13 +241,18 @@ class PairQueue(ScrollView, can_focus=True):
         self.scroll_to(y=0, animate=False, immediate=True)
         self.reload()
 
-    def reload(self, *, recount: bool = True) -> None:
+    def reload(self, *, recount: bool = True, follow: bool = False) -> None:
         """Drop cached pages and lines, and repaint what is on screen.
 
         Args:
             recount: Count the rows again (needed when the row set may have changed,
                 e.g. a decision under a status filter, or new scores).
+            follow: Keep the highlighted pair highlighted even if its row moved (scores
+                arriving reorder the queue under the coder); the view scrolls with it
+                so it stays on the same screen line.
         """
+        key = self._cached_key(self._cursor) if follow else None
+        old = self._cursor
         self._pages.clear()
         self._lines.clear()
         if recount:
@@ -255,8 +265,47 @@ class PairQueue(ScrollView, can_focus=True):
             self._columns.clear()
             self._auto_id_width = False
         self._cursor = max(0, min(self._cursor, self._total - 1))
+        if key is not None:
+            self._follow(key, old)
         self.refresh()
         self._post_highlight()
+
+    def _cached_key(self, index: int) -> tuple[str, str] | None:
+        """The key of row ``index`` if its page is cached (no query)."""
+        number, offset = divmod(index, PAGE_SIZE)
+        page = self._pages.get(number)
+        if page is None or offset >= len(page):
+            return None
+        return row_key(page[offset])
+
+    def _follow(self, key: tuple[str, str], old: int) -> None:
+        """Move the cursor to the row of ``key`` (it was at ``old``), keeping its screen line."""
+        row = self.row_at(old)
+        if row is not None and row_key(row) == key:
+            return
+        index = self._find_after(key, old)
+        if index is None:
+            # A source may know where a pair went (a far jump: scored while highlighted).
+            locate = getattr(self._source, "position", None)
+            found = locate(self._query, key) if locate is not None else None
+            index = None if found is None else int(found)
+        if index is None or not 0 <= index < self._total:
+            return
+        self._cursor = index
+        top = int(self.scroll_offset.y) + index - old
+        self.scroll_to(y=max(0, top), animate=False, immediate=True)
+        self._scroll_cursor_into_view()
+
+    def _find_after(self, key: tuple[str, str], old: int) -> int | None:
+        """Index of ``key`` near ``old``: looking down first (where arriving rows push
+        it), then a little up; a bounded number of pages."""
+        hi = min(self._total, old + FOLLOW_PAGES_AFTER * PAGE_SIZE)
+        lo = max(0, old - FOLLOW_PAGES_BEFORE * PAGE_SIZE)
+        for index in (*range(old + 1, hi), *range(old - 1, lo - 1, -1)):
+            row = self.row_at(index)
+            if row is not None and row_key(row) == key:
+                return index
+        return None
 
     def refresh_row(self, index: int, *, highlight: bool = True) -> Row | None:
         """Read row ``index`` again (after its decision or note changed) and repaint it.
