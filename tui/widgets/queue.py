@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from itertools import chain
 from typing import ClassVar
 
 from rich.cells import cell_len, set_cell_size
@@ -301,7 +302,7 @@ class PairQueue(ScrollView, can_focus=True):
         it), then a little up; a bounded number of pages."""
         hi = min(self._total, old + FOLLOW_PAGES_AFTER * PAGE_SIZE)
         lo = max(0, old - FOLLOW_PAGES_BEFORE * PAGE_SIZE)
-        for index in (*range(old + 1, hi), *range(old - 1, lo - 1, -1)):
+        for index in chain(range(old + 1, hi), range(old - 1, lo - 1, -1)):
             row = self.row_at(index)
             if row is not None and row_key(row) == key:
                 return index
