@@ -13,7 +13,6 @@ from textual.message import Message
 
 if TYPE_CHECKING:
     from scoring.engine import ScoringEngine
-
     from tui.verdicts import ScreeningSummary
 
 
