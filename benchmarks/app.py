@@ -35,7 +35,8 @@ sys.path.insert(0, str(ROOT))
 from rich.console import RenderableType  # noqa: E402
 from textual import events  # noqa: E402
 from textual.screen import Screen  # noqa: E402
-from textual.widgets import Button, Select  # noqa: E402
+from textual.widgets import Select  # noqa: E402
+from textual.widgets._select import SelectOverlay  # noqa: E402
 
 from codebooks.model import LIKERT_5, Code, Codebook  # noqa: E402
 from scoring.backend import ModelIdentity  # noqa: E402
@@ -44,7 +45,6 @@ from scoring.score import Score, ScoreConfig  # noqa: E402
 from study.responses import ResponseTable  # noqa: E402
 from study.store import Study  # noqa: E402
 from tui.app import CodecurveApp  # noqa: E402
-from tui.screens.filter import FilterScreen  # noqa: E402
 from tui.screens.review import ReviewScreen  # noqa: E402
 
 WORDS = [
@@ -231,14 +231,29 @@ async def drive(path: Path, samples: int, gap: float) -> dict[str, list[Any]]:
         for _ in range(max(8, samples // 5)):
             await timed("sort", "o")
         codes = [f"c{i}" for i in range(10)]
+        review = app.screen
+        assert isinstance(review, ReviewScreen)
+        await pilot.press("f")
+        await pilot.pause(0.1)
+        bar = review.filter_bar
+        code_select = bar.query_one("#filter-code", Select)
+        status_select = bar.query_one("#filter-status", Select)
         for i in range(max(8, samples // 5)):
-            await pilot.press("f")
+            # The choice is made with the keyboard in the open bar; what is timed is
+            # the key that picks it (enter in the select's list) to the repainted queue.
+            if i % 2:
+                status_select.focus()
+                wanted = "undecided" if status_select.value != "undecided" else "__all__"
+                select = status_select
+            else:
+                code_select.focus()
+                wanted = codes[i % len(codes)]
+                select = code_select
+            await pilot.press("enter")  # open the list
             await pilot.pause(0.1)
-            dialog = app.screen
-            assert isinstance(dialog, FilterScreen)
-            dialog.query_one("#filter-code", Select).value = codes[i % len(codes)]
-            dialog.query_one("#filter-status", Select).value = "undecided" if i % 2 else "__all__"
-            dialog.query_one("#filter-apply", Button).focus()
+            select.query_one(SelectOverlay).highlighted = next(
+                n for n, (_, value) in enumerate(select._options) if value == wanted
+            )
             await pilot.pause(0.05)
             await timed("filter", "enter")
     return results

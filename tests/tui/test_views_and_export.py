@@ -11,7 +11,6 @@ from study.export import read_export
 from study.store import Study
 from tui.app import make_app
 from tui.screens.export import ExportScreen
-from tui.screens.filter import FilterScreen
 
 SIZE = (100, 30)
 
@@ -59,31 +58,31 @@ async def test_f_filters_by_code_and_status(study: Study) -> None:
         queue = app.review.pair_queue
         await pilot.press("1", "1")  # two decisions to filter on
         await pilot.press("f")
-        dialog = app.screen
-        assert isinstance(dialog, FilterScreen)
-        dialog.query_one("#filter-code", Select).value = "pay"
-        await pilot.click("#filter-apply")
+        bar = app.review.filter_bar
+        assert bar.has_class("-open")
+        assert app.screen is app.review  # a bar, not a dialog: nothing to close
+        bar.query_one("#filter-code", Select).value = "pay"
         await settle(pilot)
-        assert app.screen is app.review
         assert queue.total == 30
         assert set(column(app, "code_id")) == {"pay"}
 
-        await pilot.press("f")
-        dialog = app.screen
-        assert isinstance(dialog, FilterScreen)
-        dialog.query_one("#filter-code", Select).value = "__all__"
-        dialog.query_one("#filter-status", Select).value = "human"
-        await pilot.click("#filter-apply")
+        bar.query_one("#filter-code", Select).value = "__all__"
+        bar.query_one("#filter-status", Select).value = "human"
         await settle(pilot)
         assert queue.total == 2
         assert all(d is not None for d in column(app, "decision"))
         assert "coded by you" in str(app.review.status_line.render())
 
-        await pilot.press("f")
-        await pilot.click("#filter-clear")
+        await pilot.press("escape")  # closes the bar, keeps the query
+        assert not bar.has_class("-open")
+        assert queue.has_focus
+        assert queue.total == 2
+        await pilot.press("f")  # opens on the query shown
+        assert bar.query_one("#filter-status", Select).value == "human"
+        bar.query_one("#filter-status", Select).value = "__all__"
         await settle(pilot)
         assert queue.total == 90
-        await pilot.press("f", "escape")  # cancel keeps the query
+        await pilot.press("escape", "escape")  # the bar, then nothing left to clear
         assert queue.total == 90
 
 

@@ -17,6 +17,7 @@ from textual.containers import Container, Vertical
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Input
 
+from tui.screens.filter import FilterBar
 from tui.session import ReviewSession
 from tui.source import ORDER_LABELS, STATUS_LABELS, Query, Row, row_key
 from tui.widgets.detail import DetailPane
@@ -122,6 +123,7 @@ class ReviewScreen(Screen[None]):
                     placeholder="Search response text, enter to apply, esc to clear",
                     id="search",
                 )
+                yield FilterBar([(c.id, c.name) for c in session.codebook.codable], id="filter-bar")
             with ContentSwitcher(initial="detail", id="side"):
                 yield DetailPane(id="detail")
                 yield ScreeningPanel(id="screening")
@@ -326,16 +328,26 @@ class ReviewScreen(Screen[None]):
         # The status line names the order: no notification to wait for.
         self.set_query(self.pair_queue.pair_query.next_order())
 
+    @property
+    def filter_bar(self) -> FilterBar:
+        return self.query_one(FilterBar)
+
     def action_filter(self) -> None:
-        from tui.screens.filter import FilterScreen
+        bar = self.filter_bar
+        bar.show(self.pair_queue.pair_query)
+        bar.add_class("-open")
+        bar.query_one("#filter-code").focus()
 
-        codes = [(c.id, c.name) for c in self.session.codebook.codable]
+    @on(FilterBar.Changed)
+    def _apply_filter(self, event: FilterBar.Changed) -> None:
+        event.stop()
+        query = replace(self.pair_queue.pair_query, code_id=event.code_id, status=event.status)
+        if query != self.pair_queue.pair_query:
+            self.set_query(query)
 
-        def apply(query: Query | None) -> None:
-            if query is not None:
-                self.set_query(query)
-
-        self.app.push_screen(FilterScreen(self.pair_queue.pair_query, codes), apply)
+    def _close_filter(self) -> None:
+        self.filter_bar.remove_class("-open")
+        self.pair_queue.focus()
 
     def action_search(self) -> None:
         search = self.search_input
@@ -361,6 +373,9 @@ class ReviewScreen(Screen[None]):
         self.pair_queue.focus()
 
     def action_cancel(self) -> None:
+        if self.filter_bar.has_class("-open"):
+            self._close_filter()
+            return
         if self.search_input.has_focus or self.search_input.has_class("-open"):
             self._close_search()
             return
