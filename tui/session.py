@@ -27,31 +27,9 @@ def default_coder() -> str:
         return os.environ.get("USER") or "coder"
 
 
-#: Most rows read to find one response's pairs through a text search.
-RESPONSE_SEARCH_LIMIT = 5000
-
-
 def response_rows(study: Study, config_id: int | None, response_id: str) -> list[Row]:
-    """Every code's row for one response, in codebook order.
-
-    Uses ``Study.response_pairs`` where the study has it; otherwise the rows are narrowed
-    by a search (the response's own text, then its id, both matched as substrings) and
-    kept by id.
-    """
-    direct = getattr(study, "response_pairs", None)
-    if direct is not None:
-        return list(direct(config_id, response_id))
-    wanted = len(study.codebook.codable)
-    rows: list[Row] = []
-    for needle in (study.response(response_id).text, response_id):
-        count = study.count_pairs(config_id, search=needle)
-        if count > RESPONSE_SEARCH_LIMIT:  # a very short text matches half the study
-            continue
-        found = study.query_pairs(config_id, order="id", search=needle, limit=max(count, wanted))
-        rows = [r for r in found if r.response_id == response_id]
-        if len(rows) >= wanted:
-            break
-    return rows
+    """Every code's row for one response, in codebook order (one indexed query)."""
+    return list(study.response_pairs(config_id, response_id))
 
 
 class StudySource:
