@@ -102,10 +102,14 @@ def file_hash(path: Path) -> str:
     return value[:HASH_PREFIX]
 
 
+#: Bumped when the converted folder's layout changes, so older conversions are redone.
+CONVERSION_FORMAT = 2
+
+
 def converted_dir(gguf: Path, revision: str) -> Path:
-    """The folder a GGUF file converts into: ``<stem>-<hash12>``."""
+    """The folder a GGUF file converts into: ``<stem>-<hash12>-c<format>``."""
     stem = gguf.name.removesuffix(".gguf")
-    return models_dir() / f"{stem}-{revision[:12]}"
+    return models_dir() / f"{stem}-{revision[:12]}-c{CONVERSION_FORMAT}"
 
 
 def is_converted(folder: Path) -> bool:
@@ -147,7 +151,7 @@ def ensure_converted(
 
 def _convert(gguf: Path, target: Path, progress: ProgressCallback) -> None:
     import torch
-    from safetensors.torch import save_model
+    from safetensors.torch import save_file
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     started = time.monotonic()
@@ -166,13 +170,28 @@ def _convert(gguf: Path, target: Path, progress: ProgressCallback) -> None:
             raise ScoringError(f"cannot read GGUF file {gguf}: {exc}") from exc
         progress("saving the weights", 0.9)
         # transformers refuses save_pretrained on a GGUF-loaded model, so the state dict
-        # goes out through safetensors (save_model drops the tied lm_head duplicate).
-        save_model(model, str(tmp / "model.safetensors"), metadata={"format": "pt"})
+        # goes out through safetensors. With tied embeddings the table must be stored as
+        # model.embed_tokens.weight, as save_pretrained would: other loaders (vLLM) skip
+        # lm_head.weight for tied models and would otherwise serve random embeddings.
+        state = model.state_dict()
+        if getattr(model.config, "tie_word_embeddings", False):
+            state.pop("lm_head.weight", None)
+        save_file(
+            {name: tensor.contiguous() for name, tensor in state.items()},
+            str(tmp / "model.safetensors"),
+            metadata={"format": "pt"},
+        )
         model.config.save_pretrained(tmp)
         _strip_gguf_config(tmp / "config.json")
         tokenizer.save_pretrained(tmp)
         (tmp / "codecurve-source.json").write_text(
-            json.dumps({"gguf": str(gguf), "sha256_prefix": target.name.rsplit("-", 1)[-1]}),
+            json.dumps(
+                {
+                    "gguf": str(gguf),
+                    "sha256_prefix": target.name.rsplit("-", 2)[-2],
+                    "format": CONVERSION_FORMAT,
+                }
+            ),
             encoding="utf-8",
         )
         try:
