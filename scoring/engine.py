@@ -153,6 +153,9 @@ class ScoringEngine:
         self._cache: OrderedDict[str, Score] = OrderedDict()
         self._cache_size = cache_size
         self._frames: dict[str, tuple[str, str] | None] = {}
+        # Keyed by id() with the object kept, so an id is never reused while cached.
+        self._code_hashes: dict[int, tuple[Code, str]] = {}
+        self._code_keys: dict[int, tuple[Code, str]] = {}
         self._frames_lock = threading.Lock()
 
     # -- public ---------------------------------------------------------------------------
@@ -279,7 +282,7 @@ class ScoringEngine:
     def _batches(self, items: list[_Item]) -> list[list[_Item]]:
         groups: dict[tuple[str, str], list[_Item]] = {}
         for item in items:
-            groups.setdefault((item.pair.code.id, item.pair.code.content_hash()), []).append(item)
+            groups.setdefault((item.pair.code.id, self._code_hash(item.pair.code)), []).append(item)
         ordered = []
         for group in groups.values():
             group.sort(key=lambda it: -len(it.pair.text))
@@ -308,7 +311,7 @@ class ScoringEngine:
             prompt=prompt,
             prompt_hash=text_hash(prompt),
             text_hash=text_hash(item.pair.text),
-            code_hash=item.pair.code.content_hash(),
+            code_hash=self._code_hash(item.pair.code),
             truncated=cut or answer.truncated,
         )
 
@@ -319,16 +322,33 @@ class ScoringEngine:
             self._cache.popitem(last=False)
 
     def _key(self, pair: Pair, scale: Scale) -> str:
+        return self._code_key(pair.code, scale) + text_hash(pair.text)
+
+    def _code_key(self, code: Code, scale: Scale) -> str:
+        """Everything in a score's identity but the text, once per code object."""
+        hit = self._code_keys.get(id(code))
+        if hit is not None and hit[0] is code:
+            return hit[1]
         blob = "\x1f".join(
             (
                 self._config_key,
                 self._question_hash,
-                pair.code.content_hash(),
+                self._code_hash(code),
                 repr(scale.to_dict()),
-                text_hash(pair.text),
             )
         )
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
+        key = hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+        self._code_keys[id(code)] = (code, key)
+        return key
+
+    def _code_hash(self, code: Code) -> str:
+        """:meth:`Code.content_hash` (a JSON dump and a sha256), once per code object."""
+        hit = self._code_hashes.get(id(code))
+        if hit is not None and hit[0] is code:
+            return hit[1]
+        value = code.content_hash()
+        self._code_hashes[id(code)] = (code, value)
+        return value
 
     # -- prompts ----------------------------------------------------------------------------
 
@@ -346,7 +366,7 @@ class ScoringEngine:
         return head + text + tail
 
     def _frame(self, code: Code) -> tuple[str, str] | None:
-        key = code.content_hash()
+        key = self._code_hash(code)
         with self._frames_lock:
             if key in self._frames:
                 return self._frames[key]
