@@ -117,7 +117,7 @@ def test_a_converted_folder_is_used_without_converting(
     monkeypatch.setattr(weights, "_convert", lambda *a: called.append("convert"))
     assert weights.ensure_converted(gguf) == target
     assert not called
-    assert target.name == f"m-{revision[:12]}"
+    assert target.name == f"m-{revision[:12]}-c{weights.CONVERSION_FORMAT}"
 
 
 def test_folder_revision_prefers_the_hub_commit(tmp_path: Path) -> None:
