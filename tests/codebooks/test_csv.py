@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -198,7 +199,7 @@ def test_group_column_and_extra_columns_read_a_spreadsheet_codebook(tmp_path: Pa
 def test_the_shared_nhs_codebook_reads() -> None:
     from codebooks.readers import load_codebook
 
-    path = Path(__file__).resolve().parents[3] / "shared/data/nhs_patient_feedback_codebook.csv"
+    path = Path(os.environ["CODECURVE_SHARED_DATA"]) / "nhs_patient_feedback_codebook.csv"
     if not path.exists():
         pytest.skip("the shared data folder is not beside this checkout")
     codebook = load_codebook(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 
 from screening import ScreeningWarning, cohen_kappa, krippendorff_alpha, percent_agreement
 
-DATA = Path("/work/shared/data/countercausal_news.csv")
+DATA = Path(os.environ["CODECURVE_SHARED_DATA"]) / "countercausal_news.csv"
 
 
 def test_unweighted_kappa_by_hand() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -96,8 +97,8 @@ def score_pairs() -> Callable[[Sequence[Pair], ScoreConfig, Codebook], list[Scor
     return make
 
 
-NHS_RESPONSES = Path("/work/shared/data/nhs_patient_feedback.csv")
-NHS_CODEBOOK = Path("/work/shared/data/nhs_patient_feedback_codebook.csv")
+NHS_RESPONSES = Path(os.environ["CODECURVE_SHARED_DATA"]) / "nhs_patient_feedback.csv"
+NHS_CODEBOOK = Path(os.environ["CODECURVE_SHARED_DATA"]) / "nhs_patient_feedback_codebook.csv"
 
 
 def nhs_codebook() -> Codebook:

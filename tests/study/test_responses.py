@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -16,7 +17,7 @@ from codebooks.errors import InputError
 from study import ResponsesError, read_responses
 from study.responses import LONG_TEXT_CHARS
 
-NHS = Path("/work/shared/data/nhs_patient_feedback.csv")
+NHS = Path(os.environ["CODECURVE_SHARED_DATA"]) / "nhs_patient_feedback.csv"
 
 
 def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
