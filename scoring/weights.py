@@ -166,6 +166,10 @@ def _convert(gguf: Path, target: Path, progress: ProgressCallback) -> None:
             model = AutoModelForCausalLM.from_pretrained(
                 gguf.parent, gguf_file=gguf.name, dtype=torch.float32
             )
+        except ImportError as exc:  # transformers reads GGUF through the gguf package
+            raise ScoringError(
+                f"cannot read GGUF file {gguf}: {exc}; install it with: pip install gguf"
+            ) from exc
         except (OSError, ValueError, KeyError, RuntimeError) as exc:
             raise ScoringError(f"cannot read GGUF file {gguf}: {exc}") from exc
         progress("saving the weights", 0.9)
