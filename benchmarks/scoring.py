@@ -18,12 +18,17 @@ generation
     there is none). End-of-turn does not stop it: 64 tokens is the cost of a short
     justification, which is what a generated judgement usually carries.
 
+The default, 32 responses of one code, has the shape of a study, where hundreds of
+responses share each code's prompt prefix and the engine computes little more than each
+response; several codes with few responses each (``--responses 8 --codes 4``) spend a
+larger share on the codes' prefixes.
+
 Targets (DESIGN.md): engine >= 2x naive, >= 30x generation. The machine may be shared,
 so the three methods take turns code by code (a neighbour's load falls on all three
 alike) and only the ratios of one run are comparable; absolute rates are for the record.
 ``--threads 1`` is steadier on a busy two-core machine than torch's default of two.
 
-    .venv/bin/python benchmarks/scoring.py [--responses 8] [--codes 4] [--threads N]
+    .venv/bin/python benchmarks/scoring.py [--responses 32] [--codes 1] [--threads N]
 """
 
 from __future__ import annotations
@@ -103,8 +108,8 @@ def run_generation(backend: Any, prompts: list[str]) -> tuple[float, list[int | 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--responses", type=int, default=8)
-    parser.add_argument("--codes", type=int, default=4)
+    parser.add_argument("--responses", type=int, default=32)
+    parser.add_argument("--codes", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's)")
     parser.add_argument("--skip-generation", action="store_true")
