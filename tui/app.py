@@ -27,7 +27,13 @@ from textual import on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import (
+    Worker,
+    WorkerCancelled,
+    WorkerFailed,
+    WorkerState,
+    get_current_worker,
+)
 
 from tui.messages import (
     ModelLoaded,
@@ -148,9 +154,15 @@ class CodecurveApp(App[None]):
         for worker in busy:
             worker.cancel()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.workers.wait_for_complete(busy), timeout=10)
+            await asyncio.wait_for(asyncio.gather(*(self._settle(w) for w in busy)), timeout=10)
         if self._close_study:
             self.study.close()
+
+    @staticmethod
+    async def _settle(worker: Worker[Any]) -> None:
+        """Wait for ``worker`` to end, however it ends."""
+        with contextlib.suppress(WorkerCancelled, WorkerFailed):
+            await worker.wait()
 
     # -- model and scoring -------------------------------------------------------------
 

@@ -212,3 +212,33 @@ async def test_the_highlighted_pair_stays_highlighted_while_scores_arrive(tmp_pa
             for i in range(queue.total)
             if row_key(queue.row_at(i)) == key  # type: ignore[arg-type]
         )
+
+
+async def test_quitting_while_the_screening_runs_closes_cleanly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    import tui.app
+
+    study = build_study(tmp_path / "s.codecurve", n=10)
+    started, release = threading.Event(), threading.Event()
+    real = tui.app.summarise_study
+
+    def slow_summary(*args: object, **kwargs: object) -> object:
+        started.set()
+        release.wait(10)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tui.app, "summarise_study", slow_summary)
+    app = make_app(study, coder="tester", close_study=False)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, started.is_set)
+            screening = [w for w in app.workers if w.group == "screening"]
+            assert screening and screening[0].is_running
+        # Leaving the context ran unmount: it cancelled the worker and did not raise.
+        assert screening[0].is_cancelled
+    finally:
+        release.set()
+        study.close()
