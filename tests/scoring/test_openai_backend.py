@@ -289,12 +289,12 @@ def test_results_come_back_in_the_callers_order(make: Any) -> None:
 
 
 def test_requests_run_concurrently_within_the_bound(make: Any) -> None:
-    backend, server = make(FakeServer(delay=0.02), concurrency=4)
-    started = time.monotonic()
-    backend.option_logprobs([f"p{i}" for i in range(16)], OPTIONS)
-    elapsed = time.monotonic() - started
+    # Each request is held long enough for the others to start, so the peak shows the
+    # bound itself (a serial client peaks at 1) without timing the run on a busy machine.
+    backend, server = make(FakeServer(delay=0.1), concurrency=4)
+    results = backend.option_logprobs([f"p{i}" for i in range(16)], OPTIONS)
+    assert len(results) == 16
     assert server.max_in_flight == 4
-    assert elapsed < 16 * 2 * 0.02  # serial would take two requests per prompt
 
 
 def test_identity_names_the_served_model_and_its_origin(make: Any) -> None:

@@ -236,7 +236,8 @@ async def test_quitting_while_the_screening_runs_closes_cleanly(
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, started.is_set)
             screening = [w for w in app.workers if w.group == "screening"]
-            assert screening and screening[0].is_running
+            assert screening
+            assert screening[0].is_running
         # Leaving the context ran unmount: it cancelled the worker and did not raise.
         assert screening[0].is_cancelled
     finally:
