@@ -69,7 +69,7 @@ def test_a_deep_chain_of_parents_is_checked_in_linear_time() -> None:
     ]
     start = time.perf_counter()
     codebook = book(*codes)
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 10.0  # a quadratic check takes minutes
     assert len(codebook.path_of(codebook.codes[-1])) == 20_000
 
 

@@ -285,7 +285,7 @@ def test_dtds_and_entities_are_refused(tmp_path: Path, data: bytes) -> None:
     start = time.perf_counter()
     with pytest.raises(CodebookError, match="DTD or entities") as info:
         load_codebook(path)
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < 5.0  # an expanded bomb never ends
     assert str(path) in str(info.value)
 
 

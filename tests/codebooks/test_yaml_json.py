@@ -175,7 +175,7 @@ def test_a_yaml_alias_bomb_fails_fast(tmp_path: Path, text: str) -> None:
     start = time.perf_counter()
     with pytest.raises(CodebookError):
         load_codebook(path)
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < 5.0  # an expanded bomb never ends
 
 
 # --- JSON -------------------------------------------------------------------------------

@@ -469,13 +469,13 @@ def test_a_timeout_is_reported_and_not_retried(make: Any) -> None:
 
 
 def test_a_slow_server_runs_into_the_timeout(make: Any) -> None:
-    """The fake answers after 2 s and the backend waits 0.2 s: the request is cut."""
+    """The fake answers after 20 s and the backend waits 0.2 s: the request is cut."""
     backend, server = make(mode="prompt_logprobs")
-    server.delay, backend.timeout = 2.0, 0.2
+    server.delay, backend.timeout = 20.0, 0.2
     started = time.monotonic()
     with pytest.raises(ServerTimeoutError, match=r"longer than 0.2 s"):
         backend.option_logprobs(["abc"], OPTIONS)
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 10
 
 
 def test_a_server_that_is_down_fails_fast_and_clearly() -> None:
