@@ -132,12 +132,19 @@ def curve_from_logprobs(
 def sparkline(surprisal: Sequence[float] | FloatArray) -> str:
     """One glyph per option; low surprisal is a tall bar (the model's preference).
 
-    Heights are the renormalised probabilities, scaled so the top option is the full bar.
+    Heights are the renormalised probabilities, scaled so the top option is the full bar;
+    an option without a finite surprisal is the lowest bar. Plain Python: the review app
+    draws one per row on every repaint, and a scale has a handful of options.
     """
-    s = np.asarray(surprisal, dtype=np.float64)
-    if s.size == 0 or not np.isfinite(s).any():
-        return "·" * int(s.size)
-    p = np.exp(-(s - np.nanmin(s)))
-    p = np.where(np.isfinite(p), p, 0.0)
-    levels = np.clip(np.rint(p * (len(SPARK_BARS) - 1)), 0, len(SPARK_BARS) - 1).astype(int)
-    return "".join(SPARK_BARS[i] for i in levels)
+    values = [float(x) for x in surprisal]
+    finite = [x for x in values if math.isfinite(x)]
+    if not finite:
+        return "·" * len(values)
+    low = min(finite)
+    top = len(SPARK_BARS) - 1
+    return "".join(
+        SPARK_BARS[min(top, max(0, round(math.exp(low - x) * top)))]
+        if math.isfinite(x)
+        else SPARK_BARS[0]
+        for x in values
+    )

@@ -105,3 +105,13 @@ def test_sparkline_is_tall_where_surprisal_is_low() -> None:
     assert sparkline([1.0, 1.0]) == SPARK_BARS[-1] * 2
     assert sparkline([math.inf, 0.0]) == SPARK_BARS[0] + SPARK_BARS[-1]
     assert sparkline([]) == ""
+    assert sparkline([math.nan, 0.0]) == SPARK_BARS[0] + SPARK_BARS[-1]
+    assert sparkline([math.nan, math.inf]) == "··"
+
+
+def test_sparkline_heights_are_the_probabilities_relative_to_the_top() -> None:
+    # exp(-ln 2) = 0.5 of the top: 3.5 of 7 steps, rounded half to even: 4.
+    # exp(-ln 4) = 0.25: 1.75 steps: 2.
+    assert sparkline([0.0, math.log(2), math.log(4), 30.0]) == (
+        SPARK_BARS[7] + SPARK_BARS[4] + SPARK_BARS[2] + SPARK_BARS[0]
+    )

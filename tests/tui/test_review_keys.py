@@ -11,6 +11,7 @@ from tui.screens.help import HelpScreen
 from tui.screens.note import NoteScreen
 from tui.screens.response import ResponseScreen
 from tui.widgets.detail import DetailPane
+from tui.widgets.keys import KeyBar
 from tui.widgets.queue import PairQueue
 
 SIZE = (100, 30)
@@ -294,3 +295,41 @@ async def test_p_shows_progress_per_code(study: Study) -> None:
         assert "2 of 90 decided" in str(screen.query_one(".dialog").border_title)
         await pilot.press("escape")
         assert app.screen is app.review
+
+
+def shown(app: CodecurveApp) -> list[str]:
+    """The descriptions the key bar shows."""
+    return [description for _, _, description, _ in app.screen.query_one(KeyBar).items]
+
+
+async def test_the_key_bar_shows_the_keys_that_work_now(study: Study) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert {"Accept", "Undo", "Help", "Quit"} <= set(shown(app))
+        await pilot.press("f")  # in the filter bar, letters pick values: no screen keys
+        await pilot.pause()
+        assert {"Change", "Jump", "Close"} <= set(shown(app))
+        assert "Accept" not in shown(app)
+        await pilot.press("a")  # a jump in the bar, not an accept
+        assert decisions(study) == {}
+        await pilot.press("escape")
+        await pilot.pause()
+        assert "Accept" in shown(app)
+        assert "Change" not in shown(app)
+        await pilot.press("tab")  # the detail pane: other keys, the same bar
+        await pilot.pause()
+        assert "Accept" in shown(app)
+
+
+async def test_clicking_a_key_in_the_key_bar_presses_it(study: Study) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        row = queue(app).current
+        assert row is not None
+        bar = app.screen.query_one(KeyBar)
+        text = bar.render_line(0).text
+        await pilot.click(KeyBar, offset=(text.index("Accept"), 0))
+        await settle(pilot)
+        assert decisions(study)[(row.response_id, row.code_id)] == (row.pick, "model")

@@ -71,3 +71,9 @@ def test_light_theme_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
         await pressing("1")(pilot)
 
     assert snap_compare(app_for(tmp_path), run_before=run_before)
+
+
+def test_filter_bar_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    # Filtered to Pay, status field highlighted: the bar over the queue's last line and
+    # its keys in the key bar.
+    assert snap_compare(app_for(tmp_path), run_before=pressing("2", "f", "right", "right", "down"))

@@ -11,6 +11,7 @@ from study.export import read_export
 from study.store import Study
 from tui.app import make_app
 from tui.screens.export import ExportScreen
+from tui.source import Query
 
 SIZE = (100, 30)
 
@@ -51,7 +52,7 @@ async def test_o_cycles_the_order(study: Study) -> None:
         assert "most uncertain first" in str(app.review.status_line.render())
 
 
-async def test_f_filters_by_code_and_status(study: Study) -> None:
+async def test_f_filters_by_code_and_status_from_the_keyboard(study: Study) -> None:
     app = make_app(study, coder="tester")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -59,31 +60,55 @@ async def test_f_filters_by_code_and_status(study: Study) -> None:
         await pilot.press("1", "1")  # two decisions to filter on
         await pilot.press("f")
         bar = app.review.filter_bar
-        assert bar.has_class("-open")
+        assert bar.is_open
+        assert queue.has_focus  # the bar takes the keys without taking focus
         assert app.screen is app.review  # a bar, not a dialog: nothing to close
-        bar.query_one("#filter-code", Select).value = "pay"
-        await settle(pilot)
-        assert queue.total == 30
-        assert set(column(app, "code_id")) == {"pay"}
+        assert "every code" in str(bar.render())
 
-        bar.query_one("#filter-code", Select).value = "__all__"
-        bar.query_one("#filter-status", Select).value = "human"
+        await pilot.press("right", "right")  # every code -> Workload -> Pay, applied at once
         await settle(pilot)
+        assert (bar.code_id, queue.total) == ("pay", 30)
+        assert set(column(app, "code_id")) == {"pay"}
+        await pilot.press("left")
+        await settle(pilot)
+        assert (bar.code_id, queue.total) == ("workload", 30)
+
+        await pilot.press("t")  # type-ahead: the next code whose name starts with t
+        await settle(pilot)
+        assert bar.code_id == "team"
+        await pilot.press("home")  # back to every code
+        await pilot.press("down", "c")  # the status field, then "coded by you"
+        await settle(pilot)
+        assert (bar.code_id, bar.status) == (None, "human")
         assert queue.total == 2
         assert all(d is not None for d in column(app, "decision"))
         assert "coded by you" in str(app.review.status_line.render())
 
         await pilot.press("escape")  # closes the bar, keeps the query
-        assert not bar.has_class("-open")
-        assert queue.has_focus
+        assert not bar.is_open
         assert queue.total == 2
         await pilot.press("f")  # opens on the query shown
-        assert bar.query_one("#filter-status", Select).value == "human"
-        bar.query_one("#filter-status", Select).value = "__all__"
+        assert bar.status == "human"
+        await pilot.press("down", "home", "enter")
+        await settle(pilot)
+        assert not bar.is_open
+        assert queue.total == 90
+        await pilot.press("escape")  # nothing left to clear
+        assert queue.total == 90
+
+
+async def test_escape_clears_filters_once_the_bar_is_closed(study: Study) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        queue = app.review.pair_queue
+        await pilot.press("f", "right", "enter")
+        await settle(pilot)
+        assert queue.total == 30
+        await pilot.press("escape")
         await settle(pilot)
         assert queue.total == 90
-        await pilot.press("escape", "escape")  # the bar, then nothing left to clear
-        assert queue.total == 90
+        assert app.review.pair_queue.pair_query == Query(order="entropy")
 
 
 async def test_slash_searches_the_response_text(study: Study) -> None:

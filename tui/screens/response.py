@@ -15,12 +15,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from tui.session import ReviewSession
 from tui.source import Row
 from tui.widgets.curve import CurveChart, spark
 from tui.widgets.detail import code_text
+from tui.widgets.keys import KeyBar
 from tui.widgets.queue import status_text, value_label
 
 
@@ -73,7 +74,7 @@ class ResponseScreen(Screen[None]):
         with Vertical(id="response-detail"):
             yield Static(id="response-code")
             yield CurveChart(id="response-curve")
-        yield Footer(compact=True, show_command_palette=False)
+        yield KeyBar()
 
     def on_mount(self) -> None:
         table = self.codes_table

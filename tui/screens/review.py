@@ -15,12 +15,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Vertical
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, Input
+from textual.widgets import ContentSwitcher, Input
 
+from tui.screens.filter import KEYS as FILTER_KEYS
 from tui.screens.filter import FilterBar
 from tui.session import ReviewSession
 from tui.source import ORDER_LABELS, STATUS_LABELS, Query, Row, row_key
 from tui.widgets.detail import DetailPane
+from tui.widgets.keys import KeyBar
 from tui.widgets.progress import ScoringProgress
 from tui.widgets.queue import PairQueue
 from tui.widgets.screening import ScreeningPanel
@@ -123,13 +125,18 @@ class ReviewScreen(Screen[None]):
                     placeholder="Search response text, enter to apply, esc to clear",
                     id="search",
                 )
-                yield FilterBar([(c.id, c.name) for c in session.codebook.codable], id="filter-bar")
+                yield FilterBar(
+                    [(c.id, c.name) for c in session.codebook.codable],
+                    on_change=self._apply_filter,
+                    on_close=self._close_filter,
+                    id="filter-bar",
+                )
             with ContentSwitcher(initial="detail", id="side"):
                 yield DetailPane(id="detail")
                 yield ScreeningPanel(id="screening")
         yield ScoringProgress()
         yield StatusLine()
-        yield Footer(compact=True, show_command_palette=False)
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.pair_queue.reload()
@@ -333,21 +340,26 @@ class ReviewScreen(Screen[None]):
         return self.query_one(FilterBar)
 
     def action_filter(self) -> None:
-        bar = self.filter_bar
-        bar.show(self.pair_queue.pair_query)
-        bar.add_class("-open")
-        bar.query_one("#filter-code").focus()
+        self.filter_bar.open(self.pair_queue.pair_query)
+        self.query_one(KeyBar).show_keys(FILTER_KEYS)
 
-    @on(FilterBar.Changed)
-    def _apply_filter(self, event: FilterBar.Changed) -> None:
-        event.stop()
-        query = replace(self.pair_queue.pair_query, code_id=event.code_id, status=event.status)
+    def on_key(self, event: events.Key) -> None:
+        # The filter bar takes no focus (a focus change restyles half the screen): while
+        # it is open, the keys it knows are its own, before any binding sees them.
+        bar = self.filter_bar
+        if bar.is_open and bar.take_key(event.key, event.character):
+            event.stop()
+            event.prevent_default()
+
+    def _apply_filter(self, code_id: str | None, status: str | None) -> None:
+        """Show the pairs of ``code_id`` and ``status`` (called by the filter bar)."""
+        query = replace(self.pair_queue.pair_query, code_id=code_id, status=status)
         if query != self.pair_queue.pair_query:
             self.set_query(query)
 
     def _close_filter(self) -> None:
-        self.filter_bar.remove_class("-open")
-        self.pair_queue.focus()
+        self.filter_bar.close()
+        self.query_one(KeyBar).show_keys(None)
 
     def action_search(self) -> None:
         search = self.search_input
@@ -373,7 +385,7 @@ class ReviewScreen(Screen[None]):
         self.pair_queue.focus()
 
     def action_cancel(self) -> None:
-        if self.filter_bar.has_class("-open"):
+        if self.filter_bar.is_open:
             self._close_filter()
             return
         if self.search_input.has_focus or self.search_input.has_class("-open"):

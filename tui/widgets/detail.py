@@ -11,13 +11,13 @@ from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widget import Widget
 
 from codebooks.model import Code, Scale
 from scoring.curves import OFF_SCALE_WARNING
 from tui.source import Row
 from tui.widgets.curve import curve_table
 from tui.widgets.queue import value_label
+from tui.widgets.scrolling import set_virtual_size
 
 
 def off_scale_mass(row: Row) -> float | None:
@@ -201,13 +201,7 @@ class DetailPane(ScrollView, can_focus=True):
         self._lines = [Strip(line, width).simplify() for line in lines]
         self._rendered_width = width
         size = Size(width, len(self._lines))
-        if size != self.virtual_size:
-            # Setting ``virtual_size`` lays out the whole screen (it is a layout reactive),
-            # a full repaint on every move. This pane's own box is fixed by the CSS and its
-            # scrollbar gutter is stable, so only the scroll range needs updating.
-            self.set_reactive(Widget.virtual_size, size)
-            self._refresh_scrollbars()
-            self._scroll_update(size)
+        if set_virtual_size(self, size):
             self.scroll_to(y=min(self.scroll_y, self.max_scroll_y), animate=False, immediate=True)
 
     def on_resize(self, event: events.Resize) -> None:

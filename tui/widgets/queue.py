@@ -29,6 +29,7 @@ from textual.strip import Strip
 from codebooks.model import Scale
 from tui.source import PairSource, Query, Row, row_key
 from tui.widgets.curve import spark
+from tui.widgets.scrolling import set_virtual_size
 
 #: Rows fetched from the study per query: about one screenful, so a repaint after a
 #: change reads one or two pages.
@@ -97,7 +98,7 @@ class PairQueue(ScrollView, can_focus=True):
     PairQueue {
         background: $surface;
         overflow-x: hidden;
-        overflow-y: auto;
+        overflow-y: scroll;  /* always: a scrollbar appearing would relayout the screen */
         scrollbar-size-vertical: 1;
         & > .pair-queue--header { text-style: bold; background: $panel; color: $foreground; }
         & > .pair-queue--cursor {
@@ -258,7 +259,7 @@ class PairQueue(ScrollView, can_focus=True):
         self._lines.clear()
         if recount:
             self._total = self._source.count(self._query)
-            self.virtual_size = Size(0, self._total + 1)
+            set_virtual_size(self, Size(0, self._total + 1))
         if self._auto_id_width and self._total:
             first = self._source.page(self._query, 0, PAGE_SIZE)
             self._pages.set(0, list(first))

@@ -1,0 +1,119 @@
+"""The key bar: the keys that work now, on one line, each clickable.
+
+Textual's ``Footer`` rebuilds one child widget per key whenever the active bindings
+change, which they do on every focus change (opening the filter bar, ``tab`` to the
+detail pane): that rebuild cost more than the rest of the screen update together. This
+bar is one widget that draws one line of text, and only when the keys it shows change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
+from textual.widget import Widget
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
+
+#: What the bar shows per key: (key to simulate, key display, description, enabled).
+KeyItem = tuple[str, str, str, bool]
+
+
+class KeyBar(Widget):
+    """The shown bindings of the focused widget, its ancestors and the app."""
+
+    DEFAULT_CSS = """
+    KeyBar {
+        height: 1;
+        dock: bottom;
+        background: $footer-background;
+        & > .key-bar--key {
+            color: $footer-key-foreground;
+            background: $footer-key-background;
+            text-style: bold;
+        }
+        & > .key-bar--description {
+            color: $footer-description-foreground;
+            background: $footer-description-background;
+        }
+        & > .key-bar--disabled { color: $text-disabled; }
+    }
+    """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "key-bar--key",
+        "key-bar--description",
+        "key-bar--disabled",
+    }
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._bound: tuple[KeyItem, ...] = ()
+        self._override: tuple[KeyItem, ...] | None = None
+
+    @property
+    def items(self) -> tuple[KeyItem, ...]:
+        """The keys shown now."""
+        return self._bound if self._override is None else self._override
+
+    def show_keys(self, keys: Sequence[tuple[str, str, str]] | None) -> None:
+        """Show ``(key, display, description)`` instead of the bindings (a mode that
+        takes its keys without focus, like the filter bar); ``None`` goes back."""
+        override = None if keys is None else tuple((k, d, t, True) for k, d, t in keys)
+        if override != self._override:
+            self._override = override
+            self.refresh()
+
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
+        self._bindings_changed(self.screen)
+
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
+
+    def _bindings_changed(self, screen: Screen[object]) -> None:
+        if not self.is_attached or screen is not self.screen:
+            return
+        items: list[KeyItem] = []
+        seen: set[str] = set()
+        for _node, binding, enabled, _tooltip in screen.active_bindings.values():
+            if not binding.show or binding.action in seen:
+                continue
+            seen.add(binding.action)
+            key = binding.key.split(",")[0].strip()
+            items.append((key, self.app.get_key_display(binding), binding.description, enabled))
+        if tuple(items) != self._bound:
+            self._bound = tuple(items)
+            if self._override is None:
+                self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        # Drawn as segments, not as a renderable: Textual styles a renderable's clickable
+        # text as a link (underlined, in the link colour), and these are keys.
+        base = self.rich_style
+        width = self.size.width
+        if y != 0:
+            return Strip.blank(width, base)
+        key_style = base + self.get_component_rich_style("key-bar--key")
+        description_style = base + self.get_component_rich_style("key-bar--description")
+        disabled_style = base + self.get_component_rich_style("key-bar--disabled")
+        # Roomy when everything fits; else compact (the key's colour sets it apart from
+        # its description), so that help and quit stay on screen at 80 columns.
+        items = self.items
+        roomy = sum(len(d) + len(t) + 3 for _, d, t, _ in items) <= width
+        gap, pad = (" ", " ") if roomy else ("", "")
+        segments: list[Segment] = []
+        for key, display, description, enabled in items:
+            if enabled:
+                click = Style.on(click=f"app.simulate_key({key!r})")
+                segments.append(Segment(f"{pad}{display}{gap}", key_style + click))
+                segments.append(Segment(f"{description}{pad}", description_style + click))
+            else:
+                segments.append(Segment(f"{pad}{display}{gap}{description}{pad}", disabled_style))
+            if not roomy:
+                segments.append(Segment(" ", base))
+        return Strip(segments).crop_extend(0, width, base)
