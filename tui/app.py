@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
@@ -35,6 +34,7 @@ from textual.worker import (
     get_current_worker,
 )
 
+from tui.collector import IdleCollector
 from tui.messages import (
     ModelLoaded,
     Progress,
@@ -107,6 +107,7 @@ class CodecurveApp(App[None]):
         self._screening_timer: Any = None
         self.screening_summary: ScreeningSummary | None = None
         self.scoring_runs = 0
+        self._collector = IdleCollector()
 
     # -- typed accessors ---------------------------------------------------------------
 
@@ -143,9 +144,15 @@ class CodecurveApp(App[None]):
             self.review.set_model_state("no model: manual coding")
         self.refresh_screening(delay=0.0)
         # Everything loaded so far (textual, pandas, the study's caches) lives as long as
-        # the app: keep it out of the collector's scans, whose full passes otherwise
-        # stall a key press now and then.
-        self.call_after_refresh(gc.freeze)
+        # the app: keep it out of the collector's scans, and run full collections while
+        # the coder pauses instead of on a random key press.
+        self.call_after_refresh(self._collector.start)
+        self.set_interval(0.5, self._collector.tick)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key | events.MouseEvent):
+            self._collector.input()
+        await super().on_event(event)
 
     async def on_unmount(self) -> None:
         # A scoring batch in flight finishes (and is written) before the study closes;
@@ -157,6 +164,7 @@ class CodecurveApp(App[None]):
             await asyncio.wait_for(asyncio.gather(*(self._settle(w) for w in busy)), timeout=10)
         if self._close_study:
             self.study.close()
+        self._collector.stop()
 
     @staticmethod
     async def _settle(worker: Worker[Any]) -> None:

@@ -63,7 +63,7 @@ async def test_f_filters_by_code_and_status_from_the_keyboard(study: Study) -> N
         assert bar.is_open
         assert queue.has_focus  # the bar takes the keys without taking focus
         assert app.screen is app.review  # a bar, not a dialog: nothing to close
-        assert "every code" in str(bar.render())
+        assert "every code" in str(app.review.status_line.render())  # drawn in its place
 
         await pilot.press("right", "right")  # every code -> Workload -> Pay, applied at once
         await settle(pilot)

@@ -1,24 +1,23 @@
 """The filter bar: which code and which decision status the queue shows.
 
-A one-line, keyboard-driven bar over the queue's last line: ``←``/``→`` change the
-value of the highlighted field (code or status) and apply it at once, ``↑``/``↓`` or
-``tab`` switch fields, typing a letter jumps to the next value that starts with it,
-``home`` goes back to every code (or any status), ``enter`` or ``esc`` closes the bar
-and keeps the filter.
+While open it takes the status line's place: ``←``/``→`` change the value of the
+highlighted field (code or status) and apply it at once, ``↑``/``↓`` or ``tab`` switch
+fields, typing a letter jumps to the next value that starts with it, ``home`` goes back
+to every code (or any status), ``enter`` or ``esc`` closes the bar and keeps the filter.
 
-It takes no focus: the review screen hands it the keys while it is open. Moving focus
-restyles the queue and the key bar and a dropdown (``Select``) repainted the whole
-screen each time its list closed; here a change repaints the queue, this line and the
-status line only.
+It is not a widget of its own and takes no focus: the review screen hands it the keys
+while it is open and the status line draws it. Showing a widget, or moving focus to
+one, lays out and restyles the screen; a dropdown (``Select``) repainted all of it each
+time its list closed. Here opening the bar repaints one line, and a change repaints the
+queue, that line and the detail pane.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import ClassVar
 
+from rich.style import Style
 from rich.text import Text
-from textual.widget import Widget
 
 from tui.source import STATUS_LABELS, STATUSES, Query
 
@@ -35,23 +34,8 @@ KEYS = (
 )
 
 
-class FilterBar(Widget):
+class FilterBar:
     """Two choices, applied as soon as one changes (``on_change``)."""
-
-    DEFAULT_CSS = """
-    FilterBar {
-        height: 1;
-        & > .filter-bar--label { color: $text-muted; }
-        & > .filter-bar--value { text-style: bold; }
-        & > .filter-bar--active { background: $accent; color: $text; text-style: bold; }
-    }
-    """
-
-    COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "filter-bar--label",
-        "filter-bar--value",
-        "filter-bar--active",
-    }
 
     def __init__(
         self,
@@ -59,7 +43,8 @@ class FilterBar(Widget):
         *,
         on_change: Callable[[str | None, str | None], None],
         on_close: Callable[[], None],
-        id: str | None = None,
+        on_redraw: Callable[[], None],
+        on_miss: Callable[[], None] = lambda: None,
     ) -> None:
         """
         Args:
@@ -67,22 +52,27 @@ class FilterBar(Widget):
             on_change: Called at once with ``(code id, status)`` when either changes, so
                 the queue repaints in the same frame as the bar.
             on_close: Called when the coder closes the bar (the filter stays).
+            on_redraw: Called when the bar's look changed (the line that draws it
+                repaints).
+            on_miss: Called when a typed letter matches no value (a bell).
         """
-        super().__init__(id=id)
         self._on_change = on_change
         self._on_close = on_close
+        self._on_redraw = on_redraw
+        self._on_miss = on_miss
         self._choices: dict[str, list[tuple[str | None, str]]] = {
             "code": [(None, "every code"), *((cid, name) for cid, name in codes)],
             "status": [(status, STATUS_LABELS[status]) for status in STATUSES],
         }
         self._index = {"code": 0, "status": 0}
         self._field = "code"
+        self._open = False
 
     # -- state ---------------------------------------------------------------------
 
     @property
     def is_open(self) -> bool:
-        return self.has_class("-open")
+        return self._open
 
     @property
     def field(self) -> str:
@@ -106,18 +96,19 @@ class FilterBar(Widget):
             values = [value for value, _ in self._choices[field]]
             self._index[field] = values.index(wanted) if wanted in values else 0
         self._field = "code"
-        self.add_class("-open")
-        self.refresh()
+        self._open = True
+        self._on_redraw()
 
     def close(self) -> None:
-        self.remove_class("-open")
+        self._open = False
+        self._on_redraw()
 
     def _set(self, field: str, index: int) -> None:
         index %= len(self._choices[field])
         if index == self._index[field]:
             return
         self._index[field] = index
-        self.refresh()
+        self._on_redraw()
         self._on_change(self.code_id, self.status)
 
     # -- keys ----------------------------------------------------------------------
@@ -130,7 +121,7 @@ class FilterBar(Widget):
         elif key in ("up", "down", "tab", "shift+tab"):
             step = 1 if key in ("down", "tab") else -1
             self._field = FIELDS[(FIELDS.index(field) + step) % len(FIELDS)]
-            self.refresh()
+            self._on_redraw()
         elif key == "home":
             self._set(field, 0)
         elif key in ("enter", "escape"):
@@ -150,14 +141,12 @@ class FilterBar(Widget):
             if choices[index][1].casefold().startswith(char.casefold()):
                 self._set(self._field, index)
                 return
-        self.app.bell()
+        self._on_miss()
 
-    # -- rendering -----------------------------------------------------------------
+    # -- drawing -------------------------------------------------------------------
 
-    def render(self) -> Text:
-        label = self.get_component_rich_style("filter-bar--label")
-        value = self.get_component_rich_style("filter-bar--value")
-        active = self.get_component_rich_style("filter-bar--active")
+    def text(self, *, label: Style, value: Style, active: Style) -> Text:
+        """The bar as one line: the highlighted field in ``active``."""
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("Filter ", style=value)
         for field in FIELDS:

@@ -75,6 +75,13 @@ class ReviewScreen(Screen[None]):
         self._model_state = ""
         #: Set when the study changed while another screen was on top.
         self.stale = False
+        self.filter_bar = FilterBar(
+            [(c.id, c.name) for c in session.codebook.codable],
+            on_change=self._apply_filter,
+            on_close=self._close_filter,
+            on_redraw=self._redraw_filter_bar,
+            on_miss=lambda: self.app.bell(),
+        )
 
     @property
     def codecurve(self) -> CodecurveApp:
@@ -125,12 +132,6 @@ class ReviewScreen(Screen[None]):
                     placeholder="Search response text, enter to apply, esc to clear",
                     id="search",
                 )
-                yield FilterBar(
-                    [(c.id, c.name) for c in session.codebook.codable],
-                    on_change=self._apply_filter,
-                    on_close=self._close_filter,
-                    id="filter-bar",
-                )
             with ContentSwitcher(initial="detail", id="side"):
                 yield DetailPane(id="detail")
                 yield ScreeningPanel(id="screening")
@@ -139,6 +140,7 @@ class ReviewScreen(Screen[None]):
         yield KeyBar()
 
     def on_mount(self) -> None:
+        self.status_line.filter_bar = self.filter_bar
         self.pair_queue.reload()
         self.pair_queue.focus()
         self.update_status()
@@ -335,10 +337,6 @@ class ReviewScreen(Screen[None]):
         # The status line names the order: no notification to wait for.
         self.set_query(self.pair_queue.pair_query.next_order())
 
-    @property
-    def filter_bar(self) -> FilterBar:
-        return self.query_one(FilterBar)
-
     def action_filter(self) -> None:
         self.filter_bar.open(self.pair_queue.pair_query)
         self.query_one(KeyBar).show_keys(FILTER_KEYS)
@@ -356,6 +354,9 @@ class ReviewScreen(Screen[None]):
         query = replace(self.pair_queue.pair_query, code_id=code_id, status=status)
         if query != self.pair_queue.pair_query:
             self.set_query(query)
+
+    def _redraw_filter_bar(self) -> None:
+        self.status_line.refresh()
 
     def _close_filter(self) -> None:
         self.filter_bar.close()

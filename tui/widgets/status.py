@@ -1,17 +1,45 @@
-"""The status line above the footer: progress, agreement, order and filters."""
+"""The status line above the key bar: progress, agreement, order and filters.
+
+While the filter bar is open, the line draws it instead (see :mod:`tui.screens.filter`).
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, ClassVar
+
 from rich.text import Text
-from textual.widgets import Static
+from textual.widget import Widget
+
+if TYPE_CHECKING:
+    from tui.screens.filter import FilterBar
 
 
-class StatusLine(Static):
+class StatusLine(Widget):
     """One line: decided / total, agreement so far, the queue's order and filters."""
 
     DEFAULT_CSS = """
-    StatusLine { height: 1; background: $panel; color: $text; padding: 0 1; }
+    StatusLine {
+        height: 1;
+        background: $panel;
+        color: $text;
+        padding: 0 1;
+        & > .status-line--label { color: $text-muted; }
+        & > .status-line--value { text-style: bold; }
+        & > .status-line--active { background: $accent; color: $text; text-style: bold; }
+    }
     """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "status-line--label",
+        "status-line--value",
+        "status-line--active",
+    }
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._status = Text()
+        #: Drawn instead of the status while it is open.
+        self.filter_bar: FilterBar | None = None
 
     def show(
         self,
@@ -33,7 +61,7 @@ class StatusLine(Static):
             filters: The active filters, in words ("" for none).
             model: The model's state ("loading…", the model name, "no model").
         """
-        text = Text()
+        text = Text(no_wrap=True, overflow="ellipsis")
         share = decided / total if total else 0.0
         text.append(f"{decided:,}/{total:,}", style="bold")
         text.append(f" decided ({share:.0%})")
@@ -49,4 +77,16 @@ class StatusLine(Static):
         if model:
             text.append("  ", style="dim")
             text.append(model, style="dim italic")
-        self.update(text, layout=False)
+        if text != self._status:
+            self._status = text
+            self.refresh()
+
+    def render(self) -> Text:
+        bar = self.filter_bar
+        if bar is not None and bar.is_open:
+            return bar.text(
+                label=self.get_component_rich_style("status-line--label"),
+                value=self.get_component_rich_style("status-line--value"),
+                active=self.get_component_rich_style("status-line--active"),
+            )
+        return self._status

@@ -1,0 +1,84 @@
+"""Full garbage collections deferred to idle moments, and handed back on exit."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from collections.abc import Iterator
+
+import pytest
+
+from study.store import Study
+from tui.app import make_app
+from tui.collector import NEVER, IdleCollector
+
+
+class Node:
+    def __init__(self) -> None:
+        self.other: Node | None = None
+
+
+def old_cycle() -> tuple[list[Node], weakref.ref[Node]]:
+    """A reference cycle that survives young collections while ``holder`` holds it."""
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    return [a], weakref.ref(a)
+
+
+@pytest.fixture
+def collector() -> Iterator[IdleCollector]:
+    collector = IdleCollector(idle=0.0)
+    before = gc.get_threshold()
+    collector.start()
+    yield collector
+    collector.stop()
+    assert gc.get_threshold() == before
+
+
+def test_start_takes_over_full_collections_and_stop_hands_them_back() -> None:
+    before = gc.get_threshold()
+    collector = IdleCollector()
+    collector.start()
+    try:
+        assert gc.get_threshold() == (before[0], before[1], NEVER)
+        assert gc.get_freeze_count() > 0
+    finally:
+        collector.stop()
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
+
+
+def test_an_idle_tick_collects_cycles_in_the_oldest_generation(
+    collector: IdleCollector,
+) -> None:
+    holder, ref = old_cycle()
+    gc.collect(1)  # survivors of a young pass move into the oldest generation
+    holder.clear()  # now garbage, but only a full pass looks there
+    gc.collect(1)
+    assert ref() is not None
+    assert collector.tick()
+    assert ref() is None
+
+
+def test_no_tick_collects_while_the_coder_is_typing(collector: IdleCollector) -> None:
+    collector.idle = 60.0
+    collector.input()
+    gc.collect(1)
+    assert not collector.tick()
+    assert collector.collections == 0
+
+
+def test_a_tick_with_nothing_promoted_does_not_walk_the_heap(collector: IdleCollector) -> None:
+    gc.collect(1)
+    assert collector.tick()
+    assert not collector.tick()  # no young collection since: nothing new to find
+    assert collector.collections == 1
+
+
+async def test_the_app_hands_collections_back_when_it_exits(study: Study) -> None:
+    before = gc.get_threshold()
+    app = make_app(study, coder="tester")
+    async with app.run_test() as pilot:
+        await pilot.pause(0.2)
+        assert gc.get_threshold()[2] == NEVER
+    assert gc.get_threshold() == before
