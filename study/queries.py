@@ -43,6 +43,27 @@ _ORDER_SQL = {
 }
 
 
+#: The columns of each order in ``_ORDER_SQL``, with True where they sort descending.
+_ORDER_KEYS = {
+    "entropy": (("norm_entropy", True), ("rid", False), ("cid", False)),
+    "confidence": (("confidence", False), ("rid", False), ("cid", False)),
+    "pick": (("pick", True), ("confidence", True), ("rid", False), ("cid", False)),
+}
+
+
+def _sorts_before(keys: tuple[tuple[str, bool], ...], values: list[Any]) -> tuple[str, list[Any]]:
+    """SQL for "the score row ``s`` sorts before the row with ``values``" in an order."""
+    terms: list[str] = []
+    params: list[Any] = []
+    for i, (column, descending) in enumerate(keys):
+        equal = [f"s.{c} = ?" for c, _ in keys[:i]]
+        terms.append(
+            "(" + " AND ".join([*equal, f"s.{column} {'>' if descending else '<'} ?"]) + ")"
+        )
+        params += [*values[:i], values[i]]
+    return "(" + " OR ".join(terms) + ")", params
+
+
 def _check(order: str | None, status: str | None, offset: int, limit: int) -> None:
     if order is not None and order not in ORDERS:
         raise StudyError(f"unknown order {order!r}; use one of {', '.join(ORDERS)}")
@@ -185,6 +206,85 @@ def query_pairs(
                     "p.rid, p.cid",
                 )
         return rows
+
+
+def pair_position(
+    study: Study,
+    config_id: int | None,
+    response_id: str,
+    code_id: str,
+    *,
+    order: str = "entropy",
+    code_filter: str | None = None,
+    status: str | None = None,
+    search: str | None = None,
+    coder: str | None = None,
+) -> int | None:
+    """Where the pair is in :func:`query_pairs`'s listing (its offset), or None if the
+    filters leave it out.
+
+    One count of the rows that sort before it, so the review app can find a pair that
+    moved far (scored while highlighted) without paging through the queue.
+
+    Args:
+        study: The open study.
+        config_id: The scoring configuration (as in :func:`query_pairs`).
+        response_id, code_id: The pair.
+        order: The listing's order.
+        code_filter, status, search, coder: The listing's filters (``code_id`` of
+            :func:`query_pairs`).
+    """
+    _check(order, status, 0, 0)
+    if config_id is not None:
+        study.config_row(config_id)
+    rid, cid = study._rid(response_id), study._cid(code_id)
+    codable = ",".join(str(c) for c in study._codable_cids)
+    filters = {"code_id": code_filter, "status": status, "search": search, "coder": coder}
+    pairs = f"FROM responses r JOIN codes c ON c.cid IN ({codable})"
+    with study._read() as conn:
+        clauses, params = _filters(study, "r.rid", "c.cid", **filters)
+        listed = conn.execute(
+            f"SELECT 1 {pairs} WHERE r.rid = ? AND c.cid = ?{_where(clauses)}",
+            [rid, cid, *params],
+        ).fetchone()
+        if listed is None:
+            return None
+        if config_id is None or order == "id":
+            return int(
+                conn.execute(
+                    f"SELECT COUNT(*) {pairs} WHERE (r.rid, c.cid) < (?, ?){_where(clauses)}",
+                    [rid, cid, *params],
+                ).fetchone()[0]
+            )
+        keys = _ORDER_KEYS[order]
+        columns = ", ".join(c for c, _ in keys)
+        mine = conn.execute(
+            f"SELECT {columns} FROM scores WHERE config_id = ? AND rid = ? AND cid = ?",
+            (config_id, rid, cid),
+        ).fetchone()
+        scored_clauses, scored_params = _filters(study, "s.rid", "s.cid", **filters)
+        scored = f"FROM scores s WHERE s.config_id = ?{_where(scored_clauses)}"
+        if mine is not None:
+            before, before_params = _sorts_before(keys, list(mine))
+            return int(
+                conn.execute(
+                    f"SELECT COUNT(*) {scored} AND {before}",
+                    [config_id, *scored_params, *before_params],
+                ).fetchone()[0]
+            )
+        # Unscored pairs follow every scored one, in id order.
+        scored_total = int(
+            conn.execute(f"SELECT COUNT(*) {scored}", [config_id, *scored_params]).fetchone()[0]
+        )
+        unscored_before = int(
+            conn.execute(
+                f"SELECT COUNT(*) {pairs} WHERE (r.rid, c.cid) < (?, ?) AND NOT EXISTS "
+                "(SELECT 1 FROM scores s WHERE s.config_id = ? AND s.rid = r.rid "
+                f"AND s.cid = c.cid){_where(clauses)}",
+                [rid, cid, config_id, *params],
+            ).fetchone()[0]
+        )
+        return scored_total + unscored_before
 
 
 def response_pairs(

@@ -1007,6 +1007,33 @@ class Study:
             self, config_id, code_id=code_id, status=status, search=search, coder=coder
         )
 
+    def pair_position(
+        self,
+        config_id: int | None,
+        response_id: str,
+        code_id: str,
+        *,
+        order: str = "entropy",
+        code_filter: str | None = None,
+        status: str | None = None,
+        search: str | None = None,
+        coder: str | None = None,
+    ) -> int | None:
+        """The pair's offset in :meth:`query_pairs` (see :func:`study.queries.pair_position`)."""
+        from study import queries
+
+        return queries.pair_position(
+            self,
+            config_id,
+            response_id,
+            code_id,
+            order=order,
+            code_filter=code_filter,
+            status=status,
+            search=search,
+            coder=coder,
+        )
+
     def progress(self, config_id: int | None = None, *, coder: str | None = None) -> dict[str, Any]:
         """Decided and scored counts, overall and per code (see :func:`study.queries.progress`)."""
         from study import queries

@@ -56,34 +56,19 @@ class StudySource:
         )
 
     def position(self, query: Query, key: tuple[str, str]) -> int | None:
-        """Index of the pair ``key`` under ``query`` in entropy order, or None.
-
-        For a pair that jumped far (scored while highlighted): its new entropy is read,
-        then the index found by bisecting the order, one single-row page per step.
-        """
-        if query.order != "entropy" or self.config_id is None:
-            return None
+        """Index of the pair ``key`` under ``query``, in any order, or None when the
+        filters leave it out: one count of the pairs before it (a pair that jumped far,
+        scored while highlighted)."""
         response_id, code_id = key
-        mine = response_rows(self.study, self.config_id, response_id)
-        row = next((r for r in mine if r.code_id == code_id), None)
-        if row is None or row.norm_entropy is None:
-            return None
-        target = row.norm_entropy
-        lo, hi = 0, self.count(query)
-        while lo < hi:  # first index whose entropy is not above the target's
-            mid = (lo + hi) // 2
-            probe = self.page(query, mid, 1)
-            entropy = probe[0].norm_entropy if probe else None
-            if entropy is not None and entropy > target:
-                lo = mid + 1
-            else:
-                hi = mid
-        for offset in range(lo, lo + 200, 40):  # ties on the entropy, in id order
-            for i, candidate in enumerate(self.page(query, offset, 40)):
-                if (candidate.response_id, candidate.code_id) == key:
-                    return offset + i
-                if candidate.norm_entropy is None or candidate.norm_entropy < target:
-                    return None
+        return self.study.pair_position(
+            self.config_id,
+            response_id,
+            code_id,
+            order=query.order,
+            code_filter=query.code_id,
+            status=query.status,
+            search=query.search,
+        )
         return None
 
 

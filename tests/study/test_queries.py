@@ -212,3 +212,34 @@ def test_response_pairs(scored: tuple[Study, int]) -> None:
     assert [r.probs is None for r in study.response_pairs(None, "q3")] == [True] * 3
     with pytest.raises(StudyError, match="no response"):
         study.response_pairs(config_id, "nope")
+
+
+@pytest.mark.parametrize("order", ["entropy", "confidence", "pick", "id"])
+@pytest.mark.parametrize(
+    "filters",
+    [{}, {"status": "undecided"}, {"status": "decided"}, {"code_filter": "pay", "search": "apple"}],
+    ids=["all", "undecided", "decided", "code-and-search"],
+)
+def test_pair_position_is_the_offset_in_the_listing(
+    scored: tuple[Study, int], order: str, filters: dict[str, str]
+) -> None:
+    study, config_id = scored
+    study.record("q0", "pay", 5, coder="ann")
+    study.record("q7", "team", 1, coder="ann", source="model")
+    study.record("q29", "pay", 1, coder="ann")  # an unscored pair
+    listing_filters = {("code_id" if k == "code_filter" else k): v for k, v in filters.items()}
+    listed = all_rows(study, config_id, order=order, **listing_filters)
+    assert listed  # every case lists something
+    where = {(r.response_id, r.code_id): i for i, r in enumerate(listed)}
+    for pair in all_rows(study, None):
+        key = (pair.response_id, pair.code_id)
+        position = study.pair_position(config_id, *key, order=order, **filters)  # type: ignore[arg-type]
+        assert position == where.get(key), (key, order, filters)
+
+
+def test_pair_position_without_scores_is_the_id_order(scored: tuple[Study, int]) -> None:
+    study, _ = scored
+    listed = all_rows(study, None)
+    for i in (0, 13, len(listed) - 1):
+        row = listed[i]
+        assert study.pair_position(None, row.response_id, row.code_id) == i

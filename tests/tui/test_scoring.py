@@ -168,7 +168,10 @@ async def test_the_embedded_model_scores_a_few_pairs(tmp_path: Path) -> None:
         assert "SmolLM2" in loaded.description
 
 
-async def test_the_highlighted_pair_stays_highlighted_while_scores_arrive(tmp_path: Path) -> None:
+@pytest.mark.parametrize("order", ["entropy", "pick", "confidence"])
+async def test_the_highlighted_pair_stays_highlighted_while_scores_arrive(
+    tmp_path: Path, order: str
+) -> None:
     study = build_study(tmp_path / "s.codecurve", n=30, scored=False)
     seen: list[Message] = []
     app = make_app(
@@ -182,13 +185,15 @@ async def test_the_highlighted_pair_stays_highlighted_while_scores_arrive(tmp_pa
         await wait_for(pilot, lambda: any(isinstance(m, ModelLoaded) for m in seen))
         await pilot.pause()
         queue = app.review.pair_queue
+        while queue.pair_query.order != order:
+            await pilot.press("o")
         await pilot.press("j", "j")
         unscored = queue.current
         assert unscored is not None
         assert unscored.surprisal is None
         key = row_key(unscored)
         await pilot.press("r")
-        # The pair is scored in the first batch and jumps to its place in entropy order;
+        # The pair is scored in the first batch and jumps to its place in the order;
         # later batches insert rows above it. The cursor follows it all along.
         keys: list[tuple[str, str]] = []
         while not any(isinstance(m, ScoringFinished) for m in seen):
