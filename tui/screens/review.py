@@ -452,7 +452,7 @@ HELP_TEXT = {
     "open_response": "Open the response: every code's curve and decision",
     "switch_pane": "Switch between the queue and the detail pane",
     "cycle_order": "Cycle the order: uncertainty, id, model's pick, confidence",
-    "filter": "Filter by code and decision status",
+    "filter": "Filter by code and status: ←→ change, ↑↓ field, a letter jumps, ⏎ closes",
     "search": "Search the response text",
     "toggle_screening": "Screening panel: can the model's confidence be trusted?",
     "export": "Export the coded data",
