@@ -333,3 +333,28 @@ async def test_clicking_a_key_in_the_key_bar_presses_it(study: Study) -> None:
         await pilot.click(KeyBar, offset=(text.index("Accept"), 0))
         await settle(pilot)
         assert decisions(study)[(row.response_id, row.code_id)] == (row.pick, "model")
+
+
+def test_the_key_bar_leaves_out_keys_from_the_end_but_keeps_help_and_quit() -> None:
+    from tui.widgets.keys import fit
+
+    items = [
+        (k, k, d, True) for k, d in [("a", "Accept"), ("x", "Not"), ("?", "Help"), ("q", "Quit")]
+    ]
+    assert fit(items, 80) == (items, True)  # " a Accept  x Not  ? Help  q Quit "
+    roomy = sum(len(d) + len(t) + 3 for _, d, t, _ in items)
+    assert fit(items, roomy - 1) == (items, False)  # "aAccept xNot ?Help qQuit "
+    kept, roomy_ = fit(items, 20)  # "aAccept ?Help qQuit " is 20 cells
+    assert [d for _, _, d, _ in kept] == ["Accept", "Help", "Quit"]
+    assert not roomy_
+    kept, _ = fit(items, 3)
+    assert [d for _, _, d, _ in kept] == ["Help", "Quit"]
+
+
+async def test_a_wide_key_bar_lists_every_key(study: Study) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=(140, 30)) as pilot:
+        await settle(pilot)
+        text = app.screen.query_one(KeyBar).render_line(0).text
+        for description in ("Accept", "Filter", "Search", "Order", "Note", "Export", "Help"):
+            assert description in text

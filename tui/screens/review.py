@@ -46,23 +46,26 @@ DECIDE_BINDINGS: list[BindingType] = [
 class ReviewScreen(Screen[None]):
     """Entropy-ordered queue of pairs with keyboard coding."""
 
+    # In the order the key bar shows them; where the line is too short it leaves out
+    # keys from the end of the list, but always shows help and quit.
     BINDINGS: ClassVar[list[BindingType]] = [
         *DECIDE_BINDINGS,
         Binding("a", "accept", "Accept", id="accept"),
         Binding("x", "not_apply", "Not apply", id="not_apply"),
         Binding("space", "skip", "Skip", id="skip"),
         Binding("u,backspace", "undo", "Undo", key_display="u", id="undo"),
-        Binding("n", "note", "Note", show=False, id="note"),
-        Binding("enter", "open_response", "Response", show=False, id="open_response"),
-        Binding("tab", "switch_pane", "Switch pane", show=False, id="switch_pane"),
-        Binding("o", "cycle_order", "Order", show=False, id="order"),
-        Binding("f", "filter", "Filter", show=False, id="filter"),
-        Binding("slash", "search", "Search", key_display="/", show=False, id="search"),
         Binding("s", "toggle_screening", "Screening", id="screening"),
-        Binding("e", "export", "Export", show=False, id="export"),
         Binding("r", "score", "Score", id="score"),
+        Binding("f", "filter", "Filter", id="filter"),
+        Binding("slash", "search", "Search", key_display="/", id="search"),
+        Binding("o", "cycle_order", "Order", id="order"),
+        Binding("n", "note", "Note", id="note"),
+        Binding("enter", "open_response", "Response", id="open_response"),
+        Binding("e", "export", "Export", id="export"),
+        Binding("p", "progress", "Progress", id="progress"),
+        # Not in the key bar: the app's own tab binding would put it first.
+        Binding("tab", "switch_pane", "Pane", show=False, id="switch_pane"),
         Binding("escape", "cancel", "Cancel scoring", show=False, id="cancel"),
-        Binding("p", "progress", "Progress per code", show=False, id="progress"),
         Binding("question_mark", "help", "Help", key_display="?", id="help"),
         Binding("q", "app.quit", "Quit", id="quit"),
     ]

@@ -23,6 +23,21 @@ if TYPE_CHECKING:
 KeyItem = tuple[str, str, str, bool]
 
 
+def fit(items: Sequence[KeyItem], width: int) -> tuple[Sequence[KeyItem], bool]:
+    """The items that fit in ``width`` cells, and whether they fit with room to spare.
+
+    Roomy (``" a Accept "``) when everything fits; else compact (``"aAccept "``, the
+    key's colour sets it apart); else compact without keys from the end of the list,
+    except the last two (help and quit).
+    """
+    if sum(len(d) + len(t) + 3 for _, d, t, _ in items) <= width:
+        return items, True
+    kept = list(items)
+    while len(kept) > 2 and sum(len(d) + len(t) + 1 for _, d, t, _ in kept) > width:
+        del kept[-3]
+    return kept, False
+
+
 class KeyBar(Widget):
     """The shown bindings of the focused widget, its ancestors and the app."""
 
@@ -103,8 +118,7 @@ class KeyBar(Widget):
         disabled_style = base + self.get_component_rich_style("key-bar--disabled")
         # Roomy when everything fits; else compact (the key's colour sets it apart from
         # its description), so that help and quit stay on screen at 80 columns.
-        items = self.items
-        roomy = sum(len(d) + len(t) + 3 for _, d, t, _ in items) <= width
+        items, roomy = fit(self.items, width)
         gap, pad = (" ", " ") if roomy else ("", "")
         segments: list[Segment] = []
         for key, display, description, enabled in items:
