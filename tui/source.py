@@ -29,7 +29,7 @@ STATUS_LABELS = {
     None: "any status",
     "undecided": "undecided",
     "decided": "decided",
-    "human": "coded by you",
+    "human": "coded by hand",
     "model": "accepted from the model",
 }
 
@@ -64,6 +64,8 @@ class Row(Protocol):
     def decision(self) -> int | None: ...
     @property
     def source(self) -> str | None: ...
+    @property
+    def coder(self) -> str | None: ...
     @property
     def note(self) -> str | None: ...
 

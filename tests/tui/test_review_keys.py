@@ -358,3 +358,19 @@ async def test_a_wide_key_bar_lists_every_key(study: Study) -> None:
         text = app.screen.query_one(KeyBar).render_line(0).text
         for description in ("Accept", "Filter", "Search", "Order", "Note", "Export", "Help"):
             assert description in text
+
+
+async def test_the_detail_pane_names_another_coder(study: Study) -> None:
+    first = study.query_pairs(study.active_config_id(), limit=1)[0]
+    study.record(first.response_id, first.code_id, 1, coder="gold")  # an imported label
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        detail = app.review.detail
+        assert detail.row is not None
+        assert (detail.row.response_id, detail.row.code_id) == (first.response_id, first.code_id)
+        assert "coded by gold" in detail.plain_text
+        await pilot.press("1")  # the tester codes it too (the cursor moves on)
+        await pilot.press("k")  # back: the latest decision is now their own
+        await settle(pilot)
+        assert "coded by you" in detail.plain_text

@@ -77,12 +77,12 @@ async def test_f_filters_by_code_and_status_from_the_keyboard(study: Study) -> N
         await settle(pilot)
         assert bar.code_id == "team"
         await pilot.press("home")  # back to every code
-        await pilot.press("down", "c")  # the status field, then "coded by you"
+        await pilot.press("down", "c")  # the status field, then "coded by hand"
         await settle(pilot)
         assert (bar.code_id, bar.status) == (None, "human")
         assert queue.total == 2
         assert all(d is not None for d in column(app, "decision"))
-        assert "coded by you" in str(app.review.status_line.render())
+        assert "coded by hand" in str(app.review.status_line.render())
 
         await pilot.press("escape")  # closes the bar, keeps the query
         assert not bar.is_open

@@ -20,7 +20,7 @@ LEGEND = """\
           preference; a flat curve = the model is torn.
   [b]pick[/b]    the model's pick (the curve's minimum) and its confidence (p of that option).
   [b]H[/b]       normalised entropy, 0 (sure) to 1 (torn). The queue puts high H first.
-  [b]coded[/b]   · undecided   ✓ coded by you   ≈ accepted from the model.
+  [b]coded[/b]   · undecided   ✓ coded by hand   ≈ the model's pick, accepted.
   Every decision is saved the moment you make it; there is nothing to save.
 """
 

@@ -136,7 +136,7 @@ class ReviewScreen(Screen[None]):
                     id="search",
                 )
             with ContentSwitcher(initial="detail", id="side"):
-                yield DetailPane(id="detail")
+                yield DetailPane(coder=session.coder, id="detail")
                 yield ScreeningPanel(id="screening")
         yield ScoringProgress()
         yield StatusLine()

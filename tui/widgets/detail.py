@@ -54,18 +54,22 @@ def code_text(code: Code, path: tuple[str, ...] = ()) -> Text:
     return text
 
 
-def decision_text(row: Row, scale: Scale) -> Text:
+def decision_text(row: Row, scale: Scale, me: str | None = None) -> Text:
+    """The pair's decision in words; another coder's (an imported gold label) by name."""
     label = value_label(scale, row.decision)
     text = Text()
+    who = "you" if row.coder is None or row.coder == me else row.coder
     if row.decision is None:
         text.append("Not decided yet. ", style="dim")
         text.append("Press a digit, a to accept, x for does not apply.", style="dim")
     elif row.source == "model":
         text.append(f"≈ {label}", style="bold")
-        text.append(" accepted from the model")
+        text.append(" model's pick, accepted by ")
+        text.append(who, style="bold" if who != "you" else "")
     else:
         text.append(f"✓ {label}", style="bold green")
-        text.append(" coded by you")
+        text.append(" coded by ")
+        text.append(who, style="bold" if who != "you" else "")
     if row.note:
         text.append("\nNote: ", style="bold dim")
         text.append(row.note)
@@ -121,9 +125,20 @@ class DetailPane(ScrollView, can_focus=True):
     ]
 
     def __init__(
-        self, *, name: str | None = None, id: str | None = None, classes: str | None = None
+        self,
+        *,
+        coder: str | None = None,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
     ) -> None:
+        """
+        Args:
+            coder: The session's coder: their decisions read "coded by you", another
+                coder's are named.
+        """
         super().__init__(name=name, id=id, classes=classes)
+        self._coder = coder
         self._shown: tuple[Row | None, Code | None, Scale | None, tuple[str, ...]] = (
             None,
             None,
@@ -185,7 +200,7 @@ class DetailPane(ScrollView, can_focus=True):
             Text.assemble((code.name, "bold"), ("  how well does it apply?", "dim")),
             curve,
             stats_text(row),
-            decision_text(row, scale),
+            decision_text(row, scale, self._coder),
             Text(),
             code_text(code, path),
         )
