@@ -105,6 +105,13 @@ class Backend(ABC):
         """Longest prompt, in tokens, the backend accepts before truncating."""
         return 2048
 
+    @property
+    def batch_size(self) -> int:
+        """Pairs per call the engine gives it unless told otherwise: what one forward
+        pass holds well for a local model; enough to keep a server's requests in flight
+        for a remote one."""
+        return 16
+
     def count_tokens(self, prompt: str) -> int | None:
         """Tokens the model would read for ``prompt``, or None when the backend cannot tell.
 

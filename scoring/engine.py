@@ -111,7 +111,8 @@ class ScoringEngine:
         codebook: Supplies the question and the default scale (a code may bring its own).
         context: ``none``, ``definition`` or ``full``.
         strict: Score one rendering per option instead of pooling surface variants.
-        batch_size: Pairs per backend call.
+        batch_size: Pairs per backend call (default: the backend's own,
+            :attr:`Backend.batch_size`).
         template: A template id (``chat-v1``, ``base-v1``), a template, or None for the
             backend's default (chat-v1 for chat models, base-v1 otherwise).
         cache_size: Scores kept in the in-process cache.
@@ -124,7 +125,7 @@ class ScoringEngine:
         *,
         context: str = "definition",
         strict: bool = False,
-        batch_size: int = 16,
+        batch_size: int | None = None,
         template: str | PromptTemplate | None = None,
         cache_size: int = DEFAULT_CACHE_SIZE,
     ) -> None:
@@ -132,6 +133,8 @@ class ScoringEngine:
             raise ScoringError(
                 f"unknown context level {context!r}; choose one of {', '.join(CONTEXT_LEVELS)}"
             )
+        if batch_size is None:
+            batch_size = backend.batch_size
         if batch_size < 1:
             raise ScoringError(f"batch size must be at least 1, got {batch_size}")
         self.backend = backend

@@ -412,6 +412,13 @@ class OpenAIBackend(Backend):
         return self._chat
 
     @property
+    def batch_size(self) -> int:
+        # Requests are only in flight within one batch: give the engine enough pairs per
+        # batch that the bound, not the batch, limits them (a batch's last requests
+        # leave some slots idle, so twice the bound).
+        return max(16, 2 * self.concurrency)
+
+    @property
     def max_context(self) -> int:
         # vLLM wants prompt + variant + one generated token within max_model_len.
         return max(2, self._context - 1)

@@ -79,7 +79,7 @@ class CodecurveApp(App[None]):
         coder: str | None = None,
         score_on_open: bool = False,
         context: str = "definition",
-        batch_size: int = 16,
+        batch_size: int | None = None,
         close_study: bool = False,
     ) -> None:
         """
@@ -89,7 +89,7 @@ class CodecurveApp(App[None]):
             coder: The coder's id (default: the OS user name).
             score_on_open: Score pending pairs as soon as the model is loaded.
             context: The prompt's context level (METHOD.md section 1).
-            batch_size: Pairs per scoring batch.
+            batch_size: Pairs per scoring batch (default: the backend's own).
             close_study: Close the study when the app exits (the CLI's own study).
         """
         super().__init__()
@@ -435,7 +435,7 @@ def make_app(
     coder: str | None = None,
     score_on_open: bool = False,
     context: str = "definition",
-    batch_size: int = 16,
+    batch_size: int | None = None,
     close_study: bool | None = None,
 ) -> CodecurveApp:
     """The app over a study object or path (a path is opened, and closed on exit).

@@ -37,7 +37,13 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
         default="definition",
         help="what the prompt tells the model about a code (default: definition)",
     )
-    parser.add_argument("--batch-size", type=int, default=16, help="pairs per scoring batch")
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        help="pairs per scoring batch (default: 16 for a local model, twice the server's "
+        "concurrency for openai:NAME)",
+    )
     parser.add_argument("--coder", metavar="NAME", help="your coder id (default: your user name)")
 
 

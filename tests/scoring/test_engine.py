@@ -242,3 +242,19 @@ def test_rate_and_eta_are_numbers(codebook: Codebook) -> None:
     batches = list(engine.iter_batches(pairs_for(codebook)))
     assert all(b.rate > 0 and not math.isnan(b.eta) for b in batches)
     assert batches[0].eta > 0
+
+
+def test_the_batch_size_defaults_to_the_backends_own(codebook: Codebook) -> None:
+    class Roomy(FakeBackend):
+        @property
+        def batch_size(self) -> int:
+            return 3
+
+    assert ScoringEngine(FakeBackend(), codebook).batch_size == 16
+    backend = Roomy()
+    engine = ScoringEngine(backend, codebook)
+    assert engine.batch_size == 3
+    pairs = pairs_for(codebook, {f"r{i}": f"answer number {i}" for i in range(5)})
+    engine.score(pairs)
+    assert backend.calls == 3 * 2  # per code, 5 pairs in batches of 3
+    assert ScoringEngine(backend, codebook, batch_size=5).batch_size == 5  # told otherwise

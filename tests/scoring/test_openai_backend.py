@@ -635,3 +635,11 @@ def test_a_backend_dropped_without_close_stops_its_thread(make: Any) -> None:
     gc.collect()
     thread.join(timeout=5)
     assert not thread.is_alive()
+
+
+def test_the_engine_keeps_the_bound_busy_by_default(make: Any) -> None:
+    # Requests are in flight only within one batch: a default batch twice the bound.
+    backend, _ = make(concurrency=4)
+    assert backend.batch_size == 16  # never below a local model's
+    backend, _ = make(concurrency=40)
+    assert backend.batch_size == 80

@@ -119,7 +119,12 @@ def register(subparsers: Any) -> None:
         help="plain completion prompts even when the model has a chat template",
     )
     parser.add_argument(
-        "--batch-size", type=int, default=16, metavar="N", help="pairs per forward pass"
+        "--batch-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help="pairs per backend call (default: 16 for a local model, twice the "
+        "server's concurrency for openai:NAME)",
     )
     parser.add_argument("--id-column", metavar="C", help="column of the response ids")
     parser.add_argument("--text-column", metavar="C", help="column of the response texts")
@@ -151,7 +156,7 @@ def score_study_file(args: argparse.Namespace) -> int:
             "-o writes scores to a file; with a STUDY they are stored in it "
             "(write them out with 'codecurve export STUDY -o FILE')"
         )
-    if args.batch_size < 1:
+    if args.batch_size is not None and args.batch_size < 1:
         raise InputError(f"--batch-size must be at least 1, not {args.batch_size}")
     if (args.responses is None) != (args.codebook is None):
         raise InputError("--responses and --codebook create the study together: give both")
@@ -214,7 +219,7 @@ def score_files(args: argparse.Namespace) -> int:
 
     if args.responses is None or args.codebook is None:
         raise InputError("give both --responses FILE and --codebook FILE")
-    if args.batch_size < 1:
+    if args.batch_size is not None and args.batch_size < 1:
         raise InputError(f"--batch-size must be at least 1, not {args.batch_size}")
     fmt = _output_format(args.output)
     for path, what in ((args.responses, "responses"), (args.codebook, "codebook")):
