@@ -39,7 +39,7 @@ def code_text(code: Code, path: tuple[str, ...] = ()) -> Text:
     text = Text()
     text.append(code.name, style="bold")
     if len(path) > 1:
-        text.append("  (" + " › ".join(path[:-1]) + ")", style="dim")
+        text.append("  in " + " › ".join(path[:-1]), style="dim")
     for title, body in (
         ("Definition", code.definition),
         ("Use when", code.inclusion),
