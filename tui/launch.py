@@ -18,6 +18,17 @@ if TYPE_CHECKING:
 CONTEXTS = ("none", "definition", "full")
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (argparse reports anything else)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def add_app_options(parser: argparse.ArgumentParser) -> None:
     """Options of every command that opens the app."""
     parser.add_argument(
@@ -39,8 +50,9 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--batch-size",
-        type=int,
+        type=positive_int,
         default=None,
+        metavar="N",
         help="pairs per scoring batch (default: 16 for a local model, twice the server's "
         "concurrency for openai:NAME)",
     )

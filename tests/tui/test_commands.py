@@ -53,6 +53,24 @@ def test_review_creates_the_study_then_opens_it_scoring(
     assert main(argv) == 1
 
 
+@pytest.mark.parametrize("value", ["0", "-3", "many"])
+def test_a_bad_batch_size_is_refused_before_anything_is_written(
+    tmp_path: Path,
+    opened: list[tuple[Path, argparse.Namespace, bool]],
+    capsys: pytest.CaptureFixture[str],
+    value: str,
+) -> None:
+    responses, codebook = sample_paths("work_survey")
+    target = tmp_path / "new.codecurve"
+    argv = ["review", "--responses", str(responses), "--codebook", str(codebook), "-s", str(target)]
+    with pytest.raises(SystemExit) as info:
+        main([*argv, "--batch-size", value])
+    assert info.value.code == 2
+    assert "--batch-size" in capsys.readouterr().err
+    assert not target.exists()
+    assert opened == []
+
+
 def test_review_of_an_existing_study_does_not_score_unless_asked(
     tmp_path: Path, opened: list[tuple[Path, argparse.Namespace, bool]]
 ) -> None:
