@@ -31,14 +31,16 @@ class IdleCollector:
         self._last_input = time.monotonic()
         self._thresholds: tuple[int, int, int] | None = None
         self._promotions = 0
+        self._stopped = False
 
     @property
     def running(self) -> bool:
         return self._thresholds is not None
 
     def start(self) -> None:
-        """Freeze what exists now and take over full collections."""
-        if self._thresholds is not None:
+        """Freeze what exists now and take over full collections (not after :meth:`stop`:
+        a start scheduled for after the first paint may run after a quick exit)."""
+        if self._thresholds is not None or self._stopped:
             return
         gc.freeze()
         self._thresholds = gc.get_threshold()
@@ -47,7 +49,8 @@ class IdleCollector:
         self._promotions = self._middle_collections()
 
     def stop(self) -> None:
-        """Give full collections back to the interpreter."""
+        """Give full collections back to the interpreter, for good."""
+        self._stopped = True
         if self._thresholds is None:
             return
         gc.set_threshold(*self._thresholds)

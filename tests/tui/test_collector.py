@@ -48,6 +48,15 @@ def test_start_takes_over_full_collections_and_stop_hands_them_back() -> None:
     assert gc.get_freeze_count() == 0
 
 
+def test_a_start_after_stop_changes_nothing() -> None:
+    before = gc.get_threshold()
+    collector = IdleCollector()
+    collector.stop()  # the app exited before its first paint
+    collector.start()
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
+
+
 def test_an_idle_tick_collects_cycles_in_the_oldest_generation(
     collector: IdleCollector,
 ) -> None:
