@@ -77,7 +77,10 @@ async def test_f_filters_by_code_and_status_from_the_keyboard(study: Study) -> N
         await settle(pilot)
         assert bar.code_id == "team"
         await pilot.press("home")  # back to every code
-        await pilot.press("down", "c")  # the status field, then "coded by hand"
+        await pilot.press("tab")  # the status field (as down does), not the next pane
+        assert bar.field == "status"
+        assert queue.has_focus
+        await pilot.press("c")  # "coded by hand"
         await settle(pilot)
         assert (bar.code_id, bar.status) == (None, "human")
         assert queue.total == 2
