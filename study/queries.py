@@ -36,18 +36,17 @@ if TYPE_CHECKING:
 
     from study.store import Study
 
-_ORDER_SQL = {
-    "entropy": "s.norm_entropy DESC, s.rid, s.cid",
-    "confidence": "s.confidence, s.rid, s.cid",
-    "pick": "s.pick DESC, s.confidence DESC, s.rid, s.cid",
-}
-
-
-#: The columns of each order in ``_ORDER_SQL``, with True where they sort descending.
+#: The score columns of each order, with True where they sort descending.
 _ORDER_KEYS = {
     "entropy": (("norm_entropy", True), ("rid", False), ("cid", False)),
     "confidence": (("confidence", False), ("rid", False), ("cid", False)),
     "pick": (("pick", True), ("confidence", True), ("rid", False), ("cid", False)),
+}
+
+#: ORDER BY of each order (the indexes in :mod:`study.schema` follow these).
+_ORDER_SQL = {
+    order: ", ".join(f"s.{column}{' DESC' if descending else ''}" for column, descending in keys)
+    for order, keys in _ORDER_KEYS.items()
 }
 
 

@@ -33,10 +33,6 @@ class IdleCollector:
         self._promotions = 0
         self._stopped = False
 
-    @property
-    def running(self) -> bool:
-        return self._thresholds is not None
-
     def start(self) -> None:
         """Freeze what exists now and take over full collections (not after :meth:`stop`:
         a start scheduled for after the first paint may run after a quick exit)."""
