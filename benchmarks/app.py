@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import math
 import os
-import random
 import statistics
 import sys
 import tempfile
@@ -38,93 +38,27 @@ from textual import events  # noqa: E402
 from textual.screen import Screen  # noqa: E402
 
 from codebooks.model import LIKERT_5, Code, Codebook  # noqa: E402
-from scoring.backend import ModelIdentity  # noqa: E402
-from scoring.curves import curve_from_logprobs  # noqa: E402
-from scoring.score import Score, ScoreConfig  # noqa: E402
 from study.responses import ResponseTable  # noqa: E402
 from study.store import Study  # noqa: E402
+from tests.tui.conftest import iter_synthetic_scores, synthetic_config, texts  # noqa: E402
 from tui.app import CodecurveApp  # noqa: E402
 from tui.screens.review import ReviewScreen  # noqa: E402
 
-WORDS = [
-    "the",
-    "workload",
-    "is",
-    "heavy",
-    "and",
-    "my",
-    "manager",
-    "never",
-    "listens",
-    "to",
-    "the",
-    "team",
-    "about",
-    "pay",
-    "or",
-    "hours;",
-    "colleagues",
-    "are",
-    "supportive",
-    "but",
-    "the",
-    "office",
-    "is",
-    "noisy",
-    "and",
-    "the",
-    "training",
-    "was",
-    "far",
-    "too",
-    "short",
-]
-
 
 def build(path: Path, responses: int, codes: int) -> None:
-    """A study with synthetic scores for every pair (deterministic)."""
-    rng = random.Random(1)
+    """A study with synthetic scores for every pair (deterministic): the app tests' own
+    generator, with longer responses."""
     codebook = Codebook(
         name="Benchmark",
         codes=tuple(Code(f"c{i}", f"Code {i}", f"Definition of code {i}.") for i in range(codes)),
         scale=LIKERT_5,
     )
-    table = ResponseTable.from_texts(
-        {f"r{i}": " ".join(rng.choices(WORDS, k=rng.randint(8, 60))) for i in range(responses)}
-    )
-    config = ScoreConfig(
-        model=ModelIdentity("synthetic", "0", "float32", "cpu", "fake"),
-        template_id="synthetic-v1",
-        template_hash="0",
-        context="definition",
-        scale=LIKERT_5,
-    )
+    table = ResponseTable.from_texts(texts(responses, seed=1, words=(8, 60)))
     with Study.create(path, responses=table, codebook=codebook) as study:
+        config = synthetic_config(codebook)
         config_id = study.ensure_config(config)
-        pairs = study.pending_pairs(config_id)
-        for start in range(0, len(pairs), 5000):
-            batch = []
-            for pair in pairs[start : start + 5000]:
-                logits = [rng.gauss(0.0, 2.5) for _ in range(5)]
-                top = max(logits)
-                norm = math.log(sum(math.exp(x - top) for x in logits)) + top
-                mass = math.log(rng.uniform(0.6, 0.99))
-                curve = curve_from_logprobs([x - norm + mass for x in logits], LIKERT_5.values)
-                batch.append(
-                    Score(
-                        response_id=pair.response_id,
-                        code_id=pair.code.id,
-                        config_key=config.key(),
-                        scale=LIKERT_5,
-                        curve=curve,
-                        token_ids=tuple(((i + 1,),) for i in range(5)),
-                        missing=(False,) * 5,
-                        prompt="",
-                        prompt_hash="0",
-                        text_hash="0",
-                        code_hash="0",
-                    )
-                )
+        scores = iter_synthetic_scores(study, config)
+        while batch := list(itertools.islice(scores, 5000)):
             study.write_scores(config_id, batch)
 
 
@@ -256,7 +190,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     args.study.mkdir(parents=True, exist_ok=True)
-    path = args.study / f"bench-{args.responses}x{args.codes}.codecurve"
+    path = args.study / f"bench-v2-{args.responses}x{args.codes}.codecurve"
     if not path.exists():
         t = time.perf_counter()
         build(path, args.responses, args.codes)

@@ -80,19 +80,26 @@ def synthetic_config(codebook: Codebook = CODEBOOK) -> ScoreConfig:
     )
 
 
-def texts(n: int, seed: int = 7) -> dict[str, str]:
+def texts(n: int, seed: int = 7, words: tuple[int, int] = (6, 30)) -> dict[str, str]:
+    """``n`` responses of ``words`` (at least, at most) random survey words."""
     rng = random.Random(seed)
-    return {f"r{i + 1}": " ".join(rng.choices(WORDS, k=rng.randint(6, 30))) for i in range(n)}
+    return {f"r{i + 1}": " ".join(rng.choices(WORDS, k=rng.randint(*words))) for i in range(n)}
 
 
 def synthetic_scores(
     study: Study, config: ScoreConfig, *, seed: int = 11, limit: int | None = None
 ) -> list[Score]:
     """A score for every pending pair; entropies spread over [0, 1] deterministically."""
+    return list(iter_synthetic_scores(study, config, seed=seed, limit=limit))
+
+
+def iter_synthetic_scores(
+    study: Study, config: ScoreConfig, *, seed: int = 11, limit: int | None = None
+) -> Iterator[Score]:
+    """:func:`synthetic_scores` one at a time (a big study need not hold them all)."""
     rng = random.Random(seed)
     codebook = study.codebook
     config_id = study.ensure_config(config)
-    scores = []
     for pair in study.pending_pairs(config_id)[:limit]:
         scale = codebook.scale_for(pair.code)
         logits = [rng.gauss(0.0, 2.5) for _ in range(scale.k)]
@@ -101,22 +108,19 @@ def synthetic_scores(
         norm = math.log(sum(math.exp(x - top) for x in logits)) + top
         logprobs = [x - norm + math.log(mass) for x in logits]
         curve = curve_from_logprobs(logprobs, scale.values)
-        scores.append(
-            Score(
-                response_id=pair.response_id,
-                code_id=pair.code.id,
-                config_key=config.key(),
-                scale=scale,
-                curve=curve,
-                token_ids=tuple(((i + 1,),) for i in range(scale.k)),
-                missing=(False,) * scale.k,
-                prompt="",
-                prompt_hash="0",
-                text_hash="0",
-                code_hash="0",
-            )
+        yield Score(
+            response_id=pair.response_id,
+            code_id=pair.code.id,
+            config_key=config.key(),
+            scale=scale,
+            curve=curve,
+            token_ids=tuple(((i + 1,),) for i in range(scale.k)),
+            missing=(False,) * scale.k,
+            prompt="",
+            prompt_hash="0",
+            text_hash="0",
+            code_hash="0",
         )
-    return scores
 
 
 def build_study(
