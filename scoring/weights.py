@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from codebooks.files import write_atomic
 from scoring.errors import ModelNotFoundError, ScoringError
 from scoring.paths import cache_dir, models_dir
 
@@ -97,7 +98,8 @@ def file_hash(path: Path) -> str:
     value = digest.hexdigest()
     index = _read_json(index_path)  # re-read: another process may have added entries
     index[key] = value
-    with contextlib.suppress(OSError):  # a read-only cache only costs a re-hash next time
+    # A read-only cache only costs a re-hash next time.
+    with contextlib.suppress(OSError, ScoringError):
         _write_json_atomic(index_path, index)
     return value[:HASH_PREFIX]
 
@@ -279,12 +281,5 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=0, sort_keys=True)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    text = json.dumps(data, indent=0, sort_keys=True)
+    write_atomic(path, text.encode("utf-8"), error=ScoringError)

@@ -27,14 +27,13 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from codebooks.model import Code, Scale
+from study.codec import blob_to_floats
 from study.errors import StudyError
+from study.index import StudyView
 from study.rows import ORDERS, STATUSES, PairRow
-from study.store import blob_to_floats
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from study.store import Study
 
 #: The score columns of each order, with True where they sort descending.
 _ORDER_KEYS = {
@@ -73,7 +72,7 @@ def _check(order: str | None, status: str | None, offset: int, limit: int) -> No
 
 
 def _filters(
-    study: Study,
+    study: StudyView,
     rid: str,
     cid: str,
     *,
@@ -87,7 +86,7 @@ def _filters(
     params: list[Any] = []
     if code_id is not None:
         clauses.append(f"{cid} = ?")
-        params.append(study._cid(code_id))
+        params.append(study.index.code_key(code_id))
     if status is not None:
         sub = f"SELECT 1 FROM annotations a WHERE a.rid = {rid} AND a.cid = {cid}"
         if coder is not None:
@@ -111,210 +110,8 @@ def _where(clauses: list[str]) -> str:
     return "".join(f" AND {c}" for c in clauses)
 
 
-def query_pairs(
-    study: Study,
-    config_id: int | None,
-    *,
-    order: str = "entropy",
-    code_id: str | None = None,
-    status: str | None = None,
-    search: str | None = None,
-    coder: str | None = None,
-    offset: int = 0,
-    limit: int = 100,
-) -> list[PairRow]:
-    """One page of the queue (orders and filters in the module docstring).
-
-    A page is one query: the page's keys, taken in order by an index walk, joined with
-    their scores, decisions, notes and response texts (plus a second query for the
-    unscored pairs on the page where the scored ones run out).
-
-    Args:
-        study: The open study.
-        config_id: The scoring configuration whose scores are shown; ``None`` lists the
-            pairs without scores, in id order.
-        order: ``entropy``, ``confidence``, ``pick`` or ``id``.
-        code_id, status, search, coder: Filters.
-        offset, limit: The page.
-    """
-    _check(order, status, offset, limit)
-    if config_id is not None:
-        study.config_row(config_id)
-    if limit == 0:
-        return []
-    codable = ",".join(str(c) for c in study._codable_cids)
-    with study._read() as conn:
-        if config_id is None or order == "id":
-            clauses, params = _filters(
-                study, "r.rid", "c.cid", code_id=code_id, status=status, search=search, coder=coder
-            )
-            return _page(
-                conn,
-                study,
-                config_id,
-                coder,
-                f"SELECT r.rid, c.cid FROM responses r JOIN codes c ON c.cid IN ({codable}) "
-                f"WHERE 1 = 1{_where(clauses)} ORDER BY r.rid, c.cid LIMIT ? OFFSET ?",
-                [*params, limit, offset],
-                "p.rid, p.cid",
-            )
-        clauses, params = _filters(
-            study, "s.rid", "s.cid", code_id=code_id, status=status, search=search, coder=coder
-        )
-        rows = _page(
-            conn,
-            study,
-            config_id,
-            coder,
-            f"SELECT s.rid, s.cid FROM scores s WHERE s.config_id = ?{_where(clauses)} "
-            f"ORDER BY {_ORDER_SQL[order]} LIMIT ? OFFSET ?",
-            [config_id, *params, limit, offset],
-            _ORDER_SQL[order],
-        )
-        if len(rows) < limit:
-            # The scored pairs ran out on this page: continue with the unscored ones.
-            if rows:
-                scored_total = offset + len(rows)
-            else:
-                scored_total = int(
-                    conn.execute(
-                        f"SELECT COUNT(*) FROM scores s WHERE s.config_id = ?{_where(clauses)}",
-                        (config_id, *params),
-                    ).fetchone()[0]
-                )
-            if study.scored_count(config_id) < study.pair_count():
-                clauses, params = _filters(
-                    study,
-                    "r.rid",
-                    "c.cid",
-                    code_id=code_id,
-                    status=status,
-                    search=search,
-                    coder=coder,
-                )
-                rows += _page(
-                    conn,
-                    study,
-                    config_id,
-                    coder,
-                    "SELECT r.rid, c.cid FROM responses r JOIN codes c "
-                    f"ON c.cid IN ({codable}) WHERE NOT EXISTS (SELECT 1 FROM scores s "
-                    "WHERE s.config_id = ? AND s.rid = r.rid AND s.cid = c.cid)"
-                    f"{_where(clauses)} ORDER BY r.rid, c.cid LIMIT ? OFFSET ?",
-                    [config_id, *params, limit - len(rows), max(0, offset - scored_total)],
-                    "p.rid, p.cid",
-                )
-        return rows
-
-
-def pair_position(
-    study: Study,
-    config_id: int | None,
-    response_id: str,
-    code_id: str,
-    *,
-    order: str = "entropy",
-    code_filter: str | None = None,
-    status: str | None = None,
-    search: str | None = None,
-    coder: str | None = None,
-) -> int | None:
-    """Where the pair is in :func:`query_pairs`'s listing (its offset), or None if the
-    filters leave it out.
-
-    One count of the rows that sort before it, so the review app can find a pair that
-    moved far (scored while highlighted) without paging through the queue.
-
-    Args:
-        study: The open study.
-        config_id: The scoring configuration (as in :func:`query_pairs`).
-        response_id, code_id: The pair.
-        order: The listing's order.
-        code_filter, status, search, coder: The listing's filters (``code_id`` of
-            :func:`query_pairs`).
-    """
-    _check(order, status, 0, 0)
-    if config_id is not None:
-        study.config_row(config_id)
-    rid, cid = study._rid(response_id), study._cid(code_id)
-    codable = ",".join(str(c) for c in study._codable_cids)
-    filters = {"code_id": code_filter, "status": status, "search": search, "coder": coder}
-    pairs = f"FROM responses r JOIN codes c ON c.cid IN ({codable})"
-    with study._read() as conn:
-        clauses, params = _filters(study, "r.rid", "c.cid", **filters)
-        listed = conn.execute(
-            f"SELECT 1 {pairs} WHERE r.rid = ? AND c.cid = ?{_where(clauses)}",
-            [rid, cid, *params],
-        ).fetchone()
-        if listed is None:
-            return None
-        if config_id is None or order == "id":
-            return int(
-                conn.execute(
-                    f"SELECT COUNT(*) {pairs} WHERE (r.rid, c.cid) < (?, ?){_where(clauses)}",
-                    [rid, cid, *params],
-                ).fetchone()[0]
-            )
-        keys = _ORDER_KEYS[order]
-        columns = ", ".join(c for c, _ in keys)
-        mine = conn.execute(
-            f"SELECT {columns} FROM scores WHERE config_id = ? AND rid = ? AND cid = ?",
-            (config_id, rid, cid),
-        ).fetchone()
-        scored_clauses, scored_params = _filters(study, "s.rid", "s.cid", **filters)
-        scored = f"FROM scores s WHERE s.config_id = ?{_where(scored_clauses)}"
-        if mine is not None:
-            before, before_params = _sorts_before(keys, list(mine))
-            return int(
-                conn.execute(
-                    f"SELECT COUNT(*) {scored} AND {before}",
-                    [config_id, *scored_params, *before_params],
-                ).fetchone()[0]
-            )
-        # Unscored pairs follow every scored one, in id order.
-        scored_total = int(
-            conn.execute(f"SELECT COUNT(*) {scored}", [config_id, *scored_params]).fetchone()[0]
-        )
-        unscored_before = int(
-            conn.execute(
-                f"SELECT COUNT(*) {pairs} WHERE (r.rid, c.cid) < (?, ?) AND NOT EXISTS "
-                "(SELECT 1 FROM scores s WHERE s.config_id = ? AND s.rid = r.rid "
-                f"AND s.cid = c.cid){_where(clauses)}",
-                [rid, cid, config_id, *params],
-            ).fetchone()[0]
-        )
-        return scored_total + unscored_before
-
-
-def response_pairs(
-    study: Study, config_id: int | None, response_id: str, *, coder: str | None = None
-) -> list[PairRow]:
-    """Every codable code of one response, in codebook order, as queue rows.
-
-    Args:
-        study: The open study.
-        config_id: The scoring configuration whose scores are shown (``None``: none).
-        response_id: The response.
-        coder: Show this coder's decisions (default: the latest decision of any coder).
-    """
-    if config_id is not None:
-        study.config_row(config_id)
-    rid = study._rid(response_id)
-    codable = ",".join(str(c) for c in study._codable_cids)
-    with study._read() as conn:
-        return _page(
-            conn,
-            study,
-            config_id,
-            coder,
-            f"SELECT r.rid, c.cid FROM responses r JOIN codes c ON c.cid IN ({codable}) "
-            "WHERE r.rid = ?",
-            [rid],
-            "p.cid",
-        )
-
-
-def _pair_scale(study: Study, config_id: int | None, code: Code) -> Scale:
+def pair_scale(study: StudyView, config_id: int | None, code: Code) -> Scale:
+    """The scale a pair is read on: the code's own, else the configuration's or codebook's."""
     if config_id is None:
         return study.codebook.scale_for(code)
     return code.scale or study.config_row(config_id).scale
@@ -331,7 +128,7 @@ def _label(scale: Scale, value: int | None) -> str | None:
 
 def _page(
     conn: sqlite3.Connection,
-    study: Study,
+    study: StudyView,
     config_id: int | None,
     coder: str | None,
     keys_sql: str,
@@ -367,20 +164,20 @@ def _page(
     return [_pair_row(study, config_id, row) for row in conn.execute(sql, params)]
 
 
-def _pair_row(study: Study, config_id: int | None, row: tuple[Any, ...]) -> PairRow:
+def _pair_row(study: StudyView, config_id: int | None, row: tuple[Any, ...]) -> PairRow:
     (rid, cid, text, surprisal, probs, pick, confidence, norm_entropy, off_scale) = row[:9]
     (expected, spread, on_scale_mass, truncated, value, source, who, at, note) = row[9:]
-    code = study._code_of[cid]
+    code = study.index.code_at(cid)
     scored = probs is not None
     return PairRow(
-        response_id=study._id_of[rid],
+        response_id=study.index.response_id(rid),
         code_id=code.id,
         code_name=code.name,
         text=str(text),
         surprisal=blob_to_floats(surprisal) if scored else None,
         probs=blob_to_floats(probs) if scored else None,
         pick=int(pick) if scored else None,
-        pick_label=_label(_pair_scale(study, config_id, code), int(pick)) if scored else None,
+        pick_label=_label(pair_scale(study, config_id, code), int(pick)) if scored else None,
         confidence=float(confidence) if scored else None,
         norm_entropy=float(norm_entropy) if scored else None,
         off_scale=bool(off_scale) if scored else None,
@@ -394,125 +191,6 @@ def _pair_row(study: Study, config_id: int | None, row: tuple[Any, ...]) -> Pair
         on_scale_mass=float(on_scale_mass) if scored else None,
         truncated=bool(truncated) if scored else None,
     )
-
-
-def count_pairs(
-    study: Study,
-    config_id: int | None,
-    *,
-    code_id: str | None = None,
-    status: str | None = None,
-    search: str | None = None,
-    coder: str | None = None,
-) -> int:
-    """How many pairs :func:`query_pairs` lists with these filters (all pages).
-
-    Every pair is listed whatever ``config_id``, so the count does not depend on it.
-    """
-    _check(None, status, 0, 0)
-    if config_id is not None:
-        study.config_row(config_id)
-    with study._read() as conn:
-        codes = 1 if code_id is not None else len(study._codable_cids)
-        if code_id is not None:
-            study._cid(code_id)
-        if search:
-            folded = search.casefold()
-            responses = int(
-                conn.execute(
-                    "SELECT COUNT(*) FROM responses WHERE instr(cc_fold(text), ?) > 0 "
-                    "OR instr(cc_fold(id), ?) > 0",
-                    (folded, folded),
-                ).fetchone()[0]
-            )
-        else:
-            responses = study.response_count()
-        base = responses * codes
-        if status is None:
-            return base
-        clauses, params = _filters(
-            study, "a.rid", "a.cid", code_id=code_id, status=None, search=search, coder=coder
-        )
-        if coder is not None:
-            clauses.append("a.coder = ?")
-            params.append(coder)
-        if status in ("human", "model"):
-            clauses.append("a.source = ?")
-            params.append(status)
-        decided = int(
-            conn.execute(
-                "SELECT COUNT(*) FROM (SELECT DISTINCT a.rid, a.cid FROM annotations a "
-                f"WHERE 1 = 1{_where(clauses)})",
-                params,
-            ).fetchone()[0]
-        )
-        return base - decided if status == "undecided" else decided
-
-
-def progress(
-    study: Study, config_id: int | None = None, *, coder: str | None = None
-) -> dict[str, Any]:
-    """Decided (and, with a configuration, scored) counts, overall and per code.
-
-    Returns:
-        ``{"total", "decided", "undecided", "human", "model", "scored", "by_code"}``
-        where ``by_code`` maps each codable code id to the same keys (plus ``name``) for
-        that code. ``scored`` is ``None`` without a configuration. A pair decided by
-        several coders counts once in ``decided``; ``human``/``model`` count pairs with
-        at least one decision of that source.
-    """
-    if config_id is not None:
-        study.config_row(config_id)
-    n = study.response_count()
-    where, params = ("WHERE coder = ?", [coder]) if coder is not None else ("", [])
-    with study._read() as conn:
-        decided = dict(
-            conn.execute(
-                f"SELECT cid, COUNT(*) FROM (SELECT DISTINCT rid, cid FROM annotations {where}) "
-                "GROUP BY cid",
-                params,
-            ).fetchall()
-        )
-        by_source: dict[tuple[int, str], int] = {
-            (int(cid), str(source)): int(count)
-            for cid, source, count in conn.execute(
-                "SELECT cid, source, COUNT(*) FROM (SELECT DISTINCT rid, cid, source FROM "
-                f"annotations {where}) GROUP BY cid, source",
-                params,
-            )
-        }
-        scored: dict[int, int] = {}
-        if config_id is not None:
-            scored = dict(
-                conn.execute(
-                    "SELECT cid, COUNT(*) FROM scores WHERE config_id = ? GROUP BY cid",
-                    (config_id,),
-                ).fetchall()
-            )
-    by_code: dict[str, dict[str, Any]] = {}
-    for cid in study._codable_cids:
-        code = study._code_of[cid]
-        d = int(decided.get(cid, 0))
-        by_code[code.id] = {
-            "name": code.name,
-            "total": n,
-            "decided": d,
-            "undecided": n - d,
-            "human": by_source.get((cid, "human"), 0),
-            "model": by_source.get((cid, "model"), 0),
-            "scored": None if config_id is None else int(scored.get(cid, 0)),
-        }
-    total = n * len(study._codable_cids)
-    decided_total = sum(c["decided"] for c in by_code.values())
-    return {
-        "total": total,
-        "decided": decided_total,
-        "undecided": total - decided_total,
-        "human": sum(c["human"] for c in by_code.values()),
-        "model": sum(c["model"] for c in by_code.values()),
-        "scored": None if config_id is None else sum(c["scored"] for c in by_code.values()),
-        "by_code": by_code,
-    }
 
 
 #: Columns of :func:`annotated_pairs`, in order.
@@ -543,87 +221,420 @@ ANNOTATED_COLUMNS = (
 )
 
 
-def annotated_pairs(
-    study: Study, config_id: int | None, *, coder: str | None = None
-) -> pd.DataFrame:
-    """Every decision with the model's score of its pair: the input to screening.
+class PairQueries:
+    """The read-side queries, as methods of :class:`study.store.Study` (a mixin).
 
-    One row per (response, code, coder) decision, ordered by response id, code, coder.
-    ``source`` tells a coder's own decision (``human``) from an accepted model pick
-    (``model``); screening should normally keep only ``human`` rows, since an accepted
-    pick is not independent evidence. Score columns are missing (``NaN``/``None``,
-    ``scored`` False) for a pair not scored under ``config_id``.
-
-    Columns: ``ANNOTATED_COLUMNS``. ``applies``/``pick_applies`` reduce the decision and
-    the pick to applies / does not apply (value >= the scale's ``applies_from``);
-    ``p_applies`` is the model's probability mass on those values; ``scale_values`` are
-    the option values matching ``probs``.
+    Each method uses only the study's public face (:class:`study.index.StudyView`).
     """
-    import pandas as pd  # here, not at the top: the queue's pages must not pay for it
 
-    if config_id is not None:
-        study.config_row(config_id)
-    where, params = ("WHERE a.coder = ?", [coder]) if coder is not None else ("", [])
-    with study._read() as conn:
-        rows = conn.execute(
-            "SELECT a.rid, a.cid, a.coder, a.value, a.source, a.decided_at, s.pick, s.probs, "
-            "s.confidence, s.norm_entropy, s.entropy, s.expected, s.spread, s.on_scale_mass, "
-            "s.off_scale, s.truncated FROM annotations a LEFT JOIN scores s "
-            "ON s.config_id = ? AND s.rid = a.rid AND s.cid = a.cid "
-            f"{where} ORDER BY a.rid, a.cid, a.coder",
-            [config_id if config_id is not None else -1, *params],
-        ).fetchall()
-    records = []
-    for (
-        rid,
-        cid,
-        who,
-        value,
-        source,
-        at,
-        pick,
-        probs,
-        conf,
-        nent,
-        ent,
-        exp,
-        spread,
-        mass,
-        off,
-        trunc,
-    ) in rows:
-        code = study._code_of[cid]
-        scale = _pair_scale(study, config_id, code)
-        p = None if probs is None else blob_to_floats(probs)
-        records.append(
-            {
-                "response_id": study._id_of[rid],
-                "code_id": code.id,
-                "code_name": code.name,
-                "coder": who,
-                "value": int(value),
-                "source": source,
-                "decided_at": at,
-                "applies": bool(scale.applies(int(value))),
-                "scored": p is not None,
-                "pick": None if pick is None else int(pick),
-                "pick_applies": None if pick is None else bool(scale.applies(int(pick))),
-                "probs": p,
-                "p_max": conf,
-                "p_applies": None
-                if p is None
-                else float(
-                    sum(pk for pk, v in zip(p, scale.values, strict=False) if v >= scale.threshold)
-                ),
-                "norm_entropy": nent,
-                "entropy": ent,
-                "expected": exp,
-                "spread": spread,
-                "on_scale_mass": mass,
-                "off_scale": None if off is None else bool(off),
-                "truncated": None if trunc is None else bool(trunc),
-                "scale_values": scale.values,
-                "applies_from": scale.threshold,
+    def query_pairs(
+        self: StudyView,
+        config_id: int | None,
+        *,
+        order: str = "entropy",
+        code_id: str | None = None,
+        status: str | None = None,
+        search: str | None = None,
+        coder: str | None = None,
+        offset: int = 0,
+        limit: int = 100,
+    ) -> list[PairRow]:
+        """One page of the queue (orders and filters in the module docstring).
+
+        A page is one query: the page's keys, taken in order by an index walk, joined with
+        their scores, decisions, notes and response texts (plus a second query for the
+        unscored pairs on the page where the scored ones run out).
+
+        Args:
+            study: The open self.
+            config_id: The scoring configuration whose scores are shown; ``None`` lists the
+                pairs without scores, in id order.
+            order: ``entropy``, ``confidence``, ``pick`` or ``id``.
+            code_id, status, search, coder: Filters.
+            offset, limit: The page.
+        """
+        _check(order, status, offset, limit)
+        if config_id is not None:
+            self.config_row(config_id)
+        if limit == 0:
+            return []
+        codable = ",".join(str(c) for c in self.index.codable_keys)
+        with self.snapshot() as conn:
+            if config_id is None or order == "id":
+                clauses, params = _filters(
+                    self,
+                    "r.rid",
+                    "c.cid",
+                    code_id=code_id,
+                    status=status,
+                    search=search,
+                    coder=coder,
+                )
+                return _page(
+                    conn,
+                    self,
+                    config_id,
+                    coder,
+                    f"SELECT r.rid, c.cid FROM responses r JOIN codes c ON c.cid IN ({codable}) "
+                    f"WHERE 1 = 1{_where(clauses)} ORDER BY r.rid, c.cid LIMIT ? OFFSET ?",
+                    [*params, limit, offset],
+                    "p.rid, p.cid",
+                )
+            clauses, params = _filters(
+                self, "s.rid", "s.cid", code_id=code_id, status=status, search=search, coder=coder
+            )
+            rows = _page(
+                conn,
+                self,
+                config_id,
+                coder,
+                f"SELECT s.rid, s.cid FROM scores s WHERE s.config_id = ?{_where(clauses)} "
+                f"ORDER BY {_ORDER_SQL[order]} LIMIT ? OFFSET ?",
+                [config_id, *params, limit, offset],
+                _ORDER_SQL[order],
+            )
+            if len(rows) < limit:
+                # The scored pairs ran out on this page: continue with the unscored ones.
+                if rows:
+                    scored_total = offset + len(rows)
+                else:
+                    scored_total = int(
+                        conn.execute(
+                            f"SELECT COUNT(*) FROM scores s WHERE s.config_id = ?{_where(clauses)}",
+                            (config_id, *params),
+                        ).fetchone()[0]
+                    )
+                if self.scored_count(config_id) < self.pair_count():
+                    clauses, params = _filters(
+                        self,
+                        "r.rid",
+                        "c.cid",
+                        code_id=code_id,
+                        status=status,
+                        search=search,
+                        coder=coder,
+                    )
+                    rows += _page(
+                        conn,
+                        self,
+                        config_id,
+                        coder,
+                        "SELECT r.rid, c.cid FROM responses r JOIN codes c "
+                        f"ON c.cid IN ({codable}) WHERE NOT EXISTS (SELECT 1 FROM scores s "
+                        "WHERE s.config_id = ? AND s.rid = r.rid AND s.cid = c.cid)"
+                        f"{_where(clauses)} ORDER BY r.rid, c.cid LIMIT ? OFFSET ?",
+                        [config_id, *params, limit - len(rows), max(0, offset - scored_total)],
+                        "p.rid, p.cid",
+                    )
+            return rows
+
+    def pair_position(
+        self: StudyView,
+        config_id: int | None,
+        response_id: str,
+        code_id: str,
+        *,
+        order: str = "entropy",
+        code_filter: str | None = None,
+        status: str | None = None,
+        search: str | None = None,
+        coder: str | None = None,
+    ) -> int | None:
+        """Where the pair is in :func:`query_pairs`'s listing (its offset), or None if the
+        filters leave it out.
+
+        One count of the rows that sort before it, so the review app can find a pair that
+        moved far (scored while highlighted) without paging through the queue.
+
+        Args:
+            study: The open self.
+            config_id: The scoring configuration (as in :func:`query_pairs`).
+            response_id, code_id: The pair.
+            order: The listing's order.
+            code_filter, status, search, coder: The listing's filters (``code_id`` of
+                :func:`query_pairs`).
+        """
+        _check(order, status, 0, 0)
+        if config_id is not None:
+            self.config_row(config_id)
+        rid, cid = self.index.response_key(response_id), self.index.code_key(code_id)
+        codable = ",".join(str(c) for c in self.index.codable_keys)
+        filters = {"code_id": code_filter, "status": status, "search": search, "coder": coder}
+        pairs = f"FROM responses r JOIN codes c ON c.cid IN ({codable})"
+        with self.snapshot() as conn:
+            clauses, params = _filters(self, "r.rid", "c.cid", **filters)
+            listed = conn.execute(
+                f"SELECT 1 {pairs} WHERE r.rid = ? AND c.cid = ?{_where(clauses)}",
+                [rid, cid, *params],
+            ).fetchone()
+            if listed is None:
+                return None
+            if config_id is None or order == "id":
+                return int(
+                    conn.execute(
+                        f"SELECT COUNT(*) {pairs} WHERE (r.rid, c.cid) < (?, ?){_where(clauses)}",
+                        [rid, cid, *params],
+                    ).fetchone()[0]
+                )
+            keys = _ORDER_KEYS[order]
+            columns = ", ".join(c for c, _ in keys)
+            mine = conn.execute(
+                f"SELECT {columns} FROM scores WHERE config_id = ? AND rid = ? AND cid = ?",
+                (config_id, rid, cid),
+            ).fetchone()
+            scored_clauses, scored_params = _filters(self, "s.rid", "s.cid", **filters)
+            scored = f"FROM scores s WHERE s.config_id = ?{_where(scored_clauses)}"
+            if mine is not None:
+                before, before_params = _sorts_before(keys, list(mine))
+                return int(
+                    conn.execute(
+                        f"SELECT COUNT(*) {scored} AND {before}",
+                        [config_id, *scored_params, *before_params],
+                    ).fetchone()[0]
+                )
+            # Unscored pairs follow every scored one, in id order.
+            scored_total = int(
+                conn.execute(f"SELECT COUNT(*) {scored}", [config_id, *scored_params]).fetchone()[0]
+            )
+            unscored_before = int(
+                conn.execute(
+                    f"SELECT COUNT(*) {pairs} WHERE (r.rid, c.cid) < (?, ?) AND NOT EXISTS "
+                    "(SELECT 1 FROM scores s WHERE s.config_id = ? AND s.rid = r.rid "
+                    f"AND s.cid = c.cid){_where(clauses)}",
+                    [rid, cid, config_id, *params],
+                ).fetchone()[0]
+            )
+            return scored_total + unscored_before
+
+    def response_pairs(
+        self: StudyView, config_id: int | None, response_id: str, *, coder: str | None = None
+    ) -> list[PairRow]:
+        """Every codable code of one response, in codebook order, as queue rows.
+
+        Args:
+            study: The open self.
+            config_id: The scoring configuration whose scores are shown (``None``: none).
+            response_id: The response.
+            coder: Show this coder's decisions (default: the latest decision of any coder).
+        """
+        if config_id is not None:
+            self.config_row(config_id)
+        rid = self.index.response_key(response_id)
+        codable = ",".join(str(c) for c in self.index.codable_keys)
+        with self.snapshot() as conn:
+            return _page(
+                conn,
+                self,
+                config_id,
+                coder,
+                f"SELECT r.rid, c.cid FROM responses r JOIN codes c ON c.cid IN ({codable}) "
+                "WHERE r.rid = ?",
+                [rid],
+                "p.cid",
+            )
+
+    def count_pairs(
+        self: StudyView,
+        config_id: int | None,
+        *,
+        code_id: str | None = None,
+        status: str | None = None,
+        search: str | None = None,
+        coder: str | None = None,
+    ) -> int:
+        """How many pairs :func:`query_pairs` lists with these filters (all pages).
+
+        Every pair is listed whatever ``config_id``, so the count does not depend on it.
+        """
+        _check(None, status, 0, 0)
+        if config_id is not None:
+            self.config_row(config_id)
+        with self.snapshot() as conn:
+            codes = 1 if code_id is not None else len(self.index.codable_keys)
+            if code_id is not None:
+                self.index.code_key(code_id)
+            if search:
+                folded = search.casefold()
+                responses = int(
+                    conn.execute(
+                        "SELECT COUNT(*) FROM responses WHERE instr(cc_fold(text), ?) > 0 "
+                        "OR instr(cc_fold(id), ?) > 0",
+                        (folded, folded),
+                    ).fetchone()[0]
+                )
+            else:
+                responses = self.response_count()
+            base = responses * codes
+            if status is None:
+                return base
+            clauses, params = _filters(
+                self, "a.rid", "a.cid", code_id=code_id, status=None, search=search, coder=coder
+            )
+            if coder is not None:
+                clauses.append("a.coder = ?")
+                params.append(coder)
+            if status in ("human", "model"):
+                clauses.append("a.source = ?")
+                params.append(status)
+            decided = int(
+                conn.execute(
+                    "SELECT COUNT(*) FROM (SELECT DISTINCT a.rid, a.cid FROM annotations a "
+                    f"WHERE 1 = 1{_where(clauses)})",
+                    params,
+                ).fetchone()[0]
+            )
+            return base - decided if status == "undecided" else decided
+
+    def progress(
+        self: StudyView, config_id: int | None = None, *, coder: str | None = None
+    ) -> dict[str, Any]:
+        """Decided (and, with a configuration, scored) counts, overall and per code.
+
+        Returns:
+            ``{"total", "decided", "undecided", "human", "model", "scored", "by_code"}``
+            where ``by_code`` maps each codable code id to the same keys (plus ``name``) for
+            that code. ``scored`` is ``None`` without a configuration. A pair decided by
+            several coders counts once in ``decided``; ``human``/``model`` count pairs with
+            at least one decision of that source.
+        """
+        if config_id is not None:
+            self.config_row(config_id)
+        n = self.response_count()
+        where, params = ("WHERE coder = ?", [coder]) if coder is not None else ("", [])
+        with self.snapshot() as conn:
+            decided = dict(
+                conn.execute(
+                    "SELECT cid, COUNT(*) FROM (SELECT DISTINCT rid, cid FROM annotations "
+                    f"{where}) GROUP BY cid",
+                    params,
+                ).fetchall()
+            )
+            by_source: dict[tuple[int, str], int] = {
+                (int(cid), str(source)): int(count)
+                for cid, source, count in conn.execute(
+                    "SELECT cid, source, COUNT(*) FROM (SELECT DISTINCT rid, cid, source FROM "
+                    f"annotations {where}) GROUP BY cid, source",
+                    params,
+                )
             }
-        )
-    return pd.DataFrame.from_records(records, columns=list(ANNOTATED_COLUMNS))
+            scored: dict[int, int] = {}
+            if config_id is not None:
+                scored = dict(
+                    conn.execute(
+                        "SELECT cid, COUNT(*) FROM scores WHERE config_id = ? GROUP BY cid",
+                        (config_id,),
+                    ).fetchall()
+                )
+        by_code: dict[str, dict[str, Any]] = {}
+        for cid in self.index.codable_keys:
+            code = self.index.code_at(cid)
+            d = int(decided.get(cid, 0))
+            by_code[code.id] = {
+                "name": code.name,
+                "total": n,
+                "decided": d,
+                "undecided": n - d,
+                "human": by_source.get((cid, "human"), 0),
+                "model": by_source.get((cid, "model"), 0),
+                "scored": None if config_id is None else int(scored.get(cid, 0)),
+            }
+        total = n * len(self.index.codable_keys)
+        decided_total = sum(c["decided"] for c in by_code.values())
+        return {
+            "total": total,
+            "decided": decided_total,
+            "undecided": total - decided_total,
+            "human": sum(c["human"] for c in by_code.values()),
+            "model": sum(c["model"] for c in by_code.values()),
+            "scored": None if config_id is None else sum(c["scored"] for c in by_code.values()),
+            "by_code": by_code,
+        }
+
+    def annotated_pairs(
+        self: StudyView, config_id: int | None, *, coder: str | None = None
+    ) -> pd.DataFrame:
+        """Every decision with the model's score of its pair: the input to screening.
+
+        One row per (response, code, coder) decision, ordered by response id, code, coder.
+        ``source`` tells a coder's own decision (``human``) from an accepted model pick
+        (``model``); screening should normally keep only ``human`` rows, since an accepted
+        pick is not independent evidence. Score columns are missing (``NaN``/``None``,
+        ``scored`` False) for a pair not scored under ``config_id``.
+
+        Columns: ``ANNOTATED_COLUMNS``. ``applies``/``pick_applies`` reduce the decision and
+        the pick to applies / does not apply (value >= the scale's ``applies_from``);
+        ``p_applies`` is the model's probability mass on those values; ``scale_values`` are
+        the option values matching ``probs``.
+        """
+        import pandas as pd  # here, not at the top: the queue's pages must not pay for it
+
+        if config_id is not None:
+            self.config_row(config_id)
+        where, params = ("WHERE a.coder = ?", [coder]) if coder is not None else ("", [])
+        with self.snapshot() as conn:
+            rows = conn.execute(
+                "SELECT a.rid, a.cid, a.coder, a.value, a.source, a.decided_at, s.pick, s.probs, "
+                "s.confidence, s.norm_entropy, s.entropy, s.expected, s.spread, s.on_scale_mass, "
+                "s.off_scale, s.truncated FROM annotations a LEFT JOIN scores s "
+                "ON s.config_id = ? AND s.rid = a.rid AND s.cid = a.cid "
+                f"{where} ORDER BY a.rid, a.cid, a.coder",
+                [config_id if config_id is not None else -1, *params],
+            ).fetchall()
+        records = []
+        for (
+            rid,
+            cid,
+            who,
+            value,
+            source,
+            at,
+            pick,
+            probs,
+            conf,
+            nent,
+            ent,
+            exp,
+            spread,
+            mass,
+            off,
+            trunc,
+        ) in rows:
+            code = self.index.code_at(cid)
+            scale = pair_scale(self, config_id, code)
+            p = None if probs is None else blob_to_floats(probs)
+            records.append(
+                {
+                    "response_id": self.index.response_id(rid),
+                    "code_id": code.id,
+                    "code_name": code.name,
+                    "coder": who,
+                    "value": int(value),
+                    "source": source,
+                    "decided_at": at,
+                    "applies": bool(scale.applies(int(value))),
+                    "scored": p is not None,
+                    "pick": None if pick is None else int(pick),
+                    "pick_applies": None if pick is None else bool(scale.applies(int(pick))),
+                    "probs": p,
+                    "p_max": conf,
+                    "p_applies": None
+                    if p is None
+                    else float(
+                        sum(
+                            pk
+                            for pk, v in zip(p, scale.values, strict=False)
+                            if v >= scale.threshold
+                        )
+                    ),
+                    "norm_entropy": nent,
+                    "entropy": ent,
+                    "expected": exp,
+                    "spread": spread,
+                    "on_scale_mass": mass,
+                    "off_scale": None if off is None else bool(off),
+                    "truncated": None if trunc is None else bool(trunc),
+                    "scale_values": scale.values,
+                    "applies_from": scale.threshold,
+                }
+            )
+        return pd.DataFrame.from_records(records, columns=list(ANNOTATED_COLUMNS))

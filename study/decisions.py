@@ -1,0 +1,362 @@
+"""The coders' decisions: an append-only event log and the state it leads to.
+
+Every change of a decision or a note is one row of ``events`` holding the state it
+replaced (``prev_*``); ``annotations`` and ``notes`` hold the current state. Undo appends
+an ``undo`` event and restores the state the undone event recorded as replaced.
+
+Functions over a connection inside the caller's transaction (:class:`study.store.Study`
+opens it); they check nothing the caller already did (ids resolved, values on the scale).
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from study.errors import StudyError
+from study.index import StudyIndex
+from study.rows import Decision, Event
+from study.stamps import now
+
+log = logging.getLogger(__name__)
+
+_MAX_LISTED = 5
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """What :meth:`study.store.Study.import_decisions` did."""
+
+    added: int
+    changed: int
+    unchanged: int
+
+
+@dataclass(frozen=True)
+class PairState:
+    """One coder's decision and note on a pair, with the events that set them."""
+
+    value: int | None
+    source: str | None
+    event: int | None
+    note: str | None
+    note_event: int | None
+
+
+def check_coder(coder: str) -> str:
+    if not isinstance(coder, str) or not coder.strip():
+        raise StudyError("a decision needs a coder's name (--coder NAME)")
+    return coder.strip()
+
+
+def pair_state(conn: sqlite3.Connection, rid: int, cid: int, coder: str) -> PairState:
+    a = conn.execute(
+        "SELECT value, source, event_id FROM annotations WHERE rid = ? AND cid = ? AND coder = ?",
+        (rid, cid, coder),
+    ).fetchone()
+    n = conn.execute(
+        "SELECT note, event_id FROM notes WHERE rid = ? AND cid = ? AND coder = ?",
+        (rid, cid, coder),
+    ).fetchone()
+    return PairState(
+        value=None if a is None else int(a[0]),
+        source=None if a is None else str(a[1]),
+        event=None if a is None else int(a[2]),
+        note=None if n is None else str(n[0]),
+        note_event=None if n is None else int(n[1]),
+    )
+
+
+def apply_event(
+    conn: sqlite3.Connection,
+    index: StudyIndex,
+    kind: str,
+    rid: int,
+    cid: int,
+    coder: str,
+    *,
+    value: int | None,
+    source: str | None,
+    note: str | None = None,
+    sets_note: bool = False,
+    keep_decision: bool = False,
+    config_id: int | None = None,
+    detail: str | None = None,
+) -> Decision:
+    """Append one event and bring ``annotations``/``notes`` to the state it describes."""
+    prev = pair_state(conn, rid, cid, coder)
+    note = note or None  # an empty note removes it
+    stamp = now()
+    cursor = conn.execute(
+        "INSERT INTO events (at, kind, coder, rid, cid, value, source, note, sets_note, "
+        "config_id, prev_value, prev_source, prev_event, prev_note, prev_note_event, detail) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            stamp,
+            kind,
+            coder,
+            rid,
+            cid,
+            value,
+            source,
+            note if sets_note else None,
+            int(sets_note),
+            config_id,
+            prev.value,
+            prev.source,
+            prev.event,
+            prev.note,
+            prev.note_event,
+            detail,
+        ),
+    )
+    event_id = int(cursor.lastrowid or 0)
+    if not keep_decision:
+        if value is None:
+            _delete_annotation(conn, rid, cid, coder)
+        else:
+            assert source is not None
+            _upsert_annotation(conn, rid, cid, coder, value, source, config_id, event_id, stamp)
+    if sets_note:
+        _put_note(conn, rid, cid, coder, note, event_id)
+    return Decision(
+        id=event_id,
+        response_id=index.response_id(rid),
+        code_id=index.code_at(cid).id,
+        value=value,
+        source=source,
+        coder=coder,
+        note=note if sets_note else prev.note,
+        at=stamp,
+        kind=kind,
+    )
+
+
+def undo_latest(conn: sqlite3.Connection, index: StudyIndex, coder: str) -> Decision | None:
+    """Revert ``coder``'s latest decision, clearing or note not yet undone (see module)."""
+    row = conn.execute(
+        "SELECT id, kind, rid, cid, value, source, note, at, sets_note, prev_value, "
+        "prev_source, prev_event, prev_note, prev_note_event FROM events e "
+        "WHERE coder = ? AND kind IN ('record', 'clear', 'note') "
+        "AND NOT EXISTS (SELECT 1 FROM events u WHERE u.undoes = e.id) "
+        "ORDER BY id DESC LIMIT 1",
+        (coder,),
+    ).fetchone()
+    if row is None:
+        return None
+    (event_id, kind, rid, cid, value, source, note, at, sets_note) = row[:9]
+    (prev_value, prev_source, prev_event, prev_note, prev_note_event) = row[9:]
+    current = pair_state(conn, rid, cid, coder)
+    cursor = conn.execute(
+        "INSERT INTO events (at, kind, coder, rid, cid, value, source, note, sets_note, "
+        "prev_value, prev_source, prev_event, prev_note, prev_note_event, undoes) "
+        "VALUES (?, 'undo', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            now(),
+            coder,
+            rid,
+            cid,
+            prev_value,
+            prev_source,
+            prev_note if sets_note else current.note,
+            int(bool(sets_note)),
+            current.value,
+            current.source,
+            current.event,
+            current.note,
+            current.note_event,
+            event_id,
+        ),
+    )
+    if kind != "note":
+        if prev_value is None:
+            _delete_annotation(conn, rid, cid, coder)
+        else:
+            at_prev, config_prev = conn.execute(
+                "SELECT at, config_id FROM events WHERE id = ?", (prev_event,)
+            ).fetchone()
+            _upsert_annotation(
+                conn, rid, cid, coder, prev_value, prev_source, config_prev, prev_event, at_prev
+            )
+    if sets_note:
+        _put_note(conn, rid, cid, coder, prev_note, prev_note_event)
+    log.debug("undo of event %s by %s (event %s)", event_id, coder, cursor.lastrowid)
+    return Decision(
+        id=int(event_id),
+        response_id=index.response_id(rid),
+        code_id=index.code_at(cid).id,
+        value=value,
+        source=source,
+        coder=coder,
+        note=note,
+        at=at,
+        kind=kind,
+    )
+
+
+def import_resolved(
+    conn: sqlite3.Connection,
+    index: StudyIndex,
+    resolved: Sequence[tuple[int, int, int]],
+    *,
+    coder: str,
+    replace: bool,
+    detail: str | None,
+    path: Path,
+) -> ImportResult:
+    """Store ``(rid, cid, value)`` decisions of ``coder`` as ``import`` events, all or none.
+
+    Raises:
+        StudyError: conflicts with the coder's decisions (unless ``replace``).
+    """
+    existing = {
+        (rid, cid): int(value)
+        for rid, cid, value in conn.execute(
+            "SELECT rid, cid, value FROM annotations WHERE coder = ?", (coder,)
+        )
+    }
+    conflicts = [
+        (rid, cid, old, value)
+        for rid, cid, value in resolved
+        if (old := existing.get((rid, cid))) is not None and old != value
+    ]
+    if conflicts and not replace:
+        shown = "; ".join(
+            f"{index.response_id(r)!r}/{index.code_at(c).id}: {old} here, {new} in the file"
+            for r, c, old, new in conflicts[:_MAX_LISTED]
+        )
+        more = f" and {len(conflicts) - _MAX_LISTED} more" if len(conflicts) > _MAX_LISTED else ""
+        raise StudyError(
+            f"{len(conflicts)} pair(s) already decided differently by {coder!r}: "
+            f"{shown}{more}; nothing imported (use --replace to overwrite them)",
+            path=path,
+        )
+    added = changed = unchanged = 0
+    for rid, cid, value in resolved:
+        old = existing.get((rid, cid))
+        if old == value:
+            unchanged += 1
+            continue
+        apply_event(
+            conn, index, "import", rid, cid, coder, value=value, source="human", detail=detail
+        )
+        existing[(rid, cid)] = value
+        if old is None:
+            added += 1
+        else:
+            changed += 1
+    return ImportResult(added=added, changed=changed, unchanged=unchanged)
+
+
+def current_decision(
+    conn: sqlite3.Connection, index: StudyIndex, rid: int, cid: int, coder: str | None
+) -> Decision | None:
+    """The current decision on a pair: ``coder``'s, or the latest of any coder."""
+    sql = (
+        "SELECT a.event_id, a.value, a.source, a.coder, a.decided_at, n.note "
+        "FROM annotations a LEFT JOIN notes n ON n.rid = a.rid AND n.cid = a.cid "
+        "AND n.coder = a.coder WHERE a.rid = ? AND a.cid = ?"
+    )
+    params: list[Any] = [rid, cid]
+    if coder is not None:
+        sql += " AND a.coder = ?"
+        params.append(coder)
+    sql += " ORDER BY a.decided_at DESC, a.event_id DESC LIMIT 1"
+    row = conn.execute(sql, params).fetchone()
+    if row is None:
+        return None
+    return Decision(
+        id=int(row[0]),
+        response_id=index.response_id(rid),
+        code_id=index.code_at(cid).id,
+        value=int(row[1]),
+        source=row[2],
+        coder=row[3],
+        note=row[5],
+        at=row[4],
+    )
+
+
+def read_events(
+    conn: sqlite3.Connection,
+    index: StudyIndex,
+    *,
+    rid: int | None = None,
+    cid: int | None = None,
+    coder: str | None = None,
+) -> list[Event]:
+    """The event log, oldest first, optionally for one pair or coder."""
+    sql = (
+        "SELECT id, at, kind, coder, rid, cid, value, source, note, config_id, prev_value, "
+        "prev_source, prev_note, undoes, detail FROM events WHERE 1 = 1"
+    )
+    params: list[Any] = []
+    for column, value in (("rid", rid), ("cid", cid), ("coder", coder)):
+        if value is not None:
+            sql += f" AND {column} = ?"
+            params.append(value)
+    rows = conn.execute(sql + " ORDER BY id", params).fetchall()
+    return [
+        Event(
+            id=r[0],
+            at=r[1],
+            kind=r[2],
+            coder=r[3],
+            response_id=None if r[4] is None else index.response_id(r[4]),
+            code_id=None if r[5] is None else index.code_at(r[5]).id,
+            value=r[6],
+            source=r[7],
+            note=r[8],
+            config_id=r[9],
+            prev_value=r[10],
+            prev_source=r[11],
+            prev_note=r[12],
+            undoes=r[13],
+            detail=r[14],
+        )
+        for r in rows
+    ]
+
+
+def _delete_annotation(conn: sqlite3.Connection, rid: int, cid: int, coder: str) -> None:
+    conn.execute(
+        "DELETE FROM annotations WHERE rid = ? AND cid = ? AND coder = ?", (rid, cid, coder)
+    )
+
+
+def _upsert_annotation(
+    conn: sqlite3.Connection,
+    rid: int,
+    cid: int,
+    coder: str,
+    value: int,
+    source: str,
+    config_id: int | None,
+    event_id: int,
+    at: str,
+) -> None:
+    conn.execute(
+        "INSERT INTO annotations (rid, cid, coder, value, source, config_id, event_id, decided_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rid, cid, coder) DO UPDATE SET "
+        "value = excluded.value, source = excluded.source, config_id = excluded.config_id, "
+        "event_id = excluded.event_id, decided_at = excluded.decided_at",
+        (rid, cid, coder, value, source, config_id, event_id, at),
+    )
+
+
+def _put_note(
+    conn: sqlite3.Connection, rid: int, cid: int, coder: str, note: str | None, event_id: int | None
+) -> None:
+    if note is None or event_id is None:
+        conn.execute("DELETE FROM notes WHERE rid = ? AND cid = ? AND coder = ?", (rid, cid, coder))
+    else:
+        conn.execute(
+            "INSERT INTO notes (rid, cid, coder, note, event_id) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (rid, cid, coder) DO UPDATE SET note = excluded.note, "
+            "event_id = excluded.event_id",
+            (rid, cid, coder, note, event_id),
+        )

@@ -1,0 +1,290 @@
+"""The export's tables as DataFrames: the long and wide layouts and their provenance.
+
+Layouts and columns are described in :mod:`study.export`. Only the study's public face
+is used (:class:`study.index.StudyView`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from study.errors import StudyError
+from study.index import StudyView
+from study.queries import pair_scale
+from study.stamps import now, software_version
+
+LAYOUTS = ("long", "wide")
+
+LONG_COLUMNS = (
+    "response_id",
+    "code_id",
+    "code_name",
+    "scale",
+    "scored",
+    "model_pick",
+    "model_pick_label",
+    "model_applies",
+    "confidence",
+    "norm_entropy",
+    "entropy",
+    "expected",
+    "spread",
+    "on_scale_mass",
+    "off_scale",
+    "truncated",
+    "probs",
+    "surprisal",
+    "decision",
+    "decision_label",
+    "decision_source",
+    "coder",
+    "decided_at",
+    "note",
+    "final",
+    "final_label",
+    "final_applies",
+    "final_from",
+)
+
+
+def _config_id(study: StudyView, config_id: int | str | None) -> int | None:
+    if config_id == "active":
+        return study.active_config_id()
+    if config_id is not None and not isinstance(config_id, int):
+        raise StudyError(f"a configuration id is an integer, not {config_id!r}")
+    if config_id is not None:
+        study.config_row(config_id)
+    return config_id
+
+
+def _curves(blobs: Sequence[Any], *, as_json: bool = False) -> list[Any]:
+    """Decode float64 BLOBs in bulk, rows of one length at a time.
+
+    Returns lists of floats (``inf``/``nan`` as ``None``), or with ``as_json`` the same
+    as JSON text with 7 significant digits (for formats that hold only scalars).
+    """
+    out: list[Any] = [None] * len(blobs)
+    by_length: dict[int, list[int]] = {}
+    for i, blob in enumerate(blobs):
+        if isinstance(blob, bytes):
+            by_length.setdefault(len(blob), []).append(i)
+    for length, index in by_length.items():
+        array = np.frombuffer(b"".join(blobs[i] for i in index), dtype="<f8")
+        array = array.reshape(len(index), length // 8)
+        rows: list[Any] = array.tolist()
+        bad = set(np.flatnonzero(~np.isfinite(array).all(axis=1)).tolist())
+        for j in bad:
+            rows[j] = [v if math.isfinite(v) else None for v in rows[j]]
+        if as_json:
+            template = "[" + ",".join(["%.7g"] * (length // 8)) + "]"
+            rows = [
+                json.dumps([None if v is None else float(f"{v:.7g}") for v in row])
+                if j in bad
+                else template % tuple(row)
+                for j, row in enumerate(rows)
+            ]
+        for j, i in enumerate(index):
+            out[i] = rows[j]
+    return out
+
+
+def _response_order(study: StudyView) -> list[tuple[int, str, str, dict[str, Any]]]:
+    with study.snapshot() as conn:
+        rows = conn.execute("SELECT rid, id, text, attrs FROM responses ORDER BY pos").fetchall()
+    return [(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
+
+
+_SCORE_COLUMNS = (
+    "model_pick",
+    "confidence",
+    "norm_entropy",
+    "entropy",
+    "expected",
+    "spread",
+    "on_scale_mass",
+    "off_scale",
+    "truncated",
+    "probs",
+    "surprisal",
+)
+
+
+def long_frame(
+    study: StudyView,
+    *,
+    config_id: int | str | None = "active",
+    coder: str | None = None,
+    curves_as_json: bool = False,
+) -> pd.DataFrame:
+    """The long layout (module docstring) as a DataFrame.
+
+    ``probs``/``surprisal`` are lists of floats, or JSON text with ``curves_as_json``.
+    """
+    cfg = _config_id(study, config_id)
+    codable = list(study.index.codable_keys)
+    with study.snapshot() as conn:
+        responses = _response_order(study)
+        scores = (
+            []
+            if cfg is None
+            else conn.execute(
+                "SELECT rid, cid, pick, confidence, norm_entropy, entropy, expected, spread, "
+                "on_scale_mass, off_scale, truncated, probs, surprisal FROM scores "
+                "WHERE config_id = ?",
+                (cfg,),
+            ).fetchall()
+        )
+        sql = "SELECT rid, cid, value, source, coder, decided_at FROM annotations"
+        params: list[Any] = []
+        if coder is not None:
+            sql += " WHERE coder = ?"
+            params.append(coder)
+        decisions = conn.execute(sql + " ORDER BY decided_at, event_id", params).fetchall()
+        notes = conn.execute("SELECT rid, cid, coder, note FROM notes").fetchall()
+    rids = np.repeat(np.array([r[0] for r in responses], dtype=np.int64), len(codable))
+    cids = np.tile(np.array(codable, dtype=np.int64), len(responses))
+    frame = pd.DataFrame({"rid": rids, "cid": cids})
+    score_frame = pd.DataFrame.from_records(scores, columns=["rid", "cid", *_SCORE_COLUMNS])
+    frame = frame.merge(score_frame, on=["rid", "cid"], how="left")
+    decision_frame = pd.DataFrame.from_records(
+        decisions, columns=["rid", "cid", "decision", "decision_source", "coder", "decided_at"]
+    ).drop_duplicates(["rid", "cid"], keep="last")  # the latest decision counts
+    frame = frame.merge(decision_frame, on=["rid", "cid"], how="left")
+    note_frame = pd.DataFrame.from_records(notes, columns=["rid", "cid", "note_coder", "note"])
+    frame["note_coder"] = frame["coder"] if coder is None else frame["coder"].fillna(coder)
+    frame = frame.merge(note_frame, on=["rid", "cid", "note_coder"], how="left")
+
+    codes = {cid: study.index.code_at(cid) for cid in codable}
+    scales = {cid: pair_scale(study, cfg, code) for cid, code in codes.items()}
+    labels = {cid: {o.value: o.label for o in scale.options} for cid, scale in scales.items()}
+    cid_list = frame["cid"].tolist()
+    frame["response_id"] = frame["rid"].map(study.index.response_ids_by_key())
+    frame["code_id"] = [codes[c].id for c in cid_list]
+    frame["code_name"] = [codes[c].name for c in cid_list]
+    frame["scale"] = [scales[c].name for c in cid_list]
+    threshold = pd.array([scales[c].threshold for c in cid_list], dtype="Int64")
+    for column in ("model_pick", "decision"):
+        frame[column] = frame[column].astype("Int64")
+    frame["scored"] = frame["model_pick"].notna()
+    frame["final"] = frame["decision"].fillna(frame["model_pick"])
+    for column, source in (
+        ("model_pick_label", "model_pick"),
+        ("decision_label", "decision"),
+        ("final_label", "final"),
+    ):
+        values = frame[source].astype(object).where(frame[source].notna(), None).tolist()
+        frame[column] = [
+            None if v is None else labels[c].get(int(v))
+            for c, v in zip(cid_list, values, strict=True)
+        ]
+    frame["model_applies"] = (frame["model_pick"] >= threshold).astype("boolean")
+    frame["final_applies"] = (frame["final"] >= threshold).astype("boolean")
+    frame["final_from"] = np.select(
+        [
+            frame["decision_source"].eq("human").to_numpy(dtype=bool),
+            frame["decision_source"].eq("model").to_numpy(dtype=bool),
+            frame["scored"].to_numpy(dtype=bool),
+        ],
+        ["human", "accepted", "model"],
+        default="",
+    )
+    frame["final_from"] = frame["final_from"].replace("", None)
+    for column in ("off_scale", "truncated"):
+        frame[column] = frame[column].astype("Float64").astype("boolean")
+    for column in ("probs", "surprisal"):
+        frame[column] = pd.Series(
+            _curves(frame[column].tolist(), as_json=curves_as_json), index=frame.index, dtype=object
+        )
+    for column in ("decision_source", "coder", "decided_at", "note"):
+        frame[column] = frame[column].astype(object).where(frame[column].notna(), None)
+    return frame[list(LONG_COLUMNS)]
+
+
+def wide_frame(
+    study: StudyView, *, config_id: int | str | None = "active", coder: str | None = None
+) -> pd.DataFrame:
+    """The wide layout (module docstring) as a DataFrame."""
+    long = long_frame(study, config_id=config_id, coder=coder, curves_as_json=True)
+    responses = _response_order(study)
+    codes = list(study.index.codable_codes())
+    attr_names: dict[str, None] = {}
+    for _rid, _id, _text, attrs in responses:
+        for key in attrs:
+            attr_names.setdefault(key, None)
+    taken = {"response_id", "text", "codes_decided"} | {c.name for c in codes}
+    taken |= {f"{c.name} (confidence)" for c in codes}
+    attr_columns = {a: (a if a not in taken else f"{a} (attribute)") for a in attr_names}
+    shape = (len(responses), len(codes))
+    applies = long["final_applies"].astype("Float64").to_numpy("float64", na_value=np.nan)
+    confidence = long["confidence"].astype("Float64").to_numpy("float64", na_value=np.nan)
+    applies, confidence = applies.reshape(shape), confidence.reshape(shape)
+    decided = long["decision"].notna().to_numpy().reshape(shape)
+    # Every column built first and framed once: adding columns one at a time to a frame
+    # made the export's time grow with the square of the number of codes.
+    columns: dict[str, Any] = {
+        "response_id": [r[1] for r in responses],
+        "text": [r[2] for r in responses],
+    }
+    for name, column in attr_columns.items():
+        columns[column] = [r[3].get(name) for r in responses]
+    columns["codes_decided"] = decided.sum(axis=1).astype(int)
+    for j, code in enumerate(codes):
+        columns[code.name] = pd.array(applies[:, j], dtype="Float64").astype("Int64")
+    for j, code in enumerate(codes):
+        columns[f"{code.name} (confidence)"] = pd.array(confidence[:, j], dtype="Float64")
+    return pd.DataFrame(columns)
+
+
+def provenance(
+    study: StudyView,
+    *,
+    config_id: int | str | None = "active",
+    layout: str | None = None,
+    coder: str | None = None,
+) -> dict[str, str]:
+    """What produced an export: model, template, context, scale, codebook, software, time."""
+    cfg = _config_id(study, config_id)
+    book = study.codebook
+    meta = study.meta()
+    info = {
+        "study": study.path.name,
+        "study created": meta.get("created_at", ""),
+        "codebook": book.name,
+        "codebook hash": meta.get("codebook_hash", book.content_hash()),
+        "codes": str(len(study.codes)),
+        "scale": f"{book.scale.name} {list(book.scale.values)}, applies from "
+        f"{book.scale.threshold}",
+        "responses": str(study.response_count()),
+        "decisions": str(study.decision_count(coder=coder)),
+        "coders": ", ".join(study.coders()) or "(none)",
+        "coder exported": coder or "(latest decision of any coder)",
+    }
+    if cfg is None:
+        info["model"] = "(not scored)"
+    else:
+        row = study.config_row(cfg)
+        info |= {
+            "model": row.model.name,
+            "model revision": row.model.revision,
+            "model dtype": row.model.dtype,
+            "model device": row.model.device,
+            "model backend": row.model.backend,
+            "template": row.template_id,
+            "template hash": row.template_hash,
+            "context": row.context,
+            "scale asked": f"{row.scale.name} {list(row.scale.values)}",
+            "strict": str(row.strict).lower(),
+            "configuration key": row.key,
+            "pairs scored": f"{study.scored_count(cfg)} of {study.pair_count()}",
+        }
+    if layout is not None:
+        info["layout"] = layout
+    info["software"] = f"codecurve {software_version()}"
+    info["exported at"] = now()
+    return info

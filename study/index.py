@@ -1,0 +1,166 @@
+"""The ids of a study and the read-only face that queries and exporters use.
+
+:class:`StudyIndex` maps the ids people use (response ids, code ids or names) to the
+integer keys the tables use (``rid``, ``cid``) and back. Responses and codes are fixed
+when a study is created, so an index never changes while the study is open.
+
+:class:`StudyView` is what :mod:`study.queries`, :mod:`study.frames` and
+:mod:`study.screening` need of a study; :class:`study.store.Study` provides it. They
+depend on this protocol, not on the store, so the store can use them without a cycle.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Protocol
+
+from codebooks.errors import CodebookError
+from codebooks.model import Code, Codebook
+from study.errors import StudyError
+from study.rows import ConfigRow
+
+
+class StudyIndex:
+    """Response and code ids of one study, with the tables' integer keys.
+
+    Args:
+        path: The study file (named in errors).
+        codebook: The study's codebook snapshot.
+        responses: ``(rid, id)`` of every response.
+        codes: ``(cid, id)`` of every code of the codebook, in codebook order.
+
+    Raises:
+        StudyError: a code key names a code the codebook lacks (a damaged file).
+    """
+
+    def __init__(
+        self,
+        *,
+        path: Path,
+        codebook: Codebook,
+        responses: Iterable[tuple[int, str]],
+        codes: Iterable[tuple[int, str]],
+    ) -> None:
+        self._path = path
+        self._codebook = codebook
+        self._rid_of: dict[str, int] = {}
+        self._id_of: dict[int, str] = {}
+        for rid, rid_text in responses:
+            self._rid_of[str(rid_text)] = int(rid)
+            self._id_of[int(rid)] = str(rid_text)
+        self._cid_of: dict[str, int] = {}
+        self._code_of: dict[int, Code] = {}
+        by_id = {c.id: c for c in codebook.codes}
+        for cid, code_id in codes:
+            code = by_id.get(code_id)
+            if code is None:
+                raise StudyError(
+                    f"the study file is damaged: code {code_id!r} is not in its codebook "
+                    "(restore from a copy)",
+                    path=path,
+                )
+            self._cid_of[code_id] = int(cid)
+            self._code_of[int(cid)] = code
+        self._codable = tuple(cid for cid, c in self._code_of.items() if c.codable)
+
+    @property
+    def codable_keys(self) -> tuple[int, ...]:
+        """The ``cid`` of every codable code, in codebook order."""
+        return self._codable
+
+    @property
+    def response_count(self) -> int:
+        return len(self._rid_of)
+
+    def response_ids(self) -> list[str]:
+        """Response ids in key order (natural order: ``r2`` before ``r10``)."""
+        return [self._id_of[rid] for rid in sorted(self._id_of)]
+
+    def response_key(self, response_id: str) -> int:
+        """The ``rid`` of a response.
+
+        Raises:
+            StudyError: no such response.
+        """
+        rid = self._rid_of.get(str(response_id))
+        if rid is None:
+            raise StudyError(f"no response with id {response_id!r} in this study", path=self._path)
+        return rid
+
+    def response_id(self, rid: int) -> str:
+        """The id of the response with key ``rid``."""
+        return self._id_of[rid]
+
+    def response_ids_by_key(self) -> Mapping[int, str]:
+        """``rid`` -> response id, for mapping a whole column at once."""
+        return self._id_of
+
+    def code_key(self, code_id: str) -> int:
+        """The ``cid`` of a codable code, by id or (case-insensitive) name.
+
+        Raises:
+            StudyError: no such code, or a category that only groups codes.
+        """
+        cid = self._cid_of.get(code_id)
+        if cid is None:
+            try:
+                cid = self._cid_of[self._codebook.code(code_id).id]
+            except (CodebookError, KeyError):
+                raise StudyError(
+                    f"no code {code_id!r} in the study's codebook {self._codebook.name!r}",
+                    path=self._path,
+                ) from None
+        if not self._code_of[cid].codable:
+            raise StudyError(
+                f"code {self._code_of[cid].name!r} is a category that only groups codes; "
+                "it cannot be decided",
+                path=self._path,
+            )
+        return cid
+
+    def code_at(self, cid: int) -> Code:
+        """The code with key ``cid``."""
+        return self._code_of[cid]
+
+    def codable_codes(self) -> tuple[Code, ...]:
+        """The codable codes, in codebook order."""
+        return tuple(self._code_of[cid] for cid in self._codable)
+
+
+class StudyView(Protocol):
+    """The read side of an open study, as queries and exporters use it."""
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def codebook(self) -> Codebook: ...
+
+    @property
+    def index(self) -> StudyIndex: ...
+
+    def snapshot(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        """A consistent read of several statements (nested calls share it)."""
+        ...
+
+    def config_row(self, config_id: int) -> ConfigRow: ...
+
+    def scored_count(self, config_id: int) -> int: ...
+
+    def pair_count(self) -> int: ...
+
+    def response_count(self) -> int: ...
+
+    @property
+    def codes(self) -> tuple[Code, ...]: ...
+
+    def active_config_id(self) -> int | None: ...
+
+    def meta(self) -> dict[str, str]: ...
+
+    def decision_count(self, *, coder: str | None = None) -> int: ...
+
+    def coders(self) -> list[str]: ...
