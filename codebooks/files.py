@@ -200,6 +200,12 @@ def _refuse(
         stat.S_ISREG(info.st_mode) or stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)
     ):
         raise error("is a device or socket, not a file; give a file name", path=given)
+    if stat.S_ISREG(info.st_mode) and is_sqlite(target):
+        raise error(
+            "is an SQLite database (a codecurve study?); refusing to overwrite it, "
+            "give another output name",
+            path=given,
+        )
     for other in protect:
         try:
             same = os.path.samefile(target, other)
@@ -211,12 +217,6 @@ def _refuse(
                 "give another output name",
                 path=given,
             )
-    if stat.S_ISREG(info.st_mode) and is_sqlite(target):
-        raise error(
-            "is an SQLite database (a codecurve study?); refusing to overwrite it, "
-            "give another output name",
-            path=given,
-        )
 
 
 def _remove_stale_temporaries(folder: Path) -> None:

@@ -12,6 +12,16 @@ locked. A second open in the same process is refused too (``flock`` belongs to t
 file, not the process). The lock file holds the holder's pid and host, for the message.
 It is removed on a clean close; the inode check in :meth:`StudyLock.acquire` keeps that
 removal from letting two holders in.
+
+Someone may delete ``STUDY.lock`` by hand while a writer runs; a second writer would
+then lock a new file of that name. So the holder also takes ``flock`` on the study file
+itself (on POSIX systems; SQLite's own locks are ``fcntl`` locks, which ``flock`` does
+not touch), and a second writer is refused by that lock whatever became of the lock
+file. The study file's descriptor is closed only on release, after the study's
+connection: closing another descriptor of the file would drop SQLite's ``fcntl`` locks.
+
+A folder the user may not write (a read-only file system) is a
+:class:`~study.errors.StudyError` saying the study can only be read there.
 """
 
 from __future__ import annotations
@@ -24,7 +34,7 @@ import sys
 from pathlib import Path
 from typing import IO
 
-from study.errors import StudyLockedError
+from study.errors import StudyError, StudyLockedError
 
 
 def lock_path(study_path: Path) -> Path:
@@ -38,6 +48,7 @@ class StudyLock:
         self.study_path = study_path
         self.path = lock_path(study_path)
         self._file: IO[bytes] | None = None
+        self._study_fd: int | None = None
 
     @property
     def held(self) -> bool:
@@ -46,7 +57,15 @@ class StudyLock:
     def acquire(self) -> None:
         """Take the lock or raise :class:`StudyLockedError` naming the holder."""
         for _ in range(20):
-            handle = open(self.path, "a+b")  # noqa: SIM115 - held open while the lock lives
+            try:
+                handle = open(self.path, "a+b")  # noqa: SIM115 - held open while the lock lives
+            except OSError as exc:
+                raise StudyError(
+                    f"cannot open the study for writing: its lock file {self.path.name} cannot "
+                    f"be created ({exc.strerror or exc}); commands that only read it (export, "
+                    "screen) still work",
+                    path=self.study_path,
+                ) from None
             try:
                 if not _try_lock(handle):
                     holder = _describe_holder(self.path)
@@ -65,6 +84,14 @@ class StudyLock:
                     _unlock(handle)
                     handle.close()
                     continue
+                if not self._lock_study_file():
+                    _unlock(handle)
+                    raise StudyLockedError(
+                        "the study is open for writing in another codecurve process (its "
+                        "lock file was removed meanwhile); close it there first (exports and "
+                        "other read-only commands still work)",
+                        path=self.study_path,
+                    )
                 handle.seek(0)
                 handle.truncate()
                 info = {"pid": os.getpid(), "host": socket.gethostname()}
@@ -78,7 +105,27 @@ class StudyLock:
                 raise
         raise StudyLockedError("could not take the study's lock file", path=self.study_path)
 
+    def _lock_study_file(self) -> bool:
+        """``flock`` the study file itself; False if another holder has it."""
+        if sys.platform == "win32":  # pragma: no cover - msvcrt locks would clash with SQLite's
+            return True
+        try:
+            fd = os.open(self.study_path, os.O_RDONLY)
+        except FileNotFoundError:
+            return True  # being created: the new file is linked into place under the lock
+        except OSError:
+            return True  # unreadable: opening it fails with its own message
+        if not _try_lock_fd(fd):
+            os.close(fd)
+            return False
+        self._study_fd = fd
+        return True
+
     def release(self) -> None:
+        study_fd, self._study_fd = self._study_fd, None
+        if study_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(study_fd)  # closing also releases its flock
         handle, self._file = self._file, None
         if handle is None:
             return
@@ -117,12 +164,18 @@ if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
         handle.seek(0)
         msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
 
+    def _try_lock_fd(fd: int) -> bool:
+        return True
+
 else:
     import fcntl
 
     def _try_lock(handle: IO[bytes]) -> bool:
+        return _try_lock_fd(handle.fileno())
+
+    def _try_lock_fd(fd: int) -> bool:
         try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return False
         return True

@@ -161,8 +161,10 @@ class Study(PairQueries):
                 conn.close()
             if lock is not None:
                 lock.release()
-            if isinstance(exc, sqlite3.DatabaseError):
+            if isinstance(exc, sqlite3.OperationalError):
                 raise StudyError(f"cannot open the study ({exc})", path=p) from None
+            if isinstance(exc, sqlite3.DatabaseError):
+                raise lifecycle.damaged(p, exc) from None
             raise
         return study
 
