@@ -3,16 +3,23 @@
 Public names (modules in brackets)::
 
     Study, ImportResult            the study file: create/open, decisions, undo, scores,
-                                   queue queries [store, queries, schema, locking]
+                                   queue queries [store; the work is done in lifecycle,
+                                   scores, decisions, queries]
+    StudyIndex, StudyView          ids <-> table keys, and the read face that queries and
+                                   exporters use (Study.index, Study.snapshot) [index]
     Response, ResponseTable,       responses from CSV/TSV/XLSX/JSONL/JSON/Parquet/TXT
     read_responses                 [responses]
     Decision, Event, ConfigRow,    values a study hands out [rows]
     PairRow
     StudyError, StudyLockedError,  errors [errors]
     ResponsesError
-    export_study, export_codebook  the coded dataset and the codebook [export]
+    export_study, export_codebook  the coded dataset and the codebook [export: frames
+                                   builds the tables, writers writes them]
     import_codes                   existing codes as a coder's decisions [code_import]
     score_study                    score the pending pairs into the study [score_run]
+
+Other modules: schema (tables, migrations), locking (one writer), checkpoint (WAL),
+codec (float curves as BLOBs, natural id order), stamps (time, version), screening.
 
 The last three load pandas (or the scoring engine) on first use, so that ``import study``
 stays light. Imports nothing of the UI and no torch.
@@ -23,6 +30,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from study.errors import ResponsesError, StudyError, StudyLockedError
+from study.index import StudyIndex, StudyView
 from study.responses import Response, ResponseTable, read_responses
 from study.rows import ConfigRow, Decision, Event, PairRow
 from study.store import ImportResult, Study
@@ -60,7 +68,9 @@ __all__ = [
     "ResponsesError",
     "Study",
     "StudyError",
+    "StudyIndex",
     "StudyLockedError",
+    "StudyView",
     "export_codebook",
     "export_study",
     "import_codes",

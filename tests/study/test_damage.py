@@ -155,3 +155,26 @@ def test_deleting_the_lock_file_does_not_let_a_second_writer_in(study: Study) ->
     study.close()
     with Study.open(study.path) as again:  # and once it is closed, the study opens
         assert again.decision_count() == 1
+
+
+def test_a_full_disk_while_coding_is_a_study_error_and_loses_nothing_saved(
+    tmp_path: Path, codebook: Codebook
+) -> None:
+    texts = {f"r{i}": f"response {i}" for i in range(300)}
+    study = Study.create(
+        tmp_path / "full.codecurve", responses=ResponseTable.from_texts(texts), codebook=codebook
+    )
+    with study.snapshot() as conn:  # the file may not grow: as good as a full disk
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {pages}")
+    saved = 0
+    with pytest.raises(StudyError, match=r"could not save the change.*full"):
+        for response_id in study.response_ids():
+            study.record(response_id, "pay", 3, coder="ann", note="x" * 200)
+            saved += 1
+    assert saved > 0
+    assert study.decision_count() == saved
+    study.close()
+    with Study.open(tmp_path / "full.codecurve", read_only=True) as again:
+        assert again.decision_count() == saved
+        assert again.check() == []
