@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from codebooks.model import Code, Codebook
 from study.errors import StudyError
 from study.index import StudyIndex
 from study.rows import Decision, Event
@@ -51,6 +54,45 @@ def check_coder(coder: str) -> str:
     if not isinstance(coder, str) or not coder.strip():
         raise StudyError("a decision needs a coder's name (--coder NAME)")
     return coder.strip()
+
+
+def check_value(codebook: Codebook, code: Code, value: Any) -> int:
+    """``value`` as a value of ``code``'s scale.
+
+    Raises:
+        StudyError: not an integer, or not on the scale.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise StudyError(f"a decision is a scale value (an integer), not {value!r}")
+    scale = codebook.scale_for(code)
+    if int(value) not in scale.values:
+        raise StudyError(
+            f"{int(value)} is not a value of scale {scale.name} {list(scale.values)} "
+            f"of code {code.name!r}"
+        )
+    return int(value)
+
+
+def resolve_items(
+    index: StudyIndex, codebook: Codebook, items: Sequence[tuple[str, str, int]]
+) -> list[tuple[int, int, int]]:
+    """``(response_id, code_id, value)`` items as ``(rid, cid, value)``, all checked.
+
+    Raises:
+        StudyError: an unknown pair or a value off its code's scale.
+    """
+    resolved = []
+    for response_id, code_id, value in items:
+        rid, cid = index.response_key(response_id), index.code_key(code_id)
+        code = index.code_at(cid)
+        scale = codebook.scale_for(code)
+        if value not in scale.values:
+            raise StudyError(
+                f"{value} is not a value of scale {scale.name} for code "
+                f"{code.name!r} (response {response_id!r})"
+            )
+        resolved.append((rid, cid, int(value)))
+    return resolved
 
 
 def pair_state(conn: sqlite3.Connection, rid: int, cid: int, coder: str) -> PairState:

@@ -142,6 +142,14 @@ def quick_check(conn: sqlite3.Connection, *, path: Path) -> None:
         raise damaged(path, "; ".join(rows))
 
 
+def integrity_problems(conn: sqlite3.Connection) -> list[str]:
+    """``PRAGMA integrity_check`` and foreign keys; an empty list when all is well."""
+    rows = [str(r[0]) for r in conn.execute("PRAGMA integrity_check")]
+    problems = [] if rows == ["ok"] else rows
+    problems += [f"foreign key: {tuple(r)}" for r in conn.execute("PRAGMA foreign_key_check")]
+    return problems
+
+
 def check_header(p: Path) -> None:
     """Refuse a missing file, a folder or a file that is not SQLite, with a clear message."""
     try:

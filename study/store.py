@@ -8,7 +8,8 @@ the face of the package; the work is done by modules cut by concern::
     study.index       response and code ids <-> table keys (Study.index)
     study.scores      scoring configurations and stored scores
     study.decisions   the event-sourced decision log
-    study.queries     the review queue, counts, progress, screening input
+    study.queries     the review queue and its counts
+    study.summaries   progress, screening input
     study.codec       float curves as BLOBs, natural id order
 
 Durability: every change (a decision, a note, an undo, an import, a batch of scores) is one
@@ -39,8 +40,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from codebooks.model import Code, Codebook
 from scoring.score import Pair, Score, ScoreConfig
 from study import decisions, lifecycle, schema
@@ -55,6 +54,7 @@ from study.queries import PairQueries
 from study.responses import Response, ResponseTable
 from study.rows import SOURCES, ConfigRow, Decision, Event
 from study.stamps import now, software_version
+from study.summaries import StudySummaries
 
 #: Suffix of a study file.
 SUFFIX = ".codecurve"
@@ -72,12 +72,12 @@ __all__ = [
 ]
 
 
-class Study(PairQueries):
+class Study(PairQueries, StudySummaries):
     """An open study. Use :meth:`create` or :meth:`open`; close it (or use ``with``).
 
     The queue's queries (:meth:`query_pairs`, :meth:`count_pairs`, :meth:`pair_position`,
-    :meth:`response_pairs`, :meth:`progress`, :meth:`annotated_pairs`) come from
-    :class:`study.queries.PairQueries`.
+    :meth:`response_pairs`) come from :class:`study.queries.PairQueries`, the summaries
+    (:meth:`progress`, :meth:`annotated_pairs`) from :class:`study.summaries.StudySummaries`.
     """
 
     def __init__(self, path: Path, conn: sqlite3.Connection, lock: StudyLock | None) -> None:
@@ -220,12 +220,7 @@ class Study(PairQueries):
     def check(self) -> list[str]:
         """``PRAGMA integrity_check`` and foreign keys; an empty list when all is well."""
         with self._query() as conn:
-            rows = [str(r[0]) for r in conn.execute("PRAGMA integrity_check")]
-            problems = [] if rows == ["ok"] else rows
-            problems += [
-                f"foreign key: {tuple(r)}" for r in conn.execute("PRAGMA foreign_key_check")
-            ]
-            return problems
+            return lifecycle.integrity_problems(conn)
 
     def quick_check(self) -> None:
         """SQLite's quick check of every page (a second or so for a large study).
@@ -401,16 +396,7 @@ class Study(PairQueries):
             StudyError: unknown pair, a value off the scale, a bad source, read-only.
         """
         rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
-        code = self._index.code_at(cid)
-        scale = self._codebook.scale_for(code)
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise StudyError(f"a decision is a scale value (an integer), not {value!r}")
-        value = int(value)
-        if value not in scale.values:
-            raise StudyError(
-                f"{value} is not a value of scale {scale.name} {list(scale.values)} "
-                f"of code {code.name!r}"
-            )
+        value = decisions.check_value(self._codebook, self._index.code_at(cid), value)
         if source not in SOURCES:
             raise StudyError(f"source must be one of {', '.join(SOURCES)}, not {source!r}")
         coder = check_coder(coder)
@@ -529,17 +515,7 @@ class Study(PairQueries):
             StudyError: unknown pairs, values off the scale, conflicts; nothing is stored.
         """
         coder = check_coder(coder)
-        resolved = []
-        for response_id, code_id, value in items:
-            rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
-            code = self._index.code_at(cid)
-            scale = self._codebook.scale_for(code)
-            if value not in scale.values:
-                raise StudyError(
-                    f"{value} is not a value of scale {scale.name} for code "
-                    f"{code.name!r} (response {response_id!r})"
-                )
-            resolved.append((rid, cid, int(value)))
+        resolved = decisions.resolve_items(self._index, self._codebook, items)
         blob = json.dumps(detail, ensure_ascii=False) if detail else None
         with self._write() as conn:
             return decisions.import_resolved(
