@@ -98,6 +98,11 @@ class Study(PairQueries, StudySummaries):
         self._token_sets: dict[str, int] = {}
         self._config_rows: dict[int, ConfigRow] = {}
         self._checkpointer: WalCheckpointer | None = None
+        if lock is not None and schema.journal_mode(conn) == "wal":
+            # The writer checkpoints in the background (see study.schema.configure).
+            conn.execute("PRAGMA wal_autocheckpoint = 0")
+            self._checkpointer = WalCheckpointer(path)
+            self._checkpointer.start()
         self._active: int | None = None
 
     # --- lifecycle -------------------------------------------------------------------
@@ -152,10 +157,6 @@ class Study(PairQueries, StudySummaries):
         try:
             conn = lifecycle.connect(p, read_only=read_only, durability=durability)
             study = cls(p, conn, lock)
-            if not read_only and schema.journal_mode(conn) == "wal":
-                conn.execute("PRAGMA wal_autocheckpoint = 0")
-                study._checkpointer = WalCheckpointer(p)
-                study._checkpointer.start()
         except BaseException as exc:
             if conn is not None:
                 conn.close()
