@@ -19,6 +19,7 @@ import pandas as pd
 from codebooks.files import write_file
 from study.errors import StudyError
 
+#: Export format of each file suffix.
 FORMATS = {
     ".csv": "csv",
     ".xlsx": "xlsx",
@@ -27,6 +28,7 @@ FORMATS = {
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
 }
+
 #: First characters that make a spreadsheet evaluate a cell.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
