@@ -1,6 +1,6 @@
 """Import existing decisions (a coder's codes) from a file keyed by response id.
 
-The file is any format :func:`study.responses.read_frame` reads (CSV, TSV, XLSX, JSONL,
+The file is any format :func:`study.tables.read_table` reads (CSV, TSV, XLSX, JSONL,
 JSON, Parquet), with an id column (given or detected as for responses) and one of two
 layouts:
 
@@ -16,9 +16,18 @@ message, never silently dropped.
 highest value of its scale (applies), every other codable code the lowest (does not
 apply); a blank cell means the response was not coded.
 
-Unknown response ids and unknown code names are errors naming them and their rows
-(``skip_unknown`` imports the rest and lists what was skipped). The import is one
-transaction: all decisions or none. Decisions are stored as the coder's (source
+Unknown response ids, and unknown code names in a codes list, are errors naming them and
+their rows (``skip_unknown`` imports the rest and lists what was skipped). A column is
+different: a file keyed by response id often carries the text and other columns beside
+the codes (an exported wide sheet does), so a column that names no code is ignored and
+listed in a message, with the code it may be a misspelling of.
+
+Ids and code names read back as written by the exporter: the ``'`` it puts before a text
+beginning with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (formula safety) is
+taken back (:func:`study.cells.unguard_formula`). Wholly empty rows are skipped and
+counted (:attr:`CodesFile.skipped_empty_rows`).
+
+The import is one transaction: all decisions or none. Decisions are stored as the coder's (source
 ``human``); a pair the coder already decided differently is a conflict refused unless
 ``replace``.
 """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -134,7 +135,7 @@ GUARDED_IDS = ("@alice", "=1+2", "-x", "+y", "plain", "-3", "'quoted")
 
 
 @pytest.fixture
-def guarded(tmp_path: Path) -> Study:
+def guarded(tmp_path: Path) -> Iterator[Study]:
     codebook = Codebook(
         name="Guarded",
         codes=(Code("sum", "=Sum"), Code("minus", "-Minus"), Code("team", "Team")),
