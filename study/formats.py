@@ -11,6 +11,7 @@ an empty cell is missing: pandas' default "NA strings" (``NA``, ``N/A``, ``None`
 from __future__ import annotations
 
 import codecs
+import contextlib
 import io
 import json
 import re
@@ -46,6 +47,7 @@ def text_codec(raw: bytes, *, path: Path, encoding: str | None) -> str:
     if encoding is not None:
         try:
             codecs.lookup(encoding)
+            _probe(encoding)
         except LookupError:
             raise ResponsesError(
                 f"unknown encoding {encoding!r}; try utf-8, cp1252 or latin-1", path=path
@@ -56,10 +58,19 @@ def text_codec(raw: bytes, *, path: Path, encoding: str | None) -> str:
     return "utf-8-sig"
 
 
+def _probe(encoding: str) -> None:
+    """Raise LookupError for a codec that is no text encoding (``hex``, ``rot13``, ``zlib``)."""
+    # bytes.decode refuses such codecs; an empty input would return before asking.
+    with contextlib.suppress(UnicodeError, ValueError):
+        b"\x00\x00\x00\x00".decode(encoding)
+
+
 def decoding_error(
-    raw: bytes, exc: UnicodeDecodeError, *, path: Path, encoding: str | None
+    raw: bytes, exc: UnicodeError, *, path: Path, encoding: str | None
 ) -> ResponsesError:
     """The error for bytes of ``raw`` that are not text in the encoding chosen for it."""
+    if not isinstance(exc, UnicodeDecodeError):  # codecs such as punycode raise others
+        return ResponsesError(f"not {encoding} text ({first_line(exc)})", path=path)
     line = raw.count(b"\n", 0, exc.start) + 1
     place = f"byte {exc.start}, line {line}"
     if encoding is not None:
@@ -82,7 +93,7 @@ def decode_text(raw: bytes, *, path: Path, encoding: str | None) -> str:
     codec = text_codec(raw, path=path, encoding=encoding)
     try:
         return raw.decode(codec)
-    except UnicodeDecodeError as exc:
+    except UnicodeError as exc:
         raise decoding_error(raw, exc, path=path, encoding=encoding) from None
 
 

@@ -190,7 +190,7 @@ def sniff(path: Path, *, kind: str, encoding: str | None) -> None:
     decoder = codecs.getincrementaldecoder(codec)()
     try:
         start = decoder.decode(head, final=size <= len(head))
-    except UnicodeDecodeError as exc:
+    except UnicodeError as exc:
         raise decoding_error(head, exc, path=path, encoding=encoding) from None
     if "\x00" in start:
         raise ResponsesError(NUL_MESSAGE, path=path)

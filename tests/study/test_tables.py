@@ -246,3 +246,18 @@ def test_a_multibyte_character_across_the_sniffed_bytes_is_fine(tmp_path: Path) 
     path = tmp_path / "m.csv"
     path.write_text(f"id,text\na,{filler}é and more\n", encoding="utf-8")
     assert read_responses(path).texts == [f"{filler}é and more"]
+
+
+@pytest.mark.parametrize("encoding", ["hex", "rot13", "base64", "zlib", "uu", "klingon"])
+def test_a_codec_that_is_no_text_encoding_is_unknown(tmp_path: Path, encoding: str) -> None:
+    path = tmp_path / "e.csv"
+    path.write_text("id,text\na,b\n", encoding="utf-8")
+    with pytest.raises(ResponsesError, match=f"unknown encoding '{encoding}'"):
+        read_responses(path, encoding=encoding)
+
+
+def test_a_decoder_failing_in_its_own_way_is_an_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "e.csv"
+    path.write_text("id,text\na,b\n", encoding="utf-8")
+    with pytest.raises(ResponsesError, match="not punycode text"):
+        read_responses(path, encoding="punycode")
