@@ -34,6 +34,7 @@ The import is one transaction: all decisions or none. Decisions are stored as th
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from difflib import get_close_matches
@@ -48,6 +49,8 @@ from study.tables import read_table
 
 if TYPE_CHECKING:
     from study.store import Study
+
+log = logging.getLogger(__name__)
 
 #: Normalised names of a list layout's column.
 LIST_NAMES = ("codes", "code", "labels", "label", "categories", "category", "themes", "tags")
@@ -164,6 +167,7 @@ def read_codes(
             f"skipped {len(table.empty_rows)} empty row(s) "
             f"({format_places(table.empty_rows, place)})"
         )
+        log.info("%s: %s", p, messages[-1])
     matrix: dict[str, Code] = {}
     for column in columns:
         named = _lookup(by_key, column) if column != id_col else None
