@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from study.cells import cell_text
+from study.cells import cell_text, is_blank
 from study.errors import ResponsesError
 
 if TYPE_CHECKING:
@@ -107,13 +107,19 @@ def first_line(exc: BaseException) -> str:
 
 
 def checked_columns(
-    labels: Sequence[str], columns: Sequence[Sequence[Any]], *, path: Path, mangled: bool
+    labels: Sequence[str],
+    columns: Sequence[Sequence[Any]],
+    *,
+    path: Path,
+    mangled: bool,
+    header_row: int = 1,
 ) -> list[int]:
     """The positions of the columns to keep, given the header's labels and each column's cells.
 
     An unnamed column is dropped when it is empty (a trailing separator) and refused
     otherwise; a name used twice is refused. ``mangled``: the labels come from pandas,
     which names an unnamed column ``Unnamed: 3`` and a repeated ``a`` ``a.1``.
+    ``header_row``: the header's row number, for errors.
 
     Raises:
         ResponsesError: an unnamed column with values, a repeated name, no names at all.
@@ -127,7 +133,7 @@ def checked_columns(
             raise ResponsesError(
                 f"column {i + 1} has no name; the first row must be a header naming every column",
                 path=path,
-                where="row 1",
+                where=f"row {header_row}",
             )
         name = label
         base, dot, suffix = label.rpartition(".")
@@ -137,12 +143,12 @@ def checked_columns(
             raise ResponsesError(
                 f"the header names column {name!r} twice; names must be unique",
                 path=path,
-                where="row 1",
+                where=f"row {header_row}",
             )
         seen.add(name)
         keep.append(i)
     if not keep:
-        raise ResponsesError("the header names no columns", path=path, where="row 1")
+        raise ResponsesError("the header names no columns", path=path, where=f"row {header_row}")
     return keep
 
 
@@ -194,7 +200,11 @@ def parse_delimited(text: str, *, sep: str, path: Path) -> pd.DataFrame:
         raise ResponsesError(f"malformed {name} file: {first_line(exc)}", path=path) from None
     labels = [str(c) for c in frame.columns]
     keep = checked_columns(
-        labels, [frame.iloc[:, i].tolist() for i in range(len(labels))], path=path, mangled=True
+        labels,
+        [frame.iloc[:, i].tolist() for i in range(len(labels))],
+        path=path,
+        mangled=True,
+        header_row=offset + 1,
     )
     frame = frame.iloc[:, keep]
     frame.attrs["numbers"] = [offset + i + 2 for i in range(len(frame))]
@@ -329,16 +339,22 @@ def parse_xlsx(raw: bytes, *, path: Path, sheet: str | int | None) -> pd.DataFra
     width = max((len(r) for r in rows), default=0)
     if width == 0:
         raise ResponsesError("the sheet is empty", path=path)
-    rows = [r + [None] * (width - len(r)) for r in rows]
+    # The header is the first row with a value, as for CSV (rows above it: none).
+    offset = next((i for i, r in enumerate(rows) if not all(is_blank(v) for v in r)), None)
+    if offset is None:
+        raise ResponsesError("the sheet is empty", path=path)
+    rows = [r + [None] * (width - len(r)) for r in rows[offset:]]
     labels = ["" if v is None else (cell_text(v) or "") for v in rows[0]]
     data = [[_xlsx_cell(v) for v in r] for r in rows[1:]]
     columns = [[r[j] for r in data] for j in range(width)]
-    keep = checked_columns(labels, columns, path=path, mangled=False)
-    return pd.DataFrame(
+    keep = checked_columns(labels, columns, path=path, mangled=False, header_row=offset + 1)
+    frame = pd.DataFrame(
         {labels[j]: pd.Series(columns[j], dtype=object) for j in keep},
         columns=[labels[j] for j in keep],
         dtype=object,
     )
+    frame.attrs["numbers"] = [offset + i + 2 for i in range(len(frame))]
+    return frame
 
 
 def _sheet_index(names: list[str], sheet: str | int | None, *, path: Path) -> int:

@@ -261,3 +261,32 @@ def test_a_decoder_failing_in_its_own_way_is_an_input_error(tmp_path: Path) -> N
     path.write_text("id,text\na,b\n", encoding="utf-8")
     with pytest.raises(ResponsesError, match="not punycode text"):
         read_responses(path, encoding="punycode")
+
+
+def test_empty_rows_above_the_header_are_no_rows(tmp_path: Path) -> None:
+    book = Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append([None, None])
+    sheet.append(["  ", None])
+    sheet.append(["id", "text"])
+    sheet.append(["a", "x"])
+    sheet.append([None, "no id"])
+    book.save(tmp_path / "h.xlsx")
+    with pytest.raises(ResponsesError, match=r"\(row 5\).*blank id"):
+        read_responses(tmp_path / "h.xlsx")
+    sheet.delete_rows(5)
+    book.save(tmp_path / "h.xlsx")
+    table = read_table(tmp_path / "h.xlsx")
+    assert (table.numbers, table.empty_rows) == ((4,), ())
+    sheet.delete_rows(3, 2)
+    book.save(tmp_path / "h.xlsx")
+    with pytest.raises(ResponsesError, match="the sheet is empty"):
+        read_responses(tmp_path / "h.xlsx")
+
+
+def test_a_header_below_blank_lines_is_named_by_its_row(tmp_path: Path) -> None:
+    path = tmp_path / "h.csv"
+    path.write_text("\n\nid,id,text\n1,2,a\n", encoding="utf-8")
+    with pytest.raises(ResponsesError, match=r"\(row 3\).*'id' twice"):
+        read_responses(path)
