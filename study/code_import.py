@@ -1,6 +1,6 @@
 """Import existing decisions (a coder's codes) from a file keyed by response id.
 
-The file is any format :func:`study.responses.read_frame` reads (CSV, TSV, XLSX, JSONL,
+The file is any format :func:`study.tables.read_table` reads (CSV, TSV, XLSX, JSONL,
 JSON, Parquet), with an id column (given or detected as for responses) and one of two
 layouts:
 
@@ -16,33 +16,47 @@ message, never silently dropped.
 highest value of its scale (applies), every other codable code the lowest (does not
 apply); a blank cell means the response was not coded.
 
-Unknown response ids and unknown code names are errors naming them and their rows
-(``skip_unknown`` imports the rest and lists what was skipped). The import is one
-transaction: all decisions or none. Decisions are stored as the coder's (source
+Unknown response ids, and unknown code names in a codes list, are errors naming them and
+their rows (``skip_unknown`` imports the rest and lists what was skipped). A column is
+different: a file keyed by response id often carries the text and other columns beside
+the codes (an exported wide sheet does), so a column that names no code is ignored and
+listed in a message, with the code it may be a misspelling of.
+
+Ids and code names read back as written by the exporter: the ``'`` it puts before a text
+beginning with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (formula safety) is
+taken back (:func:`study.cells.unguard_formula`). Wholly empty rows are skipped and
+counted (:attr:`CodesFile.skipped_empty_rows`).
+
+The import is one transaction: all decisions or none. Decisions are stored as the coder's (source
 ``human``); a pair the coder already decided differently is a conflict refused unless
 ``replace``.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
+from difflib import get_close_matches
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from codebooks.model import Code, Codebook, Scale
+from study.cells import cell_text, unguard_formula
+from study.columns import ID_NAMES, MAX_LISTED, detect_column, format_places, pick_column
 from study.errors import ResponsesError
-from study.responses import ID_NAMES, _as_text, _detect, _pick_column, _places, read_frame
+from study.tables import read_table
 
 if TYPE_CHECKING:
     from study.store import Study
+
+log = logging.getLogger(__name__)
 
 #: Normalised names of a list layout's column.
 LIST_NAMES = ("codes", "code", "labels", "label", "categories", "category", "themes", "tags")
 
 _TRUE = {"yes", "y", "true", "x", "applies"}
 _FALSE = {"no", "n", "false", "does not apply"}
-_MAX_LISTED = 5
 
 
 @dataclass(frozen=True)
@@ -54,7 +68,9 @@ class CodesFile:
         layout: ``matrix`` or ``list``.
         items: ``(response_id, code_id, value)`` in file order.
         responses: Rows that carried at least one decision.
-        messages: What was done (ignored columns, flags, blanks, skipped unknowns).
+        messages: What was done (ignored columns, flags, blanks, skipped unknowns,
+            skipped empty rows), for the user to read.
+        skipped_empty_rows: How many wholly empty rows were left out.
     """
 
     path: Path
@@ -62,6 +78,7 @@ class CodesFile:
     items: tuple[tuple[str, str, int], ...]
     responses: int
     messages: tuple[str, ...]
+    skipped_empty_rows: int = 0
 
 
 @dataclass(frozen=True)
@@ -103,11 +120,14 @@ def read_codes(
         ResponsesError: naming the file and the place of the first problem.
     """
     p = Path(path)
-    frame, numbers, place = read_frame(p, encoding=encoding, sheet=sheet)
+    if not separator:
+        raise ResponsesError("the separator of a codes list cannot be empty (--separator)", path=p)
+    table = read_table(p, encoding=encoding, sheet=sheet)
+    frame, numbers, place = table.frame, list(table.numbers), table.place
     columns = [str(c) for c in frame.columns]
-    id_col = _pick_column(columns, id_column, what="id", flag="--id-column", path=p)
+    id_col = pick_column(columns, id_column, what="id", flag="--id-column", path=p)
     if id_col is None:
-        id_col = _detect(columns, ID_NAMES, exclude=None)
+        id_col = detect_column(columns, ID_NAMES, exclude=None)
     if id_col is None:
         raise ResponsesError(
             "found no response id column; name it with --id-column (columns are: "
@@ -124,11 +144,11 @@ def read_codes(
         key.strip().casefold(): c for c in codebook.codes if not c.codable for key in (c.name, c.id)
     }
 
-    ids: list[str | None] = [_clean(_as_text(v)) for v in frame[id_col].tolist()]
+    ids = _response_ids(frame[id_col].tolist(), numbers, known_ids, column=id_col, place=place)
     blank = [n for n, v in zip(numbers, ids, strict=True) if v is None]
     if blank:
         raise ResponsesError(
-            f"blank response id in column {id_col!r}", path=p, where=_places(blank, place)
+            f"blank response id in column {id_col!r}", path=p, where=format_places(blank, place)
         )
     seen: dict[str, int] = {}
     for n, rid in zip(numbers, ids, strict=True):
@@ -142,18 +162,24 @@ def read_codes(
         seen[rid] = n
 
     messages: list[str] = []
-    matrix = {
-        c: by_key[c.strip().casefold()]
-        for c in columns
-        if c != id_col and c.strip().casefold() in by_key
-    }
+    if table.empty_rows:
+        messages.append(
+            f"skipped {len(table.empty_rows)} empty row(s) "
+            f"({format_places(table.empty_rows, place)})"
+        )
+        log.info("%s: %s", p, messages[-1])
+    matrix: dict[str, Code] = {}
+    for column in columns:
+        named = _lookup(by_key, column) if column != id_col else None
+        if named is not None:
+            matrix[column] = named
     if codes_column is not None:
-        list_col = _pick_column(columns, codes_column, what="codes", flag="--codes-column", path=p)
+        list_col = pick_column(columns, codes_column, what="codes", flag="--codes-column", path=p)
         matrix = {}
     elif matrix:
         list_col = None
     else:
-        list_col = _detect(columns, LIST_NAMES, exclude=id_col)
+        list_col = detect_column(columns, LIST_NAMES, exclude=id_col)
         if list_col is None:
             raise ResponsesError(
                 "found no code columns: name columns after codes (one per code, e.g. "
@@ -175,16 +201,16 @@ def read_codes(
         blank_rows = 0
         for n, rid, cell in zip(numbers, ids, frame[list_col].tolist(), strict=True):
             assert rid is not None
-            text = _clean(_as_text(cell))
+            text = _clean(cell_text(cell))
             if text is None:
                 blank_rows += 1
                 continue
             names = [part.strip() for part in text.split(separator) if part.strip()]
             listed: dict[str, Code] = {}
             for name in names:
-                found = by_key.get(name.casefold())
+                found = _lookup(by_key, name)
                 if found is None:
-                    category = categories.get(name.casefold())
+                    category = _lookup(categories, name)
                     if category is not None:
                         raise ResponsesError(
                             f"{category.name!r} is a category that only groups codes; it "
@@ -209,8 +235,12 @@ def read_codes(
         layout = "matrix"
         ignored = [c for c in columns if c != id_col and c not in matrix]
         if ignored:
-            messages.append(f"columns that name no code were ignored: {_names(ignored)}")
-        cells = {c: [_clean(_as_text(v)) for v in frame[c].tolist()] for c in matrix}
+            unmatched = [c.name for c in codable if c not in matrix.values()]
+            messages.append(
+                f"columns that name no code were ignored: {_names(ignored)}"
+                + _close_hints(ignored, unmatched)
+            )
+        cells = {c: [_clean(cell_text(v)) for v in frame[c].tolist()] for c in matrix}
         flags = _all_flags(cells)
         flagged = []
         for column, code in matrix.items():
@@ -242,12 +272,12 @@ def read_codes(
         coded_rows = len({rid for rid, _, _ in items})
     if unknown_codes:
         shown = "; ".join(
-            f"{name!r} ({_places(rows, place)})"
-            for name, rows in list(unknown_codes.items())[:_MAX_LISTED]
+            f"{name!r} ({format_places(rows, place)})"
+            for name, rows in list(unknown_codes.items())[:MAX_LISTED]
         )
         more = (
-            f" and {len(unknown_codes) - _MAX_LISTED} more"
-            if len(unknown_codes) > _MAX_LISTED
+            f" and {len(unknown_codes) - MAX_LISTED} more"
+            if len(unknown_codes) > MAX_LISTED
             else ""
         )
         text = f"{len(unknown_codes)} unknown code name(s): {shown}{more}"
@@ -258,11 +288,9 @@ def read_codes(
         messages.append(f"skipped {text}")
     if unknown_ids:
         shown = ", ".join(
-            f"{rid!r} ({place} {n})" for rid, n in list(unknown_ids.items())[:_MAX_LISTED]
+            f"{rid!r} ({place} {n})" for rid, n in list(unknown_ids.items())[:MAX_LISTED]
         )
-        more = (
-            f" and {len(unknown_ids) - _MAX_LISTED} more" if len(unknown_ids) > _MAX_LISTED else ""
-        )
+        more = f" and {len(unknown_ids) - MAX_LISTED} more" if len(unknown_ids) > MAX_LISTED else ""
         text = f"{len(unknown_ids)} response id(s) not in the study: {shown}{more}"
         if not skip_unknown:
             raise ResponsesError(
@@ -272,7 +300,12 @@ def read_codes(
     if not items:
         raise ResponsesError("the file holds no decisions to import", path=p)
     return CodesFile(
-        path=p, layout=layout, items=tuple(items), responses=coded_rows, messages=tuple(messages)
+        path=p,
+        layout=layout,
+        items=tuple(items),
+        responses=coded_rows,
+        messages=tuple(messages),
+        skipped_empty_rows=len(table.empty_rows),
     )
 
 
@@ -324,6 +357,49 @@ def _clean(text: str | None) -> str | None:
     return text or None
 
 
+def _response_ids(
+    values: list[object],
+    numbers: list[int],
+    known_ids: set[str] | None,
+    *,
+    column: str,
+    place: str,
+) -> list[str | None]:
+    """A column's cells as response ids, with the exporter's formula guard taken back.
+
+    ``'@alice`` is ``@alice`` when the study knows ``@alice`` and not ``'@alice`` (or, with
+    no study to ask, always).
+    """
+    ids: list[str | None] = []
+    for value in values:
+        rid = _clean(cell_text(value))
+        if rid is not None and (known_ids is None or rid not in known_ids):
+            bare = unguard_formula(rid)
+            if known_ids is None or bare in known_ids:
+                rid = bare
+        ids.append(rid)
+    return ids
+
+
+def _lookup(by_key: dict[str, Code], name: str) -> Code | None:
+    """The code named ``name`` (any case), also behind the exporter's formula guard."""
+    key = name.strip().casefold()
+    found = by_key.get(key)
+    if found is None:
+        found = by_key.get(unguard_formula(name.strip()).casefold())
+    return found
+
+
+def _close_hints(ignored: list[str], names: list[str]) -> str:
+    """``(did you mean 'Workload' for 'Workloa'?)`` for ignored columns close to a code name."""
+    hints = []
+    for column in ignored:
+        close = get_close_matches(column, names, n=1, cutoff=0.8)
+        if close:
+            hints.append(f"{close[0]!r} for {column!r}")
+    return f" (did you mean {', '.join(hints[:3])}?)" if hints else ""
+
+
 def _names(names: list[str]) -> str:
     shown = ", ".join(repr(n) for n in names[:8])
     return shown + (f" and {len(names) - 8} more" if len(names) > 8 else "")
@@ -343,6 +419,14 @@ def _all_flags(cells: dict[str, list[str | None]]) -> bool:
 
 
 def _value(text: str, scale: Scale, *, as_flags: bool) -> int | None:
+    value = _plain_value(text, scale, as_flags=as_flags)
+    bare = unguard_formula(text)
+    if value is None and bare != text:
+        value = _plain_value(bare, scale, as_flags=as_flags)
+    return value
+
+
+def _plain_value(text: str, scale: Scale, *, as_flags: bool) -> int | None:
     folded = text.casefold()
     if _INTEGER.match(text):
         number = int(float(text))

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from codebooks.model import Codebook
+from codebooks.model import BINARY, Code, Codebook
 from study import ResponsesError, ResponseTable, Study, StudyError, read_responses
+from study.cells import FORMULA_STARTS, unguard_formula
 from study.code_import import import_codes, read_codes
-from study.export import wide_frame
+from study.export import FORMULA_STARTS as EXPORT_FORMULA_STARTS
+from study.export import export_study, neutralise, wide_frame
 
 from .conftest import NHS_RESPONSES, nhs_codebook
 
@@ -122,3 +127,111 @@ def test_read_codes_without_a_study(codebook: Codebook, tmp_path: Path) -> None:
 def test_response_table_validation() -> None:
     with pytest.raises(ResponsesError, match="used twice"):
         ResponseTable.from_texts([("a", "x"), ("a", "y")])
+
+
+# --- the exporter's formula guard, empty rows, the separator, unknown columns -----------------
+
+GUARDED_IDS = ("@alice", "=1+2", "-x", "+y", "plain", "-3", "'quoted")
+
+
+@pytest.fixture
+def guarded(tmp_path: Path) -> Iterator[Study]:
+    codebook = Codebook(
+        name="Guarded",
+        codes=(Code("sum", "=Sum"), Code("minus", "-Minus"), Code("team", "Team")),
+        scale=BINARY,
+    )
+    responses = ResponseTable.from_texts({rid: f"text of {rid}" for rid in GUARDED_IDS})
+    s = Study.create(tmp_path / "g.codecurve", responses=responses, codebook=codebook)
+    yield s
+    s.close()
+
+
+def _decide_all(study: Study) -> dict[tuple[str, str], int]:
+    expected = {}
+    for i, rid in enumerate(GUARDED_IDS):
+        for j, code in enumerate(("sum", "minus", "team")):
+            value = (i + j) % 2
+            study.record(rid, code, value, coder="ann")
+            expected[(rid, code)] = value
+    return expected
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".xlsx"])
+def test_an_exported_sheet_imports_back(guarded: Study, tmp_path: Path, suffix: str) -> None:
+    expected = _decide_all(guarded)
+    path = export_study(guarded, tmp_path / f"wide{suffix}", layout="wide", coder="ann")
+    raw = pd.read_csv(path, dtype=str) if suffix == ".csv" else pd.read_excel(path, dtype=str)
+    assert "'@alice" in set(raw["response_id"])  # the guard is there, in the file
+    assert "'=Sum" in raw.columns
+    report = import_codes(guarded, path, coder="bob")
+    assert report.added == len(expected)
+    got = {
+        (rid, code): guarded.decision(rid, code, coder="bob").value  # type: ignore[union-attr]
+        for rid, code in expected
+    }
+    assert got == expected
+
+
+def test_guarded_names_in_a_codes_list(guarded: Study, tmp_path: Path) -> None:
+    path = write(tmp_path, "l.csv", "id,codes\n'@alice,'-Minus; Team\n'=1+2,'=Sum\n")
+    codes = read_codes(path, guarded.codebook, known_ids=set(guarded.response_ids()))
+    assert {(r, c) for r, c, v in codes.items if v == 1} == {
+        ("@alice", "minus"),
+        ("@alice", "team"),
+        ("=1+2", "sum"),
+    }
+
+
+def test_a_guard_is_only_taken_back_when_it_is_one(guarded: Study, tmp_path: Path) -> None:
+    # "'quoted" is a real id, "'-3" guards nothing (numbers are never guarded), and
+    # "'@bob" is unknown either way: it is named as written.
+    path = write(tmp_path, "q.csv", "id,Team\n'quoted,1\n")
+    assert read_codes(path, guarded.codebook, known_ids={"'quoted", "quoted"}).items == (
+        ("'quoted", "team", 1),
+    )
+    path = write(tmp_path, "n.csv", "id,Team\n'-3,1\n")
+    with pytest.raises(ResponsesError, match=r"not in the study: \"'-3\""):
+        read_codes(path, guarded.codebook, known_ids=set(guarded.response_ids()))
+    path = write(tmp_path, "b.csv", "id,Team\n'@bob,1\n")
+    with pytest.raises(ResponsesError, match=r"not in the study: \"'@bob\""):
+        read_codes(path, guarded.codebook, known_ids=set(guarded.response_ids()))
+    # Without a study to ask, the exporter's guard is taken back by its rule.
+    path = write(tmp_path, "a.csv", "id,Team\n'@alice,1\n'-3,0\n")
+    assert [rid for rid, _, _ in read_codes(path, guarded.codebook).items] == ["@alice", "'-3"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=8))
+def test_unguard_undoes_the_exporters_guard(text: str) -> None:
+    assert unguard_formula(neutralise(text)) == text
+
+
+def test_the_guards_first_characters_match_the_exporters() -> None:
+    assert FORMULA_STARTS == EXPORT_FORMULA_STARTS
+
+
+def test_empty_rows_in_a_codes_file_are_skipped_and_counted(study: Study, tmp_path: Path) -> None:
+    path = write(tmp_path, "e.csv", "id,Pay\nr1,5\n,\n\nr2,3\n")
+    report = import_codes(study, path, coder="ann")
+    assert report.added == 2
+    assert report.codes_file.skipped_empty_rows == 2
+    assert "skipped 2 empty row(s) (rows 3, 4)" in report.codes_file.messages
+
+
+def test_an_empty_separator_is_an_input_error(study: Study, tmp_path: Path) -> None:
+    path = write(tmp_path, "l.csv", "id,codes\nr1,Pay\n")
+    with pytest.raises(ResponsesError, match="separator"):
+        import_codes(study, path, coder="ann", separator="")
+    assert study.decision_count() == 0
+
+
+def test_an_unknown_column_is_listed_with_the_code_it_may_mean(
+    study: Study, tmp_path: Path
+) -> None:
+    path = write(tmp_path, "m.csv", "id,Pay,Workloa,notes\nr1,5,2,x\n")
+    report = import_codes(study, path, coder="ann")
+    assert report.added == 1  # the unknown columns are ignored, not imported
+    (message,) = [m for m in report.codes_file.messages if "name no code" in m]
+    assert "'Workloa', 'notes'" in message
+    assert "did you mean 'Workload' for 'Workloa'?" in message

@@ -299,3 +299,29 @@ def test_csv_round_trip_of_any_text(tmp_path: Path, texts: list[str]) -> None:
     assert {r.id: r.text.replace("\r", "") for r in table} == {
         k: v.replace("\r", "") for k, v in kept.items()
     }
+
+
+def test_names_others_import_stay_importable_from_responses() -> None:
+    from study import responses
+
+    for name in (
+        "ID_NAMES",
+        "LONG_TEXT_CHARS",
+        "SUFFIXES",
+        "TEXT_NAMES",
+        "Response",
+        "ResponseTable",
+        "decode_text",
+        "read_frame",
+        "read_responses",
+    ):
+        assert hasattr(responses, name), name
+    assert set(responses.__all__) <= set(dir(responses))
+
+
+def test_read_frame_keeps_its_shape(tmp_path: Path) -> None:
+    from study.responses import read_frame
+
+    frame, numbers, place = read_frame(write(tmp_path, "f.csv", "id,text\na,x\n,\nb,y\n"))
+    assert list(frame.columns) == ["id", "text"]
+    assert (numbers, place) == ([2, 4], "row")
