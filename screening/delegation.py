@@ -35,7 +35,7 @@ Malformed input raises ValueError naming the argument (see :mod:`screening.error
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -47,16 +47,19 @@ from screening.tiers import Tier
 from screening.validation import BoolArray, as_bool_1d, as_float_1d, same_length
 
 __all__ = [
+    "AuditOutlook",
     "Delegation",
     "DelegationSplit",
     "ThresholdTest",
     "audit_needed",
+    "audit_outlook",
     "binomial_p_value",
     "certify_delegation",
     "clopper_pearson_upper",
     "delegation_mask",
     "min_audit_pairs",
     "split_population",
+    "worst_case_delegated_error",
 ]
 
 #: Projection used by :func:`audit_needed`.
@@ -302,17 +305,7 @@ class Delegation:
             "min_pairs": self.min_pairs,
             "tier": self.tier,
             "reason": self.reason,
-            "tests": [
-                {
-                    "threshold": t.threshold,
-                    "n": t.n,
-                    "errors": t.errors,
-                    "p_value": t.p_value,
-                    "upper_bound": t.upper_bound,
-                    "rejected": t.rejected,
-                }
-                for t in self.tests
-            ],
+            "tests": [asdict(t) for t in self.tests],
         }
 
 
@@ -478,3 +471,127 @@ def split_population(confidence: npt.ArrayLike, *, threshold: float | None) -> D
     mask = delegation_mask(confidence, threshold=threshold)
     delegated = int(mask.sum())
     return DelegationSplit(delegated=delegated, left=int(mask.size) - delegated)
+
+
+def worst_case_delegated_error(max_error: float, *, n_above: int, n_delegated: int) -> float:
+    """Bound on the error rate among the delegated pairs alone, whatever humans coded.
+
+    The guarantee covers all ``n_above`` pairs at or above the threshold; the delegated
+    ones are those no human coded. If the coded ones were chosen selectively (say, all
+    correct), the errors can only concentrate in the rest: at most
+    ``max_error * n_above / n_delegated`` of them (capped at 1). Equal to ``max_error``
+    when nothing above the threshold was coded outside the guarantee's reach.
+
+    Raises:
+        ValueError: If ``max_error`` is outside (0, 1) or the counts are inconsistent.
+    """
+    eps = _check_unit(max_error, "max_error")
+    if n_delegated < 1 or n_above < n_delegated:
+        raise ValueError(
+            f"need 1 <= n_delegated <= n_above, got n_delegated={n_delegated}, n_above={n_above}"
+        )
+    return min(1.0, eps * n_above / n_delegated)
+
+
+@dataclass(frozen=True)
+class AuditOutlook:
+    """How far one code's audit is from certifying delegation above a threshold.
+
+    Attributes:
+        threshold: The confidence threshold looked at (e.g. the screen's high cut).
+        n_audit: Audit pairs coded.
+        n_above: Audit pairs at or above the threshold.
+        errors_above: Errors among them.
+        max_error: The maximum error rate to certify.
+        level: The confidence level.
+        more_clean: Further audit responses needed if the new pairs above the
+            threshold have no error (the fewest possible); None when no audit pair
+            lies above the threshold yet (no rate to project from).
+        more_at_rate: Further audit responses needed at the current error rate above
+            the threshold; None when that rate is at or above ``max_error`` or no audit
+            pair lies above the threshold.
+    """
+
+    threshold: float
+    n_audit: int
+    n_above: int
+    errors_above: int
+    max_error: float
+    level: float
+    more_clean: int | None
+    more_at_rate: int | None
+
+    def describe(self, code: str | None = None) -> str:
+        """One line for the user, e.g. "to delegate Workload at <= 5% ... about 120 more"."""
+        what = f"to delegate {code}" if code else "to delegate"
+        head = f"{what} at <= {self.max_error:.0%} above confidence {self.threshold:.3f}"
+        if self.n_above == 0:
+            return f"{head}: no audit pair lies above it yet; audit more responses"
+        if self.more_at_rate == 0:
+            return f"{head}: the audit is large enough"
+        if self.more_at_rate is None:
+            return (
+                f"{head}: the current error rate there ({self.errors_above}/{self.n_above}) "
+                f"is too high; at best (no further error) about {self.more_clean} more "
+                "audit responses"
+            )
+        return (
+            f"{head}: about {self.more_at_rate} more audit responses at the current error "
+            f"rate ({self.errors_above}/{self.n_above}), at least {self.more_clean}"
+        )
+
+
+def audit_outlook(
+    confidence: npt.ArrayLike,
+    correct: npt.ArrayLike,
+    *,
+    threshold: float,
+    max_error: float = 0.05,
+    level: float = 0.95,
+) -> AuditOutlook:
+    """Project how many more audit responses delegation above ``threshold`` needs.
+
+    The share of audit responses landing at or above the threshold is assumed to stay
+    what it is, so the pair counts of :func:`audit_needed` become response counts.
+
+    Args:
+        confidence: Shape (n_audit,), the model's confidence on the audit pairs.
+        correct: Shape (n_audit,), bool or 0/1, the model's answer agreed.
+        threshold: The confidence threshold to project for.
+        max_error: The maximum error rate, in (0, 1).
+        level: The confidence level, in (0, 1).
+
+    Raises:
+        ValueError: On malformed arrays or ``max_error`` / ``level`` outside (0, 1).
+    """
+    eps = _check_unit(max_error, "max_error")
+    lvl = _check_unit(level, "level")
+    conf = as_float_1d(confidence, "confidence")
+    ok = as_bool_1d(correct, "correct")
+    n_audit = same_length(confidence=conf, correct=ok)
+    above = conf >= threshold
+    n_above, errors = int(above.sum()), int((~ok[above]).sum())
+    clean = rate = None
+    if n_above:
+        share = n_above / n_audit
+        clean = audit_needed(
+            n=n_above, errors=errors, max_error=eps, level=lvl, share=share, projection="clean"
+        )
+        rate = audit_needed(
+            n=n_above,
+            errors=errors,
+            max_error=eps,
+            level=lvl,
+            share=share,
+            projection="current rate",
+        )
+    return AuditOutlook(
+        threshold=float(threshold),
+        n_audit=n_audit,
+        n_above=n_above,
+        errors_above=errors,
+        max_error=eps,
+        level=lvl,
+        more_clean=clean,
+        more_at_rate=rate,
+    )

@@ -13,12 +13,14 @@ from scipy import stats
 
 from screening.delegation import (
     audit_needed,
+    audit_outlook,
     binomial_p_value,
     certify_delegation,
     clopper_pearson_upper,
     delegation_mask,
     min_audit_pairs,
     split_population,
+    worst_case_delegated_error,
 )
 
 FAST = settings(max_examples=80, deadline=None)
@@ -267,6 +269,50 @@ def test_min_audit_pairs_bad_input() -> None:
         min_audit_pairs(-1)
     with pytest.raises(ValueError, match="level must be in"):
         min_audit_pairs(0, level=1.5)
+
+
+def test_outlook_counts_responses_from_the_share_above_the_threshold() -> None:
+    # 100 audit pairs, 40 at or above .9 with 1 error: 93 clean pairs would certify
+    # (53 more pairs = 133 responses at a 40% share); at 1/40 = 2.5% errors more.
+    conf = np.r_[np.full(40, 0.95), np.full(60, 0.6)]
+    correct = np.ones(100, bool)
+    correct[[0, 50]] = False
+    outlook = audit_outlook(conf, correct, threshold=0.9)
+    assert (outlook.n_audit, outlook.n_above, outlook.errors_above) == (100, 40, 1)
+    assert outlook.more_clean == 133
+    rate = audit_needed(n=40, errors=1, share=0.4, projection="current rate")
+    assert outlook.more_at_rate == rate
+    assert rate is not None
+    assert rate > 133
+    line = outlook.describe("Workload")
+    assert line.startswith("to delegate Workload at <= 5% above confidence 0.900: about ")
+    assert "more audit responses at the current error rate (1/40), at least 133" in line
+
+
+def test_outlook_edge_cases() -> None:
+    conf = np.full(100, 0.95)
+    assert audit_outlook(conf, np.ones(100, bool), threshold=0.9).describe() == (
+        "to delegate at <= 5% above confidence 0.900: the audit is large enough"
+    )
+    nothing = audit_outlook(conf, np.ones(100, bool), threshold=0.99)
+    assert nothing.more_clean is None
+    assert "no audit pair lies above it yet" in nothing.describe()
+    bad = np.arange(100) < 90
+    hopeless = audit_outlook(conf, bad, threshold=0.9)
+    assert hopeless.more_at_rate is None
+    assert "(10/100) is too high; at best (no further error) about" in hopeless.describe()
+    with pytest.raises(ValueError, match="same length"):
+        audit_outlook([0.9], [True, False], threshold=0.5)
+
+
+def test_worst_case_error_among_delegated_pairs() -> None:
+    assert worst_case_delegated_error(0.05, n_above=1000, n_delegated=1000) == 0.05
+    assert worst_case_delegated_error(0.05, n_above=1000, n_delegated=800) == 0.0625
+    assert worst_case_delegated_error(0.5, n_above=1000, n_delegated=10) == 1.0
+    with pytest.raises(ValueError, match="1 <= n_delegated <= n_above"):
+        worst_case_delegated_error(0.05, n_above=10, n_delegated=20)
+    with pytest.raises(ValueError, match="1 <= n_delegated"):
+        worst_case_delegated_error(0.05, n_above=10, n_delegated=0)
 
 
 # --- properties --------------------------------------------------------------------------
