@@ -87,8 +87,8 @@ def _simulate(make: Callable[[np.random.Generator], Population], seed: int) -> t
 @pytest.mark.parametrize(
     ("make", "min_delegated"),
     [
-        # Enough draws delegate for the check to mean something (measured: 80%, 44%,
-        # 2.5%); the boundary case delegates rarely by design.
+        # Enough draws delegate for the check to mean something (measured: 85%, 50%,
+        # 4%); the boundary case delegates rarely by design.
         (_calibrated, 0.5),
         (_overconfident, 0.2),
         (_at_the_boundary, 0.0),
@@ -116,9 +116,8 @@ def test_a_chance_level_model_just_above_eps_is_delegated_at_most_delta_of_the_t
     # At 5.5% errors "never" is not what the procedure promises: every threshold's
     # hypothesis is true, and fixed-sequence testing bounds the chance of any
     # rejection by delta. So the right assertion is delta plus the Monte Carlo
-    # tolerance (measured: about 3.6%, the chance of 59 clean pairs at 5.5%).
+    # tolerance (measured: 2.9%; 59 clean pairs at 5.5% errors have probability 3.6%).
     delegated, exceeded = _simulate(_chance(0.055), seed=8)
-    assert delegated == exceeded
     assert delegated / REPS <= DELTA + TOLERANCE
 
 
@@ -173,10 +172,10 @@ def test_audit_screen_matches_the_population_and_the_uncertainty_order_does_not(
                 covered[1] += result.fp.interval.lower <= true_fp <= result.fp.interval.upper
         # The nominal 95% intervals of the weighted screen cover the population's L and
         # Fp in at least 95% - 3 SE of draws (codes are independent here, so the
-        # clustering the pooled intervals ignore is absent; measured: 96%, 95%).
+        # clustering the pooled intervals ignore is absent; measured: 98%, 95%).
         assert np.all(covered_weighted / REPS >= LEVEL - TOLERANCE), covered_weighted
         # The plain sum over-represents code C (audited 5 times as often as A) and
-        # misses (measured: about 55% and 26%).
+        # misses (measured: 65% and 23%).
         assert np.all(covered_plain / REPS < 0.8), covered_plain
 
         # A coder following the uncertainty order codes the least confident pairs of
