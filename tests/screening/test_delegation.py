@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from screening import ScreeningWarning, screen_report
 from screening.delegation import (
     audit_needed,
     audit_outlook,
@@ -151,6 +153,20 @@ def test_a_screen_that_is_not_valid_refuses(tier: str) -> None:
     assert result.tests == ()
     assert f"the screen on the audit sample is {tier}, not Valid" in result.reason
     assert result.tier == tier
+
+
+def test_the_gate_uses_the_screen_of_the_same_audit_sample() -> None:
+    # 80 confident pairs, all correct, and 220 unconfident ones of which 40 wrong: step 3
+    # alone would certify the top, but with no confident error the 2x2 table has b = 0
+    # and the screen cannot judge the signal (Insufficient data), so nothing is delegated.
+    conf = np.r_[np.linspace(0.99, 0.9, 80), np.linspace(0.7, 0.5, 220)]
+    correct = np.r_[np.ones(80, bool), np.arange(220) >= 40]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ScreeningWarning)
+        tier = screen_report(correct, conf, threshold=0.75).tier
+    assert tier == "Insufficient data"
+    assert certify_delegation(conf, correct, tier=tier).threshold is None
+    assert certify_delegation(conf, correct, tier="Valid").threshold == pytest.approx(0.9)
 
 
 def test_too_small_an_audit_refuses_with_the_needed_size() -> None:
