@@ -209,6 +209,11 @@ def _more_at_rate(n: int, errors: int, rate: float, eps: float, delta: float) ->
     return None
 
 
+def _pct(x: float) -> str:
+    """A share as a percentage without spurious rounding: 0.95 -> 95%, 0.975 -> 97.5%."""
+    return f"{100 * x:.6g}%"
+
+
 def _errors(k: int) -> str:
     return "1 error" if k == 1 else f"{k} errors"
 
@@ -280,7 +285,7 @@ class Delegation:
         if self.threshold is None:
             return f"Nothing delegated for {what}: {self.reason}."
         return (
-            f"With {self.level:.0%} confidence, the model's error rate among {what} with "
+            f"With {_pct(self.level)} confidence, the model's error rate among {what} with "
             f"confidence >= {self.threshold:.3f} is at most {self.max_error:.1%} "
             f"(blind random audit: {self.n} such pairs, {_errors(self.errors)}, one-sided "
             f"Clopper-Pearson upper bound {self.upper_bound:.1%}; thresholds tested in a "
@@ -370,7 +375,7 @@ def certify_delegation(
         )
     if n_audit < min_pairs:
         return refuse(
-            f"{n_audit} audit pairs; certifying at most {eps:.1%} errors at {lvl:.0%} "
+            f"{n_audit} audit pairs; certifying at most {eps:.1%} errors at {_pct(lvl)} "
             f"needs at least {min_pairs} audit pairs above a threshold, all correct",
         )
     order = np.argsort(conf, kind="stable")
@@ -524,7 +529,7 @@ class AuditOutlook:
     def describe(self, code: str | None = None) -> str:
         """One line for the user, e.g. "to delegate Workload at <= 5% ... about 120 more"."""
         what = f"to delegate {code}" if code else "to delegate"
-        head = f"{what} at <= {self.max_error:.0%} above confidence {self.threshold:.3f}"
+        head = f"{what} at <= {_pct(self.max_error)} above confidence {self.threshold:.3f}"
         if self.n_above == 0:
             return f"{head}: no audit pair lies above it yet; audit more responses"
         if self.more_at_rate == 0:

@@ -218,6 +218,10 @@ def test_guarantee_sentence_and_dict() -> None:
     data = json.loads(json.dumps(result.to_dict()))
     assert data["n"] == 69
     assert len(data["tests"]) == 12
+    strict = certify_delegation(conf, correct, tier="Valid", max_error=0.1, level=0.975)
+    assert strict.guarantee().startswith(
+        "With 97.5% confidence, the model's error rate among pairs"
+    )
     refused = certify_delegation(conf, correct, tier="Invalid")
     assert refused.guarantee("Workload").startswith("Nothing delegated for Workload pairs: ")
     assert json.loads(json.dumps(refused.to_dict()))["upper_bound"] is None

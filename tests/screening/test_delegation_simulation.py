@@ -117,7 +117,7 @@ def test_a_chance_level_model_just_above_eps_is_delegated_at_most_delta_of_the_t
     # hypothesis is true, and fixed-sequence testing bounds the chance of any
     # rejection by delta. So the right assertion is delta plus the Monte Carlo
     # tolerance (measured: 2.9%; 59 clean pairs at 5.5% errors have probability 3.6%).
-    delegated, exceeded = _simulate(_chance(0.055), seed=8)
+    delegated, _ = _simulate(_chance(0.055), seed=8)
     assert delegated / REPS <= DELTA + TOLERANCE
 
 
