@@ -1,0 +1,602 @@
+"""Certified delegation of the model's confident pairs (METHOD.md section 3).
+
+Given the blind random audit sample of one code (the model's confidence and whether its
+answer was correct), find the lowest confidence threshold t such that, with probability
+at least ``level`` over the draw of the audit sample, the model's error rate among all
+pairs of that code with confidence >= t is at most ``max_error``.
+
+Procedure (:func:`certify_delegation`):
+
+1. Candidate thresholds are the distinct confidence values of the audit pairs, highest
+   first. For each, n(t) audit pairs lie at or above it, k(t) of them wrong.
+2. H0(t): "the error rate at or above t exceeds eps" is rejected when the exact binomial
+   p-value P(Binomial(n, eps) <= k) is at most delta = 1 - level; equivalently when the
+   one-sided Clopper-Pearson upper bound Beta.ppf(level, k + 1, n - k) (1 when k = n)
+   is at most eps.
+3. Fixed-sequence testing (Bauer 1991; "Learn then Test", Angelopoulos et al. 2021):
+   go down the list while H0 is rejected, stop at the first failure; the chosen
+   threshold is the last one rejected. Stopping at the first failure is what makes the
+   search over thresholds free of a multiplicity correction.
+
+**Our choice**: thresholds with fewer than :func:`min_audit_pairs` (0 errors) audit pairs
+at or above them are not tested. With distinct confidences the highest threshold has
+n = 1, whose test can never reject (even with no error its bound is 1 - delta^(1/n) >
+eps), so testing it would always stop the sequence at once and nothing would ever be
+delegated. Whether a threshold is tested depends only on how many audit pairs lie above
+it, never on their errors, so the sequence is still fixed before any error is seen.
+
+Delegation is refused unless the code's screen on the audit sample is Valid
+(``tier``): a signal that fails the screen can pass step 3 by the luck of a few
+confident items.
+
+Malformed input raises ValueError naming the argument (see :mod:`screening.errors`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats
+
+from screening.tiers import Tier
+from screening.validation import BoolArray, as_bool_1d, as_float_1d, same_length
+
+__all__ = [
+    "AuditOutlook",
+    "Delegation",
+    "DelegationSplit",
+    "ThresholdTest",
+    "audit_needed",
+    "audit_outlook",
+    "binomial_p_value",
+    "certify_delegation",
+    "clopper_pearson_upper",
+    "delegation_mask",
+    "min_audit_pairs",
+    "split_population",
+    "worst_case_delegated_error",
+]
+
+#: Projection used by :func:`audit_needed`.
+Projection = Literal["clean", "current rate"]
+#: :func:`audit_needed` gives up beyond this many audit pairs (returns None).
+MAX_AUDIT_PAIRS = 10_000_000
+
+
+def _check_unit(value: float, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+    if not 0.0 < float(value) < 1.0:
+        raise ValueError(f"{name} must be in (0, 1), got {value!r}")
+    return float(value)
+
+
+def _check_count(errors: int, n: int) -> None:
+    if n < 0 or errors < 0 or errors > n:
+        raise ValueError(f"need 0 <= errors <= n, got errors={errors}, n={n}")
+
+
+def binomial_p_value(errors: int, n: int, *, max_error: float) -> float:
+    """Exact p-value of H0 "error rate > max_error": P(Binomial(n, max_error) <= errors).
+
+    Args:
+        errors: Errors observed, 0 <= errors <= n.
+        n: Pairs observed; n = 0 gives 1 (no evidence).
+        max_error: The maximum error rate eps, in (0, 1).
+
+    Raises:
+        ValueError: If the counts are inconsistent or ``max_error`` is outside (0, 1).
+    """
+    eps = _check_unit(max_error, "max_error")
+    _check_count(errors, n)
+    return float(stats.binom.cdf(errors, n, eps)) if n else 1.0
+
+
+def clopper_pearson_upper(errors: int, n: int, *, level: float = 0.95) -> float:
+    """One-sided Clopper-Pearson upper bound of an error rate at ``level``.
+
+    ``Beta.ppf(level, errors + 1, n - errors)``, and 1 when errors = n (including n = 0).
+
+    Raises:
+        ValueError: If the counts are inconsistent or ``level`` is outside (0, 1).
+    """
+    lvl = _check_unit(level, "level")
+    _check_count(errors, n)
+    if errors == n:
+        return 1.0
+    return float(stats.beta.ppf(lvl, errors + 1, n - errors))
+
+
+@lru_cache(maxsize=64)
+def _min_pairs(errors: int, eps: float, delta: float) -> int:
+    # P(Binom(n, eps) <= errors) falls as n grows: double, then bisect.
+    lo, hi = errors, max(errors + 1, 2)
+    while stats.binom.cdf(errors, hi, eps) > delta:
+        lo, hi = hi, hi * 2
+        if hi > MAX_AUDIT_PAIRS:
+            raise ValueError(f"more than {MAX_AUDIT_PAIRS} audit pairs would be needed")
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if stats.binom.cdf(errors, mid, eps) > delta:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def min_audit_pairs(errors: int = 0, *, max_error: float = 0.05, level: float = 0.95) -> int:
+    """Fewest audit pairs above a threshold that certify ``max_error`` with ``errors`` errors.
+
+    At level 0.95: 59 / 93 / 124 / 208 pairs with 0 / 1 / 2 / 5 errors for 5%, and
+    29 / 46 / 61 / 103 for 10%.
+
+    Raises:
+        ValueError: If ``errors`` is negative or ``max_error`` / ``level`` are outside (0, 1).
+    """
+    eps = _check_unit(max_error, "max_error")
+    delta = 1.0 - _check_unit(level, "level")
+    if isinstance(errors, bool) or errors < 0:
+        raise ValueError(f"errors must be a non-negative integer, got {errors!r}")
+    return _min_pairs(int(errors), eps, delta)
+
+
+def audit_needed(
+    *,
+    n: int,
+    errors: int,
+    max_error: float = 0.05,
+    level: float = 0.95,
+    share: float = 1.0,
+    projection: Projection = "clean",
+) -> int | None:
+    """Further audit items before the pairs above a threshold can certify ``max_error``.
+
+    Args:
+        n: Audit pairs at or above the threshold so far.
+        errors: Errors among them.
+        max_error: The maximum error rate to certify, in (0, 1).
+        level: Confidence level, in (0, 1).
+        share: Share of audit items that land at or above the threshold (n above /
+            audit size); the answer is divided by it, so that with ``share`` it counts
+            audit responses rather than pairs above the threshold. 1 counts pairs.
+        projection: ``"clean"``: the new pairs have no error (the fewest possible;
+            :func:`min_audit_pairs` minus ``n``). ``"current rate"``: the new pairs err
+            at the rate errors / n seen so far.
+
+    Returns:
+        0 if already enough, the number of further items, or None if the current error
+        rate is at or above ``max_error`` (no amount of auditing at that rate certifies it).
+
+    Raises:
+        ValueError: On inconsistent counts, ``share`` outside (0, 1], or ``max_error`` /
+            ``level`` outside (0, 1).
+    """
+    eps = _check_unit(max_error, "max_error")
+    delta = 1.0 - _check_unit(level, "level")
+    _check_count(errors, n)
+    if not 0.0 < share <= 1.0:
+        raise ValueError(f"share must be in (0, 1], got {share!r}")
+    if projection == "clean":
+        more = max(0, _min_pairs(errors, eps, delta) - n)
+    elif projection == "current rate":
+        rate = errors / n if n else 0.0
+        if rate >= eps:
+            return None
+        more_or_none = _more_at_rate(n, errors, rate, eps, delta)
+        if more_or_none is None:
+            return None
+        more = more_or_none
+    else:
+        raise ValueError(f"projection must be 'clean' or 'current rate', got {projection!r}")
+    return math.ceil(more / share - 1e-9)
+
+
+def _more_at_rate(n: int, errors: int, rate: float, eps: float, delta: float) -> int | None:
+    start, width = n, 1024
+    while start <= MAX_AUDIT_PAIRS:
+        m = np.arange(max(start, 1), start + width)
+        # Projected errors at total m: the current ones, plus the rate on the new pairs.
+        k = errors + np.ceil(rate * (m - n) - 1e-9)
+        hit = np.flatnonzero(stats.binom.cdf(k, m, eps) <= delta)
+        if hit.size:
+            return int(m[hit[0]]) - n
+        start, width = start + width, width * 2
+    return None
+
+
+def _pct(x: float) -> str:
+    """A share as a percentage without spurious rounding: 0.95 -> 95%, 0.975 -> 97.5%."""
+    return f"{100 * x:.6g}%"
+
+
+def _errors(k: int) -> str:
+    return "1 error" if k == 1 else f"{k} errors"
+
+
+@dataclass(frozen=True)
+class ThresholdTest:
+    """One step of the fixed sequence.
+
+    Attributes:
+        threshold: Confidence threshold t.
+        n: Audit pairs with confidence >= t.
+        errors: Errors among them.
+        p_value: P(Binomial(n, eps) <= errors).
+        upper_bound: One-sided Clopper-Pearson upper bound of their error rate.
+        rejected: Whether H0 "error rate > eps" was rejected (p_value <= 1 - level).
+    """
+
+    threshold: float
+    n: int
+    errors: int
+    p_value: float
+    upper_bound: float
+    rejected: bool
+
+
+@dataclass(frozen=True)
+class Delegation:
+    """The result of certifying delegation for one code (or a pool).
+
+    Attributes:
+        threshold: The lowest certified threshold (delegate pairs with confidence >= it),
+            or None when nothing may be delegated.
+        n: Audit pairs at or above ``threshold`` (0 when None).
+        errors: Errors among them (0 when None).
+        upper_bound: Their one-sided Clopper-Pearson upper bound (nan when None).
+        max_error: The maximum error rate eps.
+        level: The confidence level 1 - delta.
+        n_audit: Audit pairs given.
+        n_audit_errors: Errors among all of them.
+        min_pairs: Fewest audit pairs above a threshold able to certify eps (no error):
+            thresholds with fewer are not tested.
+        tests: The sequence tested, highest threshold first, ending with the first
+            failure if there was one.
+        tier: The screen's tier on the audit sample.
+        reason: Why nothing was delegated; empty when a threshold was certified.
+    """
+
+    threshold: float | None
+    n: int
+    errors: int
+    upper_bound: float
+    max_error: float
+    level: float
+    n_audit: int
+    n_audit_errors: int
+    min_pairs: int
+    tests: tuple[ThresholdTest, ...]
+    tier: str
+    reason: str
+
+    @property
+    def certified(self) -> bool:
+        """Whether a threshold was certified."""
+        return self.threshold is not None
+
+    def guarantee(self, code: str | None = None) -> str:
+        """One sentence a methods section can quote (or the refusal and its reason)."""
+        what = f"{code} pairs" if code else "pairs"
+        if self.threshold is None:
+            return f"Nothing delegated for {what}: {self.reason}."
+        return (
+            f"With {_pct(self.level)} confidence, the model's error rate among {what} with "
+            f"confidence >= {self.threshold:.3f} is at most {self.max_error:.1%} "
+            f"(blind random audit: {self.n} such pairs, {_errors(self.errors)}, one-sided "
+            f"Clopper-Pearson upper bound {self.upper_bound:.1%}; thresholds tested in a "
+            f"fixed sequence from the highest down)."
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict (nan -> None)."""
+
+        def num(x: float | None) -> float | None:
+            return None if x is None or math.isnan(x) else float(x)
+
+        return {
+            "threshold": num(self.threshold),
+            "n": self.n,
+            "errors": self.errors,
+            "upper_bound": num(self.upper_bound),
+            "max_error": self.max_error,
+            "level": self.level,
+            "n_audit": self.n_audit,
+            "n_audit_errors": self.n_audit_errors,
+            "min_pairs": self.min_pairs,
+            "tier": self.tier,
+            "reason": self.reason,
+            "tests": [asdict(t) for t in self.tests],
+        }
+
+
+def certify_delegation(
+    confidence: npt.ArrayLike,
+    correct: npt.ArrayLike,
+    *,
+    tier: Tier,
+    max_error: float = 0.05,
+    level: float = 0.95,
+) -> Delegation:
+    """Find the lowest confidence threshold whose error rate is certified at most eps.
+
+    Args:
+        confidence: Shape (n_audit,), the model's confidence on each audit pair (finite).
+        correct: Shape (n_audit,), bool or 0/1; whether the model's answer agreed with
+            the blind audit decision.
+        tier: The code's screen tier on the same audit sample; anything but ``"Valid"``
+            refuses delegation.
+        max_error: The maximum error rate eps, in (0, 1).
+        level: The confidence level 1 - delta, in (0, 1).
+
+    Returns:
+        The certified threshold with its audit evidence, or a refusal with its reason.
+        The result does not depend on the order of the audit pairs.
+
+    Raises:
+        ValueError: If ``max_error`` or ``level`` is outside (0, 1), the audit is empty,
+            the arrays differ in length, or a value is malformed.
+    """
+    eps = _check_unit(max_error, "max_error")
+    lvl = _check_unit(level, "level")
+    delta = 1.0 - lvl
+    conf = as_float_1d(confidence, "confidence")
+    ok = as_bool_1d(correct, "correct")
+    n_audit = same_length(confidence=conf, correct=ok)
+    if n_audit == 0:
+        raise ValueError("no audit decisions: delegation needs a coded blind audit sample")
+    min_pairs = _min_pairs(0, eps, delta)
+    n_errors = int((~ok).sum())
+
+    def refuse(reason: str, tests: tuple[ThresholdTest, ...] = ()) -> Delegation:
+        return Delegation(
+            threshold=None,
+            n=0,
+            errors=0,
+            upper_bound=math.nan,
+            max_error=eps,
+            level=lvl,
+            n_audit=n_audit,
+            n_audit_errors=n_errors,
+            min_pairs=min_pairs,
+            tests=tests,
+            tier=str(tier),
+            reason=reason,
+        )
+
+    if tier != "Valid":
+        return refuse(
+            f"the screen on the audit sample is {tier}, not Valid, so its confidence is "
+            "not shown to mean anything",
+        )
+    if n_audit < min_pairs:
+        return refuse(
+            f"{n_audit} audit pairs; certifying at most {eps:.1%} errors at {_pct(lvl)} "
+            f"needs at least {min_pairs} audit pairs above a threshold, all correct",
+        )
+    order = np.argsort(conf, kind="stable")
+    c_sorted = conf[order]
+    wrong_from = np.concatenate([np.cumsum((~ok[order])[::-1])[::-1], [0]])
+    thresholds = np.unique(c_sorted)[::-1]
+    start = np.searchsorted(c_sorted, thresholds, side="left")
+    n_at = n_audit - start
+    k_at = wrong_from[start]
+    tested = n_at >= min_pairs
+    thresholds, n_at, k_at = thresholds[tested], n_at[tested], k_at[tested]
+    p = stats.binom.cdf(k_at, n_at, eps)
+    failed = np.flatnonzero(p > delta)
+    stop = int(failed[0]) + 1 if failed.size else thresholds.size
+    n_at, k_at = n_at[:stop], k_at[:stop]
+    upper = np.ones(stop)
+    below = k_at < n_at
+    upper[below] = stats.beta.ppf(lvl, k_at[below] + 1, n_at[below] - k_at[below])
+    tests = tuple(
+        ThresholdTest(
+            threshold=float(thresholds[j]),
+            n=int(n_at[j]),
+            errors=int(k_at[j]),
+            p_value=float(p[j]),
+            upper_bound=float(upper[j]),
+            rejected=bool(p[j] <= delta),
+        )
+        for j in range(stop)
+    )
+    accepted = [t for t in tests if t.rejected]
+    if not accepted:
+        first = tests[0]
+        return refuse(
+            f"no threshold qualifies: the {first.n} audit pairs with confidence >= "
+            f"{first.threshold:.3f} have {_errors(first.errors)}, upper bound "
+            f"{first.upper_bound:.1%} > {eps:.1%}",
+            tests,
+        )
+    best = accepted[-1]
+    return Delegation(
+        threshold=best.threshold,
+        n=best.n,
+        errors=best.errors,
+        upper_bound=best.upper_bound,
+        max_error=eps,
+        level=lvl,
+        n_audit=n_audit,
+        n_audit_errors=n_errors,
+        min_pairs=min_pairs,
+        tests=tests,
+        tier=str(tier),
+        reason="",
+    )
+
+
+@dataclass(frozen=True)
+class DelegationSplit:
+    """How a delegation threshold splits the uncoded pairs of a code.
+
+    Attributes:
+        delegated: Pairs with confidence >= the threshold (the model's pick stands).
+        left: Pairs left for human review.
+    """
+
+    delegated: int
+    left: int
+
+    @property
+    def total(self) -> int:
+        """All pairs counted."""
+        return self.delegated + self.left
+
+
+def delegation_mask(confidence: npt.ArrayLike, *, threshold: float | None) -> BoolArray:
+    """Which pairs a threshold delegates: confidence >= threshold (none when None).
+
+    Args:
+        confidence: Shape (n_pairs,), the model's confidence on the pairs (finite).
+        threshold: A certified threshold, or None.
+
+    Raises:
+        ValueError: If ``confidence`` is not 1-D finite numeric.
+    """
+    conf = as_float_1d(confidence, "confidence")
+    if threshold is None:
+        return np.zeros(conf.shape, dtype=bool)
+    return conf >= threshold
+
+
+def split_population(confidence: npt.ArrayLike, *, threshold: float | None) -> DelegationSplit:
+    """Count the pairs a threshold delegates and those left for review.
+
+    Args:
+        confidence: Shape (n_pairs,), confidence of the pairs to split (normally the
+            uncoded ones: human decisions are never overridden).
+        threshold: A certified threshold, or None (nothing delegated).
+    """
+    mask = delegation_mask(confidence, threshold=threshold)
+    delegated = int(mask.sum())
+    return DelegationSplit(delegated=delegated, left=int(mask.size) - delegated)
+
+
+def worst_case_delegated_error(max_error: float, *, n_above: int, n_delegated: int) -> float:
+    """Bound on the error rate among the delegated pairs alone, whatever humans coded.
+
+    The guarantee covers all ``n_above`` pairs at or above the threshold; the delegated
+    ones are those no human coded. If the coded ones were chosen selectively (say, all
+    correct), the errors can only concentrate in the rest: at most
+    ``max_error * n_above / n_delegated`` of them (capped at 1). Equal to ``max_error``
+    when nothing above the threshold was coded outside the guarantee's reach.
+
+    Raises:
+        ValueError: If ``max_error`` is outside (0, 1) or the counts are inconsistent.
+    """
+    eps = _check_unit(max_error, "max_error")
+    if n_delegated < 1 or n_above < n_delegated:
+        raise ValueError(
+            f"need 1 <= n_delegated <= n_above, got n_delegated={n_delegated}, n_above={n_above}"
+        )
+    return min(1.0, eps * n_above / n_delegated)
+
+
+@dataclass(frozen=True)
+class AuditOutlook:
+    """How far one code's audit is from certifying delegation above a threshold.
+
+    Attributes:
+        threshold: The confidence threshold looked at (e.g. the screen's high cut).
+        n_audit: Audit pairs coded.
+        n_above: Audit pairs at or above the threshold.
+        errors_above: Errors among them.
+        max_error: The maximum error rate to certify.
+        level: The confidence level.
+        more_clean: Further audit responses needed if the new pairs above the
+            threshold have no error (the fewest possible); None when no audit pair
+            lies above the threshold yet (no rate to project from).
+        more_at_rate: Further audit responses needed at the current error rate above
+            the threshold; None when that rate is at or above ``max_error`` or no audit
+            pair lies above the threshold.
+    """
+
+    threshold: float
+    n_audit: int
+    n_above: int
+    errors_above: int
+    max_error: float
+    level: float
+    more_clean: int | None
+    more_at_rate: int | None
+
+    def describe(self, code: str | None = None) -> str:
+        """One line for the user, e.g. "to delegate Workload at <= 5% ... about 120 more"."""
+        what = f"to delegate {code}" if code else "to delegate"
+        head = f"{what} at <= {_pct(self.max_error)} above confidence {self.threshold:.3f}"
+        if self.n_above == 0:
+            return f"{head}: no audit pair lies above it yet; audit more responses"
+        if self.more_at_rate == 0:
+            return f"{head}: the audit is large enough"
+        if self.more_at_rate is None:
+            return (
+                f"{head}: the current error rate there ({self.errors_above}/{self.n_above}) "
+                f"is too high; at best (no further error) about {self.more_clean} more "
+                "audit responses"
+            )
+        return (
+            f"{head}: about {self.more_at_rate} more audit responses at the current error "
+            f"rate ({self.errors_above}/{self.n_above}), at least {self.more_clean}"
+        )
+
+
+def audit_outlook(
+    confidence: npt.ArrayLike,
+    correct: npt.ArrayLike,
+    *,
+    threshold: float,
+    max_error: float = 0.05,
+    level: float = 0.95,
+) -> AuditOutlook:
+    """Project how many more audit responses delegation above ``threshold`` needs.
+
+    The share of audit responses landing at or above the threshold is assumed to stay
+    what it is, so the pair counts of :func:`audit_needed` become response counts.
+
+    Args:
+        confidence: Shape (n_audit,), the model's confidence on the audit pairs.
+        correct: Shape (n_audit,), bool or 0/1, the model's answer agreed.
+        threshold: The confidence threshold to project for.
+        max_error: The maximum error rate, in (0, 1).
+        level: The confidence level, in (0, 1).
+
+    Raises:
+        ValueError: On malformed arrays or ``max_error`` / ``level`` outside (0, 1).
+    """
+    eps = _check_unit(max_error, "max_error")
+    lvl = _check_unit(level, "level")
+    conf = as_float_1d(confidence, "confidence")
+    ok = as_bool_1d(correct, "correct")
+    n_audit = same_length(confidence=conf, correct=ok)
+    above = conf >= threshold
+    n_above, errors = int(above.sum()), int((~ok[above]).sum())
+    clean = rate = None
+    if n_above:
+        share = n_above / n_audit
+        clean = audit_needed(
+            n=n_above, errors=errors, max_error=eps, level=lvl, share=share, projection="clean"
+        )
+        rate = audit_needed(
+            n=n_above,
+            errors=errors,
+            max_error=eps,
+            level=lvl,
+            share=share,
+            projection="current rate",
+        )
+    return AuditOutlook(
+        threshold=float(threshold),
+        n_audit=n_audit,
+        n_above=n_above,
+        errors_above=errors,
+        max_error=eps,
+        level=lvl,
+        more_clean=clean,
+        more_at_rate=rate,
+    )
