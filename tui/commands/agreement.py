@@ -409,16 +409,19 @@ def _estimate(e: Estimate | None, *, percent: bool = False) -> str:
 def _notes(row: CodeAgreement) -> list[str]:
     r = row.result
     out = []
+    thin: dict[int, list[str]] = {}
     for name, e in (("kappa", r.kappa), ("alpha", r.alpha)):
         if e is None:
             continue
         if e.value is None:
             out.append(f"{name} undefined: {e.reason}")
         elif e.undefined_resamples:
-            out.append(
-                f"{name} undefined in {e.undefined_resamples} of {r.bootstrap.resamples} "
-                "resamples (left out of its interval)"
-            )
+            thin.setdefault(e.undefined_resamples, []).append(name)
+    out += [
+        f"{' and '.join(names)} undefined in {count} of {r.bootstrap.resamples} resamples "
+        "(left out of the interval)"
+        for count, names in thin.items()
+    ]
     if r.percent.value is None and r.percent.reason:
         out.append(f"agreement undefined: {r.percent.reason}")
     if r.paradox:
