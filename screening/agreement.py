@@ -27,7 +27,6 @@ from screening.reliability import (
     Coefficient,
     KappaWeights,
     alpha_coefficient,
-    encode_ratings,
     kappa_coefficient,
     missing_mask,
     percent_coefficient,
@@ -113,8 +112,6 @@ def cohen_kappa(
         ScreeningWarning: When returning nan.
     """
     a, b = _pair(y1, y2)
-    if labels is not None:
-        encode_ratings([a.astype(object), b.astype(object)], labels=labels)
     result = kappa_coefficient(a, b, labels=labels, weights=weights)
     if a.size == 0:
         warn("kappa is undefined: no items")

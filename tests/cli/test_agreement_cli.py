@@ -235,6 +235,7 @@ def test_control_characters_in_names_are_neutralised(
         (["--coders", "ann"], "two or more coders"),
         (["--coders", "ann,zed"], "no decisions by coder 'zed'; coders in this study: ann, bob"),
         (["--coders", "ann,ann"], "named twice"),
+        (["--coders", "ann,z\x1b[2Jq"], "no decisions by coder 'z\\x1b[2Jq'"),
         (["--coders", "ann,model"], "no scores yet"),
         (["--code", "Bonus"], "no code 'Bonus'"),
     ],

@@ -210,8 +210,9 @@ def study_agreement(
         chosen = list(coders)
         unknown = [c for c in chosen if c not in people and c != MODEL]
         if unknown:
+            listed = ", ".join("'" + safe(c) + "'" for c in unknown)
             raise InputError(
-                f"no decisions by coder {', '.join(repr(safe(c)) for c in unknown)}; "
+                f"no decisions by coder {listed}; "
                 f"coders in this study: {offer} (and 'model' for the model's picks)",
                 path=study.path,
             )
