@@ -23,7 +23,7 @@ from typing import NoReturn
 from codebooks.errors import CodecurveError
 
 #: Sub-command modules, in the order ``--help`` lists them.
-COMMANDS = ("review", "demo", "new", "score", "import_codes", "screen", "export")
+COMMANDS = ("review", "demo", "new", "score", "import_codes", "screen", "agreement", "export")
 
 PROG = "codecurve"
 
