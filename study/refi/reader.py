@@ -225,6 +225,8 @@ class _Folder(_Files):
             root = candidate if candidate.is_absolute() else self.folder / candidate
             if not (root / name).exists():
                 root = self.folder
+        if not (root / name).exists() and (self.folder / "sources" / name).exists():
+            root = self.folder / "sources"
         return self._read(root / name, f"relative://{name}")
 
 

@@ -108,9 +108,7 @@ def test_round_trip_all_coders(rich_study: Study, tmp_path: Path) -> None:
     )
     with made:
         for coder, items in inputs.decisions.items():
-            made.import_decisions(
-                [(d.response_id, d.code_id, d.value) for d in items], coder=coder
-            )
+            made.import_decisions([(d.response_id, d.code_id, d.value) for d in items], coder=coder)
         assert decisions_of(made) == decisions_of(rich_study)
 
 
@@ -146,7 +144,9 @@ def test_final_decisions_credit_the_model(
 ) -> None:
     config_id = rich_study.ensure_config(config)
     pairs = rich_study.pending_pairs(config_id)
-    rich_study.write_scores(config_id, [synthetic_score(p, config, rich_study.codebook) for p in pairs])
+    rich_study.write_scores(
+        config_id, [synthetic_score(p, config, rich_study.codebook) for p in pairs]
+    )
     project = project_from_study(rich_study)
     valid(project_bytes(project))
     users = {u.guid: u.name for u in project.users}
@@ -154,7 +154,8 @@ def test_final_decisions_credit_the_model(
     assert model == ["model fake:test (test-v1, context definition)"]
     r10 = next(s for s in project.sources if s.name == "r10")
     team = [c for c in r10.codings if "accepted by bob" in c.description]
-    assert team and users[team[0].user_guid or ""] == model[0]
+    assert team
+    assert users[team[0].user_guid or ""] == model[0]
     provenance = next(n for n in project.notes if n.name == "codecurve provenance")
     assert provenance.guid in project.project_notes
     assert "fake:test" in provenance.text
@@ -172,7 +173,7 @@ def test_lone_qde_holds_texts_inline(rich_study: Study, tmp_path: Path) -> None:
     valid(path.read_bytes())
     project, report = read_project(path)
     assert not report
-    assert [s.text for s in project.sources][0] == UNICODE
+    assert next(s.text for s in project.sources) == UNICODE
 
 
 def test_a_failed_write_leaves_nothing(tmp_path: Path) -> None:
@@ -224,7 +225,7 @@ def studies(draw: st.DrawFn) -> tuple[ResponseTable, Codebook, list[tuple[str, s
     texts = draw(st.lists(_name, min_size=1, max_size=4))
     attrs = st.dictionaries(
         st.sampled_from(["age", "group"]),
-        st.one_of(st.integers(-10**6, 10**6), _name),
+        st.one_of(st.integers(-(10**6), 10**6), _name),
         max_size=2,
     )
     rows = tuple(Response(f"r{i}", text, draw(attrs)) for i, text in enumerate(texts))
@@ -243,7 +244,9 @@ def studies(draw: st.DrawFn) -> tuple[ResponseTable, Codebook, list[tuple[str, s
     return ResponseTable(responses=rows), Codebook("gen", codes, scale=scale), decisions
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(studies())
 def test_generated_studies_validate_and_round_trip(
     tmp_path_factory: pytest.TempPathFactory,
