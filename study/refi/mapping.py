@@ -159,6 +159,7 @@ class _Exporter:
         responses = list(study.responses())
         variables, value_of = _variables(responses, self.guid)
         source_guids = {r.id: self.guid("source", r.id) for r in responses}
+        lengths = {r.id: len(r.text) for r in responses}
         config_id = study.active_config_id()
         decisions = self.decisions(config_id, coder=coder, all_coders=all_coders)
         codings: dict[str, list[Coding]] = defaultdict(list)
@@ -172,7 +173,7 @@ class _Exporter:
             )
             if d.value < scale.threshold:
                 continue
-            text_length = len(study.response(d.response_id).text) if d.length is None else d.length
+            text_length = lengths[d.response_id]
             key = (d.response_id, code.id, user)
             codings[d.response_id].append(
                 Coding(
@@ -300,7 +301,6 @@ class _Exporter:
                             user=self.model_user(config_id),
                             confidence=pair.confidence,
                             note="the model's pick, not reviewed",
-                            length=len(pair.text),
                         )
                     )
                 if len(page) < _PAGE:
@@ -353,7 +353,6 @@ class _Exported:
     user: str
     confidence: float | None = None
     note: str = ""
-    length: int | None = None
 
 
 def _exported(row: Mapping[str, Any], user: str, *, accepted_by: str | None) -> _Exported:
