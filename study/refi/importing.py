@@ -207,6 +207,8 @@ def _codebook(project: Project, name: str, messages: list[str]) -> tuple[Codeboo
         stack.extend((child, element) for child in reversed(code.children))
     try:
         parsed = parse_qdc(ET.tostring(root, encoding="utf-8"), name=name)
+    except RecursionError:
+        raise ProjectFileError("its codes are nested too deeply to read") from None
     except CodebookError as exc:
         raise ProjectFileError(f"its codebook: {exc.message}", where=exc.where) from None
     for project_code, parsed_code in zip(order, parsed.codes, strict=True):

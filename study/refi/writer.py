@@ -191,8 +191,13 @@ class _Builder:
             )
         for guid in project.project_notes:
             ET.SubElement(root, "NoteRef", {"targetGUID": guid_of(guid)})
-        ET.indent(root, space=" ")
-        body = ET.tostring(root, encoding="unicode").replace("\x00", "&#13;")
+        try:
+            ET.indent(root, space=" ")
+            body = ET.tostring(root, encoding="unicode").replace("\x00", "&#13;")
+        except RecursionError:
+            raise ProjectFileError(
+                "codes are nested too deeply to write as XML", path=self.path
+            ) from None
         return ('<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n").encode("utf-8")
 
     def codes(

@@ -14,6 +14,7 @@ from codebooks.model import BINARY, LIKERT_5, Code, Codebook
 from scoring.score import ScoreConfig
 from study import Response, ResponseTable, Study
 from study.refi import (
+    Case,
     Coding,
     Note,
     Project,
@@ -21,6 +22,7 @@ from study.refi import (
     ProjectFileError,
     TextSource,
     User,
+    Variable,
     project_bytes,
     project_from_study,
     read_project,
@@ -52,6 +54,7 @@ def rich_study(tmp_path: Path, codebook: Codebook) -> Study:
             Response("r2", "word " * 20_000, {"age": 51, "dept": "ليس", "score": 1e-05}),
             Response("r3", "Too many hours and no overtime pay.", {"dept": None, "age": 3}),
             Response("r10", "Great colleagues.\r\nReally.", {"remote": False}),
+            Response("שלום-5", "RTL id", {"dept": "R&D <x>"}),
         )
     )
     s = Study.create(tmp_path / "rich.codecurve", responses=responses, codebook=codebook)
@@ -136,7 +139,7 @@ def test_codings_span_the_whole_text_and_texts_are_files(rich_study: Study, tmp_
     assert {u.name for u in project.users} == {"alice"}
     variables = {v.name: v.type for v in project.variables}
     assert variables == {"age": "Integer", "dept": "Text", "score": "Float", "remote": "Boolean"}
-    assert len(project.cases) == 4
+    assert len(project.cases) == 5
 
 
 def test_final_decisions_credit_the_model(
@@ -268,3 +271,95 @@ def test_generated_studies_validate_and_round_trip(
         for coder, items in inputs.decisions.items()
     }
     assert got == {k: v for k, v in expected.items() if v}
+
+
+# --- generated projects: the writer's output is valid and reads back the same ---------------
+
+_guid = st.uuids().map(str)
+_any_text = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=30
+).filter(lambda t: not any(ord(c) < 32 and c not in "\t\n\r" for c in t))
+
+
+@st.composite
+def code_trees(draw: st.DrawFn, depth: int = 0) -> ProjectCode:
+    children = draw(st.lists(code_trees(depth + 1), max_size=2)) if depth < 7 else []
+    return ProjectCode(
+        guid=draw(_guid),
+        name=draw(_name),
+        color=draw(st.sampled_from([None, "#A1b2C3", "#abc"])),
+        description=draw(_any_text),
+        codable=draw(st.booleans()),
+        children=tuple(children),
+    )
+
+
+@st.composite
+def projects(draw: st.DrawFn) -> Project:
+    users = tuple(User(draw(_guid), draw(_name)) for _ in range(draw(st.integers(0, 2))))
+    codes = tuple(draw(st.lists(code_trees(), min_size=1, max_size=2)))
+    code_guids = [c.guid for c, _ in Project("x", codes=codes).all_codes()]
+    kinds = {
+        "Text": _any_text,
+        "Integer": st.integers(-(10**12), 10**12),
+        "Float": st.floats(allow_nan=False, allow_infinity=False, width=64),
+        "Boolean": st.booleans(),
+    }
+    variables = tuple(
+        Variable(draw(_guid), f"v{i}", kind)
+        for i, kind in enumerate(draw(st.lists(st.sampled_from(sorted(kinds)), max_size=3)))
+    )
+    sources = []
+    for i in range(draw(st.integers(1, 3))):
+        text = draw(_any_text)
+        codings = tuple(
+            Coding(
+                draw(_guid),
+                draw(_guid),
+                draw(st.sampled_from(code_guids)),
+                0,
+                len(text),
+                user_guid=draw(st.sampled_from([None, *[u.guid for u in users]])),
+                description=draw(_any_text),
+            )
+            for _ in range(draw(st.integers(0, 2)))
+        )
+        values = tuple((v.guid, draw(kinds[v.type])) for v in variables)
+        sources.append(TextSource(draw(_guid), f"s{i} {draw(_name)}", text, codings, values))
+    notes = tuple(
+        Note(
+            draw(_guid),
+            draw(_name),
+            draw(_any_text),
+            user_guid=None if not users else users[0].guid,
+            targets=(draw(st.sampled_from([s.guid for s in sources])),),
+        )
+        for _ in range(draw(st.integers(0, 2)))
+    )
+    return Project(
+        name=draw(_name),
+        users=users,
+        codes=codes,
+        variables=variables,
+        cases=tuple(
+            Case(draw(_guid), s.name, (s.guid,), s.values) for s in sources[:1] if variables
+        ),
+        sources=tuple(sources),
+        notes=notes,
+        description=draw(_any_text),
+        origin="test",
+    )
+
+
+@settings(max_examples=30, deadline=None)
+@given(projects(), st.booleans())
+def test_generated_projects_are_valid_and_read_back(project: Project, zipped: bool) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / ("p.qdpx" if zipped else "p.qde")
+        (write_qdpx if zipped else write_qde)(project, path)
+        valid(qde_of(path) if zipped else path.read_bytes())
+        back, report = read_project(path)
+    assert not report, report.summary()
+    assert back == project

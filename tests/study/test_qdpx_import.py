@@ -306,3 +306,42 @@ def test_other_refusals(tmp_path: Path) -> None:
     truncated.write_bytes(b"PK\x03\x04garbage")
     with pytest.raises(ProjectFileError, match="not a readable zip"):
         read_project(truncated)
+
+
+def test_several_users_need_choosing_for_one_coder(tmp_path: Path) -> None:
+    two_users = NVIVO.replace(
+        f'<User guid="{ALICE}" name="Alice"/>',
+        f'<User guid="{ALICE}" name="Alice"/><User guid="{{B0B00000-0000-4000-8000-000000000000}}"'
+        ' name="Bob"/>',
+    ).replace(
+        "</PlainTextSelection>",
+        '<Coding guid="{C1000000-0000-4000-8000-000000000002}" '
+        'creatingUser="{B0B00000-0000-4000-8000-000000000000}">'
+        '<CodeRef targetGUID="{C0000000-0000-4000-8000-000000000003}"/></Coding>'
+        "</PlainTextSelection>",
+    )
+    path = qdpx(
+        tmp_path / "two.qdpx",
+        {"p.qde": two_users, "sources/{50000000-0000-4000-8000-000000000001}.txt": "Hours."},
+    )
+    project, _ = read_project(path)
+    inputs = study_inputs_from_project(project, infer_negatives=False)
+    assert {c: {(d.code_id, d.value) for d in v} for c, v in inputs.decisions.items()} == {
+        "Alice": {("hours", 1)},
+        "Bob": {("pay", 1)},
+    }
+    with Study.create(
+        tmp_path / "s.codecurve",
+        responses=ResponseTable.from_texts({"P1 interview": "Hours."}),
+        codebook=inputs.codebook,
+    ) as s:
+        with pytest.raises(ProjectFileError, match="2 users"):
+            decisions_from_project(project, s, coder="gold")
+        decisions, _, _ = decisions_from_project(project, s, coder="gold", user="Bob")
+        assert {(d.code_id, d.value) for d in decisions["gold"]} == {
+            ("pay", 1),
+            ("work", 0),
+            ("hours", 0),
+        }
+        with pytest.raises(ProjectFileError, match="no codings by user 'Eve'"):
+            decisions_from_project(project, s, user="Eve")
