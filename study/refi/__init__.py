@@ -1,0 +1,64 @@
+"""REFI-QDA projects (``.qdpx``, ``.qde``): the exchange format of QDA programs.
+
+Public names (modules in brackets)::
+
+    Project, User, ProjectCode,     a project as frozen dataclasses [model]
+    Variable, Case, TextSource,
+    Coding, Note
+    ReadReport, Skipped             what reading left out, in one summary [model]
+    ProjectFileError                a project file that cannot be read or written [model]
+    write_qdpx, write_qde,          writing (``project.qde`` valid against Project.xsd)
+    project_bytes                   [writer]
+    read_project                    reading what real tools write, safely [reader]
+    project_from_study              a study as a project [mapping]
+    StudyInputs, ImportedDecision,  [mapping]
+    ImportedNote
+    study_inputs_from_project,      a project as a study's inputs [importing]
+    decisions_from_project
+
+Imports nothing of the UI; pandas only when a study is exported.
+"""
+
+from __future__ import annotations
+
+from study.refi.importing import decisions_from_project, study_inputs_from_project
+from study.refi.mapping import ImportedDecision, ImportedNote, StudyInputs, project_from_study
+from study.refi.model import (
+    Case,
+    Coding,
+    Note,
+    Project,
+    ProjectCode,
+    ProjectFileError,
+    ReadReport,
+    Skipped,
+    TextSource,
+    User,
+    Variable,
+)
+from study.refi.reader import read_project
+from study.refi.writer import project_bytes, write_qde, write_qdpx
+
+__all__ = [
+    "Case",
+    "Coding",
+    "ImportedDecision",
+    "ImportedNote",
+    "Note",
+    "Project",
+    "ProjectCode",
+    "ProjectFileError",
+    "ReadReport",
+    "Skipped",
+    "StudyInputs",
+    "TextSource",
+    "User",
+    "Variable",
+    "decisions_from_project",
+    "project_bytes",
+    "project_from_study",
+    "read_project",
+    "study_inputs_from_project",
+    "write_qde",
+    "write_qdpx",
+]

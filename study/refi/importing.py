@@ -1,0 +1,340 @@
+"""A REFI-QDA project as what a study is made of: responses, codebook, decisions, notes.
+
+A text source becomes a response (id = its name, attributes = its variables and its
+case's); the project's codebook becomes the study's; a code applies to a response for a
+user when a coding of it by that user lies in that source. Without codecurve's record
+(a project from another program) the codebook gets the binary scale and, for each user,
+every other codable code of a source they coded is taken as not applying. With it (a
+project codecurve wrote, its codebook unchanged), code ids, scales and every exported
+value come back exactly; codings added or removed in the QDA program still count.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from codebooks.errors import CodebookError
+from codebooks.model import BINARY, Code, Codebook, Scale
+from codebooks.qdc import parse_qdc
+from study.refi.mapping import (
+    EXTRA_FORMAT,
+    UNATTRIBUTED,
+    ImportedDecision,
+    ImportedNote,
+    StudyInputs,
+)
+from study.refi.model import Project, ProjectCode, ProjectFileError, Value
+from study.responses import Response, ResponseTable
+
+if TYPE_CHECKING:
+    from study.store import Study
+
+
+def study_inputs_from_project(
+    project: Project, *, name: str | None = None, infer_negatives: bool | None = None
+) -> StudyInputs:
+    """Responses, codebook, decisions per coder and notes for a new study.
+
+    Args:
+        project: A project from :func:`~study.refi.reader.read_project`.
+        name: The codebook's name (default: the project's).
+        infer_negatives: Take the codes a user did not apply in a source they coded as
+            not applying. Default: only for projects without codecurve's record.
+
+    Raises:
+        ProjectFileError: the project has no text sources or no codable codes.
+    """
+    messages: list[str] = []
+    codebook, code_of = _codebook(project, name or project.name or "project", messages)
+    if not codebook.codable:
+        raise ProjectFileError("the project's codebook has no codable codes")
+    responses: list[Response] = []
+    response_of: dict[str, str] = {}
+    variables = {v.guid: v.name for v in project.variables}
+    case_values: dict[str, list[tuple[str, Value]]] = defaultdict(list)
+    for case in project.cases:
+        for source_guid in case.source_guids:
+            case_values[source_guid].extend(case.values)
+    taken: set[str] = set()
+    for source in project.sources:
+        if not source.text.strip():
+            messages.append(f"source {source.name!r} has no text; left out")
+            continue
+        response_id = _unique(source.name.strip() or source.guid, taken)
+        if response_id != source.name:
+            messages.append(f"source {source.name!r} is response {response_id!r}")
+        attrs = {variables[g]: v for g, v in (*case_values[source.guid], *source.values)}
+        responses.append(Response(response_id, source.text, attrs))
+        response_of[source.guid] = response_id
+    if not responses:
+        raise ProjectFileError("the project has no text sources with text")
+    table = ResponseTable(
+        responses=tuple(responses),
+        attribute_columns=tuple(dict.fromkeys(a for r in responses for a in r.attrs)),
+        messages=tuple(messages),
+    )
+    extra = _extra(project)
+    decisions, notes = _decisions(
+        project,
+        response_of=response_of,
+        code_of=code_of,
+        codebook=codebook,
+        exact=extra is not None and codebook.to_dict() == extra["codebook"],
+        infer_negatives=infer_negatives,
+        messages=messages,
+    )
+    return StudyInputs(
+        responses=table,
+        codebook=codebook,
+        decisions=decisions,
+        notes=notes,
+        messages=tuple(messages),
+    )
+
+
+def decisions_from_project(
+    project: Project, study: Study, *, coder: str | None = None, user: str | None = None
+) -> tuple[dict[str, tuple[ImportedDecision, ...]], tuple[ImportedNote, ...], tuple[str, ...]]:
+    """A project's codings as decisions on an existing study, sources matched by name.
+
+    Codes are matched by GUID (a project exported from this study) or by name.
+
+    Args:
+        project: The project.
+        study: The study to import into.
+        coder: Credit every decision to this coder (the project must then have codings
+            of one user, or ``user`` must choose one).
+        user: Import only this project user's codings.
+
+    Returns:
+        Decisions per coder, notes, and one message per thing left out.
+
+    Raises:
+        ProjectFileError: no source or code matches, or several users for one coder.
+    """
+    messages: list[str] = []
+    extra = _extra(project)
+    by_name = {c.name.casefold(): c for c in study.codebook.codes}
+    by_id = {c.id: c for c in study.codebook.codes}
+    code_of: dict[str, Code] = {}
+    for code, _parent in project.all_codes():
+        match = None
+        if extra is not None:
+            match = by_id.get(str(extra["codes"].get(code.guid, "")))
+        match = match or by_name.get(code.name.strip().casefold())
+        if match is None:
+            messages.append(f"code {code.name!r} is not in the study's codebook; left out")
+        else:
+            code_of[code.guid] = match
+    known = set(study.response_ids())
+    response_of = {s.guid: s.name for s in project.sources if s.name in known}
+    unmatched = [s.name for s in project.sources if s.name not in known]
+    if unmatched:
+        messages.append(
+            f"{len(unmatched)} source(s) match no response by name and are left out: "
+            + ", ".join(repr(n) for n in unmatched[:5])
+        )
+    if not response_of:
+        raise ProjectFileError("no source of the project is named like a response of the study")
+    decisions, notes = _decisions(
+        project,
+        response_of=response_of,
+        code_of=code_of,
+        codebook=study.codebook,
+        exact=extra is not None and study.codebook.to_dict() == extra["codebook"],
+        infer_negatives=None,
+        messages=messages,
+    )
+    if user is not None:
+        if user not in decisions:
+            raise ProjectFileError(
+                f"no codings by user {user!r} (users: {', '.join(decisions) or 'none'})"
+            )
+        decisions = {user: decisions[user]}
+        notes = tuple(n for n in notes if n.coder == user)
+    if coder is not None:
+        if len(decisions) > 1:
+            raise ProjectFileError(
+                f"the project holds codings by {len(decisions)} users ({', '.join(decisions)}); "
+                "choose one to import as this coder"
+            )
+        decisions = {coder: next(iter(decisions.values()), ())}
+        notes = tuple(ImportedNote(n.response_id, n.code_id, coder, n.text) for n in notes)
+    return decisions, notes, tuple(messages)
+
+
+def _extra(project: Project) -> dict[str, Any] | None:
+    extra = project.extra
+    if extra.get("format") != EXTRA_FORMAT or not isinstance(extra.get("codes"), dict):
+        return None
+    return extra
+
+
+def _codebook(project: Project, name: str, messages: list[str]) -> tuple[Codebook, dict[str, Code]]:
+    """The codebook, and each project code guid's code."""
+    order = [code for code, _parent in project.all_codes()]
+    if not order:
+        raise ProjectFileError("the project has no codes")
+    extra = _extra(project)
+    if extra is not None:
+        try:
+            stored = Codebook.from_dict(extra["codebook"])
+            ids = {c.id: c for c in stored.codes}
+            if [extra["codes"].get(c.guid) for c in order] == [c.id for c in stored.codes] and [
+                c.name for c in order
+            ] == [c.name for c in stored.codes]:
+                return stored, {c.guid: ids[extra["codes"][c.guid]] for c in order}
+        except (CodebookError, KeyError, TypeError, ValueError):
+            pass
+        messages.append(
+            "the codebook was changed in the QDA program: its codes are read from the project, "
+            "on the binary scale"
+        )
+    root = ET.Element("CodeBook")
+    codes = ET.SubElement(root, "Codes")
+    stack: list[tuple[ProjectCode, ET.Element]] = [(c, codes) for c in reversed(project.codes)]
+    while stack:
+        code, parent = stack.pop()
+        attrs = {"guid": code.guid, "name": code.name, "isCodable": str(code.codable).lower()}
+        if code.color:
+            attrs["color"] = code.color
+        element = ET.SubElement(parent, "Code", attrs)
+        if code.description:
+            ET.SubElement(element, "Description").text = code.description
+        stack.extend((child, element) for child in reversed(code.children))
+    try:
+        parsed = parse_qdc(ET.tostring(root, encoding="utf-8"), name=name)
+    except RecursionError:
+        raise ProjectFileError("its codes are nested too deeply to read") from None
+    except CodebookError as exc:
+        raise ProjectFileError(f"its codebook: {exc.message}", where=exc.where) from None
+    for project_code, parsed_code in zip(order, parsed.codes, strict=True):
+        if parsed_code.name != project_code.name:
+            messages.append(
+                f"a second code named {project_code.name!r} is called {parsed_code.name!r}"
+            )
+    book = Codebook(name=name, codes=parsed.codes, scale=BINARY, description=project.description)
+    return book, {pc.guid: c for pc, c in zip(order, book.codes, strict=True)}
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    unique, n = name, 2
+    while unique in taken:
+        unique = f"{name} ({n})"
+        n += 1
+    taken.add(unique)
+    return unique
+
+
+def _coder_names(project: Project) -> dict[str | None, str]:
+    names: dict[str | None, str] = {None: UNATTRIBUTED}
+    taken: set[str] = set()
+    for i, user in enumerate(project.users, 1):
+        names[user.guid] = _unique(user.name or f"user {i}", taken)
+    return names
+
+
+@dataclass
+class _Cell:
+    applied: bool = False
+    value: int | None = None
+    source: str = "human"
+
+
+def _decisions(
+    project: Project,
+    *,
+    response_of: dict[str, str],
+    code_of: dict[str, Code],
+    codebook: Codebook,
+    exact: bool,
+    infer_negatives: bool | None,
+    messages: list[str],
+) -> tuple[dict[str, tuple[ImportedDecision, ...]], tuple[ImportedNote, ...]]:
+    names = _coder_names(project)
+    if infer_negatives is None:
+        infer_negatives = not exact
+    cells: dict[tuple[str, str, str], _Cell] = defaultdict(_Cell)  # (source, code, coder)
+    selection_code: dict[str, tuple[str, str]] = {}
+    for source in project.sources:
+        if source.guid not in response_of:
+            continue
+        for coding in source.codings:
+            selection_code[coding.selection_guid] = (source.guid, coding.code_guid)
+            code = code_of.get(coding.code_guid)
+            if code is None or not code.codable:
+                messages.append(
+                    f"source {source.name!r}: a coding of "
+                    f"{'an unknown code' if code is None else repr(code.name)} is left out"
+                )
+                continue
+            coder = names.get(coding.user_guid) or names[None]
+            cells[(source.guid, code.id, coder)].applied = True
+    if exact:
+        extra = project.extra
+        by_guid = {guid: code_of[guid].id for guid in extra["codes"] if guid in code_of}
+        for source_guid, code_guid, user_guid, value, how in extra.get("decisions", ()):
+            if source_guid in response_of and code_guid in by_guid:
+                cell = cells[(source_guid, by_guid[code_guid], names.get(user_guid, UNATTRIBUTED))]
+                cell.value, cell.source = int(value), str(how)
+    if infer_negatives:
+        coded: dict[str, set[str]] = defaultdict(set)
+        for source_guid, _code, coder in list(cells):
+            coded[coder].add(source_guid)
+        for coder, source_guids in coded.items():
+            for source_guid in source_guids:
+                for code in codebook.codable:
+                    cells[(source_guid, code.id, coder)]
+    by_coder: dict[str, list[ImportedDecision]] = defaultdict(list)
+    codes = {c.id: c for c in codebook.codes}
+    for (source_guid, code_id, coder), cell in cells.items():
+        scale = codebook.scale_for(codes[code_id])
+        value = _value(cell, scale)
+        by_coder[coder].append(
+            ImportedDecision(response_of[source_guid], code_id, value, cell.source)
+        )
+    notes = _notes(project, response_of, code_of, selection_code, names, exact=exact)
+    return {c: tuple(items) for c, items in sorted(by_coder.items())}, notes
+
+
+def _value(cell: _Cell, scale: Scale) -> int:
+    if cell.applied:
+        if cell.value is not None and cell.value >= scale.threshold and cell.value in scale.values:
+            return cell.value
+        return scale.threshold
+    if cell.value is not None and cell.value < scale.threshold and cell.value in scale.values:
+        return cell.value
+    return scale.lowest.value
+
+
+def _notes(
+    project: Project,
+    response_of: dict[str, str],
+    code_of: dict[str, Code],
+    selection_code: dict[str, tuple[str, str]],
+    names: dict[str | None, str],
+    *,
+    exact: bool,
+) -> tuple[ImportedNote, ...]:
+    note_codes: dict[str, Any] = project.extra.get("notes", {}) if exact else {}
+    by_id = {c.id: c for c in code_of.values()}
+    notes = []
+    for note in project.notes:
+        for target in note.targets:
+            source_guid, code_guid = selection_code.get(target, (target, ""))
+            if source_guid not in response_of:
+                continue
+            code = code_of.get(code_guid) or by_id.get(str(note_codes.get(note.guid, "")))
+            notes.append(
+                ImportedNote(
+                    response_of[source_guid],
+                    None if code is None else code.id,
+                    names.get(note.user_guid) or UNATTRIBUTED,
+                    note.text,
+                )
+            )
+            break
+    return tuple(notes)

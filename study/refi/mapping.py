@@ -1,0 +1,428 @@
+"""A study as a REFI-QDA project, and a project as what a study is made of.
+
+==================  ==========================================================
+codecurve           REFI-QDA project
+==================  ==========================================================
+codebook            ``CodeBook``: codes, hierarchy, colours; definition, criteria
+                    and examples in each code's ``Description`` (as in ``.qdc``)
+response            ``TextSource`` named by the response id, text in
+                    ``sources/<guid>.txt``
+response's columns  ``Variables``, and one ``Case`` per response holding its values
+                    (also on the source itself, for programs that read them there)
+decision            a ``Coding`` spanning the whole text, for each code that applies
+                    (value >= the scale's ``applies_from``); its selection's
+                    ``Description`` holds the value (ordinal scales) and the model's
+                    confidence
+coder               ``User`` of the same name; the model (name, template, context) is
+                    a ``User`` too, credited with accepted and unreviewed picks
+note on a pair      ``Note`` (by its coder) with a ``NoteRef`` on the source
+provenance          a project ``Note``
+==================  ==========================================================
+
+GUIDs are UUID5 of the study's creation time and the item's ids, so that exporting the
+same study again gives the same GUIDs. What REFI-QDA cannot say (code ids and scales,
+decisions that a code does not apply, which code a note is about) travels in
+``codecurve.json`` beside ``project.qde``; importing a project that lacks it (one from
+another program) reads every coding as "applies" on a binary scale, and, for each user,
+every other code of a source that user coded as "does not apply".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from codebooks.model import Code, Codebook, Scale
+from codebooks.qdc import describe
+from study.refi.model import (
+    Case,
+    Coding,
+    Note,
+    Project,
+    ProjectCode,
+    ProjectFileError,
+    TextSource,
+    User,
+    Value,
+    Variable,
+)
+from study.responses import Response, ResponseTable
+
+if TYPE_CHECKING:
+    from study.store import Study
+
+#: Fixed forever: changing it changes every GUID of every exported project.
+STUDY_NAMESPACE = uuid.UUID("b7d3e0a4-91c2-5f1e-8a6d-2c0de6c0b0de")
+#: ``format`` of codecurve's record in a ``.qdpx``.
+EXTRA_FORMAT = "codecurve-qdpx"
+#: Coder of codings no user is credited with.
+UNATTRIBUTED = "imported"
+_PAGE = 2000
+
+
+@dataclass(frozen=True)
+class ImportedDecision:
+    """One decision read from a project."""
+
+    response_id: str
+    code_id: str
+    value: int
+    source: str = "human"
+
+
+@dataclass(frozen=True)
+class ImportedNote:
+    """A note read from a project; ``code_id`` is ``None`` for a note on a whole response."""
+
+    response_id: str
+    code_id: str | None
+    coder: str
+    text: str
+
+
+@dataclass(frozen=True)
+class StudyInputs:
+    """What ``codecurve new`` needs to make a study from a project.
+
+    Attributes:
+        responses: One response per text source (id = source name; variables as attrs).
+        codebook: The project's codebook.
+        decisions: Per coder, their decisions.
+        notes: Notes on responses (and codes).
+        messages: One line per thing changed or left out while mapping.
+    """
+
+    responses: ResponseTable
+    codebook: Codebook
+    decisions: Mapping[str, tuple[ImportedDecision, ...]] = field(default_factory=dict)
+    notes: tuple[ImportedNote, ...] = ()
+    messages: tuple[str, ...] = ()
+
+
+# --- study -> project -----------------------------------------------------------------------
+
+
+def project_from_study(
+    study: Study, *, coder: str | None = None, all_coders: bool = False
+) -> Project:
+    """The study as a project (mapping in the module docstring).
+
+    Args:
+        study: An open study.
+        coder: Export only this coder's decisions (and notes), credited to them.
+        all_coders: Export every coder's decisions, each as their own user.
+            By default each pair's final decision is exported: the latest coder's, or
+            the model's pick where no coder decided.
+
+    Raises:
+        ProjectFileError: ``coder`` and ``all_coders`` together, or an unknown coder.
+    """
+    if coder is not None and all_coders:
+        raise ProjectFileError("give a coder or all coders, not both")
+    if coder is not None and coder not in study.coders():
+        known = ", ".join(study.coders()) or "none yet"
+        raise ProjectFileError(f"no decisions by coder {coder!r} in this study (coders: {known})")
+    return _Exporter(study).project(coder=coder, all_coders=all_coders)
+
+
+class _Exporter:
+    def __init__(self, study: Study) -> None:
+        self.study = study
+        meta = study.meta()
+        # The study's creation time is fixed for its life; the name is a fallback only.
+        self.namespace = uuid.uuid5(
+            STUDY_NAMESPACE, meta.get("created_at") or f"name:{study.path.name}"
+        )
+        self.book = study.codebook
+        self.users: dict[str, User] = {}
+        self.model_users: set[str] = set()
+
+    def guid(self, *parts: str) -> str:
+        return str(uuid.uuid5(self.namespace, json.dumps(parts, ensure_ascii=False)))
+
+    def user(self, name: str, *, model: bool = False) -> str:
+        guid = self.guid("user", name)
+        self.users.setdefault(guid, User(guid, name))
+        if model:
+            self.model_users.add(guid)
+        return guid
+
+    def project(self, *, coder: str | None, all_coders: bool) -> Project:
+        study, book = self.study, self.book
+        codes = self.codes()
+        code_guids = {c.id: self.guid("code", c.id) for c in book.codes}
+        responses = list(study.responses())
+        variables, value_of = _variables(responses, self.guid)
+        source_guids = {r.id: self.guid("source", r.id) for r in responses}
+        lengths = {r.id: len(r.text) for r in responses}
+        config_id = study.active_config_id()
+        decisions = self.decisions(config_id, coder=coder, all_coders=all_coders)
+        codings: dict[str, list[Coding]] = defaultdict(list)
+        record: list[list[Any]] = []
+        for d in decisions:
+            code = book.code(d.code_id)
+            scale = book.scale_for(code)
+            user = d.user
+            record.append(
+                [source_guids[d.response_id], code_guids[code.id], user, d.value, d.source]
+            )
+            if d.value < scale.threshold:
+                continue
+            text_length = lengths[d.response_id]
+            key = (d.response_id, code.id, user)
+            codings[d.response_id].append(
+                Coding(
+                    guid=self.guid("coding", *key),
+                    selection_guid=self.guid("selection", *key),
+                    code_guid=code_guids[code.id],
+                    start=0,
+                    end=text_length,
+                    user_guid=user,
+                    description=_coding_description(scale, d),
+                )
+            )
+        notes, note_codes = self.notes(coder=None if all_coders else coder, sources=source_guids)
+        provenance = self.provenance(config_id, coder)
+        sources = tuple(
+            TextSource(
+                guid=source_guids[r.id],
+                name=r.id,
+                text=r.text,
+                codings=tuple(codings.get(r.id, ())),
+                values=value_of(r),
+            )
+            for r in responses
+        )
+        cases = tuple(
+            Case(
+                guid=self.guid("case", r.id),
+                name=r.id,
+                source_guids=(source_guids[r.id],),
+                values=value_of(r),
+            )
+            for r in responses
+        )
+        extra = {
+            "format": EXTRA_FORMAT,
+            "version": 1,
+            "codebook": book.to_dict(),
+            "codes": {guid: code_id for code_id, guid in code_guids.items()},
+            "models": sorted(self.model_users),
+            "decisions": record,
+            "notes": note_codes,
+        }
+        return Project(
+            name=study.path.stem,
+            users=tuple(self.users.values()),
+            codes=codes,
+            variables=variables,
+            cases=cases if variables else (),
+            sources=sources,
+            notes=(*notes, provenance),
+            project_notes=(provenance.guid,),
+            description=book.description or "",
+            created=study.meta().get("created_at") or None,
+            extra=extra,
+        )
+
+    def codes(self) -> tuple[ProjectCode, ...]:
+        children: dict[str | None, list[Code]] = defaultdict(list)
+        for code in self.book.codes:
+            children[code.parent].append(code)
+        # Leaves first, so that each parent is built from finished children.
+        order: list[Code] = []
+        stack = list(reversed(children[None]))
+        while stack:
+            code = stack.pop()
+            order.append(code)
+            stack.extend(reversed(children[code.id]))
+        built: dict[str, ProjectCode] = {}
+        for code in reversed(order):
+            built[code.id] = ProjectCode(
+                guid=self.guid("code", code.id),
+                name=code.name,
+                color=code.color,
+                description=describe(code),
+                codable=code.codable,
+                children=tuple(built[c.id] for c in children[code.id]),
+            )
+        return tuple(built[c.id] for c in children[None])
+
+    def model_user(self, config_id: int | None) -> str:
+        if config_id is None:
+            return self.user("model", model=True)
+        row = self.study.config_row(config_id)
+        return self.user(
+            f"model {row.model.name} ({row.template_id}, context {row.context})", model=True
+        )
+
+    def decisions(
+        self, config_id: int | None, *, coder: str | None, all_coders: bool
+    ) -> list[_Exported]:
+        frame = self.study.annotated_pairs(config_id, coder=coder)
+        rows: list[dict[str, Any]] = [
+            {str(k): v for k, v in row.items()} for row in frame.to_dict("records")
+        ]
+        if coder is not None or all_coders:
+            return [_exported(row, self.user(str(row["coder"])), accepted_by=None) for row in rows]
+        out: list[_Exported] = []
+        latest: dict[tuple[str, str], dict[str, Any]] = {}
+        for row in rows:
+            key = (str(row["response_id"]), str(row["code_id"]))
+            if key not in latest or str(row["decided_at"]) >= str(latest[key]["decided_at"]):
+                latest[key] = row
+        for row in latest.values():
+            if row["source"] == "model":
+                out.append(
+                    _exported(row, self.model_user(config_id), accepted_by=str(row["coder"]))
+                )
+            else:
+                out.append(_exported(row, self.user(str(row["coder"])), accepted_by=None))
+        if config_id is not None:  # the model's picks where no coder decided
+            offset = 0
+            while True:
+                page = self.study.query_pairs(
+                    config_id, order="id", status="undecided", offset=offset, limit=_PAGE
+                )
+                for pair in page:
+                    if pair.pick is None or (pair.response_id, pair.code_id) in latest:
+                        continue
+                    out.append(
+                        _Exported(
+                            response_id=pair.response_id,
+                            code_id=pair.code_id,
+                            value=int(pair.pick),
+                            source="model",
+                            user=self.model_user(config_id),
+                            confidence=pair.confidence,
+                            note="the model's pick, not reviewed",
+                        )
+                    )
+                if len(page) < _PAGE:
+                    break
+                offset += _PAGE
+        return out
+
+    def notes(
+        self, *, coder: str | None, sources: dict[str, str]
+    ) -> tuple[list[Note], dict[str, str]]:
+        # A note can only be on a pair whose events set or restored one.
+        candidates = {
+            (e.response_id, e.code_id, e.coder)
+            for e in self.study.events(coder=coder)
+            if e.response_id and e.code_id and e.coder and (e.note or e.prev_note)
+        }
+        notes, note_codes = [], {}
+        for response_id, code_id, who in sorted(candidates):
+            text = self.study.note(response_id, code_id, coder=who)
+            if not text:
+                continue
+            guid = self.guid("note", response_id, code_id, who)
+            code = self.book.code(code_id)
+            notes.append(
+                Note(
+                    guid=guid,
+                    name=f"{code.name}: note by {who}",
+                    text=text,
+                    user_guid=self.user(who),
+                    targets=(sources[response_id],),
+                )
+            )
+            note_codes[guid] = code_id
+        return notes, note_codes
+
+    def provenance(self, config_id: int | None, coder: str | None) -> Note:
+        from study.export import provenance
+
+        info = provenance(self.study, config_id=config_id, coder=coder)
+        text = "\n".join(f"{key}: {value}" for key, value in info.items())
+        return Note(guid=self.guid("provenance"), name="codecurve provenance", text=text)
+
+
+@dataclass(frozen=True)
+class _Exported:
+    response_id: str
+    code_id: str
+    value: int
+    source: str
+    user: str
+    confidence: float | None = None
+    note: str = ""
+
+
+def _exported(row: Mapping[str, Any], user: str, *, accepted_by: str | None) -> _Exported:
+    confidence = row.get("p_max")
+    if confidence is not None and not (isinstance(confidence, float) and math.isfinite(confidence)):
+        confidence = None
+    note = ""
+    if row["source"] == "model":
+        note = f"the model's pick, accepted by {accepted_by or row['coder']}"
+    return _Exported(
+        response_id=str(row["response_id"]),
+        code_id=str(row["code_id"]),
+        value=int(row["value"]),
+        source=str(row["source"]),
+        user=user,
+        confidence=None if confidence is None else float(confidence),
+        note=note,
+    )
+
+
+def _coding_description(scale: Scale, d: _Exported) -> str:
+    parts = []
+    if scale.k > 2:
+        option = next((o for o in scale.options if o.value == d.value), None)
+        anchor = f" ({option.anchor})" if option is not None and option.anchor else ""
+        parts.append(f"value {d.value} on scale {scale.name}{anchor}")
+    if d.confidence is not None:
+        parts.append(f"model confidence {d.confidence:.2f}")
+    if d.note:
+        parts.append(d.note)
+    return "; ".join(parts)
+
+
+def _variables(responses: list[Response], guid: Any) -> tuple[tuple[Variable, ...], Any]:
+    names: dict[str, None] = {}
+    for response in responses:
+        names.update(dict.fromkeys(response.attrs))
+    types = {name: _type_of(r.attrs.get(name) for r in responses) for name in names}
+    variables = tuple(Variable(guid("variable", name), name, types[name]) for name in names)
+    guid_of = {v.name: v.guid for v in variables}
+
+    def value_of(response: Response) -> tuple[tuple[str, Value], ...]:
+        return tuple(
+            (guid_of[name], _cell(value, types[name]))
+            for name, value in response.attrs.items()
+            if value is not None
+        )
+
+    return variables, value_of
+
+
+def _type_of(values: Iterable[Any]) -> str:
+    present = [v for v in values if v is not None]
+    if not present:
+        return "Text"
+    if all(isinstance(v, bool) for v in present):
+        return "Boolean"
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return "Integer"
+    if all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        for v in present
+    ):
+        return "Float"
+    return "Text"
+
+
+def _cell(value: Any, kind: str) -> Value:
+    if kind != "Text":
+        return value  # type: ignore[no-any-return]
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
