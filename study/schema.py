@@ -33,6 +33,23 @@ Tables (version 1):
                  configuration, with the state it replaced (``prev_*``, including the
                  events that had set it), so that undo and the audit trail derive from
                  it. Rows are never updated or deleted.
+
+Version 2 widens what the log and the decisions can say, for the audit sample, certified
+delegation, study settings, codebook revisions and new waves of responses:
+
+- ``events.kind`` also takes ``audit`` (a draw of the audit sample), ``delegate`` (a
+  delegation applied: one event that the records it made point to through ``batch``),
+  ``setting`` (a recorded study setting), ``codebook`` (a new codebook version),
+  ``wave`` (responses added), ``update`` (a response's text replaced) and ``activate``
+  (the active scoring configuration chosen);
+- ``events.blind`` and ``annotations.blind``: 1 when the coder decided without seeing the
+  model's answer (or the decision was imported, which is independent of the model);
+- ``events.batch``: the event a record belongs to when one action made many (undone
+  together);
+- ``events.codebook_version`` and ``annotations.codebook_version``: the codebook version
+  under which a decision was made (NULL: the study's first codebook);
+- ``annotations.source`` also takes ``delegated``: the model's pick recorded by a
+  certified delegation.
 """
 
 from __future__ import annotations
@@ -44,7 +61,7 @@ from collections.abc import Callable
 APPLICATION_ID = 0x63637276
 
 #: The schema version this code reads and writes.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _V1 = """
 CREATE TABLE meta (
@@ -179,6 +196,101 @@ def _to_v1(conn: sqlite3.Connection) -> None:
 
 MIGRATIONS[1] = _to_v1
 
+#: The kinds of event the log holds, and the sources of a decision (checked by SQLite).
+EVENT_KINDS = (
+    "create",
+    "config",
+    "record",
+    "clear",
+    "note",
+    "import",
+    "undo",
+    "audit",
+    "delegate",
+    "setting",
+    "codebook",
+    "wave",
+    "update",
+    "activate",
+)
+DECISION_SOURCES = ("human", "model", "delegated")
+
+
+def _listed(values: tuple[str, ...]) -> str:
+    return ", ".join(f"'{value}'" for value in values)
+
+
+_V2_EVENTS = f"""
+CREATE TABLE events_v2 (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    at          TEXT NOT NULL,
+    kind        TEXT NOT NULL CHECK (kind IN ({_listed(EVENT_KINDS)})),
+    coder       TEXT,
+    rid         INTEGER REFERENCES responses(rid),
+    cid         INTEGER REFERENCES codes(cid),
+    value       INTEGER,
+    source      TEXT,
+    note        TEXT,
+    config_id   INTEGER REFERENCES configs(id),
+    sets_note   INTEGER NOT NULL DEFAULT 0,
+    prev_value  INTEGER,
+    prev_source TEXT,
+    prev_event  INTEGER REFERENCES events(id),
+    prev_note   TEXT,
+    prev_note_event INTEGER REFERENCES events(id),
+    undoes      INTEGER UNIQUE REFERENCES events(id),
+    detail      TEXT,
+    blind       INTEGER NOT NULL DEFAULT 0,
+    batch       INTEGER REFERENCES events(id),
+    codebook_version INTEGER
+)"""
+
+_V2_ANNOTATIONS = f"""
+CREATE TABLE annotations_v2 (
+    rid        INTEGER NOT NULL REFERENCES responses(rid),
+    cid        INTEGER NOT NULL REFERENCES codes(cid),
+    coder      TEXT NOT NULL,
+    value      INTEGER NOT NULL,
+    source     TEXT NOT NULL CHECK (source IN ({_listed(DECISION_SOURCES)})),
+    config_id  INTEGER REFERENCES configs(id),
+    event_id   INTEGER NOT NULL REFERENCES events(id),
+    decided_at TEXT NOT NULL,
+    blind      INTEGER NOT NULL DEFAULT 0,
+    codebook_version INTEGER,
+    PRIMARY KEY (rid, cid, coder)
+) WITHOUT ROWID"""
+
+_V1_EVENT_COLUMNS = (
+    "id, at, kind, coder, rid, cid, value, source, note, config_id, sets_note, prev_value, "
+    "prev_source, prev_event, prev_note, prev_note_event, undoes, detail"
+)
+_V1_ANNOTATION_COLUMNS = "rid, cid, coder, value, source, config_id, event_id, decided_at"
+
+
+def _rebuild(conn: sqlite3.Connection, table: str, create: str, columns: str) -> None:
+    """Replace ``table`` by the one ``create`` makes (named ``{table}_v2``), rows kept.
+
+    SQLite cannot change a CHECK constraint in place; this is its documented way (create,
+    copy, drop, rename), run with foreign keys off by :func:`migrate` and checked after.
+    """
+    conn.execute(create)
+    conn.execute(f"INSERT INTO {table}_v2 ({columns}) SELECT {columns} FROM {table}")
+    conn.execute(f"DROP TABLE {table}")
+    conn.execute(f"ALTER TABLE {table}_v2 RENAME TO {table}")
+
+
+def _to_v2(conn: sqlite3.Connection) -> None:
+    _rebuild(conn, "events", _V2_EVENTS, _V1_EVENT_COLUMNS)
+    conn.execute("CREATE INDEX events_by_coder ON events (coder, id)")
+    conn.execute("CREATE INDEX events_by_pair ON events (rid, cid, id)")
+    conn.execute("CREATE INDEX events_by_batch ON events (batch) WHERE batch IS NOT NULL")
+    _rebuild(conn, "annotations", _V2_ANNOTATIONS, _V1_ANNOTATION_COLUMNS)
+    conn.execute("CREATE INDEX annotations_by_code ON annotations (cid, source)")
+    conn.execute("CREATE INDEX annotations_by_coder ON annotations (coder, rid, cid)")
+
+
+MIGRATIONS[2] = _to_v2
+
 
 #: ``durability`` choices of :func:`configure` and ``PRAGMA synchronous`` for each.
 DURABILITY = {"full": "FULL", "normal": "NORMAL"}
@@ -233,16 +345,36 @@ def application_id(conn: sqlite3.Connection) -> int:
 
 def initialise(conn: sqlite3.Connection) -> None:
     """Mark an empty database as a study and create the current schema (one transaction)."""
-    conn.execute("BEGIN IMMEDIATE")
+    _run_migrations(conn, range(1, SCHEMA_VERSION + 1), first=True)
+
+
+def _run_migrations(conn: sqlite3.Connection, targets: range, *, first: bool = False) -> None:
+    """Apply ``targets`` in one transaction with foreign keys off, checked before commit.
+
+    A migration may rebuild a table that others reference (SQLite's documented way to
+    change a constraint), which foreign key enforcement would forbid mid-way; the
+    ``foreign_key_check`` before the commit makes sure no reference was broken.
+    """
+    enforced = bool(conn.execute("PRAGMA foreign_keys").fetchone()[0])
+    conn.execute("PRAGMA foreign_keys = OFF")  # a no-op inside a transaction: set it first
     try:
-        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        for target in range(1, SCHEMA_VERSION + 1):
-            MIGRATIONS[target](conn)
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if first:
+                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            for target in targets:
+                MIGRATIONS[target](conn)
+            broken = conn.execute("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                raise sqlite3.IntegrityError(f"migration broke {len(broken)} references")
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    finally:
+        if enforced:
+            conn.execute("PRAGMA foreign_keys = ON")
 
 
 def migrate(conn: sqlite3.Connection) -> list[int]:
@@ -251,16 +383,7 @@ def migrate(conn: sqlite3.Connection) -> list[int]:
     The caller checks first that the file is a study no newer than :data:`SCHEMA_VERSION`.
     """
     current = version(conn)
-    applied = list(range(current + 1, SCHEMA_VERSION + 1))
-    if not applied:
-        return []
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        for target in applied:
-            MIGRATIONS[target](conn)
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    return applied
+    applied = range(current + 1, SCHEMA_VERSION + 1)
+    if applied:
+        _run_migrations(conn, applied)
+    return list(applied)
