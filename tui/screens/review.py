@@ -38,7 +38,7 @@ from tui.widgets.status import StatusLine
 WIDE = 130
 
 #: The smallest terminal the screen draws in (columns, lines); below it, it says so.
-MINIMUM = (60, 20)
+MINIMUM = (60, 18)
 
 DECIDE_BINDINGS: list[BindingType] = [
     Binding(
