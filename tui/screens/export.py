@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -12,13 +12,18 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select
 
+from study.rows import Layout
+
 FORMATS = (
     ("CSV", "csv"),
     ("Excel (xlsx)", "xlsx"),
     ("Parquet", "parquet"),
     ("JSON lines", "jsonl"),
 )
-LAYOUTS = (("Long: one row per response and code", "long"), ("Wide: one row per response", "wide"))
+LAYOUTS: tuple[tuple[str, Layout], ...] = (
+    ("Long: one row per response and code", "long"),
+    ("Wide: one row per response", "wide"),
+)
 
 
 @dataclass(frozen=True)
@@ -27,7 +32,7 @@ class ExportOptions:
 
     path: Path
     format: str
-    layout: str
+    layout: Layout
 
 
 class ExportScreen(ModalScreen[ExportOptions | None]):
@@ -84,7 +89,9 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
         fmt = self.query_one("#export-format", Select).value
         layout = self.query_one("#export-layout", Select).value
         self.dismiss(
-            ExportOptions(path=Path(value).expanduser(), format=str(fmt), layout=str(layout))
+            ExportOptions(
+                path=Path(value).expanduser(), format=str(fmt), layout=cast(Layout, layout)
+            )
         )
 
     def action_cancel(self) -> None:
