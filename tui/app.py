@@ -141,9 +141,10 @@ class CodecurveApp(App[None]):
     @property
     def live_review(self) -> ReviewScreen | None:
         """The review screen, or None while the app starts or shuts down (a worker's
-        message may arrive then)."""
+        message may arrive then, before its widgets are mounted or after they are
+        removed)."""
         for screen in self.screen_stack:
-            if isinstance(screen, ReviewScreen) and screen.is_mounted:
+            if isinstance(screen, ReviewScreen) and screen.is_mounted and screen.composed:
                 return screen
         return None
 

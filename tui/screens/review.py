@@ -253,9 +253,21 @@ class ReviewScreen(Screen[None]):
         self.set_class(event.size.width >= WIDE, "-wide")
         self.query_one(TooSmall).check(event.size.width, event.size.height)
 
+    @property
+    def composed(self) -> bool:
+        """Whether the screen's widgets are there (not yet while it mounts, no longer
+        while the app shuts down)."""
+        # Every widget the app updates: they are removed one by one on shutdown.
+        return all(
+            self.query(kind)
+            for kind in (PairQueue, DetailPane, ScreeningPanel, ScoringProgress, StatusLine)
+        )
+
     @on(StudyChanged)
     def _study_changed(self, message: StudyChanged) -> None:
         # Posted while another screen is on top: catch up when this one is shown again.
+        if not self.composed:
+            return
         if self.is_current:
             self._catch_up()
         else:
