@@ -121,7 +121,6 @@ class CodecurveApp(App[None]):
         self._batch_size = batch_size
         self._close_study = close_study
         self._engine: ScoringEngine | None = None
-        self._engine_config_id: int | None = None
         self._score_requested = False
         self._scoring = False
         self._screening_timer: Any = None
@@ -214,7 +213,6 @@ class CodecurveApp(App[None]):
     @on(ModelLoaded)
     def _model_loaded(self, message: ModelLoaded) -> None:
         self._engine = message.engine
-        self._engine_config_id = message.config_id
         review = self.live_review
         if review is None:
             return
@@ -235,7 +233,7 @@ class CodecurveApp(App[None]):
         if self._backend_factory is None:
             self.notify("No model is configured: start with --model to score.", severity="warning")
             return
-        if self._engine is None or self._engine_config_id is None:
+        if self._engine is None:
             self._score_requested = True
             if not any(w.group == "model" and w.is_running for w in self.workers):
                 if (review := self.live_review) is not None:
@@ -245,22 +243,22 @@ class CodecurveApp(App[None]):
             return
         self._score_requested = False
         self._scoring = True
-        self.score_pending(self._engine, self._engine_config_id)
+        self.score_pending(self._engine)
 
     def action_score(self) -> None:
         self.start_scoring()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="scoring", name="score")
-    def score_pending(self, engine: ScoringEngine, config_id: int) -> None:
+    def score_pending(self, engine: ScoringEngine) -> None:
         """Run :func:`study.score_run.score_study`: it stores batch by batch and stops
         between batches once the worker is cancelled."""
         worker = get_current_worker()
         stored = pending = 0
 
-        def started(run_config_id: int, to_score: int) -> None:
+        def started(config_id: int, to_score: int) -> None:
             nonlocal pending
             pending = to_score
-            self.post_message(ScoringStarted(to_score, run_config_id))
+            self.post_message(ScoringStarted(to_score, config_id))
 
         def progressed(progress: ScoreProgress) -> None:
             nonlocal stored
