@@ -409,3 +409,20 @@ async def test_export_runs_in_a_worker_and_reports_by_message(study: Study, tmp_
         assert target.is_file()
         assert any(str(target) in n.message for n in app._notifications)
         assert not [w for w in app.workers if w.group == "export" and w.is_running]
+
+
+async def test_the_export_dialog_scrolls_to_its_file_field_in_a_small_terminal(
+    study: Study,
+) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=(40, 10)) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ExportScreen)
+        path = dialog.query_one("#export-path", Input)
+        assert app.focused is path
+        visible = dialog.query_one("#export-dialog").content_region
+        assert path.region.height > 0
+        assert visible.contains_region(path.region)

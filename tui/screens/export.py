@@ -8,7 +8,7 @@ from typing import ClassVar, cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select
 
@@ -47,7 +47,8 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
         self._default = default_path
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog", id="export-dialog") as box:
+        # Scrolls in a terminal too short for it (the focused field scrolls into view).
+        with VerticalScroll(classes="dialog", id="export-dialog") as box:
             box.border_title = "Export"
             box.border_subtitle = "tab moves · enter exports · esc cancels"
             yield Label("Format")
@@ -61,7 +62,9 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
                 yield Button("Cancel", id="export-cancel")
 
     def on_mount(self) -> None:
-        self.query_one("#export-path", Input).focus()
+        path = self.query_one("#export-path", Input)
+        path.focus()
+        self.call_after_refresh(path.scroll_visible, animate=False)
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id != "export-format" or event.value is Select.BLANK:
