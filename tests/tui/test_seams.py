@@ -426,3 +426,26 @@ async def test_the_export_dialog_scrolls_to_its_file_field_in_a_small_terminal(
         visible = dialog.query_one("#export-dialog").content_region
         assert path.region.height > 0
         assert visible.contains_region(path.region)
+
+
+def test_score_study_says_how_many_pairs_it_will_score_before_the_first_batch(
+    tmp_path: Path,
+) -> None:
+    from scoring.engine import ScoringEngine
+    from study.score_run import ScoreProgress, score_study
+
+    study_ = build_study(tmp_path / "s.codecurve", n=5, scored=4)
+    try:
+        engine = ScoringEngine(FakeBackend(), study_.codebook, batch_size=4)
+        events: list[object] = []
+        run = score_study(
+            study_,
+            engine,
+            started=lambda config_id, pending: events.append((config_id, pending)),
+            progress=events.append,
+        )
+        assert events[0] == (run.config_id, run.pending)
+        assert all(isinstance(e, ScoreProgress) for e in events[1:])
+        assert len(events) > 1
+    finally:
+        study_.close()
