@@ -6,19 +6,31 @@ Frozen dataclasses, so they cross into the app and the exporters without copies.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, cast, get_args
 
 from codebooks.model import Scale
 from scoring.backend import ModelIdentity
-from scoring.score import ScoreConfig
+from scoring.score import CONTEXT_LEVELS, ScoreConfig
 
 #: ``source`` of a decision: the coder's own, or the model's pick accepted by the coder.
-SOURCES = ("human", "model")
+Source = Literal["human", "model"]
+SOURCES: tuple[Source, ...] = get_args(Source)
 
 #: ``status`` filters of the queue.
-STATUSES = ("undecided", "human", "model", "decided")
+Status = Literal["undecided", "human", "model", "decided"]
+STATUSES: tuple[Status, ...] = get_args(Status)
 
-#: Orders of the queue.
-ORDERS = ("entropy", "id", "pick", "confidence")
+#: Orders of the queue, in the order the app cycles through them.
+Order = Literal["entropy", "id", "pick", "confidence"]
+ORDERS: tuple[Order, ...] = get_args(Order)
+
+#: Layouts of an export: one row per pair, or one per response.
+Layout = Literal["long", "wide"]
+LAYOUTS: tuple[Layout, ...] = get_args(Layout)
+
+#: A prompt's context level (METHOD.md section 1); the names are the scoring package's.
+Context = Literal["none", "definition", "full"]
+CONTEXTS = cast(tuple[Context, ...], CONTEXT_LEVELS)
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,7 @@ def score_study(
     study: Study,
     engine: ScoringEngine,
     *,
+    started: Callable[[int, int], None] | None = None,
     progress: Callable[[ScoreProgress], None] | None = None,
     cancel: threading.Event | None = None,
 ) -> ScoreRun:
@@ -63,6 +64,8 @@ def score_study(
     Args:
         study: A study open for writing.
         engine: Built on ``study.codebook`` (its scale and codes are the study's).
+        started: Called once before the first batch with the configuration's id and
+            the number of pairs to score.
         progress: Called after each stored batch.
         cancel: Checked between batches; when set, the run stops and
             :class:`~scoring.errors.ScoringCancelled` is raised (stored batches stay).
@@ -80,6 +83,8 @@ def score_study(
     pending = study.pending_pairs(config_id)
     total = study.pair_count()
     already = total - len(pending)
+    if started is not None:
+        started(config_id, len(pending))
     stored = 0
     batches = engine.iter_batches(pending)
     try:

@@ -7,10 +7,15 @@ error, and the app stays usable for manual coding.
 
 Threads and the study: a study has one writing handle per process (its lock refuses a
 second), and that handle is safe to share between threads (``study.Study`` serialises
-calls). The scoring worker therefore uses the app's handle: it lists the pending pairs,
-runs ``engine.iter_batches`` and writes each batch with ``study.write_scores`` (one
-transaction), then posts a coalescing :class:`~tui.messages.ScoringProgressed`; the
-queue reloads the page on screen when that message arrives.
+calls). The scoring worker therefore uses the app's handle and runs the same loop as
+``codecurve score`` (:func:`study.score_run.score_study`), handing it the worker's
+cancellation event (checked between batches) and a progress callback that posts a
+coalescing :class:`~tui.messages.ScoringProgressed`; the queue reloads the page on
+screen when that message arrives. Export runs in a thread worker too.
+
+Screens never call the app: they post :class:`~tui.messages.AnnotationSaved` and the
+like, bind app-wide keys to the app's actions (``app.score``), and the app tells the
+screens under the active one with :class:`~tui.messages.StudyChanged`.
 """
 
 from __future__ import annotations
@@ -34,18 +39,26 @@ from textual.worker import (
     get_current_worker,
 )
 
+from scoring.errors import ScoringCancelled
+from study.rows import Context
+from study.score_run import ScoreProgress, score_study
 from tui.collector import IdleCollector
 from tui.messages import (
+    AnnotationSaved,
+    ExportFinished,
     ModelLoaded,
     Progress,
     ScoringFinished,
     ScoringProgressed,
     ScoringStarted,
+    ScreeningShown,
     ScreeningUpdated,
+    StudyChanged,
 )
 from tui.screens.review import ReviewScreen
 from tui.session import ReviewSession
 from tui.verdicts import ScreeningSummary, summarise_study
+from tui.widgets.keys import key_help
 
 if TYPE_CHECKING:
     from scoring.backend import Backend
@@ -68,7 +81,14 @@ class CodecurveApp(App[None]):
     TITLE = "codecurve"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+t", "toggle_theme", "Light/dark", show=False, id="app.theme"),
+        Binding(
+            "ctrl+t",
+            "toggle_theme",
+            "Light/dark",
+            show=False,
+            id="app.theme",
+            tooltip="Light/dark: switch the theme",
+        ),
     ]
 
     def __init__(
@@ -78,7 +98,7 @@ class CodecurveApp(App[None]):
         backend_factory: BackendFactory | None = None,
         coder: str | None = None,
         score_on_open: bool = False,
-        context: str = "definition",
+        context: Context = "definition",
         batch_size: int | None = None,
         close_study: bool = False,
     ) -> None:
@@ -101,7 +121,6 @@ class CodecurveApp(App[None]):
         self._batch_size = batch_size
         self._close_study = close_study
         self._engine: ScoringEngine | None = None
-        self._engine_config_id: int | None = None
         self._score_requested = False
         self._scoring = False
         self._screening_timer: Any = None
@@ -121,9 +140,10 @@ class CodecurveApp(App[None]):
     @property
     def live_review(self) -> ReviewScreen | None:
         """The review screen, or None while the app starts or shuts down (a worker's
-        message may arrive then)."""
+        message may arrive then, before its widgets are mounted or after they are
+        removed)."""
         for screen in self.screen_stack:
-            if isinstance(screen, ReviewScreen) and screen.is_mounted:
+            if isinstance(screen, ReviewScreen) and screen.is_mounted and screen.composed:
                 return screen
         return None
 
@@ -193,7 +213,6 @@ class CodecurveApp(App[None]):
     @on(ModelLoaded)
     def _model_loaded(self, message: ModelLoaded) -> None:
         self._engine = message.engine
-        self._engine_config_id = message.config_id
         review = self.live_review
         if review is None:
             return
@@ -214,7 +233,7 @@ class CodecurveApp(App[None]):
         if self._backend_factory is None:
             self.notify("No model is configured: start with --model to score.", severity="warning")
             return
-        if self._engine is None or self._engine_config_id is None:
+        if self._engine is None:
             self._score_requested = True
             if not any(w.group == "model" and w.is_running for w in self.workers):
                 if (review := self.live_review) is not None:
@@ -224,34 +243,43 @@ class CodecurveApp(App[None]):
             return
         self._score_requested = False
         self._scoring = True
-        self.score_pending(self._engine, self._engine_config_id)
+        self.score_pending(self._engine)
+
+    def action_score(self) -> None:
+        self.start_scoring()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="scoring", name="score")
-    def score_pending(self, engine: ScoringEngine, config_id: int) -> None:
-        """Score and write batch by batch; stop between batches when cancelled."""
+    def score_pending(self, engine: ScoringEngine) -> None:
+        """Run :func:`study.score_run.score_study`: it stores batch by batch and stops
+        between batches once the worker is cancelled."""
         worker = get_current_worker()
-        pairs = self.study.pending_pairs(config_id)
-        total = len(pairs)
-        self.post_message(ScoringStarted(total, config_id))
-        done = 0
-        cancelled = False
-        if pairs:
-            batches = engine.iter_batches(pairs)
-            try:
-                for batch in batches:
-                    self.study.write_scores(config_id, batch.scores)
-                    done = batch.done
-                    self.post_message(
-                        ScoringProgressed(Progress(batch.done, batch.total, batch.rate, batch.eta))
-                    )
-                    if worker.is_cancelled:
-                        cancelled = True
-                        break
-            finally:
-                close = getattr(batches, "close", None)
-                if close is not None:
-                    close()
-        self.post_message(ScoringFinished(done, total, cancelled=cancelled))
+        stored = pending = 0
+
+        def started(config_id: int, to_score: int) -> None:
+            nonlocal pending
+            pending = to_score
+            self.post_message(ScoringStarted(to_score, config_id))
+
+        def progressed(progress: ScoreProgress) -> None:
+            nonlocal stored
+            stored = progress.stored
+            batch = progress.batch
+            self.post_message(
+                ScoringProgressed(Progress(batch.done, batch.total, batch.rate, batch.eta))
+            )
+
+        try:
+            run = score_study(
+                self.study,
+                engine,
+                started=started,
+                progress=progressed,
+                cancel=worker.cancelled_event,
+            )
+        except ScoringCancelled:
+            self.post_message(ScoringFinished(stored, pending, cancelled=True))
+            return
+        self.post_message(ScoringFinished(run.stored, run.pending, cancelled=worker.is_cancelled))
 
     def cancel_scoring(self) -> bool:
         """Ask the scoring worker to stop after its batch; False when none is running."""
@@ -259,6 +287,10 @@ class CodecurveApp(App[None]):
         for worker in running:
             worker.cancel()
         return bool(running)
+
+    def action_cancel_scoring(self) -> None:
+        if self.cancel_scoring():
+            self.notify("Cancelling after this batch…", timeout=2)
 
     @on(ScoringStarted)
     def _scoring_started(self, message: ScoringStarted) -> None:
@@ -323,18 +355,23 @@ class CodecurveApp(App[None]):
                 severity="error",
                 timeout=12,
             )
+        elif worker.group == "export":
+            self.notify(f"Export failed: {error}", title="Export", severity="error", timeout=12)
         else:
             self.notify(str(error), title=f"{worker.name} failed", severity="error", timeout=10)
 
     # -- decisions and screening -------------------------------------------------------
 
-    def decision_saved(
-        self, response_id: str, code_id: str, value: int | None, *, undone: bool = False
-    ) -> None:
-        """Called by the screens after a decision is durable: refresh screening soon."""
-        review = self.live_review
-        if review is not None and self.screen is not review:
-            review.stale = True
+    @on(AnnotationSaved)
+    def _annotation_saved(self, message: AnnotationSaved) -> None:
+        """A screen saved a change: the screens below it are out of date, and the
+        screening is recomputed soon."""
+        for screen in self.screen_stack[:-1]:
+            screen.post_message(StudyChanged())
+        self.refresh_screening()
+
+    @on(ScreeningShown)
+    def _screening_shown(self) -> None:
         self.refresh_screening()
 
     def refresh_screening(self, *, delay: float = SCREENING_DELAY) -> None:
@@ -367,61 +404,52 @@ class CodecurveApp(App[None]):
 
     # -- export ------------------------------------------------------------------------
 
+    def action_export(self) -> None:
+        self.open_export()
+
     def open_export(self) -> None:
         from tui.screens.export import ExportScreen
 
         default = Path.cwd() / f"{self.study.path.stem}-coded"
-        self.push_screen(ExportScreen(default), self._export)
+        self.push_screen(ExportScreen(default), self._export_chosen)
 
-    def _export(self, options: ExportOptions | None) -> None:
-        if options is None:
-            return
+    def _export_chosen(self, options: ExportOptions | None) -> None:
+        if options is not None:
+            self.export(options)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="export", name="export")
+    def export(self, options: ExportOptions) -> None:
+        """Write the export off the event loop; a failure is shown by the worker handler
+        (the coder can fix the path and retry)."""
         from study.export import export_study
 
-        try:
-            written = export_study(
-                self.study, options.path, format=options.format, layout=options.layout
-            )
-        except Exception as exc:  # shown, never a crash: the coder can fix the path and retry
-            self.notify(f"Export failed: {exc}", severity="error", timeout=10)
-            return
-        path = written if isinstance(written, (str, Path)) else options.path
-        self.notify(f"Exported to {path}", title="Export", timeout=8)
+        path = export_study(self.study, options.path, format=options.format, layout=options.layout)
+        self.post_message(ExportFinished(path))
+
+    @on(ExportFinished)
+    def _export_finished(self, message: ExportFinished) -> None:
+        self.notify(f"Exported to {message.path}", title="Export", timeout=8)
 
     # -- commands ----------------------------------------------------------------------
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's commands, then every key of the review screen that has a tooltip
+        (the same texts as the help screen)."""
         yield from super().get_system_commands(screen)
         if not isinstance(screen, ReviewScreen):
             return
-        review = screen
-        for title, help_text, action in COMMANDS:
-            yield SystemCommand(title, help_text, _bound(review, action))
+        for item in key_help(self, screen.BINDINGS):
+            if item.action == "app.quit":  # Textual's own commands offer it
+                continue
+            yield SystemCommand(
+                item.title, f"{item.explanation} ({item.keys})", _bound(screen, item.action)
+            )
 
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
 
 
-COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("Accept the model's pick", "Record the model's pick for the highlighted pair (a)", "accept"),
-    ("Does not apply", "Record the scale's lowest option (x)", "not_apply"),
-    ("Skip", "Move to the next undecided pair (space)", "skip"),
-    ("Undo", "Take back the last decision (u)", "undo"),
-    ("Note", "Add or edit a note on the pair (n)", "note"),
-    ("Open response", "Every code of the highlighted response (enter)", "open_response"),
-    ("Cycle order", "Uncertainty, id, model's pick, confidence (o)", "cycle_order"),
-    ("Filter", "By code and decision status (f)", "filter"),
-    ("Search", "Response text (/)", "search"),
-    ("Screening panel", "Can the model's confidence be trusted? (s)", "toggle_screening"),
-    ("Export", "Write the coded data to a file (e)", "export"),
-    ("Score pending pairs", "Run the model over unscored pairs (r)", "score"),
-    ("Cancel scoring", "Stop after the running batch (esc)", "cancel"),
-    ("Progress per code", "Decided / total for each code (p)", "progress"),
-    ("Keys", "Every key and how to read the table (?)", "help"),
-)
-
-
-def _bound(screen: ReviewScreen, action: str) -> Callable[[], Any]:
+def _bound(screen: Screen[Any], action: str) -> Callable[[], Any]:
     async def run() -> None:
         await screen.run_action(action)
 
@@ -434,7 +462,7 @@ def make_app(
     backend_factory: BackendFactory | None = None,
     coder: str | None = None,
     score_on_open: bool = False,
-    context: str = "definition",
+    context: Context = "definition",
     batch_size: int | None = None,
     close_study: bool | None = None,
 ) -> CodecurveApp:

@@ -1,18 +1,22 @@
-"""Messages that cross widgets, named as past events.
+"""Messages that cross widgets and screens, named as past events.
 
-Workers report only through these (posted to the app); widgets' own messages are nested
+Workers report only through these (posted to the app); screens tell the app what they
+did by posting them (a screen never calls the app, nor imports it), and the app tells the
+screens below the active one with :class:`StudyChanged`. Widgets' own messages are nested
 in the widget classes (``PairQueue.Highlighted``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 if TYPE_CHECKING:
     from scoring.engine import ScoringEngine
+    from tui.session import ChangeKind, Saved
     from tui.verdicts import ScreeningSummary
 
 
@@ -71,16 +75,46 @@ class ScoringFinished(Message):
 
 
 class AnnotationSaved(Message):
-    """A decision (or its undo, or a note) is durable in the study."""
+    """A decision, its undo or a note is durable in the study (posted by a screen; it
+    bubbles to the app)."""
 
     def __init__(
-        self, response_id: str, code_id: str, value: int | None, *, undone: bool = False
+        self, response_id: str, code_id: str, value: int | None, *, kind: ChangeKind = "record"
     ) -> None:
         super().__init__()
         self.response_id = response_id
         self.code_id = code_id
         self.value = value
-        self.undone = undone
+        self.kind: ChangeKind = kind
+
+    @classmethod
+    def of(cls, saved: Saved) -> AnnotationSaved:
+        """The message for a session's :class:`~tui.session.Saved` outcome."""
+        return cls(saved.response_id, saved.code_id, saved.value, kind=saved.kind)
+
+    @property
+    def undone(self) -> bool:
+        return self.kind == "undo"
+
+
+class StudyChanged(Message, bubble=False):
+    """The study changed from another screen: what a screen shows may be out of date.
+
+    The app posts it to every screen under the active one after an
+    :class:`AnnotationSaved`; it does not bubble back.
+    """
+
+
+class ScreeningShown(Message):
+    """The coder opened the screening panel (the app refreshes its verdicts)."""
+
+
+class ExportFinished(Message):
+    """The export worker wrote ``path``."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
 
 
 class ScreeningUpdated(Message):

@@ -1,22 +1,71 @@
 """One coder's review session over a study: no textual here, so it can be tested plainly.
 
-The screens call :class:`ReviewSession` to record, undo and annotate; it writes through
-to the study at once (one transaction per decision), so there is never unsaved state.
+The screens call :class:`ReviewSession` to decide, accept, mark as not applying, undo and
+annotate; the rules for each key live here once, and every change is written through to
+the study at once (one transaction per decision), so there is never unsaved state. Each
+of those calls returns an :data:`Outcome`: :class:`Saved` (durable), :class:`Refused` (the
+key does not apply to the pair; nothing written) or :class:`Failed` (the study could not
+write it, a full disk for one; nothing changed and the app goes on).
 """
 
 from __future__ import annotations
 
 import getpass
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 from codebooks.model import Code, Scale
+from study.errors import StudyError
+from study.rows import Source
 from tui.source import Query, Row
 
 if TYPE_CHECKING:
     from study.rows import Decision
     from study.store import Study
+
+#: What a write to the study may raise when it cannot save (full disk, read-only file,
+#: a damaged page): the transaction is rolled back and the study stays as it was.
+SAVE_ERRORS: tuple[type[Exception], ...] = (OSError, sqlite3.Error, StudyError)
+
+#: What a saved change did to a pair.
+ChangeKind = Literal["record", "undo", "note"]
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A change now durable in the study.
+
+    Attributes:
+        response_id: The pair's response.
+        code_id: The pair's code.
+        value: The value decided; None for an undo or a note.
+        kind: ``record``, ``undo`` or ``note``.
+    """
+
+    response_id: str
+    code_id: str
+    value: int | None
+    kind: ChangeKind = "record"
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Nothing was written: the key does not apply to this pair (``message`` says why)."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The study could not save the change; it is unchanged (``message`` says why)."""
+
+    message: str
+
+
+Outcome = Saved | Refused | Failed
 
 
 def default_coder() -> str:
@@ -69,7 +118,6 @@ class StudySource:
             status=query.status,
             search=query.search,
         )
-        return None
 
 
 class ReviewSession:
@@ -100,8 +148,8 @@ class ReviewSession:
         options = self.scale(code_id).options
         return options[position - 1].value if 1 <= position <= len(options) else None
 
-    def record(self, row: Row, value: int, *, source: str = "human") -> None:
-        """Save a decision (durable when this returns)."""
+    def record(self, row: Row, value: int, *, source: Source = "human") -> None:
+        """Save a decision (durable when this returns); raises what the study raises."""
         self.study.record(row.response_id, row.code_id, value, coder=self.coder, source=source)
 
     def undo(self) -> Decision | None:
@@ -111,6 +159,52 @@ class ReviewSession:
     def set_note(self, row: Row, note: str) -> None:
         self.study.set_note(row.response_id, row.code_id, note or None, coder=self.coder)
 
+    # -- the keys' rules, shared by every screen ----------------------------------------
+
+    def decide(self, row: Row, position: int) -> Outcome:
+        """Record option ``position`` (1-based, the digit pressed) of the pair's scale."""
+        value = self.value_at(row.code_id, position)
+        if value is None:
+            scale = self.scale(row.code_id)
+            return Refused(f"{scale.name} has {scale.k} options: press 1-{scale.k}.")
+        return self._save(row, lambda: self.record(row, value), value)
+
+    def accept(self, row: Row) -> Outcome:
+        """Record the model's pick, as accepted from the model."""
+        pick = row.pick
+        if pick is None:
+            return Refused("This pair is not scored yet: nothing to accept.")
+        return self._save(row, lambda: self.record(row, pick, source="model"), pick)
+
+    def not_apply(self, row: Row) -> Outcome:
+        """Record the scale's lowest option (No, on a binary scale)."""
+        value = self.scale(row.code_id).lowest.value
+        return self._save(row, lambda: self.record(row, value), value)
+
+    def annotate(self, row: Row, note: str) -> Outcome:
+        """Set the pair's note (an empty note clears it)."""
+        return self._save(row, lambda: self.set_note(row, note), None, kind="note")
+
+    def take_back(self) -> Outcome:
+        """Undo this coder's last decision."""
+        try:
+            decision = self.undo()
+        except SAVE_ERRORS as exc:
+            return Failed(_failure("The undo", exc))
+        if decision is None:
+            return Refused("Nothing to undo.")
+        return Saved(decision.response_id, decision.code_id, None, kind="undo")
+
+    def _save(
+        self, row: Row, write: Callable[[], None], value: int | None, *, kind: ChangeKind = "record"
+    ) -> Outcome:
+        try:
+            write()
+        except SAVE_ERRORS as exc:
+            what = "The note" if kind == "note" else "The decision"
+            return Failed(_failure(what, exc))
+        return Saved(row.response_id, row.code_id, value, kind=kind)
+
     def progress(self, *, scored: bool = False) -> dict[str, Any]:
         """Decided / total, overall and per code; ``scored`` adds scored counts (a scan
         of the scores, so the status line, refreshed after every key, leaves it out)."""
@@ -119,3 +213,11 @@ class ReviewSession:
     def response_rows(self, response_id: str) -> list[Row]:
         """Every code's row for one response, in codebook order."""
         return response_rows(self.study, self.config_id, response_id)
+
+
+def _failure(what: str, exc: Exception) -> str:
+    detail = str(exc) or type(exc).__name__
+    return (
+        f"{what} was not saved: {detail}. The study is unchanged; "
+        "free some space or fix the file, then try again."
+    )

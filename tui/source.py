@@ -12,20 +12,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-#: Orders the queue cycles through with ``o``, in that order.
-ORDERS = ("entropy", "id", "pick", "confidence")
+from study.rows import ORDERS, Order, Status
 
-ORDER_LABELS = {
+__all__ = ["ORDERS", "ORDER_LABELS", "STATUSES", "STATUS_LABELS", "PairSource", "Query", "Row"]
+
+ORDER_LABELS: dict[Order, str] = {
     "entropy": "most uncertain first",
     "id": "response id",
     "pick": "model's pick",
     "confidence": "least confident first",
 }
 
-#: Status filters, ``None`` meaning every pair.
-STATUSES: tuple[str | None, ...] = (None, "undecided", "decided", "human", "model")
+#: Status filters in the order the filter bar offers them, ``None`` meaning every pair.
+STATUSES: tuple[Status | None, ...] = (None, "undecided", "decided", "human", "model")
 
-STATUS_LABELS = {
+STATUS_LABELS: dict[Status | None, str] = {
     None: "any status",
     "undecided": "undecided",
     "decided": "decided",
@@ -75,15 +76,15 @@ class Query:
     """The order and filters of the queue.
 
     Attributes:
-        order: One of :data:`ORDERS`.
+        order: One of :data:`~study.rows.ORDERS`.
         code_id: Only pairs of this code, or every code.
         status: One of :data:`STATUSES`.
         search: Only responses whose text contains this (case-insensitive).
     """
 
-    order: str = "entropy"
+    order: Order = "entropy"
     code_id: str | None = None
-    status: str | None = None
+    status: Status | None = None
     search: str | None = None
 
     def next_order(self) -> Query:

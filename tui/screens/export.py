@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select
+
+from study.rows import Layout
 
 FORMATS = (
     ("CSV", "csv"),
@@ -18,7 +20,10 @@ FORMATS = (
     ("Parquet", "parquet"),
     ("JSON lines", "jsonl"),
 )
-LAYOUTS = (("Long: one row per response and code", "long"), ("Wide: one row per response", "wide"))
+LAYOUTS: tuple[tuple[str, Layout], ...] = (
+    ("Long: one row per response and code", "long"),
+    ("Wide: one row per response", "wide"),
+)
 
 
 @dataclass(frozen=True)
@@ -27,7 +32,7 @@ class ExportOptions:
 
     path: Path
     format: str
-    layout: str
+    layout: Layout
 
 
 class ExportScreen(ModalScreen[ExportOptions | None]):
@@ -42,7 +47,8 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
         self._default = default_path
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog", id="export-dialog") as box:
+        # Scrolls in a terminal too short for it (the focused field scrolls into view).
+        with VerticalScroll(classes="dialog", id="export-dialog") as box:
             box.border_title = "Export"
             box.border_subtitle = "tab moves · enter exports · esc cancels"
             yield Label("Format")
@@ -56,7 +62,9 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
                 yield Button("Cancel", id="export-cancel")
 
     def on_mount(self) -> None:
-        self.query_one("#export-path", Input).focus()
+        path = self.query_one("#export-path", Input)
+        path.focus()
+        self.call_after_refresh(path.scroll_visible, animate=False)
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id != "export-format" or event.value is Select.BLANK:
@@ -84,7 +92,9 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
         fmt = self.query_one("#export-format", Select).value
         layout = self.query_one("#export-layout", Select).value
         self.dismiss(
-            ExportOptions(path=Path(value).expanduser(), format=str(fmt), layout=str(layout))
+            ExportOptions(
+                path=Path(value).expanduser(), format=str(fmt), layout=cast(Layout, layout)
+            )
         )
 
     def action_cancel(self) -> None:

@@ -15,10 +15,12 @@ queue, that line and the detail pane.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import cast
 
 from rich.style import Style
 from rich.text import Text
 
+from study.rows import Status
 from tui.source import STATUS_LABELS, STATUSES, Query
 
 #: The fields of the bar, in the order ``↓`` visits them.
@@ -41,7 +43,7 @@ class FilterBar:
         self,
         codes: Sequence[tuple[str, str]],
         *,
-        on_change: Callable[[str | None, str | None], None],
+        on_change: Callable[[str | None, Status | None], None],
         on_close: Callable[[], None],
         on_redraw: Callable[[], None],
         on_miss: Callable[[], None] = lambda: None,
@@ -84,8 +86,8 @@ class FilterBar:
         return self._value("code")
 
     @property
-    def status(self) -> str | None:
-        return self._value("status")
+    def status(self) -> Status | None:
+        return cast("Status | None", self._value("status"))
 
     def _value(self, field: str) -> str | None:
         return self._choices[field][self._index[field]][0]

@@ -1,8 +1,8 @@
 """The response view: one response with every code's curve and decision.
 
 For coding a response across the whole codebook: the same keys as the queue record,
-accept, undo and annotate the highlighted code; after a decision the cursor moves to the
-response's next undecided code.
+accept, undo and annotate the highlighted code (the session holds the rules, the same as
+the queue's); after a decision the cursor moves to the response's next undecided code.
 """
 
 from __future__ import annotations
@@ -10,19 +10,24 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from tui.session import ReviewSession
+from tui.screens.outcomes import report
+from tui.screens.small import TooSmall
+from tui.session import Outcome, ReviewSession
 from tui.source import Row
 from tui.widgets.curve import CurveChart, spark
 from tui.widgets.detail import code_text
 from tui.widgets.keys import KeyBar
 from tui.widgets.queue import status_text, value_label
+
+#: The smallest terminal the view draws in (columns, lines); below it, it says so.
+MINIMUM = (50, 16)
 
 
 class ResponseScreen(Screen[None]):
@@ -75,6 +80,10 @@ class ResponseScreen(Screen[None]):
             yield Static(id="response-code")
             yield CurveChart(id="response-curve")
         yield KeyBar()
+        yield TooSmall(MINIMUM)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.query_one(TooSmall).check(event.size.width, event.size.height)
 
     def on_mount(self) -> None:
         table = self.codes_table
@@ -129,61 +138,39 @@ class ResponseScreen(Screen[None]):
             decision=row.decision,
         )
 
-    def _decide(self, row: Row, value: int, *, source: str = "human") -> None:
-        from tui.app import CodecurveApp
-
+    def _decided(self, outcome: Outcome) -> None:
+        """After a decision: say so, reload, move to the response's next undecided code."""
+        if report(self, outcome) is None:
+            return
         index = self.codes_table.cursor_row
-        self.session.record(row, value, source=source)
-        if isinstance(self.app, CodecurveApp):
-            self.app.decision_saved(row.response_id, row.code_id, value)
         self._load()
         order = list(range(index + 1, len(self._rows))) + list(range(index + 1))
         following = next((i for i in order if self._rows[i].decision is None), index)
         self.codes_table.move_cursor(row=following, animate=False)
 
     def action_decide(self, position: int) -> None:
-        row = self.current()
-        if row is None:
-            return
-        value = self.session.value_at(row.code_id, position)
-        if value is None:
-            scale = self.session.scale(row.code_id)
-            self.notify(
-                f"{scale.name} has {scale.k} options: press 1-{scale.k}.", severity="warning"
-            )
-            return
-        self._decide(row, value)
+        if (row := self.current()) is not None:
+            self._decided(self.session.decide(row, position))
 
     def action_accept(self) -> None:
-        row = self.current()
-        if row is None or row.pick is None:
-            self.notify("Not scored yet: nothing to accept.", severity="warning")
-            return
-        self._decide(row, row.pick, source="model")
+        if (row := self.current()) is not None:
+            self._decided(self.session.accept(row))
 
     def action_not_apply(self) -> None:
-        row = self.current()
-        if row is not None:
-            self._decide(row, self.session.scale(row.code_id).lowest.value)
+        if (row := self.current()) is not None:
+            self._decided(self.session.not_apply(row))
 
     def action_undo(self) -> None:
-        from tui.app import CodecurveApp
-
-        decision = self.session.undo()
-        if decision is None:
-            self.notify("Nothing to undo.")
+        undone = report(self, self.session.take_back())
+        if undone is None:
             return
-        if isinstance(self.app, CodecurveApp):
-            self.app.decision_saved(decision.response_id, decision.code_id, None, undone=True)
         self._load()
-        if decision.response_id == self.response_id:
-            index = next(
-                (i for i, r in enumerate(self._rows) if r.code_id == decision.code_id), None
-            )
+        if undone.response_id == self.response_id:
+            index = next((i for i, r in enumerate(self._rows) if r.code_id == undone.code_id), None)
             if index is not None:
                 self.codes_table.move_cursor(row=index, animate=False)
         else:
-            self.notify(f"Undone on response {decision.response_id}")
+            self.notify(f"Undone on response {undone.response_id}")
 
     def action_note(self) -> None:
         from tui.screens.note import NoteScreen
@@ -193,8 +180,7 @@ class ResponseScreen(Screen[None]):
             return
 
         def save(note: str | None) -> None:
-            if note is not None:
-                self.session.set_note(row, note)
+            if note is not None and report(self, self.session.annotate(row, note)) is not None:
                 self._load()
 
         self.app.push_screen(NoteScreen(f"{row.response_id} · {row.code_name}", row.note), save)

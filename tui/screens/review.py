@@ -1,14 +1,16 @@
 """The main screen: the queue, the detail pane (or the screening panel) and the status line.
 
 Every decision goes through :class:`~tui.session.ReviewSession` (saved before the screen
-changes), then the queue reloads the page on screen and the cursor moves to the next
-undecided pair.
+changes); the screen posts :class:`~tui.messages.AnnotationSaved`, then the queue reloads
+the page on screen and the cursor moves to the next undecided pair. The screen never
+calls the app: app-wide keys are bound to the app's actions (``app.score``), and what the
+screen did is told by message.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import ClassVar
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -17,25 +19,36 @@ from textual.containers import Container, Vertical
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input
 
+from study.rows import Status
+from tui.messages import ScreeningShown, StudyChanged
 from tui.screens.filter import KEYS as FILTER_KEYS
 from tui.screens.filter import FilterBar
-from tui.session import ReviewSession
+from tui.screens.outcomes import report
+from tui.screens.small import TooSmall
+from tui.session import Outcome, ReviewSession
 from tui.source import ORDER_LABELS, STATUS_LABELS, Query, Row, row_key
 from tui.widgets.detail import DetailPane
-from tui.widgets.keys import KeyBar
+from tui.widgets.keys import KeyBar, key_help
 from tui.widgets.progress import ScoringProgress
 from tui.widgets.queue import PairQueue
 from tui.widgets.screening import ScreeningPanel
 from tui.widgets.status import StatusLine
 
-if TYPE_CHECKING:
-    from tui.app import CodecurveApp
-
 #: Width from which the detail pane sits beside the queue instead of below it.
 WIDE = 130
 
+#: The smallest terminal the screen draws in (columns, lines); below it, it says so.
+MINIMUM = (60, 18)
+
 DECIDE_BINDINGS: list[BindingType] = [
-    Binding("1", "decide(1)", "Code", key_display="1-9", id="decide.1"),
+    Binding(
+        "1",
+        "decide(1)",
+        "Code",
+        key_display="1-9",
+        id="decide.1",
+        tooltip="Record that scale value: 1 = lowest; on No/Yes 1=No 2=Yes",
+    ),
     *(
         Binding(str(i), f"decide({i})", f"Record scale value {i}", show=False, id=f"decide.{i}")
         for i in range(2, 10)
@@ -48,26 +61,119 @@ class ReviewScreen(Screen[None]):
 
     # In the order the key bar shows them; where the line is too short it leaves out
     # keys from the end of the list, but always shows help and quit.
+    # Each key's long text is its tooltip, "Title: what it does": the help screen and
+    # the command palette are generated from these (tui.widgets.keys.key_help).
     BINDINGS: ClassVar[list[BindingType]] = [
         *DECIDE_BINDINGS,
-        Binding("a", "accept", "Accept", id="accept"),
-        Binding("x", "not_apply", "Not apply", id="not_apply"),
-        Binding("space", "skip", "Skip", id="skip"),
-        Binding("u,backspace", "undo", "Undo", key_display="u", id="undo"),
-        Binding("s", "toggle_screening", "Screening", id="screening"),
-        Binding("r", "score", "Score", id="score"),
-        Binding("f", "filter", "Filter", id="filter"),
-        Binding("slash", "search", "Search", key_display="/", id="search"),
-        Binding("o", "cycle_order", "Order", id="order"),
-        Binding("n", "note", "Note", id="note"),
-        Binding("enter", "open_response", "Response", id="open_response"),
-        Binding("e", "export", "Export", id="export"),
-        Binding("p", "progress", "Progress", id="progress"),
+        Binding(
+            "a",
+            "accept",
+            "Accept",
+            id="accept",
+            tooltip="Accept the model's pick: record it for the highlighted pair",
+        ),
+        Binding(
+            "x",
+            "not_apply",
+            "Not apply",
+            id="not_apply",
+            tooltip="Does not apply: record the scale's lowest option (or No)",
+        ),
+        Binding(
+            "space",
+            "skip",
+            "Skip",
+            id="skip",
+            tooltip="Skip: go to the next undecided pair (nothing is saved)",
+        ),
+        Binding(
+            "u,backspace",
+            "undo",
+            "Undo",
+            key_display="u",
+            id="undo",
+            tooltip="Undo: take back your last decision (repeatable)",
+        ),
+        Binding(
+            "s",
+            "toggle_screening",
+            "Screening",
+            id="screening",
+            tooltip="Screening panel: can the model's confidence be trusted?",
+        ),
+        Binding(
+            "r",
+            "app.score",
+            "Score",
+            id="score",
+            tooltip="Score pending pairs: run the model over the unscored pairs",
+        ),
+        Binding(
+            "f",
+            "filter",
+            "Filter",
+            id="filter",
+            tooltip="Filter: by code and status; ←→ change, ↑↓ field, a letter jumps, ⏎ closes",
+        ),
+        Binding(
+            "slash",
+            "search",
+            "Search",
+            key_display="/",
+            id="search",
+            tooltip="Search: the response text",
+        ),
+        Binding(
+            "o",
+            "cycle_order",
+            "Order",
+            id="order",
+            tooltip="Cycle order: uncertainty, id, model's pick, confidence",
+        ),
+        Binding("n", "note", "Note", id="note", tooltip="Note: add or edit a note on the pair"),
+        Binding(
+            "enter",
+            "open_response",
+            "Response",
+            id="open_response",
+            tooltip="Open response: every code's curve and decision",
+        ),
+        Binding(
+            "e",
+            "app.export",
+            "Export",
+            id="export",
+            tooltip="Export: write the coded data to a file",
+        ),
+        Binding(
+            "p", "progress", "Progress", id="progress", tooltip="Progress per code: decided / total"
+        ),
         # Not in the key bar: the app's own tab binding would put it first.
-        Binding("tab", "switch_pane", "Pane", show=False, id="switch_pane"),
-        Binding("escape", "cancel", "Cancel scoring", show=False, id="cancel"),
-        Binding("question_mark", "help", "Help", key_display="?", id="help"),
-        Binding("q", "app.quit", "Quit", id="quit"),
+        Binding(
+            "tab",
+            "switch_pane",
+            "Pane",
+            show=False,
+            id="switch_pane",
+            tooltip="Switch pane: between the queue and the detail pane",
+        ),
+        Binding(
+            "escape",
+            "cancel",
+            "Cancel scoring",
+            show=False,
+            id="cancel",
+            tooltip="Cancel: stop scoring after this batch; close the search; clear filters",
+        ),
+        Binding(
+            "question_mark",
+            "help",
+            "Help",
+            key_display="?",
+            id="help",
+            tooltip="Keys: every key and how to read the table",
+        ),
+        Binding("q", "app.quit", "Quit", id="quit", tooltip="Quit: everything is already saved"),
     ]
 
     def __init__(self, session: ReviewSession) -> None:
@@ -85,12 +191,6 @@ class ReviewScreen(Screen[None]):
             on_redraw=self._redraw_filter_bar,
             on_miss=lambda: self.app.bell(),
         )
-
-    @property
-    def codecurve(self) -> CodecurveApp:
-        from tui.app import CodecurveApp
-
-        return cast(CodecurveApp, self.app)
 
     # -- typed accessors ---------------------------------------------------------------
 
@@ -141,6 +241,7 @@ class ReviewScreen(Screen[None]):
         yield ScoringProgress()
         yield StatusLine()
         yield KeyBar()
+        yield TooSmall(MINIMUM)
 
     def on_mount(self) -> None:
         self.status_line.filter_bar = self.filter_bar
@@ -150,14 +251,38 @@ class ReviewScreen(Screen[None]):
 
     def on_resize(self, event: events.Resize) -> None:
         self.set_class(event.size.width >= WIDE, "-wide")
+        self.query_one(TooSmall).check(event.size.width, event.size.height)
+
+    @property
+    def composed(self) -> bool:
+        """Whether the screen's widgets are there (not yet while it mounts, no longer
+        while the app shuts down)."""
+        # Every widget the app updates: they are removed one by one on shutdown.
+        return all(
+            self.query(kind)
+            for kind in (PairQueue, DetailPane, ScreeningPanel, ScoringProgress, StatusLine)
+        )
+
+    @on(StudyChanged)
+    def _study_changed(self, message: StudyChanged) -> None:
+        # Posted while another screen is on top: catch up when this one is shown again.
+        if not self.composed:
+            return
+        if self.is_current:
+            self._catch_up()
+        else:
+            self.stale = True
 
     def on_screen_resume(self) -> None:
         # Decisions made in the response view: show them. A dialog changes nothing here
         # by itself (its result is applied by its callback), so it costs no reload.
         if self.stale:
-            self.stale = False
-            self.pair_queue.reload()
-            self.update_status()
+            self._catch_up()
+
+    def _catch_up(self) -> None:
+        self.stale = False
+        self.pair_queue.reload()
+        self.update_status()
 
     # -- queue and detail --------------------------------------------------------------
 
@@ -214,13 +339,13 @@ class ReviewScreen(Screen[None]):
             self.app.bell()
         return row
 
-    def decide(self, row: Row, value: int, *, source: str = "human") -> None:
-        """Save ``value`` for ``row``, then refresh and move to the next undecided pair."""
+    def _decided(self, row: Row, outcome: Outcome) -> None:
+        """After a decision on ``row``: say so, refresh, move to the next undecided pair."""
+        if report(self, outcome) is None:
+            return
         queue = self.pair_queue
         index = queue.cursor
-        self.session.record(row, value, source=source)
         self._history.append((row_key(row), index))
-        self.codecurve.decision_saved(row.response_id, row.code_id, value)
         self._refresh_after_change(index, highlight=False)
         following = queue.next_undecided(index)
         queue.move_to(following if following is not None else index)
@@ -235,35 +360,16 @@ class ReviewScreen(Screen[None]):
             queue.reload()  # the row joins or leaves the filtered set
 
     def action_decide(self, position: int) -> None:
-        row = self._current()
-        if row is None:
-            return
-        value = self.session.value_at(row.code_id, position)
-        if value is None:
-            scale = self.session.scale(row.code_id)
-            self.notify(
-                f"{scale.name} has {scale.k} options: press 1-{scale.k}.",
-                severity="warning",
-                timeout=3,
-            )
-            return
-        self.decide(row, value)
+        if (row := self._current()) is not None:
+            self._decided(row, self.session.decide(row, position))
 
     def action_accept(self) -> None:
-        row = self._current()
-        if row is None:
-            return
-        if row.pick is None:
-            self.notify(
-                "This pair is not scored yet: nothing to accept.", severity="warning", timeout=3
-            )
-            return
-        self.decide(row, row.pick, source="model")
+        if (row := self._current()) is not None:
+            self._decided(row, self.session.accept(row))
 
     def action_not_apply(self) -> None:
-        row = self._current()
-        if row is not None:
-            self.decide(row, self.session.scale(row.code_id).lowest.value)
+        if (row := self._current()) is not None:
+            self._decided(row, self.session.not_apply(row))
 
     def action_skip(self) -> None:
         queue = self.pair_queue
@@ -271,11 +377,10 @@ class ReviewScreen(Screen[None]):
         queue.move_to(following if following is not None else queue.cursor + 1)
 
     def action_undo(self) -> None:
-        decision = self.session.undo()
-        if decision is None:
-            self.notify("Nothing to undo.", timeout=2)
+        undone = report(self, self.session.take_back())
+        if undone is None:
             return
-        key = (decision.response_id, decision.code_id)
+        key = (undone.response_id, undone.code_id)
         queue = self.pair_queue
         near = queue.cursor
         while self._history:
@@ -295,12 +400,11 @@ class ReviewScreen(Screen[None]):
             queue.reload()
             index = queue.index_of(key, near)
         queue.move_to(index if index is not None else near)
-        self.codecurve.decision_saved(decision.response_id, decision.code_id, None, undone=True)
         self.update_status()
         if index is None:
-            code = self.session.code(decision.code_id)
-            name = code.name if code else decision.code_id
-            self.notify(f"Undone: {decision.response_id} · {name} (not in this view)", timeout=3)
+            code = self.session.code(undone.code_id)
+            name = code.name if code else undone.code_id
+            self.notify(f"Undone: {undone.response_id} · {name} (not in this view)", timeout=3)
 
     def action_note(self) -> None:
         from tui.screens.note import NoteScreen
@@ -310,11 +414,8 @@ class ReviewScreen(Screen[None]):
             return
 
         def save(note: str | None) -> None:
-            if note is None:
-                return
-            self.session.set_note(row, note)
-            self._refresh_after_change(self.pair_queue.cursor)
-            self.codecurve.decision_saved(row.response_id, row.code_id, row.decision)
+            if note is not None and report(self, self.session.annotate(row, note)) is not None:
+                self._refresh_after_change(self.pair_queue.cursor)
 
         title = f"{row.response_id} · {row.code_name}"
         self.app.push_screen(NoteScreen(title, row.note), save)
@@ -352,7 +453,7 @@ class ReviewScreen(Screen[None]):
             event.stop()
             event.prevent_default()
 
-    def _apply_filter(self, code_id: str | None, status: str | None) -> None:
+    def _apply_filter(self, code_id: str | None, status: Status | None) -> None:
         """Show the pairs of ``code_id`` and ``status`` (called by the filter bar)."""
         query = replace(self.pair_queue.pair_query, code_id=code_id, status=status)
         if query != self.pair_queue.pair_query:
@@ -388,15 +489,15 @@ class ReviewScreen(Screen[None]):
             self.set_query(replace(self.pair_queue.pair_query, search=None))
         self.pair_queue.focus()
 
-    def action_cancel(self) -> None:
+    async def action_cancel(self) -> None:
         if self.filter_bar.is_open:
             self._close_filter()
             return
         if self.search_input.has_focus or self.search_input.has_class("-open"):
             self._close_search()
             return
-        if self.codecurve.cancel_scoring():
-            self.notify("Cancelling after this batch…", timeout=2)
+        if self.scoring_progress.progress is not None:  # a scoring run is going
+            await self.app.run_action("cancel_scoring")
             return
         if self.pair_queue.pair_query.filtered:
             query = self.pair_queue.pair_query
@@ -410,13 +511,7 @@ class ReviewScreen(Screen[None]):
             switcher.current = "detail"
         else:
             switcher.current = "screening"
-            self.codecurve.refresh_screening()
-
-    def action_export(self) -> None:
-        self.codecurve.open_export()
-
-    def action_score(self) -> None:
-        self.codecurve.start_scoring()
+            self.post_message(ScreeningShown())
 
     def action_progress(self) -> None:
         from tui.screens.progress import ProgressScreen
@@ -426,48 +521,7 @@ class ReviewScreen(Screen[None]):
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen
 
-        keys: list[tuple[str, str]] = []
-        seen: set[str] = set()
-        for binding in (*self.BINDINGS, *PairQueue.BINDINGS, *self.app.BINDINGS):
-            if not isinstance(binding, Binding) or binding.action in seen:
-                continue
-            seen.add(binding.action)
-            if binding.id == "decide.1":
-                keys.append(("1-9", "Record that scale value (1 = lowest; on No/Yes 1=No 2=Yes)"))
-                continue
-            if binding.id and binding.id.startswith("decide."):
-                continue
-            display = ", ".join(
-                self.app.get_key_display(replace(binding, key=k, key_display=None))
-                for k in binding.key.split(",")
-            )
-            keys.append((display, HELP_TEXT.get(binding.action, binding.description)))
+        bindings = (*self.BINDINGS, *PairQueue.BINDINGS, *self.app.BINDINGS)
+        keys = [(item.keys, item.text) for item in key_help(self.app, bindings)]
         keys.append(("ctrl+p", "Command palette: every action by name"))
         self.app.push_screen(HelpScreen(keys))
-
-
-HELP_TEXT = {
-    "accept": "Accept the model's pick",
-    "not_apply": "Does not apply (the scale's lowest option, or No)",
-    "skip": "Skip to the next undecided pair (nothing is saved)",
-    "undo": "Undo your last decision (repeatable)",
-    "note": "Add or edit a note on the pair",
-    "open_response": "Open the response: every code's curve and decision",
-    "switch_pane": "Switch between the queue and the detail pane",
-    "cycle_order": "Cycle the order: uncertainty, id, model's pick, confidence",
-    "filter": "Filter by code and status: ←→ change, ↑↓ field, a letter jumps, ⏎ closes",
-    "search": "Search the response text",
-    "toggle_screening": "Screening panel: can the model's confidence be trusted?",
-    "export": "Export the coded data",
-    "score": "Score (or re-score) the pending pairs",
-    "cancel": "Cancel scoring; close the search; clear filters",
-    "progress": "Progress per code",
-    "help": "This help",
-    "app.quit": "Quit (everything is already saved)",
-    "cursor_down": "Next pair",
-    "cursor_up": "Previous pair",
-    "page_down": "Page down",
-    "page_up": "Page up",
-    "first": "First pair",
-    "last": "Last pair",
-}

@@ -8,19 +8,69 @@ bar is one widget that draws one line of text, and only when the keys it shows c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
+from textual.binding import Binding, BindingType
 from textual.strip import Strip
 from textual.widget import Widget
 
 if TYPE_CHECKING:
+    from textual.app import App
     from textual.screen import Screen
 
 #: What the bar shows per key: (key to simulate, key display, description, enabled).
 KeyItem = tuple[str, str, str, bool]
+
+
+@dataclass(frozen=True)
+class KeyHelp:
+    """One key as the help screen and the command palette describe it.
+
+    Attributes:
+        keys: Every key that runs it, as displayed (``"u, backspace"``).
+        title: What it is called: the tooltip up to its first ``": "``.
+        text: The binding's whole tooltip.
+        action: The action it runs.
+    """
+
+    keys: str
+    title: str
+    text: str
+    action: str
+
+    @property
+    def explanation(self) -> str:
+        """The tooltip after its title (the title itself when there is nothing after)."""
+        _, sep, rest = self.text.partition(": ")
+        return rest if sep else self.text
+
+
+def key_help(app: App[Any], bindings: Iterable[BindingType]) -> list[KeyHelp]:
+    """The bindings that carry a tooltip (each key's long text), first of each action.
+
+    A binding with one key shows its ``key_display`` (``"1-9"``); one with several lists
+    them all (``"u, backspace"``).
+    """
+    items: list[KeyHelp] = []
+    seen: set[str] = set()
+    for binding in bindings:
+        if not isinstance(binding, Binding) or not binding.tooltip or binding.action in seen:
+            continue
+        seen.add(binding.action)
+        keys = [k.strip() for k in binding.key.split(",")]
+        if len(keys) == 1:
+            display = app.get_key_display(binding)
+        else:
+            display = ", ".join(
+                app.get_key_display(replace(binding, key=k, key_display=None)) for k in keys
+            )
+        title = binding.tooltip.partition(": ")[0]
+        items.append(KeyHelp(display, title, binding.tooltip, binding.action))
+    return items
 
 
 def fit(items: Sequence[KeyItem], width: int) -> tuple[Sequence[KeyItem], bool]:

@@ -132,12 +132,21 @@ class PairQueue(ScrollView, can_focus=True):
     }
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("down,j", "cursor_down", "Next", show=False, id="queue.down"),
-        Binding("up,k", "cursor_up", "Previous", show=False, id="queue.up"),
-        Binding("pagedown", "page_down", "Page down", show=False, id="queue.page_down"),
-        Binding("pageup", "page_up", "Page up", show=False, id="queue.page_up"),
-        Binding("home,g", "first", "First", show=False, id="queue.first"),
-        Binding("end,G", "last", "Last", show=False, id="queue.last"),
+        Binding("down,j", "cursor_down", "Next", show=False, id="queue.down", tooltip="Next pair"),
+        Binding(
+            "up,k", "cursor_up", "Previous", show=False, id="queue.up", tooltip="Previous pair"
+        ),
+        Binding(
+            "pagedown",
+            "page_down",
+            "Page down",
+            show=False,
+            id="queue.page_down",
+            tooltip="Page down",
+        ),
+        Binding("pageup", "page_up", "Page up", show=False, id="queue.page_up", tooltip="Page up"),
+        Binding("home,g", "first", "First", show=False, id="queue.first", tooltip="First pair"),
+        Binding("end,G", "last", "Last", show=False, id="queue.last", tooltip="Last pair"),
     ]
 
     class Highlighted(Message):
