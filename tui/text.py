@@ -1,0 +1,63 @@
+"""Text from files, made safe to show on a terminal.
+
+Responses, attributes, code names, notes and ids come from files a user did not
+necessarily write. Written to a terminal as they are, an escape sequence in a response
+sets the window's title, clears the screen or colours what follows. :func:`printable`
+is applied to every such text wherever the app or the command line shows it.
+
+No textual here: the command line imports this module.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.markup import escape
+
+#: C0 controls other than tab and line feed, DEL, and C1 controls; lone surrogates too
+#: (text read with ``surrogateescape`` would make the terminal's encoder raise).
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_UNSAFE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _picture(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Unicode control pictures: ␛ for ESC, ␇ for BEL
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    if code <= 0x9F:
+        return f"\\x{code:02x}"  # C1 controls have no pictures: \x9b
+    return "\ufffd"
+
+
+def printable(text: str, *, single_line: bool = False) -> str:
+    """``text`` with every control character replaced by a visible stand-in.
+
+    C0 controls become the Unicode control pictures (ESC shows as ``␛``, one cell like
+    any letter), DEL ``␡``, C1 controls a ``\\x9b``-style escape, a lone surrogate
+    ``�``. Line feed and tab are kept unless ``single_line``, when they become pictures
+    too (a table cell that must stay on one line).
+
+    Args:
+        text: Text that came from a file.
+        single_line: Replace line feeds and tabs as well.
+    """
+    return (_UNSAFE_LINE if single_line else _UNSAFE).sub(_picture, text)
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: whitespace runs (line breaks too) become one space."""
+    return printable(" ".join(text.split()), single_line=True)
+
+
+def markup_safe(text: str) -> str:
+    """``text`` made printable and escaped for Rich markup (a border title, a label)."""
+    return escape(printable(text, single_line=True))
+
+
+def plural(count: int, noun: str, plural_form: str | None = None) -> str:
+    """``1 response``, ``2 responses``, ``1,000 pairs`` (thousands separated)."""
+    word = noun if count == 1 else (plural_form or f"{noun}s")
+    return f"{count:,} {word}"
