@@ -188,7 +188,7 @@ def test_malformed_yaml(
 def test_unknown_scale(files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     responses, codebook = files
     args = ["--responses", responses, "--codebook", codebook, "--model", "fake"]
-    assert score(*args, "--scale", "1-7") == 1
+    assert score(*args, "--scale", "1-7") == 2  # a bad option value: a usage error
     line = one_error_line(capsys)
     assert "unknown scale '1-7'" in line
     assert "1-5" in line
@@ -215,7 +215,7 @@ def test_bad_output_suffix_fails_before_the_model_loads(
 
 
 def test_missing_arguments_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert score("--model", "fake") == 1
+    assert score("--model", "fake") == 2
     assert "--responses" in one_error_line(capsys)
 
 
