@@ -224,6 +224,7 @@ def test_score_output_in_a_folder_that_refuses_files(
         PermissionError(errno.EACCES, "Permission denied", "s.codecurve"),
         sqlite3.OperationalError("attempt to write a readonly database"),
         sqlite3.DatabaseError("database disk image is malformed"),
+        ValueError("a hand-edited field"),
     ],
 )
 def test_os_and_sqlite_errors_are_one_line(

@@ -14,8 +14,9 @@ Import codes already assigned (by hand, in a spreadsheet, by another tool) as on
 decisions. The file is keyed by response id and holds either one column per code
 (named by the code; a scale value, a label, 0/1 or yes/no; blank = not coded) or one
 column listing the codes that apply, separated by ';' (every other code: does not
-apply; blank = not coded). Unknown ids or code names stop the import and are listed;
-nothing is stored unless everything is.
+apply; blank = not coded). Unknown response ids, and unknown code names in a codes
+list, stop the import and are listed (--skip-unknown imports the rest); a column that
+names no code is left out, with a warning. Nothing is stored unless everything is.
 
   codecurve import-codes survey.codecurve coded.csv --coder alice
   codecurve import-codes survey.codecurve labels.csv --coder gold --codes-column label
