@@ -8,6 +8,7 @@ command line's tables and messages (``new``, the ``score`` table).
 
 from __future__ import annotations
 
+import asyncio
 import random
 import re
 from collections.abc import Iterator
@@ -162,6 +163,26 @@ def closing() -> Iterator[list[Study]]:
             study.close()
 
 
+async def check_rendering(study: Study, *, moves: int = 40) -> None:
+    """Move through the queue; every line it draws, and the detail pane, is clean."""
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        queue = app.screen.query_one(PairQueue)
+        detail = app.screen.query_one(DetailPane)
+        width = queue.scrollable_content_region.width
+        for _ in range(min(queue.total, moves)):
+            for y in range(queue.scrollable_content_region.height):
+                strip = queue.render_line(y)
+                assert not UNSAFE.search(strip.text), repr(strip.text)
+                assert strip.cell_length == width
+            assert not UNSAFE.search(detail.plain_text.replace("\n", "")), detail.plain_text
+            assert not UNSAFE.search(str(detail.border_title))
+            await pilot.press("j")
+
+
 def hostile_study(path: Path) -> Study:
     rng = random.Random(5)
     texts = list(HOSTILE)
@@ -180,22 +201,56 @@ async def test_the_queue_and_detail_show_no_control_character(
 ) -> None:
     study = hostile_study(tmp_path / "h.codecurve")
     closing.append(study)
-    app = make_app(study, coder="tester")
-    async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        queue = app.screen.query_one(PairQueue)
-        detail = app.screen.query_one(DetailPane)
-        width = queue.scrollable_content_region.width
-        for _ in range(min(queue.total, 40)):
-            for y in range(queue.scrollable_content_region.height):
-                strip = queue.render_line(y)
-                assert not UNSAFE.search(strip.text), repr(strip.text)
-                assert strip.cell_length == width
-            assert not UNSAFE.search(detail.plain_text.replace("\n", "")), detail.plain_text
-            assert not UNSAFE.search(str(detail.border_title))
-            await pilot.press("j")
+    await check_rendering(study)
+
+
+@settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    texts=st.lists(control_text, min_size=1, max_size=4),
+    raw=st.binary(min_size=1, max_size=40),
+)
+def test_fuzzed_responses_render_clean_in_the_app(
+    tmp_path_factory: pytest.TempPathFactory, texts: list[str], raw: bytes
+) -> None:
+    """Random text and random bytes (decoded as a careless reader might) as responses."""
+    texts = [*texts, raw.decode("utf-8", errors="replace"), raw.decode("latin-1")]
+    table = ResponseTable.from_texts({f"{t[:8]}#{i}": t for i, t in enumerate(texts)})
+    study = Study.create(
+        tmp_path_factory.mktemp("app") / "f.codecurve", responses=table, codebook=CODEBOOK
+    )
+    try:
+        config = synthetic_config(CODEBOOK)
+        study.write_scores(study.ensure_config(config), synthetic_scores(study, config))
+        asyncio.run(check_rendering(study, moves=len(texts) * 3))
+    finally:
+        study.close()
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(st.binary(min_size=1, max_size=60))
+def test_random_bytes_through_new_and_score_print_nothing_raw(
+    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], raw: bytes
+) -> None:
+    folder = tmp_path_factory.mktemp("bytes")
+    responses = folder / "raw.csv"
+    responses.write_bytes(b"id,text\nr1," + raw.replace(b"\n", b" ") + b"\nr2,fine\n")
+    codebook = folder / "codes.yaml"
+    codebook.write_text(CODEBOOK_YAML, encoding="utf-8")
+    sources = ["--responses", str(responses), "--codebook", str(codebook)]
+    capsys.readouterr()
+    assert main(["new", str(folder / "s.codecurve"), *sources]) in (0, 1)
+    assert main(["score", *sources, "--model", "fake"]) in (0, 1)
+    out, err = capsys.readouterr()
+    assert not UNSAFE.search(out + err), out + err
+    assert "Traceback" not in err
 
 
 @pytest.mark.parametrize(
