@@ -13,6 +13,9 @@ from codebooks.errors import InputError
 from tui.commands import UsageError
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
+    from screening.report import VRSReport
     from study.screening import Agreement
 
 FORMATS = ("table", "markdown", "json")
@@ -73,7 +76,7 @@ def parse_cut(text: str) -> float | str:
 def run(args: argparse.Namespace) -> int:
     from study import Study
     from study.screening import screen_study
-    from tui.text import printable
+    from tui.text import plural, printable
 
     cut = parse_cut(args.cut)
     if not args.study.exists():
@@ -118,13 +121,9 @@ def run(args: argparse.Namespace) -> int:
     # their control characters made visible.
     console = Console()
     if len(result.per_code) != 1:
-        table = result.pooled.to_rich()
-        table.title = "Validity report (VRS): all codes pooled"
-        console.print(table)
+        console.print(vrs_table(result.pooled, "all codes pooled"))
     for name, report in result.per_code.items():
-        table = report.to_rich()
-        table.title = Text(f"Validity report (VRS): {printable(name, single_line=True)}")
-        console.print(table)
+        console.print(vrs_table(report, name))
     if result.agreements:
         table = Table(title="Agreement", header_style="bold")
         for column in AGREEMENT_COLUMNS:
@@ -133,13 +132,35 @@ def run(args: argparse.Namespace) -> int:
             table.add_row(*(Text(printable(cell, single_line=True)) for cell in _agreement_row(a)))
         console.print(table)
     if result.n_unscored:
+        n = result.n_unscored
         console.print(
-            f"[yellow]{result.n_unscored} decisions are on pairs not scored yet "
-            "and were left out.[/]"
+            f"{plural(n, 'decision')} {'is' if n == 1 else 'are'} on "
+            f"{'a pair' if n == 1 else 'pairs'} not scored yet and "
+            f"{'was' if n == 1 else 'were'} left out.",
+            style="yellow",
         )
     for message in result.warnings:
         console.print(Text.assemble(("note:", "yellow"), " ", printable(message)))
     return 0
+
+
+def vrs_table(report: VRSReport, name: str) -> Table:
+    """The report as a Rich table (tier coloured), every cell shown as text: a code's
+    name is the user's, so it is never read as markup and its control characters show."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from screening.report import TIER_STYLES
+    from tui.text import printable
+
+    title = Text(f"Validity report (VRS): {printable(name, single_line=True)}")
+    table = Table(title=title, show_header=True, header_style="bold")
+    table.add_column("Row", style="dim", no_wrap=True)
+    table.add_column("Value")
+    for label, value in report.rows():
+        style = TIER_STYLES.get(value, "") if label == "Tier classification" else ""
+        table.add_row(Text(printable(label)), Text(printable(value), style=style))
+    return table
 
 
 def json_text(payload: object) -> str:
