@@ -438,6 +438,7 @@ def test_exit_status_scheme(
     before = snapshot(study)
     argv = [a.replace("{study}", str(study)) for a in argv]
     capsys.readouterr()
+    code: int | str | None
     try:
         code = main(argv)
     except SystemExit as exc:  # argparse's own usage errors

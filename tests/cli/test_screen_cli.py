@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 import pytest
@@ -71,9 +72,10 @@ def make_study(
     return path
 
 
-def screen_json(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict:
+def screen_json(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
     assert main(["screen", str(path), "--format", "json", *extra]) == 0
-    return json.loads(capsys.readouterr().out)
+    payload: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return payload
 
 
 def test_valid_table_is_reported_pooled_and_per_code(
@@ -195,7 +197,7 @@ class _nothing:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, *exc: object) -> bool:
+    def __exit__(self, *exc: object) -> Literal[False]:
         return False
 
 

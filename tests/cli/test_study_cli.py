@@ -9,6 +9,7 @@ import hashlib
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -131,8 +132,8 @@ def test_new_refuses_an_existing_study(
 def test_new_with_bad_input_leaves_nothing(
     files: dict[str, Path],
     capsys: pytest.CaptureFixture[str],
-    setup,
-    expected: str,  # type: ignore[no-untyped-def]
+    setup: Callable[[dict[str, Path]], object],
+    expected: str,
 ) -> None:
     setup(files)
     assert new(files) == 1
