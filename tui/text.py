@@ -5,14 +5,13 @@ necessarily write. Written to a terminal as they are, an escape sequence in a re
 sets the window's title, clears the screen or colours what follows. :func:`printable`
 is applied to every such text wherever the app or the command line shows it.
 
-No textual here: the command line imports this module.
+No textual here, and rich only when markup is escaped: the command line imports this
+module, and ``codecurve --help`` must stay fast.
 """
 
 from __future__ import annotations
 
 import re
-
-from rich.markup import escape
 
 #: C0 controls other than tab and line feed, DEL, and C1 controls; lone surrogates too
 #: (text read with ``surrogateescape`` would make the terminal's encoder raise).
@@ -54,6 +53,8 @@ def one_line(text: str) -> str:
 
 def markup_safe(text: str) -> str:
     """``text`` made printable and escaped for Rich markup (a border title, a label)."""
+    from rich.markup import escape
+
     return escape(printable(text, single_line=True))
 
 

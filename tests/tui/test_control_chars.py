@@ -24,7 +24,7 @@ from study.store import Study
 from tests.tui.conftest import CODEBOOK, synthetic_config, synthetic_scores
 from tui.app import make_app
 from tui.cli import main
-from tui.text import one_line, plural, printable
+from tui.text import markup_safe, one_line, plural, printable
 from tui.widgets.detail import DetailPane
 from tui.widgets.queue import PairQueue
 
@@ -73,6 +73,28 @@ def test_printable_leaves_no_control_character(text: str) -> None:
     assert not UNSAFE.search(printable(text))
     assert not UNSAFE.search(one_line(text))
     assert "\n" not in one_line(text)
+
+
+def test_markup_safe_escapes_markup_and_controls() -> None:
+    from rich.text import Text
+
+    title = markup_safe("[bold]id[/bold]\x1b[2J")
+    shown = Text.from_markup(f"Response {title}")
+    assert shown.plain == "Response [bold]id[/bold]\u241b[2J"
+    assert not shown.spans
+
+
+def test_the_command_line_loads_no_rich_for_help() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from tui.cli import build_parser; build_parser(); print('rich' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "False"
 
 
 def test_plural() -> None:
