@@ -51,6 +51,25 @@ def one_line(text: str) -> str:
     return printable(" ".join(text.split()), single_line=True)
 
 
+#: Code points that join or restyle the character before them: a terminal draws the
+#: cluster in fewer cells than Rich counts (Rich measures code point by code point), so a
+#: table's later columns would shift. Zero-width joiner, variation selectors, skin tones.
+_JOINERS = re.compile("[\u200d\ufe0e\ufe0f\U0001f3fb-\U0001f3ff]")
+#: Regional indicators (a flag is a pair of them): shown as their letters.
+_REGIONAL = re.compile("[\U0001f1e6-\U0001f1ff]")
+
+
+def cell_stable(text: str) -> str:
+    """``text`` for a fixed-width table cell: every character is drawn in the cells Rich
+    counts for it.
+
+    An emoji sequence (👨‍👩‍👧, 👍🏽, ❤️) shows as its parts, a flag (🇫🇷) as its letters
+    (``FR``); other text is unchanged.
+    """
+    text = _JOINERS.sub("", text)
+    return _REGIONAL.sub(lambda m: chr(ord(m.group()) - 0x1F1E6 + ord("A")), text)
+
+
 def markup_safe(text: str) -> str:
     """``text`` made printable and escaped for Rich markup (a border title, a label)."""
     from rich.markup import escape

@@ -24,7 +24,7 @@ from study.store import Study
 from tests.tui.conftest import CODEBOOK, synthetic_config, synthetic_scores
 from tui.app import make_app
 from tui.cli import main
-from tui.text import markup_safe, one_line, plural, printable
+from tui.text import cell_stable, markup_safe, one_line, plural, printable
 from tui.widgets.detail import DetailPane
 from tui.widgets.queue import PairQueue
 
@@ -95,6 +95,13 @@ def test_the_command_line_loads_no_rich_for_help() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "False"
+
+
+def test_cell_stable_splits_clusters_a_terminal_draws_narrower() -> None:
+    assert cell_stable("plain 漢字 ش") == "plain 漢字 ش"
+    assert cell_stable("👨\u200d👩\u200d👧") == "👨👩👧"
+    assert cell_stable("👍🏽 ❤️") == "👍 ❤"
+    assert cell_stable("🇫🇷 flag") == "FR flag"
 
 
 def test_plural() -> None:
@@ -301,6 +308,9 @@ async def test_wide_and_right_to_left_rows_keep_the_width(
             strip = queue.render_line(y)
             assert strip.cell_length == width
             assert sum(cell_len(s.text) for s in strip) == width
+            assert not re.search(
+                "[\u200d\ufe0f\U0001f3fb-\U0001f3ff\U0001f1e6-\U0001f1ff]", strip.text
+            )
         # Columns line up: the curve column starts at the same cell on every row.
         header = queue.render_line(0).text
         start = header.index("curve")

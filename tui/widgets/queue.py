@@ -28,7 +28,7 @@ from textual.strip import Strip
 
 from codebooks.model import Scale
 from tui.source import PairSource, Query, Row, row_key
-from tui.text import one_line, printable
+from tui.text import cell_stable, one_line, printable
 from tui.widgets.curve import spark
 from tui.widgets.scrolling import set_virtual_size
 
@@ -265,7 +265,9 @@ class PairQueue(ScrollView, can_focus=True):
         if self._auto_id_width and self._total:
             first = self._source.page(self._query, 0, PAGE_SIZE)
             self._pages.set(0, list(first))
-            self._id_width = max(2, min(16, max(cell_len(one_line(r.response_id)) for r in first)))
+            self._id_width = max(
+                2, min(16, max(cell_len(cell_stable(one_line(r.response_id))) for r in first))
+            )
             self._columns.clear()
             self._auto_id_width = False
         self._cursor = max(0, min(self._cursor, self._total - 1))
@@ -521,7 +523,7 @@ class PairQueue(ScrollView, can_focus=True):
         segments: list[Segment] = []
 
         def cell(text: str, size: int, style: Style | None = None, right: bool = False) -> None:
-            text = printable(text, single_line=True)
+            text = cell_stable(printable(text, single_line=True))
             if right and cell_len(text) < size:
                 text = " " * (size - cell_len(text)) + text
             segments.append(Segment(set_cell_size(text, size), base + style if style else base))
