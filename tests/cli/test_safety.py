@@ -268,7 +268,7 @@ needs_mounts = pytest.mark.skipif(
 
 
 def run_mounted(
-    argv: list[str], *, read_only: Path | None = None, full: Path | None = None
+    argv: list[str], *, read_only: Path | None = None, full: Path | None = None, fill: bool = False
 ) -> subprocess.CompletedProcess[str]:
     """Run the command line with ``read_only`` bound read-only and a tiny tmpfs at
     ``full``, in a private mount namespace (nothing outside it sees the mounts)."""
@@ -278,6 +278,8 @@ def run_mounted(
                   f"mount -o remount,ro,bind '{read_only}'"]  # fmt: skip
     if full is not None:
         steps += [f"mount -t tmpfs -o size=12k tmpfs '{full}'"]
+        if fill:  # fails once the file system is full, which is the point
+            steps += [f"{{ head -c 1048576 /dev/zero > '{full}/fill' 2>/dev/null || true; }}"]
     code = "import sys; from tui.cli import main; raise SystemExit(main(sys.argv[1:]))"
     quoted = " ".join(f"'{a}'" for a in argv)
     # The folders' contents as the command left them, seen inside the namespace, on stdout.
@@ -327,6 +329,20 @@ def test_new_into_a_read_only_or_full_place(files: dict[str, Path], tmp_path: Pa
     one_error_line(proc.stderr)  # the words are the study writer's (SQLite's) own
     assert proc.stdout.split() == []  # nothing half-written left in the full folder
     assert list(place.iterdir()) == []
+
+
+@needs_mounts
+def test_score_output_on_a_full_file_system_fails_before_scoring(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    place = tmp_path / "full"
+    place.mkdir()
+    sources = ["--responses", str(files["responses"]), "--codebook", str(files["codebook"])]
+    argv = ["score", *sources, "--model", "fake", "-o", str(place / "scores.csv")]
+    proc = run_mounted(argv, full=place, fill=True)
+    assert proc.returncode == 1, proc.stderr
+    assert "No space left on device" in one_error_line(proc.stderr)
+    assert proc.stdout.split() == ["fill"]  # no output, no temporary left beside it
 
 
 # -- item 18: messages that say what is true ----------------------------------------------

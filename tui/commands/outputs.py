@@ -70,9 +70,9 @@ def check_output(path: Path, *, protect: Mapping[str, Path | None] = {}) -> None
 
 
 def check_folder(path: Path) -> None:
-    """Fail now if no file can be created beside ``path`` (a missing folder, a read-only
-    file system, no permission): tried with a real file, as permission bits do not stop
-    root.
+    """Fail now if no file can be written beside ``path`` (a missing folder, a read-only
+    or full file system, no permission): tried with a real file, as permission bits do
+    not stop root.
 
     Raises:
         InputError: Naming the folder and the reason.
@@ -81,7 +81,10 @@ def check_folder(path: Path) -> None:
     if not folder.is_dir():
         raise InputError(f"folder {folder} does not exist", path=path)
     try:
-        with tempfile.TemporaryFile(dir=folder, prefix=".codecurve-probe-"):
-            pass
+        # A few kilobytes written and synced: a full disk refuses them, an empty file not.
+        with tempfile.TemporaryFile(dir=folder, prefix=".codecurve-probe-") as probe:
+            probe.write(b"\0" * 8192)
+            probe.flush()
+            os.fsync(probe.fileno())
     except OSError as exc:
         raise InputError(f"cannot write in {folder}: {exc.strerror or exc}", path=path) from None
