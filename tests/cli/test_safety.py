@@ -332,17 +332,25 @@ def test_new_into_a_read_only_or_full_place(files: dict[str, Path], tmp_path: Pa
 
 
 @needs_mounts
-def test_score_output_on_a_full_file_system_fails_before_scoring(
-    files: dict[str, Path], tmp_path: Path
+@pytest.mark.parametrize(
+    ("how", "reason"), [("full", "No space left on device"), ("read-only", "Read-only file system")]
+)
+def test_score_output_on_a_full_or_read_only_file_system_fails_before_scoring(
+    files: dict[str, Path], tmp_path: Path, how: str, reason: str
 ) -> None:
-    place = tmp_path / "full"
+    place = tmp_path / "place"
     place.mkdir()
     sources = ["--responses", str(files["responses"]), "--codebook", str(files["codebook"])]
     argv = ["score", *sources, "--model", "fake", "-o", str(place / "scores.csv")]
-    proc = run_mounted(argv, full=place, fill=True)
+    if how == "full":
+        proc = run_mounted(argv, full=place, fill=True)
+    else:
+        proc = run_mounted(argv, read_only=place)
     assert proc.returncode == 1, proc.stderr
-    assert "No space left on device" in one_error_line(proc.stderr)
-    assert proc.stdout.split() == ["fill"]  # no output, no temporary left beside it
+    assert reason in one_error_line(proc.stderr)
+    assert "scoring" not in proc.stderr
+    # no output, no temporary left beside it
+    assert proc.stdout.split() == (["fill"] if how == "full" else [])
 
 
 # -- item 18: messages that say what is true ----------------------------------------------
