@@ -44,6 +44,9 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse, but a usage error is one clear line (and a hint), not a usage dump."""
 
     def error(self, message: str) -> NoReturn:
+        from tui.text import printable
+
+        message = printable(message, single_line=True)
         sys.stderr.write(f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
         raise SystemExit(2)
 

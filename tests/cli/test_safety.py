@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
 import sqlite3
 import stat
@@ -432,6 +433,8 @@ def test_review_creating_a_study_without_a_terminal_creates_nothing(
         (["score", "--batch-size", "many"], 2, "--batch-size"),
         (["review", "--batch-size", "-1"], 2, "--batch-size"),
         (["score", "--device", "tpu"], 2, "--device"),
+        (["export", "{study}", "--layout", "\x1b]0;x\x07"], 2, "invalid choice"),
+        (["export", "{study}", "--coder", "\x1b[2J", "-o", "x.csv"], 1, "no decisions by"),
         (["score", "--model", "fake"], 2, "--responses"),
         (["score", "--responses", "x.csv", "--codebook", "c.yaml", "--scale", "1-7"], 2, None),
         (["export", "{study}"], 2, "nothing to write"),
@@ -470,6 +473,7 @@ def test_exit_status_scheme(
     assert code == status
     err = capsys.readouterr().err
     assert "Traceback" not in err
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", err), err
     if needle is not None:
         assert needle in err
     assert snapshot(study) == before
