@@ -5,9 +5,19 @@ Each sub-command lives in its own module under :mod:`tui.commands` and exposes
 parsed arguments and returning an exit code. Heavy imports (torch, textual, pandas) happen
 inside those functions, so ``codecurve --help`` starts fast.
 
-Errors: any :class:`codebooks.errors.CodecurveError` (and a few expected OS errors) become
-one line on stderr and exit status 1; a usage error is one line and exit status 2; Ctrl-C
-is exit status 130. No traceback reaches the user unless ``CODECURVE_DEBUG`` is set.
+Exit status, the same for every command:
+
+- 0: done.
+- 1: bad input or a runtime failure: a :class:`codebooks.errors.CodecurveError` (a file
+  that cannot be read, an output that would overwrite an input or a study, an unknown
+  coder, a locked study), an OS error (read-only or full file system, no permission) or
+  a SQLite error (a damaged study). One line ``codecurve: error: ...`` on stderr.
+- 2: a usage error: an unknown option, a missing argument, an option value of the wrong
+  form (``--batch-size 0``, ``--device tpu``), or no command. One line on stderr.
+- 130: interrupted (Ctrl-C).
+
+No traceback reaches the user unless ``CODECURVE_DEBUG`` is set. Every message that may
+quote a file's content is shown with its control characters made visible.
 """
 
 from __future__ import annotations
@@ -16,11 +26,13 @@ import argparse
 import importlib
 import logging
 import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
 from codebooks.errors import CodecurveError
+from tui.commands import UsageError
 
 #: Sub-command modules, in the order ``--help`` lists them.
 COMMANDS = ("review", "demo", "new", "score", "import_codes", "screen", "agreement", "export")
@@ -32,6 +44,9 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse, but a usage error is one clear line (and a hint), not a usage dump."""
 
     def error(self, message: str) -> NoReturn:
+        from tui.text import printable
+
+        message = printable(message, single_line=True)
         sys.stderr.write(f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
         raise SystemExit(2)
 
@@ -76,21 +91,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(func(args) or 0)
+    except UsageError as exc:
+        _fail(f"{exc} (see '{PROG} {args.command} --help')")
+        return 2
     except CodecurveError as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG}: interrupted\n")
         return 130
-    except (FileNotFoundError, PermissionError, IsADirectoryError) as exc:
-        return _fail(f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc))
     except MemoryError:
         return _fail("out of memory; try a smaller --batch-size")
+    except OSError as exc:  # a read-only or full file system, no permission, ...
+        return _fail(os_error_message(exc))
+    except sqlite3.Error as exc:
+        return _fail(f"the study could not be read or written: {exc}")
+    except Exception as exc:  # a hand-edited study, a bug: still one line, never a traceback
+        return _fail(
+            f"unexpected {type(exc).__name__}: {exc} (set CODECURVE_DEBUG=1 for the details)"
+        )
+
+
+def os_error_message(exc: OSError) -> str:
+    """``PATH: No space left on device`` or the error's own words."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    return f"{exc.filename}: {reason}" if exc.filename else reason
 
 
 def _fail(message: str) -> int:
     if os.environ.get("CODECURVE_DEBUG"):
         raise
-    sys.stderr.write(f"{PROG}: error: {message}\n")
+    from tui.text import printable
+
+    sys.stderr.write(f"{PROG}: error: {printable(message, single_line=True)}\n")
     return 1
 
 

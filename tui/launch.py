@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tui.text import plural, printable
+
 if TYPE_CHECKING:
     from scoring.backend import Backend
 
@@ -19,7 +21,10 @@ CONTEXTS = ("none", "definition", "full")
 
 
 def positive_int(text: str) -> int:
-    """An argparse type: a whole number of at least 1 (argparse reports anything else)."""
+    """An argparse type: a whole number of at least 1 (argparse reports anything else).
+
+    The one check of ``--batch-size``, for ``score`` and for the commands that open the app.
+    """
     try:
         value = int(text)
     except ValueError:
@@ -27,6 +32,32 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
     return value
+
+
+def device_name(text: str) -> str:
+    """An argparse type: ``cpu``, ``cuda``, ``cuda:N`` or ``mps``."""
+    value = text.strip().lower()
+    if value in ("cpu", "cuda", "mps") or (value.startswith("cuda:") and value[5:].isdigit()):
+        return value
+    raise argparse.ArgumentTypeError(f"{text!r} is not a device: use cpu, cuda, cuda:N or mps")
+
+
+def require_terminal() -> None:
+    """Refuse to open the app unless stdin and stdout are a terminal.
+
+    Called before a study is created or opened (its write lock taken): with input from
+    ``/dev/null`` or a pipe the app would wait forever holding the lock.
+
+    Raises:
+        InputError: Saying what to use in a script instead.
+    """
+    from codebooks.errors import InputError
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise InputError(
+            "the review app needs a terminal (stdin and stdout are not one); in a script "
+            "use 'codecurve score', 'codecurve import-codes' or 'codecurve export'"
+        )
 
 
 def add_app_options(parser: argparse.ArgumentParser) -> None:
@@ -83,14 +114,19 @@ def create_study(
     from codebooks import load_codebook
     from study.responses import read_responses
     from study.store import Study
+    from tui.commands.outputs import check_folder, refuse_inputs
+
+    refuse_inputs(path, protect={"responses file": responses, "codebook": codebook})
+    check_folder(path)
 
     table = read_responses(responses, id_column=id_column, text_column=text_column)
     for message in table.messages:
-        sys.stderr.write(f"{responses}: {message}\n")
+        sys.stderr.write(printable(f"{responses}: {message}") + "\n")
     book = load_codebook(codebook)
     with Study.create(path, responses=table, codebook=book, overwrite=overwrite) as study:
         sys.stderr.write(
-            f"created {path}: {study.response_count():,} responses x {len(book.codable)} codes\n"
+            f"created {path}: {plural(study.response_count(), 'response')} x "
+            f"{plural(len(book.codable), 'code')}\n"
         )
 
 

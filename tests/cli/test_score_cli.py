@@ -106,7 +106,16 @@ def test_csv_output_has_a_row_per_pair_with_the_whole_curve(
 def test_jsonl_rows_carry_the_exact_prompt(files: tuple[Path, Path], tmp_path: Path) -> None:
     responses, codebook = files
     out = tmp_path / "scores.jsonl"
-    args = ["--responses", responses, "--codebook", codebook, "--model", "fake", "-o", out]
+    args: list[str | Path] = [
+        "--responses",
+        responses,
+        "--codebook",
+        codebook,
+        "--model",
+        "fake",
+        "-o",
+        out,
+    ]
     assert score(*args, "--scale", "binary", "--context", "none", "--strict") == 0
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 6
@@ -156,7 +165,7 @@ def test_missing_file(
 
 def test_no_text_column(files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     responses, codebook = files
-    args = ["--responses", responses, "--codebook", codebook, "--model", "fake"]
+    args: list[str | Path] = ["--responses", responses, "--codebook", codebook, "--model", "fake"]
     assert score(*args, "--text-column", "answer") == 1
     line = one_error_line(capsys)
     assert "answer" in line
@@ -187,8 +196,8 @@ def test_malformed_yaml(
 
 def test_unknown_scale(files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     responses, codebook = files
-    args = ["--responses", responses, "--codebook", codebook, "--model", "fake"]
-    assert score(*args, "--scale", "1-7") == 1
+    args: list[str | Path] = ["--responses", responses, "--codebook", codebook, "--model", "fake"]
+    assert score(*args, "--scale", "1-7") == 2  # a bad option value: a usage error
     line = one_error_line(capsys)
     assert "unknown scale '1-7'" in line
     assert "1-5" in line
@@ -209,13 +218,20 @@ def test_bad_output_suffix_fails_before_the_model_loads(
 ) -> None:
     responses, codebook = files
     out = tmp_path / "scores.xlsx"
-    args = ["--responses", responses, "--codebook", codebook, "--model", "/no/such/model"]
+    args: list[str | Path] = [
+        "--responses",
+        responses,
+        "--codebook",
+        codebook,
+        "--model",
+        "/no/such/model",
+    ]
     assert score(*args, "-o", out) == 1
     assert ".csv or .jsonl" in one_error_line(capsys)
 
 
 def test_missing_arguments_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert score("--model", "fake") == 1
+    assert score("--model", "fake") == 2
     assert "--responses" in one_error_line(capsys)
 
 

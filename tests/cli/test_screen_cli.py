@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 import pytest
@@ -30,7 +31,9 @@ HIGH = np.log([0.02, 0.02, 0.02, 0.04, 0.90])  # picks 5 with p_max 0.90
 LOW = np.log([0.20, 0.15, 0.15, 0.15, 0.35])  # picks 5 with p_max 0.35 (< 0.5)
 
 
-def make_study(path: Path, cells: dict[str, tuple[int, int, int, int]]) -> Path:
+def make_study(
+    path: Path, cells: dict[str, tuple[int, int, int, int]], *, codebook: Codebook = CODEBOOK
+) -> Path:
     """A study where, per code, the model always picks 5 and the coder's values give the
     2x2 table (a, b, c, d) = (correct&high, incorrect&high, correct&low, incorrect&low)."""
     plan: list[tuple[str, str, np.ndarray, int]] = []
@@ -39,7 +42,7 @@ def make_study(path: Path, cells: dict[str, tuple[int, int, int, int]]) -> Path:
         plan += [(code, "lo", LOW, 5)] * c + [(code, "lo", LOW, 1)] * d
     n = max(sum(v) for v in cells.values())
     texts = {f"r{i}": f"response {i}" for i in range(n)}
-    study = Study.create(path, responses=ResponseTable.from_texts(texts), codebook=CODEBOOK)
+    study = Study.create(path, responses=ResponseTable.from_texts(texts), codebook=codebook)
     config_id = study.ensure_config(CONFIG)
     counters = dict.fromkeys(cells, 0)
     scores = []
@@ -69,9 +72,10 @@ def make_study(path: Path, cells: dict[str, tuple[int, int, int, int]]) -> Path:
     return path
 
 
-def screen_json(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict:
+def screen_json(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
     assert main(["screen", str(path), "--format", "json", *extra]) == 0
-    return json.loads(capsys.readouterr().out)
+    payload: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return payload
 
 
 def test_valid_table_is_reported_pooled_and_per_code(
@@ -171,7 +175,7 @@ def test_bad_options_are_one_clear_line(
     path = make_study(tmp_path / "b.codecurve", {"pay": (5, 5, 5, 5)})
     with pytest.raises(SystemExit) if "invalid choice" in needle else _nothing():
         code = main(["screen", str(path), *args])
-        assert code == 1
+        assert code == (2 if needle.startswith("--cut") else 1)
     err = capsys.readouterr().err
     assert needle in err
     assert len(err.strip().splitlines()) == 1
@@ -193,5 +197,42 @@ class _nothing:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, *exc: object) -> bool:
+    def __exit__(self, *exc: object) -> Literal[False]:
         return False
+
+
+def test_decisions_on_unscored_pairs_are_counted_in_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = make_study(tmp_path / "u.codecurve", {"pay": (5, 5, 5, 5)})
+    with Study.open(path) as study:
+        study.import_decisions([("r0", "team", 3)], coder="ana")  # "team" is never scored
+    capsys.readouterr()
+    assert main(["screen", str(path)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "1 decision is on a pair not scored yet and was left out." in out
+    with Study.open(path) as study:
+        study.import_decisions([("r1", "team", 3)], coder="ana")
+    assert main(["screen", str(path)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "2 decisions are on pairs not scored yet and were left out." in out
+
+
+def test_code_names_with_markup_and_escapes_print_as_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hostile = Codebook(
+        name="Screen",
+        codes=(
+            Code("pay", "[bold]Pay\x1b]0;title\x07", definition="Money."),
+            Code("team", "Team\x9b2J", definition="People."),
+        ),
+    )
+    path = make_study(tmp_path / "h.codecurve", {"pay": (5, 5, 5, 5)}, codebook=hostile)
+    for fmt in ("table", "markdown", "json"):
+        assert main(["screen", str(path), "--format", fmt]) == 0
+        out = capsys.readouterr().out
+        for raw in ("\x1b", "\x07", "\x9b"):
+            assert raw not in out, fmt
+        if fmt != "json":
+            assert "[bold]Pay\u241b]0;title\u2407" in out

@@ -9,6 +9,7 @@ import hashlib
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -131,8 +132,8 @@ def test_new_refuses_an_existing_study(
 def test_new_with_bad_input_leaves_nothing(
     files: dict[str, Path],
     capsys: pytest.CaptureFixture[str],
-    setup,
-    expected: str,  # type: ignore[no-untyped-def]
+    setup: Callable[[dict[str, Path]], object],
+    expected: str,
 ) -> None:
     setup(files)
     assert new(files) == 1
@@ -243,7 +244,7 @@ def test_second_writer_gets_a_clear_message(
 def test_export_usage_errors(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     assert new(files) == 0
     capsys.readouterr()
-    assert main(["export", str(files["study"])]) == 1
+    assert main(["export", str(files["study"])]) == 2
     assert "nothing to write" in one_error_line(capsys.readouterr().err)
     assert main(["export", str(files["study"]), "-o", "out.txt"]) == 1
     assert "cannot tell the format" in one_error_line(capsys.readouterr().err)
@@ -315,9 +316,9 @@ def test_score_a_study_and_resume(
         assert config_id is not None
         assert opened.scored_count(config_id) == 6
         assert opened.config_row(config_id).model.backend == "fake"
-    assert main(["score", study, "--model", "fake", "--scale", "binary"]) == 1
+    assert main(["score", study, "--model", "fake", "--scale", "binary"]) == 2
     assert "scale is fixed" in one_error_line(capsys.readouterr().err)
-    assert main(["score", study, "--model", "fake", "-o", str(tmp_path / "x.csv")]) == 1
+    assert main(["score", study, "--model", "fake", "-o", str(tmp_path / "x.csv")]) == 2
     assert "codecurve export" in one_error_line(capsys.readouterr().err)
     out = tmp_path / "long.parquet"
     assert main(["export", study, "-o", str(out)]) == 0

@@ -25,13 +25,16 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Path, argparse.Namespa
     monkeypatch.setattr(launch, "run_app", fake_run_app)
     monkeypatch.setattr("tui.commands.review.run_app", fake_run_app)
     monkeypatch.setattr("tui.commands.demo.run_app", fake_run_app)
+    # Under pytest stdin is not a terminal; the check itself is tested in tests/cli.
+    monkeypatch.setattr("tui.commands.review.require_terminal", lambda: None)
+    monkeypatch.setattr("tui.commands.demo.require_terminal", lambda: None)
     return calls
 
 
 def test_review_needs_a_study_or_files(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["review"]) == 1
+    assert main(["review"]) == 2
     assert "give a study" in capsys.readouterr().err
-    assert main(["review", "--responses", "x.csv"]) == 1
+    assert main(["review", "--responses", "x.csv"]) == 2
     assert "go together" in capsys.readouterr().err
 
 

@@ -1,0 +1,19 @@
+"""The sub-commands, one module each, and the error they share.
+
+Error tree of the command line (the rest is drawn in :mod:`codebooks.errors`)::
+
+    CodecurveError              exit status 1: input and runtime errors
+    └── UsageError              exit status 2: the command line itself is wrong
+"""
+
+from __future__ import annotations
+
+from codebooks.errors import CodecurveError
+
+
+class UsageError(CodecurveError, ValueError):
+    """Options that do not go together, a missing one, or a value of the wrong form.
+
+    argparse reports what it can check itself (exit status 2); this is the same kind of
+    error found by a command after parsing, and exits with the same status.
+    """

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tui.launch import add_app_options, create_study, run_app
+from tui.launch import add_app_options, create_study, require_terminal, run_app
 
 
 def demo_path(sample: str) -> Path:
@@ -34,6 +34,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from codebooks.samples import sample_paths
 
+    require_terminal()
     responses, codebook = sample_paths(args.sample)
     path = demo_path(args.sample)
     fresh = args.reset or not path.exists()

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from codebooks.errors import InputError
+from tui.commands import UsageError
 
 DESCRIPTION = """\
 Write the coded dataset. Long layout: one row per (response, code) with the model's
@@ -56,12 +57,27 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from study.export import export_codebook, export_study
     from study.store import Study
+    from tui.commands.outputs import check_output
+    from tui.text import printable
 
     if args.output is None and args.codebook is None:
-        raise InputError("nothing to write: give -o FILE, --codebook FILE or both")
+        raise UsageError("nothing to write: give -o FILE, --codebook FILE or both")
     if args.output is None and (args.format or args.coder or args.config is not None):
-        raise InputError("--format, --coder and --config describe the dataset: add -o FILE")
+        raise UsageError("--format, --coder and --config describe the dataset: add -o FILE")
+    if not args.study.exists():
+        raise InputError("no such study file", path=args.study)
+    for output in (args.output, args.codebook):
+        if output is not None:
+            check_output(output, protect={"study": args.study})
+    if (
+        args.output is not None
+        and args.codebook is not None
+        and args.output.resolve() == args.codebook.resolve()
+    ):
+        raise UsageError("-o and --codebook name the same file; give two names")
     with Study.open(args.study, read_only=True) as study:
+        if args.coder is not None:
+            check_coder(args.coder, study.coders())
         if args.output is not None:
             written = export_study(
                 study,
@@ -71,8 +87,27 @@ def run(args: argparse.Namespace) -> int:
                 config_id="active" if args.config is None else args.config,
                 coder=args.coder,
             )
-            sys.stderr.write(f"wrote {written} ({args.layout} layout)\n")
+            sys.stderr.write(printable(f"wrote {written} ({args.layout} layout)") + "\n")
         if args.codebook is not None:
             written = export_codebook(study, args.codebook)
-            sys.stderr.write(f"wrote {written}\n")
+            sys.stderr.write(printable(f"wrote {written}") + "\n")
     return 0
+
+
+def check_coder(coder: str, coders: list[str]) -> None:
+    """Refuse a coder with no decisions in the study, naming those who have some.
+
+    Raises:
+        InputError: "no decisions by 'alice' (did you mean 'Alice'?); coders: ...".
+    """
+    if coder in coders:
+        return
+    if not coders:
+        raise InputError(f"no decisions by {coder!r}: the study has no decisions yet")
+    message = f"no decisions by {coder!r}"
+    same = [c for c in coders if c.casefold() == coder.casefold()]
+    if same:
+        message += f" (did you mean {same[0]!r}?)"
+    listed = ", ".join(repr(c) for c in coders[:20])
+    more = f" and {len(coders) - 20} more" if len(coders) > 20 else ""
+    raise InputError(f"{message}; the study's coders are {listed}{more}")

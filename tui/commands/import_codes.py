@@ -7,13 +7,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tui.commands import UsageError
+
 DESCRIPTION = """\
 Import codes already assigned (by hand, in a spreadsheet, by another tool) as one coder's
 decisions. The file is keyed by response id and holds either one column per code
 (named by the code; a scale value, a label, 0/1 or yes/no; blank = not coded) or one
 column listing the codes that apply, separated by ';' (every other code: does not
-apply; blank = not coded). Unknown ids or code names stop the import and are listed;
-nothing is stored unless everything is.
+apply; blank = not coded). Unknown response ids, and unknown code names in a codes
+list, stop the import and are listed (--skip-unknown imports the rest); a column that
+names no code is left out, with a warning. Nothing is stored unless everything is.
 
   codecurve import-codes survey.codecurve coded.csv --coder alice
   codecurve import-codes survey.codecurve labels.csv --coder gold --codes-column label
@@ -56,9 +59,17 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from codebooks.errors import InputError
     from study.code_import import import_codes
     from study.store import Study
+    from tui.text import plural, printable
 
+    if not args.separator.strip():
+        raise UsageError(
+            f"--separator must be a visible character such as ';', not {args.separator!r}"
+        )
+    if not args.study.exists():
+        raise InputError("no such study file", path=args.study)
     with Study.open(args.study) as study:
         report = import_codes(
             study,
@@ -73,11 +84,12 @@ def run(args: argparse.Namespace) -> int:
             skip_unknown=args.skip_unknown,
         )
     for message in report.codes_file.messages:
-        sys.stderr.write(f"{args.file}: {message}\n")
-    sys.stdout.write(
-        f"imported {len(report.codes_file.items):,} decisions on "
-        f"{report.codes_file.responses:,} responses by {args.coder!r} "
+        sys.stderr.write(printable(f"{args.file}: {message}") + "\n")
+    summary = (
+        f"imported {plural(len(report.codes_file.items), 'decision')} on "
+        f"{plural(report.codes_file.responses, 'response')} by {args.coder!r} "
         f"({report.codes_file.layout} layout): {report.added:,} new, {report.changed:,} "
-        f"changed, {report.unchanged:,} already there\n"
+        f"changed, {report.unchanged:,} already there"
     )
+    sys.stdout.write(printable(summary) + "\n")
     return 0

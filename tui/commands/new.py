@@ -85,7 +85,11 @@ def create_from_args(
     from codebooks import get_scale, load_codebook
     from study.responses import read_responses
     from study.store import Study
+    from tui.commands.outputs import check_folder, refuse_inputs
+    from tui.text import plural, printable
 
+    refuse_inputs(args.study, protect={"responses file": args.responses, "codebook": args.codebook})
+    check_folder(args.study)
     sheet: str | int | None = args.sheet
     table = read_responses(
         args.responses,
@@ -98,10 +102,10 @@ def create_from_args(
     if scale is not None:
         codebook = replace(codebook, scale=get_scale(scale))
     for message in table.messages:
-        sys.stderr.write(f"{args.responses}: {message}\n")
+        sys.stderr.write(printable(f"{args.responses}: {message}") + "\n")
     study = Study.create(args.study, responses=table, codebook=codebook, overwrite=overwrite)
     sys.stderr.write(
-        f"created {args.study}: {study.response_count():,} responses x "
-        f"{len(study.codes)} codes ({study.pair_count():,} pairs)\n"
+        f"created {args.study}: {plural(study.response_count(), 'response')} x "
+        f"{plural(len(study.codes), 'code')} ({plural(study.pair_count(), 'pair')})\n"
     )
     return study

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from codebooks.errors import InputError
-from tui.launch import add_app_options, create_study, run_app
+from tui.commands import UsageError
+from tui.launch import add_app_options, create_study, require_terminal, run_app
 
 DESCRIPTION = """\
 Open the review app. Pairs the model is least sure about come first; code them from the
@@ -51,20 +52,22 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.responses is None and args.codebook is None:
         if args.study is None:
-            raise InputError("give a study, or --responses FILE --codebook FILE to create one")
+            raise UsageError("give a study, or --responses FILE --codebook FILE to create one")
         if args.study_out is not None:
-            raise InputError("-s names a study to create: use it with --responses and --codebook")
+            raise UsageError("-s names a study to create: use it with --responses and --codebook")
+        require_terminal()
         return run_app(args.study, args, score_on_open=args.score)
     if args.responses is None or args.codebook is None:
-        raise InputError("--responses and --codebook go together: give both")
+        raise UsageError("--responses and --codebook go together: give both")
     if args.study is not None and args.study_out is not None:
-        raise InputError("give the new study's path once (either STUDY or -s STUDY)")
+        raise UsageError("give the new study's path once (either STUDY or -s STUDY)")
     target = args.study_out or args.study or Path.cwd() / f"{args.responses.stem}.codecurve"
     if target.exists():
         raise InputError(
             f"{target} already exists; open it with 'codecurve review {target}', "
             "or choose another path with -s"
         )
+    require_terminal()
     create_study(
         target,
         responses=args.responses,

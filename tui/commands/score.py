@@ -27,7 +27,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codebooks.errors import InputError
+from codebooks.errors import CodecurveError, InputError
+from tui.commands import UsageError
+from tui.commands.outputs import check_output, refuse_inputs
+from tui.launch import device_name, positive_int
+from tui.text import one_line, plural, printable
 
 if TYPE_CHECKING:
     from codebooks.model import Codebook
@@ -95,7 +99,11 @@ def register(subparsers: Any) -> None:
         "(default: the embedded SmolLM2-135M-Instruct)",
     )
     parser.add_argument("--server", metavar="URL", help="server URL for an openai:NAME model")
-    parser.add_argument("--device", help="cpu or cuda (default: cuda when available)")
+    parser.add_argument(
+        "--device",
+        type=device_name,
+        help="cpu, cuda, cuda:N or mps (default: cuda when available)",
+    )
     parser.add_argument(
         "--scale",
         metavar="1-5|1-9|binary",
@@ -120,7 +128,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--batch-size",
-        type=int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="pairs per backend call (default: 16 for a local model, twice the "
@@ -152,15 +160,22 @@ def score_study_file(args: argparse.Namespace) -> int:
     from study.store import Study
 
     if args.output is not None:
-        raise InputError(
+        raise UsageError(
             "-o writes scores to a file; with a STUDY they are stored in it "
             "(write them out with 'codecurve export STUDY -o FILE')"
         )
-    if args.batch_size is not None and args.batch_size < 1:
-        raise InputError(f"--batch-size must be at least 1, not {args.batch_size}")
     if (args.responses is None) != (args.codebook is None):
-        raise InputError("--responses and --codebook create the study together: give both")
+        raise UsageError("--responses and --codebook create the study together: give both")
     if args.responses is not None:
+        refuse_inputs(
+            args.study, protect={"responses file": args.responses, "codebook": args.codebook}
+        )
+        if args.study.exists():
+            raise InputError(
+                f"already exists; score it with 'codecurve score {args.study}' (without "
+                "--responses and --codebook), or give another path for the new study",
+                path=args.study,
+            )
         from tui.commands.new import create_from_args
 
         args.encoding = getattr(args, "encoding", None)
@@ -168,7 +183,7 @@ def score_study_file(args: argparse.Namespace) -> int:
         study = create_from_args(args, scale=args.scale)
     else:
         if args.scale is not None:
-            raise InputError(
+            raise UsageError(
                 "a study's scale is fixed when it is created ('codecurve new --scale'); "
                 "drop --scale"
             )
@@ -190,7 +205,8 @@ def score_study_file(args: argparse.Namespace) -> int:
             )
             pending = study.pair_count() - study.scored_count(study.ensure_config(engine.config))
             _say(
-                f"scoring {pending:,} pending of {study.pair_count():,} pairs in {args.study} "
+                f"scoring {pending:,} pending of {plural(study.pair_count(), 'pair')} "
+                f"in {args.study} "
                 f"with {backend.identity.describe()}, template {engine.template.id}, "
                 f"context {args.context}{', strict' if args.strict else ''}"
             )
@@ -205,8 +221,10 @@ def score_study_file(args: argparse.Namespace) -> int:
             backend.close()
     sys.stderr.write("\n" if result.stored else "")
     _say(
-        f"stored {result.stored:,} new scores; {result.already + result.stored:,} of "
-        f"{result.total:,} pairs are scored (configuration {result.config_id})"
+        f"stored {plural(result.stored, 'new score')}; {result.already + result.stored:,} of "
+        f"{plural(result.total, 'pair')} "
+        f"{'is' if result.already + result.stored == 1 else 'are'} scored "
+        f"(configuration {result.config_id})"
     )
     return 0
 
@@ -218,18 +236,27 @@ def score_files(args: argparse.Namespace) -> int:
     from scoring.engine import ScoringEngine
 
     if args.responses is None or args.codebook is None:
-        raise InputError("give both --responses FILE and --codebook FILE")
-    if args.batch_size is not None and args.batch_size < 1:
-        raise InputError(f"--batch-size must be at least 1, not {args.batch_size}")
-    fmt = _output_format(args.output)
+        raise UsageError("give both --responses FILE and --codebook FILE")
+    scale = None
+    if args.scale is not None:
+        try:
+            scale = get_scale(args.scale)
+        except CodecurveError as exc:
+            raise UsageError(f"--scale: {exc}") from None
     for path, what in ((args.responses, "responses"), (args.codebook, "codebook")):
         if not path.exists():
             raise InputError(f"no such {what} file", path=path)
         if path.is_dir():
             raise InputError(f"is a folder, not a {what} file", path=path)
+    if args.output is not None:
+        # Before the inputs are read and hours are spent scoring: can the output be written?
+        check_output(
+            args.output, protect={"responses file": args.responses, "codebook": args.codebook}
+        )
+    fmt = _output_format(args.output)
     codebook = load_codebook(args.codebook)
-    if args.scale is not None:
-        codebook = _with_scale(codebook, get_scale(args.scale))
+    if scale is not None:
+        codebook = _with_scale(codebook, scale)
     table = _read_responses(args)
     codes = codebook.codable
     if not codes:
@@ -249,7 +276,8 @@ def score_files(args: argparse.Namespace) -> int:
         )
         pairs = [Pair(r.id, r.text, code) for r in table for code in codes]
         _say(
-            f"scoring {len(table):,} responses x {len(codes)} codes = {len(pairs):,} pairs "
+            f"scoring {plural(len(table), 'response')} x {plural(len(codes), 'code')} = "
+            f"{plural(len(pairs), 'pair')} "
             f"with {backend.identity.describe()}, template {engine.template.id}, "
             f"context {args.context}{', strict' if args.strict else ''}"
         )
@@ -262,7 +290,7 @@ def score_files(args: argparse.Namespace) -> int:
         return 0
     rows = [score_row(s, engine, names[s.code_id], with_prompt=fmt == "jsonl") for s in scores]
     _write(args.output, fmt, rows)
-    _say(f"wrote {len(rows):,} rows to {args.output}")
+    _say(f"wrote {plural(len(rows), 'row')} to {args.output}")
     return 0
 
 
@@ -276,10 +304,6 @@ def _output_format(path: Path | None) -> str | None:
             "name the output .csv or .jsonl",
             path=path,
         )
-    if path.is_dir():
-        raise InputError("is a folder; give a file name", path=path)
-    if not path.parent.is_dir():
-        raise InputError(f"folder {path.parent} does not exist", path=path)
     return fmt
 
 
@@ -430,8 +454,11 @@ def _finite(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _print_table(scores: Iterable[Score], names: dict[str, str], texts: dict[str, str]) -> None:
+    """The scores as a table; every text from a file is shown with its control characters
+    made visible and is never read as Rich markup."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from scoring.curves import sparkline
 
@@ -449,11 +476,11 @@ def _print_table(scores: Iterable[Score], names: dict[str, str], texts: dict[str
             f for f, on in (("off-scale", s.curve.off_scale), ("truncated", s.truncated)) if on
         )
         table.add_row(
-            s.response_id,
-            " ".join(texts.get(s.response_id, "").split()),
-            names.get(s.code_id, s.code_id),
+            Text(one_line(s.response_id)),
+            Text(one_line(texts.get(s.response_id, ""))),
+            Text(one_line(names.get(s.code_id, s.code_id))),
             sparkline(s.curve.surprisal),
-            s.prediction_label,
+            Text(one_line(s.prediction_label)),
             f"{s.curve.confidence:.2f}",
             f"{s.curve.norm_entropy:.2f}",
             flags,
@@ -462,4 +489,4 @@ def _print_table(scores: Iterable[Score], names: dict[str, str], texts: dict[str
 
 
 def _say(message: str) -> None:
-    sys.stderr.write(message + "\n")
+    sys.stderr.write(printable(message) + "\n")

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codebooks.errors import InputError
+from tui.commands import UsageError
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
+    from screening.report import VRSReport
     from study.screening import Agreement
 
 FORMATS = ("table", "markdown", "json")
@@ -62,15 +67,16 @@ def parse_cut(text: str) -> float | str:
     try:
         cut = float(text)
     except ValueError:
-        raise InputError(f"--cut must be a number in [0, 1] or 'median', not {text!r}") from None
+        raise UsageError(f"--cut must be a number in [0, 1] or 'median', not {text!r}") from None
     if not 0.0 <= cut <= 1.0:
-        raise InputError(f"--cut must lie in [0, 1], not {cut}")
+        raise UsageError(f"--cut must lie in [0, 1], not {cut}")
     return cut
 
 
 def run(args: argparse.Namespace) -> int:
     from study import Study
     from study.screening import screen_study
+    from tui.text import plural, printable
 
     cut = parse_cut(args.cut)
     if not args.study.exists():
@@ -95,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
             "agreement": [a.to_dict() for a in result.agreements],
             "warnings": list(result.warnings),
         }
-        sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_text(payload) + "\n")
         return 0
     if args.format == "markdown":
         parts = ["## All codes pooled\n", result.pooled.to_markdown()]
@@ -105,33 +111,65 @@ def run(args: argparse.Namespace) -> int:
             parts += ["\n## Agreement\n", "| " + " | ".join(AGREEMENT_COLUMNS) + " |"]
             parts.append("|" + "---|" * len(AGREEMENT_COLUMNS))
             parts += ["| " + " | ".join(_agreement_row(a)) + " |" for a in result.agreements]
-        sys.stdout.write("\n".join(parts) + "\n")
+        sys.stdout.write(printable("\n".join(parts)) + "\n")
         return 0
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
+    # Code and coder names come from files: shown as Text (never read as markup), with
+    # their control characters made visible.
     console = Console()
     if len(result.per_code) != 1:
-        table = result.pooled.to_rich()
-        table.title = "Validity report (VRS): all codes pooled"
-        console.print(table)
-    for report in result.per_code.values():
-        console.print(report.to_rich())
+        console.print(vrs_table(result.pooled, "all codes pooled"))
+    for name, report in result.per_code.items():
+        console.print(vrs_table(report, name))
     if result.agreements:
         table = Table(title="Agreement", header_style="bold")
         for column in AGREEMENT_COLUMNS:
             table.add_column(column)
         for a in result.agreements:
-            table.add_row(*_agreement_row(a))
+            table.add_row(*(Text(printable(cell, single_line=True)) for cell in _agreement_row(a)))
         console.print(table)
     if result.n_unscored:
+        n = result.n_unscored
         console.print(
-            f"[yellow]{result.n_unscored} decisions are on pairs not scored yet "
-            "and were left out.[/]"
+            f"{plural(n, 'decision')} {'is' if n == 1 else 'are'} on "
+            f"{'a pair' if n == 1 else 'pairs'} not scored yet and "
+            f"{'was' if n == 1 else 'were'} left out.",
+            style="yellow",
         )
     for message in result.warnings:
-        console.print(f"[yellow]note:[/] {message}")
+        console.print(Text.assemble(("note:", "yellow"), " ", printable(message)))
     return 0
+
+
+def vrs_table(report: VRSReport, name: str) -> Table:
+    """The report as a Rich table (tier coloured), every cell shown as text: a code's
+    name is the user's, so it is never read as markup and its control characters show."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from screening.report import TIER_STYLES
+    from tui.text import printable
+
+    title = Text(f"Validity report (VRS): {printable(name, single_line=True)}")
+    table = Table(title=title, show_header=True, header_style="bold")
+    table.add_column("Row", style="dim", no_wrap=True)
+    table.add_column("Value")
+    for label, value in report.rows():
+        style = TIER_STYLES.get(value, "") if label == "Tier classification" else ""
+        table.add_row(Text(printable(label)), Text(printable(value), style=style))
+    return table
+
+
+def json_text(payload: object) -> str:
+    """JSON with non-ASCII text kept, but every control character escaped (json.dumps
+    escapes C0 controls only; C1 controls and DEL are written raw)."""
+    text = json.dumps(payload, indent=2, ensure_ascii=False)
+    return re.sub(
+        "[\x7f-\x9f\u2028\u2029\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text
+    )
 
 
 AGREEMENT_COLUMNS = (

@@ -9,12 +9,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from rich.cells import cell_len, set_cell_size
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.widgets import Static
 
 from codebooks.model import Scale
 from scoring.curves import sparkline
+from tui.text import printable
 
 #: Eighth blocks for bars with sub-cell resolution.
 _EIGHTHS = " ▏▎▍▌▋▊▉"
@@ -61,12 +63,15 @@ def curve_table(
         bar_width: Cells of the longest bar.
     """
     top = max(probs) if len(probs) else 1.0
-    label_width = max(len(o.label) for o in scale.options)
+    labels = [printable(o.label, single_line=True) for o in scale.options]
+    label_width = max(cell_len(label) for label in labels)
     text = Text(no_wrap=True, overflow="ellipsis")
-    for index, (option, s, p) in enumerate(zip(scale.options, surprisal, probs, strict=False)):
+    rows = zip(scale.options, labels, surprisal, probs, strict=False)
+    for index, (option, label, s, p) in enumerate(rows):
         if index:
             text.append("\n")
-        text.append(option.label.rjust(label_width), style="bold")
+        pad = " " * (label_width - cell_len(label))
+        text.append(pad + set_cell_size(label, label_width - len(pad)), style="bold")
         text.append(" ")
         text.append(bar(p / top if top > 0 else 0.0, bar_width), style="cyan")
         text.append(f" {p:4.0%} ")
@@ -75,7 +80,7 @@ def curve_table(
             text.append("◀ model ", style="bold")
         if option.value == decision:
             text.append("✓ you ", style="bold green")
-        text.append(option.anchor, style="dim")
+        text.append(printable(option.anchor, single_line=True), style="dim")
     return text
 
 

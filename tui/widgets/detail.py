@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import events
@@ -15,6 +16,7 @@ from textual.strip import Strip
 from codebooks.model import Code, Scale
 from scoring.curves import OFF_SCALE_WARNING
 from tui.source import Row
+from tui.text import markup_safe, printable
 from tui.widgets.curve import curve_table
 from tui.widgets.queue import value_label
 from tui.widgets.scrolling import set_virtual_size
@@ -37,9 +39,9 @@ def off_scale_flag(row: Row) -> bool:
 def code_text(code: Code, path: tuple[str, ...] = ()) -> Text:
     """A code's name, place in the hierarchy, definition and criteria."""
     text = Text()
-    text.append(code.name, style="bold")
+    text.append(printable(code.name, single_line=True), style="bold")
     if len(path) > 1:
-        text.append("  in " + " › ".join(path[:-1]), style="dim")
+        text.append("  in " + printable(" › ".join(path[:-1]), single_line=True), style="dim")
     for title, body in (
         ("Definition", code.definition),
         ("Use when", code.inclusion),
@@ -47,18 +49,18 @@ def code_text(code: Code, path: tuple[str, ...] = ()) -> Text:
     ):
         if body:
             text.append(f"\n{title}: ", style="bold dim")
-            text.append(body)
+            text.append(printable(body))
     if code.examples:
         text.append("\nExamples: ", style="bold dim")
-        text.append("; ".join(f"“{e}”" for e in code.examples))
+        text.append(printable("; ".join(f"“{e}”" for e in code.examples)))
     return text
 
 
 def decision_text(row: Row, scale: Scale, me: str | None = None) -> Text:
     """The pair's decision in words; another coder's (an imported gold label) by name."""
-    label = value_label(scale, row.decision)
+    label = printable(value_label(scale, row.decision) or "", single_line=True)
     text = Text()
-    who = "you" if row.coder is None or row.coder == me else row.coder
+    who = "you" if row.coder is None or row.coder == me else printable(row.coder, single_line=True)
     if row.decision is None:
         text.append("Not decided yet. ", style="dim")
         text.append("Press a digit, a to accept, x for does not apply.", style="dim")
@@ -72,7 +74,7 @@ def decision_text(row: Row, scale: Scale, me: str | None = None) -> Text:
         text.append(who, style="bold" if who != "you" else "")
     if row.note:
         text.append("\nNote: ", style="bold dim")
-        text.append(row.note)
+        text.append(printable(row.note))
     return text
 
 
@@ -167,7 +169,7 @@ class DetailPane(ScrollView, can_focus=True):
         )
         self.row = row
         self._shown = (row, code, scale, path)
-        self.border_title = "Detail" if row is None else f"Response {row.response_id}"
+        self.border_title = "Detail" if row is None else f"Response {markup_safe(row.response_id)}"
         self._rendered_width = -1
         if not same_pair and self.scroll_y:
             self.scroll_to(y=0, animate=False, immediate=True)
@@ -183,7 +185,7 @@ class DetailPane(ScrollView, can_focus=True):
             "Not scored yet: press r to score pending pairs.", style="dim italic"
         )
         if row.surprisal is not None and row.probs is not None:
-            longest = max(len(o.label) for o in scale.options)
+            longest = max(cell_len(printable(o.label, single_line=True)) for o in scale.options)
             curve = curve_table(
                 scale=scale,
                 surprisal=row.surprisal,
@@ -195,9 +197,12 @@ class DetailPane(ScrollView, can_focus=True):
         # The curve and the decision come before the code's criteria: at 80x24 they
         # are what the coder must see without scrolling.
         return Group(
-            Text(row.text),
+            Text(printable(row.text)),
             Text(),
-            Text.assemble((code.name, "bold"), ("  how well does it apply?", "dim")),
+            Text.assemble(
+                (printable(code.name, single_line=True), "bold"),
+                ("  how well does it apply?", "dim"),
+            ),
             curve,
             stats_text(row),
             decision_text(row, scale, self._coder),

@@ -28,6 +28,7 @@ from textual.strip import Strip
 
 from codebooks.model import Scale
 from tui.source import PairSource, Query, Row, row_key
+from tui.text import cell_stable, one_line, printable
 from tui.widgets.curve import spark
 from tui.widgets.scrolling import set_virtual_size
 
@@ -84,8 +85,9 @@ def value_label(scale: Scale | None, value: int | None) -> str | None:
 
 
 def snippet(text: str) -> str:
-    """The response on one line: whitespace runs (line breaks too) become one space."""
-    return " ".join(text[:400].split())
+    """The response on one line, control characters shown as pictures (never sent to the
+    terminal); whitespace runs (line breaks too) become one space."""
+    return one_line(text[:400])
 
 
 class PairQueue(ScrollView, can_focus=True):
@@ -193,7 +195,7 @@ class PairQueue(ScrollView, can_focus=True):
         self._id_width = 8 if id_width is None else max(2, min(id_width, 16))
         self._auto_id_width = id_width is None
         self._curve_width = max([5, *(s.k for s in self._scales.values())])
-        longest = max([1, *(len(x) for s in self._scales.values() for x in s.labels)])
+        longest = max([1, *(cell_len(x) for s in self._scales.values() for x in s.labels)])
         self._label_width = min(longest, 6)
         self._total = 0
         self._cursor = 0
@@ -272,7 +274,9 @@ class PairQueue(ScrollView, can_focus=True):
         if self._auto_id_width and self._total:
             first = self._source.page(self._query, 0, PAGE_SIZE)
             self._pages.set(0, list(first))
-            self._id_width = max(2, min(16, max(len(r.response_id) for r in first)))
+            self._id_width = max(
+                2, min(16, max(cell_len(cell_stable(one_line(r.response_id))) for r in first))
+            )
             self._columns.clear()
             self._auto_id_width = False
         self._cursor = max(0, min(self._cursor, self._total - 1))
@@ -528,6 +532,7 @@ class PairQueue(ScrollView, can_focus=True):
         segments: list[Segment] = []
 
         def cell(text: str, size: int, style: Style | None = None, right: bool = False) -> None:
+            text = cell_stable(printable(text, single_line=True))
             if right and cell_len(text) < size:
                 text = " " * (size - cell_len(text)) + text
             segments.append(Segment(set_cell_size(text, size), base + style if style else base))
@@ -543,7 +548,7 @@ class PairQueue(ScrollView, can_focus=True):
             cell("", cols.entropy)
         else:
             cell(spark(row.surprisal), cols.curve, get("pair-queue--spark", partial=True))
-            pick = row.pick_label or ""
+            pick = printable(row.pick_label or "", single_line=True)
             confidence = "" if row.confidence is None else f"{row.confidence:.2f}"[1:]
             if row.confidence is not None and row.confidence >= 0.995:
                 confidence = "1.0"

@@ -10,6 +10,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Select, Static
 
 from screening.report import TIER_STYLES
+from tui.text import printable
 from tui.verdicts import POOLED, GroupVerdict, ScreeningSummary
 
 _POOLED_KEY = "__pooled__"
@@ -18,16 +19,17 @@ _POOLED_KEY = "__pooled__"
 def verdict_renderable(group: GroupVerdict) -> Group:
     """The verdict in words, then the VRS table itself (for reporting)."""
     tier = Text(group.tier, style=TIER_STYLES.get(group.tier, "bold"))
-    title = Text.assemble(tier, "  ", (f"{group.name} · {group.n} coded by you", "dim"))
-    parts: list[RenderableType] = [title, Text(group.headline, style="bold")]
-    parts += [Text("• " + line) for line in group.lines]
+    name = printable(group.name, single_line=True)
+    title = Text.assemble(tier, "  ", (f"{name} · {group.n} coded by you", "dim"))
+    parts: list[RenderableType] = [title, Text(printable(group.headline), style="bold")]
+    parts += [Text("• " + printable(line)) for line in group.lines]
     if group.report is not None:
         table = Table.grid(padding=(0, 1))
         table.add_column(style="dim", no_wrap=True)
         table.add_column()
         for label, value in group.report.rows():
             style = TIER_STYLES.get(value, "") if label == "Tier classification" else ""
-            table.add_row(label, Text(value, style=style))
+            table.add_row(Text(printable(label)), Text(printable(value), style=style))
         parts += [Text("\nValidity report (VRS)", style="bold dim"), table]
     return Group(*parts)
 
@@ -91,7 +93,9 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
         select = self.query_one("#screening-group", Select)
         current = self.selected_code
         options = [(POOLED, _POOLED_KEY)] + [
-            (f"{g.name} · {g.tier}", g.code_id) for g in summary.groups if g.code_id is not None
+            (Text(f"{printable(g.name, single_line=True)} · {g.tier}"), g.code_id)
+            for g in summary.groups
+            if g.code_id is not None
         ]
         with self.prevent(Select.Changed):
             select.set_options(options)
@@ -112,7 +116,9 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
         body.update(verdict_renderable(group))
         rows = [
             Text.assemble(
-                (f"{g.tier:<18}", TIER_STYLES.get(g.tier, "")), f" {g.name} ", (f"({g.n})", "dim")
+                (f"{g.tier:<18}", TIER_STYLES.get(g.tier, "")),
+                f" {printable(g.name, single_line=True)} ",
+                (f"({g.n})", "dim"),
             )
             for g in self._summary.groups[1:]
         ]

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, ClassVar
 from rich.text import Text
 from textual.widget import Widget
 
+from tui.text import printable
+
 if TYPE_CHECKING:
     from tui.screens.filter import FilterBar
 
@@ -70,13 +72,13 @@ class StatusLine(Widget):
             text.append(f"{agreement[0]:.0%}", style="bold")
             text.append(f" on {agreement[1]:,}", style="dim")
         text.append("  ▸ ", style="dim")
-        text.append(order)
+        text.append(printable(order, single_line=True))
         if filters:
             text.append("  filter: ", style="dim")
-            text.append(filters, style="bold yellow")
+            text.append(printable(filters, single_line=True), style="bold yellow")
         if model:
             text.append("  ", style="dim")
-            text.append(model, style="dim italic")
+            text.append(printable(model, single_line=True), style="dim italic")
         if text != self._status:
             self._status = text
             self.refresh()

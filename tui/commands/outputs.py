@@ -1,0 +1,90 @@
+"""Checks on a command's output path, made before any work.
+
+A command never overwrites one of its inputs or a study, and finds out that it cannot
+write its output before it spends hours scoring, not after.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from codebooks.errors import InputError
+
+#: The first bytes of every SQLite database (a study is one).
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` are one file (through links too); False if either is missing."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return a.resolve() == b.resolve()
+
+
+def is_study(path: Path) -> bool:
+    """Whether ``path`` is an existing SQLite file (a study or another database)."""
+    try:
+        with path.open("rb") as fh:
+            return fh.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return False
+
+
+def refuse_inputs(path: Path, *, protect: Mapping[str, Path | None]) -> None:
+    """Refuse ``path`` when it is one of the inputs in ``protect`` (a name for each).
+
+    Raises:
+        InputError: "refusing to overwrite the responses file ...".
+    """
+    for what, other in protect.items():
+        if other is not None and same_file(path, other):
+            raise InputError(f"refusing to overwrite the {what} {other} with the output")
+
+
+def check_output(path: Path, *, protect: Mapping[str, Path | None] = {}) -> None:
+    """Fail now, with one clear line, if ``path`` cannot be written as an output file.
+
+    Refused: one of the inputs in ``protect``; an existing study; a folder; something
+    that is not a regular file (a device, a pipe); a missing folder; a folder where no
+    file can be created (read-only, full, not permitted: tried with a real file, since
+    permission bits do not stop root).
+
+    Raises:
+        InputError: Naming the path and the reason.
+    """
+    refuse_inputs(path, protect=protect)
+    if path.is_dir():
+        raise InputError("is a folder; give a file name", path=path)
+    if path.exists():
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode):
+            raise InputError("is not a regular file (a device or a pipe); give a file", path=path)
+        if is_study(path):
+            raise InputError("refusing to overwrite a study (or another SQLite file)", path=path)
+    check_folder(path)
+
+
+def check_folder(path: Path) -> None:
+    """Fail now if no file can be written beside ``path`` (a missing folder, a read-only
+    or full file system, no permission): tried with a real file, as permission bits do
+    not stop root.
+
+    Raises:
+        InputError: Naming the folder and the reason.
+    """
+    folder = path.parent
+    if not folder.is_dir():
+        raise InputError(f"folder {folder} does not exist", path=path)
+    try:
+        # A few kilobytes written and synced: a full disk refuses them, an empty file not.
+        with tempfile.TemporaryFile(dir=folder, prefix=".codecurve-probe-") as probe:
+            probe.write(b"\0" * 8192)
+            probe.flush()
+            os.fsync(probe.fileno())
+    except OSError as exc:
+        raise InputError(f"cannot write in {folder}: {exc.strerror or exc}", path=path) from None

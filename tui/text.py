@@ -1,0 +1,83 @@
+"""Text from files, made safe to show on a terminal.
+
+Responses, attributes, code names, notes and ids come from files a user did not
+necessarily write. Written to a terminal as they are, an escape sequence in a response
+sets the window's title, clears the screen or colours what follows. :func:`printable`
+is applied to every such text wherever the app or the command line shows it.
+
+No textual here, and rich only when markup is escaped: the command line imports this
+module, and ``codecurve --help`` must stay fast.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: C0 controls other than tab and line feed, DEL, and C1 controls; lone surrogates too
+#: (text read with ``surrogateescape`` would make the terminal's encoder raise).
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_UNSAFE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _picture(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Unicode control pictures: ␛ for ESC, ␇ for BEL
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    if code <= 0x9F:
+        return f"\\x{code:02x}"  # C1 controls have no pictures: \x9b
+    return "\ufffd"
+
+
+def printable(text: str, *, single_line: bool = False) -> str:
+    """``text`` with every control character replaced by a visible stand-in.
+
+    C0 controls become the Unicode control pictures (ESC shows as ``␛``, one cell like
+    any letter), DEL ``␡``, C1 controls a ``\\x9b``-style escape, a lone surrogate
+    ``�``. Line feed and tab are kept unless ``single_line``, when they become pictures
+    too (a table cell that must stay on one line).
+
+    Args:
+        text: Text that came from a file.
+        single_line: Replace line feeds and tabs as well.
+    """
+    return (_UNSAFE_LINE if single_line else _UNSAFE).sub(_picture, text)
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: whitespace runs (line breaks too) become one space."""
+    return printable(" ".join(text.split()), single_line=True)
+
+
+#: Code points that join or restyle the character before them: a terminal draws the
+#: cluster in fewer cells than Rich counts (Rich measures code point by code point), so a
+#: table's later columns would shift. Zero-width joiner, variation selectors, skin tones.
+_JOINERS = re.compile("[\u200d\ufe0e\ufe0f\U0001f3fb-\U0001f3ff]")
+#: Regional indicators (a flag is a pair of them): shown as their letters.
+_REGIONAL = re.compile("[\U0001f1e6-\U0001f1ff]")
+
+
+def cell_stable(text: str) -> str:
+    """``text`` for a fixed-width table cell: every character is drawn in the cells Rich
+    counts for it.
+
+    An emoji sequence (👨‍👩‍👧, 👍🏽, ❤️) shows as its parts, a flag (🇫🇷) as its letters
+    (``FR``); other text is unchanged.
+    """
+    text = _JOINERS.sub("", text)
+    return _REGIONAL.sub(lambda m: chr(ord(m.group()) - 0x1F1E6 + ord("A")), text)
+
+
+def markup_safe(text: str) -> str:
+    """``text`` made printable and escaped for Rich markup (a border title, a label)."""
+    from rich.markup import escape
+
+    return escape(printable(text, single_line=True))
+
+
+def plural(count: int, noun: str, plural_form: str | None = None) -> str:
+    """``1 response``, ``2 responses``, ``1,000 pairs`` (thousands separated)."""
+    word = noun if count == 1 else (plural_form or f"{noun}s")
+    return f"{count:,} {word}"
