@@ -143,3 +143,11 @@ class Backend(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing to release
         """Release resources (server connections, GPU memory)."""
+
+
+def cut_middle(ids: list[int], budget: int) -> tuple[list[int], bool]:
+    """``ids`` cut from the middle to ``budget`` tokens, and whether anything was cut."""
+    if len(ids) <= budget:
+        return ids, False
+    head = budget // 2
+    return ids[:head] + ids[len(ids) - (budget - head) :], True
