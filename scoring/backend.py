@@ -112,6 +112,13 @@ class Backend(ABC):
         for a remote one."""
         return 16
 
+    @property
+    def batch_tokens(self) -> int | None:
+        """Most prompt tokens one call should hold, so that a call stays short enough for
+        progress to keep coming; None (the default) = no bound beyond :attr:`batch_size`.
+        """
+        return None
+
     def count_tokens(self, prompt: str) -> int | None:
         """Tokens the model would read for ``prompt``, or None when the backend cannot tell.
 

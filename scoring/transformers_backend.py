@@ -64,6 +64,11 @@ PREFIX_REUSE_SLACK = 16
 #: Most tokens packed into one row (the mask is quadratic in it).
 PACK_TOKENS = 2048
 
+#: Most prompt tokens per call the engine is asked to send (:attr:`Backend.batch_tokens`):
+#: a batch of ordinary prompts stays one call; long ones are spread over several calls,
+#: so that progress keeps coming.
+BATCH_TOKENS = 4096
+
 
 @dataclass(frozen=True)
 class _Plan:
@@ -191,6 +196,10 @@ class TransformersBackend(Backend):
     @property
     def max_context(self) -> int:
         return self._max_context
+
+    @property
+    def batch_tokens(self) -> int:
+        return BATCH_TOKENS
 
     @property
     def tokenizer(self) -> Any:
