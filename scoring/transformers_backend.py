@@ -50,6 +50,12 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache
 from scoring.backend import Backend, ModelIdentity, OptionLogprobs, OptionVariants, cut_middle
 from scoring.devices import pick_device
 from scoring.errors import ModelNotFoundError, ScoringError
+
+# Bound under module names, so a test can make a cache unshareable here.
+from scoring.kv_cache import Unshareable as _Unshareable
+from scoring.kv_cache import cache_of as _cache_of
+from scoring.kv_cache import common_prefix_len as _common_prefix_len
+from scoring.kv_cache import layers_kv as _layers_kv
 from scoring.model_config import bos_to_add, can_pack, model_context, pad_id
 from scoring.variants import check_variant_ids, pool_variants
 
@@ -599,40 +605,6 @@ def _per_option(values: list[float], plan: _Plan) -> list[list[float]]:
         out.append(values[i : i + len(opt)])
         i += len(opt)
     return out
-
-
-def _common_prefix_len(seqs: list[list[int]]) -> int:
-    first = seqs[0]
-    n = min(len(s) for s in seqs)
-    for s in seqs[1:]:
-        i = 0
-        while i < n and s[i] == first[i]:
-            i += 1
-        n = i
-    return n
-
-
-def _cache_of(out: Any) -> Any:
-    cache = getattr(out, "cache", None)
-    return cache if cache is not None else getattr(out, "past_key_values", None)
-
-
-class _Unshareable(Exception):
-    """The model's cache is not a plain per-layer key/value cache (sliding windows,
-    linear attention, ...): its prefix cannot be expanded over a batch."""
-
-
-def _layers_kv(cache: Any) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    layers = getattr(cache, "layers", None)
-    if layers is None:
-        raise _Unshareable(f"cache of type {type(cache).__name__}")
-    kv = []
-    for layer in layers:
-        # exact type: subclasses (sliding windows) keep only part of the prefix
-        if type(layer).__name__ != "DynamicLayer" or not getattr(layer, "is_initialized", True):
-            raise _Unshareable(f"cache layer of type {type(layer).__name__}")
-        kv.append((layer.keys, layer.values))
-    return kv
 
 
 def _first_line(exc: BaseException) -> str:
