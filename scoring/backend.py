@@ -114,8 +114,9 @@ class Backend(ABC):
 
     @property
     def batch_tokens(self) -> int | None:
-        """Most prompt tokens one call should hold, so that a call stays short enough for
-        progress to keep coming; None (the default) = no bound beyond :attr:`batch_size`.
+        """Most prompt tokens one call should hold when a batch holds long prompts (over
+        half of it), so that progress keeps coming; None (the default) = no bound beyond
+        :attr:`batch_size`.
         """
         return None
 

@@ -29,11 +29,11 @@ is exactly the one the model read; the score is flagged ``truncated``. A long re
 costs the budget, not the model's full context (attention grows with its square).
 
 Long prompts also make long backend calls. Where the backend says how many prompt
-tokens one call should hold (:attr:`Backend.batch_tokens`), a batch whose prompts
-exceed it is sent in several calls, each yielding its own :class:`BatchResult`, so
-progress keeps coming; every result also says how many prompt tokens the model read,
-and at what rate. A batch within the bound is sent whole, as before, so the numbers of
-ordinary prompts do not move.
+tokens one call should hold (:attr:`Backend.batch_tokens`), a batch that holds a long
+prompt (over half that) and exceeds it is sent in several calls, each yielding its own
+:class:`BatchResult`, so progress keeps coming; every result also says how many prompt
+tokens the model read, and at what rate. Any other batch is sent whole, as before, so
+the numbers of ordinary prompts do not move.
 """
 
 from __future__ import annotations
@@ -153,8 +153,9 @@ class ScoringEngine:
         max_prompt_tokens: Longest prompt in tokens; a longer one has its response cut
             from the middle and its score flagged ``truncated``. None = the model's
             context. The model's context caps it either way.
-        batch_tokens: Most prompt tokens per backend call; a batch beyond it is sent in
-            several calls (default: :attr:`Backend.batch_tokens`; None there = no bound).
+        batch_tokens: Most prompt tokens per backend call for a batch that holds a long
+            prompt (over half of it); such a batch is sent in several calls (default:
+            :attr:`Backend.batch_tokens`; None there = no bound).
     """
 
     def __init__(
@@ -358,22 +359,24 @@ class ScoringEngine:
     def _calls(self, fitted: list[_Fitted]) -> list[list[int]]:
         """A batch cut into backend calls of at most :attr:`batch_tokens` prompt tokens.
 
-        Counting tokens costs a tokenizer run, so it is skipped while a bound on the
-        bytes (a token covers at least one) shows the batch fits; a batch that fits is
-        one call, exactly as it would be without the bound.
+        Only a batch that holds a long prompt (over half a call's tokens) and exceeds the
+        bound is cut; any other batch is one call, exactly as without the bound, so
+        ordinary prompts keep their numbers to the last bit. Counting tokens costs a
+        tokenizer run, so it is skipped while a bound on the bytes (a token covers at
+        least one) shows that no prompt is long.
         """
         whole = [list(range(len(fitted)))]
         limit = self.batch_tokens
         if limit is None or len(fitted) < 2:
             return whole
         bounds = [f.tokens if f.tokens is not None else f.byte_bound for f in fitted]
-        if sum(bounds) <= limit:
+        if max(bounds) <= limit // 2 or sum(bounds) <= limit:
             return whole
         counts = [
             f.tokens if f.tokens is not None else (self.backend.count_tokens(f.prompt) or b)
             for f, b in zip(fitted, bounds, strict=True)
         ]
-        if sum(counts) <= limit:
+        if max(counts) <= limit // 2 or sum(counts) <= limit:
             return whole
         calls: list[list[int]] = [[]]
         size = 0

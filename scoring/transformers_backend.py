@@ -70,10 +70,11 @@ PREFIX_REUSE_SLACK = 16
 #: Most tokens packed into one row (the mask is quadratic in it).
 PACK_TOKENS = 2048
 
-#: Most prompt tokens per call the engine is asked to send (:attr:`Backend.batch_tokens`):
-#: a batch of ordinary prompts stays one call; long ones are spread over several calls,
-#: so that progress keeps coming.
-BATCH_TOKENS = 4096
+#: Most prompt tokens per call the engine is asked to send when a batch holds a prompt of
+#: over half of it (:attr:`Backend.batch_tokens`): long prompts (the engine's default
+#: budget is 2,048 tokens) go one by one, so progress comes every prompt; batches of
+#: ordinary prompts stay one call.
+BATCH_TOKENS = PACK_TOKENS
 
 
 @dataclass(frozen=True)

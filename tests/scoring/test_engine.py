@@ -356,3 +356,13 @@ def test_a_slow_long_batch_reports_progress_every_call(codebook: Codebook) -> No
     assert math.isfinite(seen[0].eta)
     assert seen[0].eta > 0
     assert seen[-1].eta == 0.0
+
+
+def test_a_batch_of_medium_prompts_beyond_the_bound_stays_one_call(codebook: Codebook) -> None:
+    code = codebook.codes[0]
+    pairs = [Pair(f"m{i}", _long(300, str(i)), code) for i in range(5)]
+    backend = FakeBackend(max_context=200_000, batch_tokens=1000)
+    results = list(ScoringEngine(backend, codebook).iter_batches(pairs))
+    assert sum(backend.count_tokens(p) for p in backend.batches[0]) > 1000
+    assert [len(b) for b in backend.batches] == [5]  # none is over half a call: no cut
+    assert len(results) == 1
