@@ -97,7 +97,8 @@ def load_backend(
         return FakeBackend(chat=bool(chat), **options)
     if _looks_like_path(spec):
         raise ModelNotFoundError(
-            f"no such model folder or file: {spec} ({path.absolute()} does not exist)"
+            f"model path {spec} does not exist (no such model folder or file; "
+            "a path is never looked up on the model hub)"
         )
     return _load_hub(spec, device=device, chat=chat, allow_download=allow_download, **options)
 
