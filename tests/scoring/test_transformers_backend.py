@@ -278,6 +278,7 @@ def test_a_cache_that_cannot_be_shared_falls_back_to_the_plain_path(
     plain_backend: TransformersBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from scoring import transformers_backend as tb
+    from scoring.kv_cache import Unshareable
 
     backend = layout(plain_backend, packing=False)
     head = "Rate how well the code 'Pay' applies, from 1 (not at all) to 5 (fully). Answer: "
@@ -286,7 +287,7 @@ def test_a_cache_that_cannot_be_shared_falls_back_to_the_plain_path(
     assert backend.stats["shared_tokens_saved"] > 0
 
     def unshareable(cache: Any) -> Any:
-        raise tb._Unshareable("sliding windows")
+        raise Unshareable("sliding windows")
 
     monkeypatch.setattr(tb, "_layers_kv", unshareable)
     backend.close()
