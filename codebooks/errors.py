@@ -1,17 +1,48 @@
-"""The project's exception hierarchy.
+"""The project's exception hierarchy, drawn once for every package.
 
 Every error codecurve raises on purpose derives from :class:`CodecurveError` and from the
-matching built-in, so callers may catch either::
+matching built-in, so callers may catch either. The classes live with the layer that
+raises them (``codebooks`` imports nothing of the project, so this drawing names the
+others' modules instead of importing them)::
 
-    CodecurveError(Exception)
-    ├── CodebookError(CodecurveError, ValueError)        malformed or inconsistent codebook
-    ├── InputError(CodecurveError, ValueError)           unreadable or malformed input file
-    ├── ScoringError(CodecurveError, RuntimeError)       (scoring.errors) model or backend failure
-    │   └── ModelNotFoundError(ScoringError, FileNotFoundError)
-    └── StudyError(CodecurveError, RuntimeError)         (study.errors) the study file
+    CodecurveError(Exception)                          codebooks.errors
+    ├── CodebookError(CodecurveError, ValueError)      a codebook that cannot be read or
+    │                                                  does not make sense
+    ├── InputError(CodecurveError, ValueError)         an input file that cannot be read
+    │   └── ResponsesError(InputError)                 study.errors: a responses or codes
+    │                                                  file (columns, ids, encoding)
+    ├── ScoringError(CodecurveError, RuntimeError)     scoring.errors: a model or backend
+    │   │                                              failed to produce scores
+    │   ├── ModelNotFoundError(ScoringError, FileNotFoundError)
+    │   │                                              no such model folder or file, not in
+    │   │                                              the Hugging Face cache, the embedded
+    │   │                                              wheel missing, or not served
+    │   ├── ScoringCancelled(ScoringError)             stopped between batches; carries the
+    │   │                                              finished scores (``.scores``)
+    │   └── ServerError(ScoringError)                  an OpenAI-compatible server failed
+    │       │                                          or refused a request (``.status``)
+    │       ├── ServerUnreachableError(ServerError, ConnectionError)
+    │       │                                          nothing answers at the URL
+    │       ├── ServerTimeoutError(ServerError, TimeoutError)
+    │       │                                          a request ran past the timeout
+    │       └── ServerRejectedError(ServerError)       a 4xx: a mode the server lacks, a
+    │                                                  wrong key
+    └── StudyError(CodecurveError, RuntimeError)       study.errors: the study file is
+        │                                              missing, newer, damaged or read-only
+        └── StudyLockedError(StudyError)               another process holds it for writing
 
-The command line turns any of them into one line on stderr and a non-zero exit. The
-message names the file, the place and, where there is one, the fix.
+    UserWarning
+    └── ScreeningWarning                               screening.errors: degenerate but
+                                                       well-formed input; the function
+                                                       returns nan or a documented tier
+    ValueError                                         screening: malformed arrays (shape,
+                                                       lengths, values outside the set)
+
+The command line turns any :class:`CodecurveError` into one line on stderr
+(``codecurve: error: ...``) and a non-zero exit. The message names the file, the place
+and, where there is one, the fix. Exceptions used only inside a package (a server answer
+that lacks what a read mode needs, a model cache that cannot be shared) are turned into
+one of the above before they leave it.
 """
 
 from __future__ import annotations

@@ -112,6 +112,14 @@ class Backend(ABC):
         for a remote one."""
         return 16
 
+    @property
+    def batch_tokens(self) -> int | None:
+        """Most prompt tokens one call should hold when a batch holds long prompts (over
+        half of it), so that progress keeps coming; None (the default) = no bound beyond
+        :attr:`batch_size`.
+        """
+        return None
+
     def count_tokens(self, prompt: str) -> int | None:
         """Tokens the model would read for ``prompt``, or None when the backend cannot tell.
 
@@ -143,3 +151,11 @@ class Backend(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing to release
         """Release resources (server connections, GPU memory)."""
+
+
+def cut_middle(ids: list[int], budget: int) -> tuple[list[int], bool]:
+    """``ids`` cut from the middle to ``budget`` tokens, and whether anything was cut."""
+    if len(ids) <= budget:
+        return ids, False
+    head = budget // 2
+    return ids[:head] + ids[len(ids) - (budget - head) :], True

@@ -22,9 +22,18 @@ does that when its ``cancel`` event is set and raises :class:`ScoringCancelled` 
 for the rest; finished batches also stay in the engine's cache, so scoring the same
 pairs again resumes where it stopped).
 
-Responses longer than the model's context are cut from the middle of the response text
+Prompts longer than the prompt budget (``max_prompt_tokens``, 2,048 tokens by default,
+or the model's context when that is shorter) have their response cut from the middle
 (the mark ``[...]`` shows where) *before* rendering, so the prompt recorded with a score
-is exactly the one the model read; the score is flagged ``truncated``.
+is exactly the one the model read; the score is flagged ``truncated``. A long response
+costs the budget, not the model's full context (attention grows with its square).
+
+Long prompts also make long backend calls. Where the backend says how many prompt
+tokens one call should hold (:attr:`Backend.batch_tokens`), a batch that holds a long
+prompt (over half that) and exceeds it is sent in several calls, each yielding its own
+:class:`BatchResult`, so progress keeps coming; every result also says how many prompt
+tokens the model read, and at what rate. Any other batch is sent whole, as before, so
+the numbers of ordinary prompts do not move.
 """
 
 from __future__ import annotations
@@ -55,6 +64,13 @@ DEFAULT_CACHE_SIZE = 100_000
 #: Tokens kept free after the prompt for the options' tokens.
 OPTION_RESERVE = 16
 
+#: Longest prompt, in tokens, unless the engine is told otherwise (or the model's context
+#: is shorter): beyond it the response is cut from the middle.
+DEFAULT_PROMPT_TOKENS = 2048
+
+#: The smallest prompt budget accepted: the instructions need room, and so does the text.
+MIN_PROMPT_TOKENS = 64
+
 #: Placeholder rendered in place of the response to split a code's prompt once.
 _SLOT = "\x00codecurve-response\x00"
 
@@ -75,6 +91,8 @@ class BatchResult:
         rate: Pairs scored by the model per second so far (0.0 before the first batch).
         eta: Seconds left at that rate; ``nan`` while unknown, 0.0 when done.
         cached: Pairs of this batch that came from the cache.
+        tokens: Prompt tokens the model read for this batch (0 for cache hits).
+        token_rate: Prompt tokens read per second so far (0.0 before the first batch).
     """
 
     scores: list[Score]
@@ -84,6 +102,8 @@ class BatchResult:
     rate: float
     eta: float
     cached: int = 0
+    tokens: int = 0
+    token_rate: float = 0.0
 
     @property
     def fraction(self) -> float:
@@ -91,6 +111,20 @@ class BatchResult:
 
 
 ProgressCallback = Callable[[BatchResult], None]
+
+
+@dataclass(frozen=True)
+class _Fitted:
+    """A pair's prompt as the model reads it, whether it was cut, and its tokens if counted."""
+
+    prompt: str
+    cut: bool
+    tokens: int | None = None
+
+    @property
+    def byte_bound(self) -> int:
+        """At least as many as the prompt's tokens (BOS and a spare included)."""
+        return len(self.prompt.encode("utf-8")) + 2
 
 
 @dataclass
@@ -116,6 +150,12 @@ class ScoringEngine:
         template: A template id (``chat-v1``, ``base-v1``), a template, or None for the
             backend's default (chat-v1 for chat models, base-v1 otherwise).
         cache_size: Scores kept in the in-process cache.
+        max_prompt_tokens: Longest prompt in tokens; a longer one has its response cut
+            from the middle and its score flagged ``truncated``. None = the model's
+            context. The model's context caps it either way.
+        batch_tokens: Most prompt tokens per backend call for a batch that holds a long
+            prompt (over half of it); such a batch is sent in several calls (default:
+            :attr:`Backend.batch_tokens`; None there = no bound).
     """
 
     def __init__(
@@ -128,6 +168,8 @@ class ScoringEngine:
         batch_size: int | None = None,
         template: str | PromptTemplate | None = None,
         cache_size: int = DEFAULT_CACHE_SIZE,
+        max_prompt_tokens: int | None = DEFAULT_PROMPT_TOKENS,
+        batch_tokens: int | None = None,
     ) -> None:
         if context not in CONTEXT_LEVELS:
             raise ScoringError(
@@ -137,11 +179,22 @@ class ScoringEngine:
             batch_size = backend.batch_size
         if batch_size < 1:
             raise ScoringError(f"batch size must be at least 1, got {batch_size}")
+        if max_prompt_tokens is not None and max_prompt_tokens < MIN_PROMPT_TOKENS:
+            raise ScoringError(
+                f"a prompt budget of {max_prompt_tokens} tokens is too small; "
+                f"give at least {MIN_PROMPT_TOKENS}"
+            )
+        if batch_tokens is None:
+            batch_tokens = backend.batch_tokens
+        if batch_tokens is not None and batch_tokens < 1:
+            raise ScoringError(f"tokens per call must be at least 1, got {batch_tokens}")
         self.backend = backend
         self.codebook = codebook
         self.context = context
         self.strict = strict
         self.batch_size = batch_size
+        self.max_prompt_tokens = max_prompt_tokens
+        self.batch_tokens = batch_tokens
         self.template = get_template(template, backend)
         self._config = ScoreConfig(
             model=backend.identity,
@@ -169,7 +222,15 @@ class ScoringEngine:
 
     def prompt_for(self, pair: Pair) -> str:
         """The exact prompt the model reads for ``pair`` (cut to fit, if it must be)."""
-        return self._fit(pair)[0]
+        return self._fit(pair).prompt
+
+    @property
+    def prompt_limit(self) -> int:
+        """Tokens a prompt may hold: the budget or the model's context, less the options'."""
+        context = self.backend.max_context
+        if self.max_prompt_tokens is not None:
+            context = min(context, self.max_prompt_tokens)
+        return context - OPTION_RESERVE
 
     def iter_batches(self, pairs: Sequence[Pair]) -> Iterator[BatchResult]:
         """Score ``pairs``, yielding each batch as it finishes (stop iterating to cancel)."""
@@ -252,35 +313,80 @@ class ScoringEngine:
                 hit_positions,
             )
         scored = 0
+        tokens = 0
         for batch in self._batches(list(todo.values())):
-            scale = batch[0].scale
             fitted = [self._fit(item.pair) for item in batch]
-            options = self.template.options(scale, strict=self.strict)
-            try:
-                answers = self.backend.option_logprobs([p for p, _ in fitted], options)
-            except ScoringError:
-                raise
-            except (RuntimeError, ValueError) as exc:
-                raise ScoringError(f"the model failed on a batch of {len(batch)}: {exc}") from exc
-            if len(answers) != len(batch):
-                raise ScoringError(
-                    f"the backend answered {len(answers)} prompts for a batch of {len(batch)}"
+            options = self.template.options(batch[0].scale, strict=self.strict)
+            for part in self._calls(fitted):
+                items = [batch[i] for i in part]
+                answers = self._ask([fitted[i].prompt for i in part], options)
+                scores: list[Score] = []
+                positions: list[int] = []
+                for i, item, answer in zip(part, items, answers, strict=True):
+                    score = self._make_score(item, fitted[i], answer)
+                    self._remember(item.key, score)
+                    for pos in item.positions:
+                        scores.append(_for_pair(score, pairs[pos]))
+                        positions.append(pos)
+                read = sum(max(0, a.prompt_tokens) for a in answers)
+                scored += len(items)
+                tokens += read
+                remaining -= len(items)
+                done += len(scores)
+                elapsed = time.monotonic() - started
+                rate = scored / elapsed if elapsed > 0 else 0.0
+                eta = remaining / rate if rate > 0 else (0.0 if remaining == 0 else math.nan)
+                token_rate = tokens / elapsed if elapsed > 0 else 0.0
+                result = BatchResult(
+                    scores, done, total, elapsed, rate, eta, tokens=read, token_rate=token_rate
                 )
-            scores: list[Score] = []
-            positions: list[int] = []
-            for item, (prompt, cut), answer in zip(batch, fitted, answers, strict=True):
-                score = self._make_score(item, prompt, cut, answer)
-                self._remember(item.key, score)
-                for pos in item.positions:
-                    scores.append(_for_pair(score, pairs[pos]))
-                    positions.append(pos)
-            scored += len(batch)
-            remaining -= len(batch)
-            done += len(scores)
-            elapsed = time.monotonic() - started
-            rate = scored / elapsed if elapsed > 0 else 0.0
-            eta = remaining / rate if rate > 0 else (0.0 if remaining == 0 else math.nan)
-            yield BatchResult(scores, done, total, elapsed, rate, eta), positions
+                yield result, positions
+
+    def _ask(self, prompts: list[str], options: list[tuple[str, ...]]) -> list[OptionLogprobs]:
+        """One backend call, its failures turned into :class:`ScoringError`."""
+        try:
+            answers = self.backend.option_logprobs(prompts, options)
+        except ScoringError:
+            raise
+        except (RuntimeError, ValueError) as exc:
+            raise ScoringError(f"the model failed on a batch of {len(prompts)}: {exc}") from exc
+        if len(answers) != len(prompts):
+            raise ScoringError(
+                f"the backend answered {len(answers)} prompts for a batch of {len(prompts)}"
+            )
+        return answers
+
+    def _calls(self, fitted: list[_Fitted]) -> list[list[int]]:
+        """A batch cut into backend calls of at most :attr:`batch_tokens` prompt tokens.
+
+        Only a batch that holds a long prompt (over half a call's tokens) and exceeds the
+        bound is cut; any other batch is one call, exactly as without the bound, so
+        ordinary prompts keep their numbers to the last bit. Counting tokens costs a
+        tokenizer run, so it is skipped while a bound on the bytes (a token covers at
+        least one) shows that no prompt is long.
+        """
+        whole = [list(range(len(fitted)))]
+        limit = self.batch_tokens
+        if limit is None or len(fitted) < 2:
+            return whole
+        bounds = [f.tokens if f.tokens is not None else f.byte_bound for f in fitted]
+        if max(bounds) <= limit // 2 or sum(bounds) <= limit:
+            return whole
+        counts = [
+            f.tokens if f.tokens is not None else (self.backend.count_tokens(f.prompt) or b)
+            for f, b in zip(fitted, bounds, strict=True)
+        ]
+        if max(counts) <= limit // 2 or sum(counts) <= limit:
+            return whole
+        calls: list[list[int]] = [[]]
+        size = 0
+        for i, count in enumerate(counts):
+            if calls[-1] and size + count > limit:
+                calls.append([])
+                size = 0
+            calls[-1].append(i)
+            size += count
+        return calls
 
     def _batches(self, items: list[_Item]) -> list[list[_Item]]:
         groups: dict[tuple[str, str], list[_Item]] = {}
@@ -297,7 +403,8 @@ class ScoringEngine:
             for i in range(0, len(group), self.batch_size)
         ]
 
-    def _make_score(self, item: _Item, prompt: str, cut: bool, answer: OptionLogprobs) -> Score:
+    def _make_score(self, item: _Item, fitted: _Fitted, answer: OptionLogprobs) -> Score:
+        prompt = fitted.prompt
         scale = item.scale
         curve = curve_from_logprobs(answer.logprobs, values=[float(v) for v in scale.values])
         missing = np.asarray(answer.missing, dtype=bool)
@@ -315,7 +422,7 @@ class ScoringEngine:
             prompt_hash=text_hash(prompt),
             text_hash=text_hash(item.pair.text),
             code_hash=self._code_hash(item.pair.code),
-            truncated=cut or answer.truncated,
+            truncated=fitted.cut or answer.truncated,
         )
 
     def _remember(self, key: str, score: Score) -> None:
@@ -385,22 +492,22 @@ class ScoringEngine:
             self._frames[key] = frame
         return frame
 
-    def _fit(self, pair: Pair) -> tuple[str, bool]:
+    def _fit(self, pair: Pair) -> _Fitted:
         """The prompt for a pair, its response cut from the middle when too long."""
         text = pair.text
         prompt = self._render(pair.code, text)
-        limit = self.backend.max_context - OPTION_RESERVE
+        limit = self.prompt_limit
         # A token covers at least one byte, so a prompt this short in bytes always fits.
         if len(prompt.encode("utf-8")) + 2 <= limit:
-            return prompt, False
+            return _Fitted(prompt, False)
         count = self.backend.count_tokens(prompt)
         if count is None or count <= limit:
-            return prompt, False
+            return _Fitted(prompt, False, count)
         bare = self.backend.count_tokens(self._render(pair.code, TRUNCATION_MARK.strip()))
         room = limit - (bare or 0)
         if room < 8:
             log.warning("the prompt of code %r leaves no room for a response", pair.code.name)
-            return prompt, False  # the backend cuts the tokens and flags the score
+            return _Fitted(prompt, False, count)  # the backend cuts the tokens, flags the score
         keep = len(text)
         for _ in range(12):
             keep = int(keep * min(0.95, room / max(count - (bare or 0), 1)))
@@ -411,8 +518,8 @@ class ScoringEngine:
             prompt = self._render(pair.code, head + TRUNCATION_MARK + tail)
             count = self.backend.count_tokens(prompt) or 0
             if count <= limit:
-                return prompt, True
-        return self._render(pair.code, TRUNCATION_MARK.strip()), True
+                return _Fitted(prompt, True, count)
+        return _Fitted(self._render(pair.code, TRUNCATION_MARK.strip()), True, bare)
 
 
 def _for_pair(score: Score, pair: Pair) -> Score:

@@ -26,3 +26,38 @@ class ScoringCancelled(ScoringError):
     def __init__(self, message: str, *, scores: list[Any] | None = None) -> None:
         super().__init__(message)
         self.scores: list[Any] = [] if scores is None else scores
+
+
+class ServerError(ScoringError):
+    """An OpenAI-compatible server failed or refused a request.
+
+    Attributes:
+        status: The HTTP status, when there was an answer.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class ServerUnreachableError(ServerError, ConnectionError):
+    """Nothing answers at the server's URL (refused, reset, unknown host)."""
+
+
+class ServerTimeoutError(ServerError, TimeoutError):
+    """A request ran past the per-request timeout."""
+
+
+class ServerRejectedError(ServerError):
+    """The server refused a request (4xx): a parameter it does not support, a bad key."""
+
+
+__all__ = [
+    "ModelNotFoundError",
+    "ScoringCancelled",
+    "ScoringError",
+    "ServerError",
+    "ServerRejectedError",
+    "ServerTimeoutError",
+    "ServerUnreachableError",
+]

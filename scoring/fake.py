@@ -34,6 +34,9 @@ class FakeBackend(Backend):
         name: Identity name; ``revision`` likewise.
         off_scale: Extra log-weight of the mass outside the scale; higher means more
             off-scale curves.
+        batch_tokens: Most prompt tokens per call the engine should give it (None: no
+            bound), and ``delay_per_token`` seconds slept per prompt token, to model
+            long prompts.
     """
 
     def __init__(
@@ -47,6 +50,8 @@ class FakeBackend(Backend):
         name: str = "fake",
         revision: str = "1",
         off_scale: float = -1.0,
+        batch_tokens: int | None = None,
+        delay_per_token: float = 0.0,
     ) -> None:
         self.delay = delay
         self.fail_on_call = fail_on_call
@@ -54,6 +59,8 @@ class FakeBackend(Backend):
         self._chat = chat
         self._max_context = max_context
         self._off_scale = off_scale
+        self._batch_tokens = batch_tokens
+        self.delay_per_token = delay_per_token
         self._identity = ModelIdentity(
             name=name, revision=revision, dtype="float32", device="cpu", backend="fake"
         )
@@ -74,6 +81,10 @@ class FakeBackend(Backend):
     def max_context(self) -> int:
         return self._max_context
 
+    @property
+    def batch_tokens(self) -> int | None:
+        return self._batch_tokens
+
     def render_chat(self, messages: Sequence[dict[str, str]]) -> str:
         if not self._chat:
             raise NotImplementedError("this FakeBackend has no chat template")
@@ -81,7 +92,7 @@ class FakeBackend(Backend):
         return body + "<|assistant|>\n"
 
     def count_tokens(self, prompt: str) -> int:
-        return len(prompt.split()) + 1
+        return _count(prompt)
 
     def option_logprobs(
         self, prompts: Sequence[str], options: Sequence[OptionVariants]
@@ -92,6 +103,8 @@ class FakeBackend(Backend):
             self.batches.append(list(prompts))
         if self.delay:
             time.sleep(self.delay)
+        if self.delay_per_token:
+            time.sleep(self.delay_per_token * sum(_count(p) for p in prompts))
         if self.fail_always or (self.fail_on_call is not None and call == self.fail_on_call):
             raise ScoringError(f"fake failure on call {call}")
         token_ids = tuple(tuple(_fake_ids(v) for v in opt) for opt in options)
@@ -106,14 +119,19 @@ class FakeBackend(Backend):
         logits = np.append(rng.normal(0.0, sharpness, size=k), self._off_scale + rng.normal())
         top = logits.max()
         logp = logits - (top + np.log(np.exp(logits - top).sum()))
-        truncated = self.count_tokens(prompt) > self._max_context
+        truncated = _count(prompt) > self._max_context
         return OptionLogprobs(
             logprobs=np.minimum(logp[:k], 0.0),
             token_ids=token_ids,
             missing=np.zeros(k, dtype=bool),
             truncated=truncated,
-            prompt_tokens=min(self.count_tokens(prompt), self._max_context),
+            prompt_tokens=min(_count(prompt), self._max_context),
         )
+
+
+def _count(prompt: str) -> int:
+    """Fake tokens: whitespace-separated words, and one for BOS."""
+    return len(prompt.split()) + 1
 
 
 def _fake_ids(variant: str) -> tuple[int, ...]:

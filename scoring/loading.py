@@ -8,11 +8,17 @@
 ``fake``               the deterministic :class:`~scoring.fake.FakeBackend` (tests, demos)
 an existing folder     a transformers model folder
 an existing ``.gguf``  a GGUF file, converted once into the user cache like the default
-anything else          a Hugging Face hub id; with ``HF_HUB_OFFLINE`` set it must already
-                       be in the Hugging Face cache
+a path that is not     an error (``no such model folder or file``), never a hub lookup:
+                       it starts with ``.``, ``~`` or ``/``, ends in ``.gguf``, holds a
+                       backslash or two slashes, or is not a valid hub id
+anything else          a Hugging Face hub id (``name`` or ``owner/name``), read from the
+                       local Hugging Face cache only; ``allow_download=True`` lets a
+                       model missing there be downloaded (never with ``HF_HUB_OFFLINE``)
 =====================  ================================================================
 
-Only this module's functions (never its import) load torch and transformers.
+Nothing is downloaded unless the caller asks: every transformers load passes
+``local_files_only=True`` then, so no request leaves the machine. Only this module's
+functions (never its import) load torch and transformers.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scoring.backend import Backend
+from scoring.devices import check_device
 from scoring.errors import ModelNotFoundError, ScoringError
 from scoring.weights import (
     EMBEDDED_NAME,
@@ -42,6 +49,9 @@ log = logging.getLogger(__name__)
 _SNAPSHOT = re.compile(r"[/\\]snapshots[/\\]([0-9a-f]{40})(?:[/\\]|$)")
 _WEIGHTS = ("*.safetensors", "*.bin", "*.pt", "*.pth")
 
+#: A hub id: ``name`` or ``owner/name`` of letters, digits, ``-``, ``_`` and ``.``.
+_HUB_ID = re.compile(r"(?:[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/)?[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
+
 
 def load_backend(
     model: str | None = None,
@@ -50,24 +60,29 @@ def load_backend(
     chat: bool | None = None,
     server: str | None = None,
     progress: ProgressCallback | None = None,
+    allow_download: bool = False,
     **options: Any,
 ) -> Backend:
     """Load the backend a model string names (see the module docstring).
 
     Args:
         model: What the user gave to ``--model``; None for the embedded default.
-        device: ``cpu``, ``cuda``, ``cuda:1``; default CUDA when available, else CPU.
+        device: ``cpu``, ``cuda``, ``cuda:1``, ``mps``; default CUDA when available, else
+            CPU.
         chat: Use the model's chat template; None = when it has one; False forces plain
             completion prompts.
         server: The server URL for ``openai:NAME`` models.
         progress: Receives (stage, fraction) while a GGUF file is converted; by default a
             rich progress bar is drawn on stderr.
+        allow_download: Let a hub id that is not in the local Hugging Face cache be
+            downloaded; by default nothing is, and no request leaves the machine.
         options: Passed on to the backend (``max_batch``, ``max_context``, ...).
 
     Raises:
         ModelNotFoundError: the model is not installed, not on disk or not in the cache.
-        ScoringError: it exists and cannot be loaded.
+        ScoringError: it exists and cannot be loaded, or ``device`` is not a device.
     """
+    device = check_device(device)
     spec = (model or "").strip()
     if spec in ("", "embedded"):
         return _load_embedded(device=device, chat=chat, progress=progress, **options)
@@ -81,8 +96,11 @@ def load_backend(
 
         return FakeBackend(chat=bool(chat), **options)
     if _looks_like_path(spec):
-        raise ModelNotFoundError(f"model path {spec} does not exist")
-    return _load_hub(spec, device=device, chat=chat, **options)
+        raise ModelNotFoundError(
+            f"model path {spec} does not exist (no such model folder or file; "
+            "a path is never looked up on the model hub)"
+        )
+    return _load_hub(spec, device=device, chat=chat, allow_download=allow_download, **options)
 
 
 def _load_embedded(
@@ -133,17 +151,29 @@ def _load_path(
     )
 
 
-def _load_hub(model: str, *, device: str | None, chat: bool | None, **options: Any) -> Backend:
+def _load_hub(
+    model: str, *, device: str | None, chat: bool | None, allow_download: bool, **options: Any
+) -> Backend:
     from huggingface_hub import try_to_load_from_cache
 
-    offline = _offline()
-    cached = try_to_load_from_cache(model, "config.json")
+    try:
+        cached = try_to_load_from_cache(model, "config.json")  # the local cache only
+    except ValueError as exc:  # huggingface_hub's id rules are stricter than ours
+        raise ModelNotFoundError(
+            f"no such model folder or file: {model} (nor a valid hub id)"
+        ) from exc
+    download = allow_download and not _offline()
+    if not isinstance(cached, str) and not download:
+        why = (
+            "HF_HUB_OFFLINE is set, so nothing is downloaded"
+            if _offline()
+            else "nothing is downloaded unless asked: --allow-download fetches it from the hub"
+        )
+        raise ModelNotFoundError(
+            f"model {model} is not a local path and is not in the Hugging Face cache "
+            f"(no such model folder or file: {Path(model).absolute()}; {why})"
+        )
     if not isinstance(cached, str):
-        if offline:
-            raise ModelNotFoundError(
-                f"model {model} is not a local path and is not in the Hugging Face cache "
-                "(HF_HUB_OFFLINE is set, so nothing is downloaded)"
-            )
         log.info("downloading %s from the Hugging Face hub", model)
     backend = _transformers(
         model,
@@ -151,7 +181,7 @@ def _load_hub(model: str, *, device: str | None, chat: bool | None, **options: A
         revision="",
         device=device,
         chat=chat,
-        local_files_only=offline,
+        local_files_only=not download,
         **options,
     )
     cached = try_to_load_from_cache(model, "config.json")
@@ -201,9 +231,10 @@ def _offline() -> bool:
 
 
 def _looks_like_path(spec: str) -> bool:
-    if spec.lower().endswith(".gguf") or spec.startswith(("/", "./", "../", "~", ".\\", "..\\")):
+    """Whether ``spec`` can only be a path: a hub id never looks like this."""
+    if spec.lower().endswith(".gguf") or spec.startswith(("/", ".", "~")):
         return True
     if os.path.isabs(spec) or "\\" in spec:
         return True
-    # A hub id is "name" or "owner/name"; two slashes or more is a path.
-    return spec.count("/") >= 2
+    # A hub id is "name" or "owner/name"; two slashes or more, or other characters, is a path.
+    return not _HUB_ID.fullmatch(spec)

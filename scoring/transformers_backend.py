@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -48,8 +47,17 @@ import numpy as np
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache
 
-from scoring.backend import Backend, ModelIdentity, OptionLogprobs, OptionVariants
+from scoring.backend import Backend, ModelIdentity, OptionLogprobs, OptionVariants, cut_middle
+from scoring.devices import pick_device
 from scoring.errors import ModelNotFoundError, ScoringError
+
+# Bound under module names, so a test can make a cache unshareable here.
+from scoring.kv_cache import Unshareable as _Unshareable
+from scoring.kv_cache import cache_of as _cache_of
+from scoring.kv_cache import common_prefix_len as _common_prefix_len
+from scoring.kv_cache import layers_kv as _layers_kv
+from scoring.model_config import bos_to_add, can_pack, model_context, pad_id
+from scoring.variants import check_variant_ids, pool_variants
 
 log = logging.getLogger(__name__)
 
@@ -62,11 +70,11 @@ PREFIX_REUSE_SLACK = 16
 #: Most tokens packed into one row (the mask is quadratic in it).
 PACK_TOKENS = 2048
 
-#: Attention implementations that take a custom 4D additive mask.
-PACKABLE_ATTENTION = ("sdpa", "eager")
-
-#: Context used when neither config nor tokenizer states a sane one.
-FALLBACK_CONTEXT = 2048
+#: Most prompt tokens per call the engine is asked to send when a batch holds a prompt of
+#: over half of it (:attr:`Backend.batch_tokens`): long prompts (the engine's default
+#: budget is 2,048 tokens) go one by one, so progress comes every prompt; batches of
+#: ordinary prompts stay one call.
+BATCH_TOKENS = PACK_TOKENS
 
 
 @dataclass(frozen=True)
@@ -78,17 +86,6 @@ class _Plan:
     rows: tuple[tuple[int, ...], ...]  # continuations to feed, none a prefix of another
     longest: int  # tokens of the longest variant
     vocab_cols: tuple[int, ...]  # every token id any variant uses, sorted
-
-
-def pick_device(device: str | None) -> tuple[torch.device, torch.dtype]:
-    """CUDA with bfloat16 where available, else CPU with float32."""
-    if device is None:
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    dev = torch.device(device)
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ScoringError("CUDA was asked for, and torch sees no CUDA device")
-    dtype = torch.bfloat16 if dev.type == "cuda" else torch.float32
-    return dev, dtype
 
 
 class TransformersBackend(Backend):
@@ -130,10 +127,10 @@ class TransformersBackend(Backend):
             raise ScoringError(f"model {name} has no chat template; score it without --chat")
         self._chat = has_template if chat is None else chat
         self._max_batch = max(1, max_batch)
-        self._max_context = max_context or _model_context(model, tokenizer)
+        self._max_context = max_context or model_context(model, tokenizer)
         self.prefix_sharing = prefix_sharing
         self.packing = packing
-        self._packable = _packable(model)
+        self._packable = can_pack(model)
         self._identity = ModelIdentity(
             name=name,
             revision=revision,
@@ -141,8 +138,8 @@ class TransformersBackend(Backend):
             device=self._device.type,
             backend="transformers",
         )
-        self._bos = _bos_to_add(tokenizer)
-        self._pad = _pad_id(tokenizer)
+        self._bos = bos_to_add(tokenizer)
+        self._pad = pad_id(tokenizer)
         params = inspect.signature(model.forward).parameters
         # transformers renamed past_key_values to cache in 5.x; accept either.
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
@@ -208,6 +205,10 @@ class TransformersBackend(Backend):
         return self._max_context
 
     @property
+    def batch_tokens(self) -> int:
+        return BATCH_TOKENS
+
+    @property
     def tokenizer(self) -> Any:
         return self._tok
 
@@ -245,7 +246,7 @@ class TransformersBackend(Backend):
         encoded: list[tuple[list[int], bool]] = []
         for prompt in prompts:
             ids = self.encode(prompt)
-            encoded.append(_cut_middle(ids, budget) if len(ids) > budget else (ids, False))
+            encoded.append(cut_middle(ids, budget))
         order = sorted(range(len(prompts)), key=lambda i: (-len(encoded[i][0]), i))
         results: list[OptionLogprobs | None] = [None] * len(prompts)
         with self._lock, torch.inference_mode():
@@ -254,7 +255,7 @@ class TransformersBackend(Backend):
                 variant_lp = self._score_chunk([encoded[i][0] for i in chunk], plan)
                 for row, i in enumerate(chunk):
                     results[i] = OptionLogprobs(
-                        logprobs=_pool(variant_lp[row], plan),
+                        logprobs=pool_variants(_per_option(variant_lp[row], plan)),
                         token_ids=plan.token_ids,
                         missing=np.zeros(len(options), dtype=bool),
                         truncated=encoded[i][1],
@@ -273,11 +274,7 @@ class TransformersBackend(Backend):
         if plan is not None:
             return plan
         token_ids = tuple(tuple(self._variant(v) for v in opt) for opt in key)
-        for opt, ids in zip(key, token_ids, strict=True):
-            if not opt:
-                raise ScoringError("an option has no surface variant")
-            if len(set(ids)) != len(ids):
-                raise ScoringError(f"option variants {opt!r} tokenize identically")
+        check_variant_ids(key, token_ids)
         flat = [ids for opt in token_ids for ids in opt]
         first = tuple(dict.fromkeys(ids[0] for ids in flat))
         heads = {ids[:-1] for ids in flat if len(ids) > 1}
@@ -601,105 +598,14 @@ def _log_softmax_cols(logits: torch.Tensor, index: torch.Tensor) -> np.ndarray:
     return result
 
 
-def _pool(values: list[float], plan: _Plan) -> np.ndarray:
-    """logsumexp over each option's variants (nats, float64)."""
-    out = np.empty(len(plan.token_ids), dtype=np.float64)
+def _per_option(values: list[float], plan: _Plan) -> list[list[float]]:
+    """A prompt's flat variant values, grouped per option."""
+    out: list[list[float]] = []
     i = 0
-    for k, opt in enumerate(plan.token_ids):
-        chunk = np.asarray(values[i : i + len(opt)], dtype=np.float64)
+    for opt in plan.token_ids:
+        out.append(values[i : i + len(opt)])
         i += len(opt)
-        top = chunk.max()
-        out[k] = top if not np.isfinite(top) else top + math.log(float(np.exp(chunk - top).sum()))
-    return np.minimum(out, 0.0)
-
-
-def _cut_middle(ids: list[int], budget: int) -> tuple[list[int], bool]:
-    head = budget // 2
-    return ids[:head] + ids[len(ids) - (budget - head) :], True
-
-
-def _common_prefix_len(seqs: list[list[int]]) -> int:
-    first = seqs[0]
-    n = min(len(s) for s in seqs)
-    for s in seqs[1:]:
-        i = 0
-        while i < n and s[i] == first[i]:
-            i += 1
-        n = i
-    return n
-
-
-def _cache_of(out: Any) -> Any:
-    cache = getattr(out, "cache", None)
-    return cache if cache is not None else getattr(out, "past_key_values", None)
-
-
-class _Unshareable(Exception):
-    """The model's cache is not a plain per-layer key/value cache (sliding windows,
-    linear attention, ...): its prefix cannot be expanded over a batch."""
-
-
-def _layers_kv(cache: Any) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    layers = getattr(cache, "layers", None)
-    if layers is None:
-        raise _Unshareable(f"cache of type {type(cache).__name__}")
-    kv = []
-    for layer in layers:
-        # exact type: subclasses (sliding windows) keep only part of the prefix
-        if type(layer).__name__ != "DynamicLayer" or not getattr(layer, "is_initialized", True):
-            raise _Unshareable(f"cache layer of type {type(layer).__name__}")
-        kv.append((layer.keys, layer.values))
-    return kv
-
-
-def _packable(model: Any) -> bool:
-    """Whether prompts may be packed into one row under a custom 4D mask.
-
-    The mask replaces the model's own: fine for plain causal attention through sdpa or
-    eager, wrong for sliding windows or mixed layer types, unsupported by flash kernels.
-    """
-    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else None
-    config = config or model.config
-    if getattr(config, "_attn_implementation", None) not in PACKABLE_ATTENTION:
-        return False
-    windowed = getattr(config, "sliding_window", None) and getattr(
-        config, "use_sliding_window", True
-    )
-    if windowed or getattr(config, "attention_chunk_size", None):
-        return False
-    layer_types = getattr(config, "layer_types", None)
-    return not layer_types or all(t == "full_attention" for t in layer_types)
-
-
-def _bos_to_add(tokenizer: Any) -> int | None:
-    """The BOS id if the tokenizer prepends one to plain text, else None."""
-    bos = getattr(tokenizer, "bos_token_id", None)
-    if bos is None:
-        return None
-    with_special = tokenizer("a", add_special_tokens=True)["input_ids"]
-    plain = tokenizer("a", add_special_tokens=False)["input_ids"]
-    return int(bos) if with_special[:1] == [bos] and plain[:1] != [bos] else None
-
-
-def _pad_id(tokenizer: Any) -> int:
-    for attr in ("pad_token_id", "eos_token_id", "unk_token_id"):
-        value = getattr(tokenizer, attr, None)
-        if isinstance(value, int):
-            return value
-    return 0
-
-
-def _model_context(model: Any, tokenizer: Any) -> int:
-    candidates = []
-    for attr in ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"):
-        value = getattr(model.config, attr, None)
-        if isinstance(value, int) and value > 0:
-            candidates.append(value)
-            break
-    value = getattr(tokenizer, "model_max_length", None)
-    if isinstance(value, int) and 0 < value < 10_000_000:
-        candidates.append(value)
-    return min(candidates) if candidates else FALLBACK_CONTEXT
+    return out
 
 
 def _first_line(exc: BaseException) -> str:

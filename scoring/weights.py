@@ -163,10 +163,12 @@ def _convert(gguf: Path, target: Path, progress: ProgressCallback) -> None:
         cleanup.callback(shutil.rmtree, tmp, ignore_errors=True)
         progress("reading the tokenizer", 0.02)
         try:
-            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            tokenizer = AutoTokenizer.from_pretrained(
+                gguf.parent, gguf_file=gguf.name, local_files_only=True
+            )
             progress("de-quantising the weights", 0.35)
             model = AutoModelForCausalLM.from_pretrained(
-                gguf.parent, gguf_file=gguf.name, dtype=torch.float32
+                gguf.parent, gguf_file=gguf.name, dtype=torch.float32, local_files_only=True
             )
         except ImportError as exc:  # transformers reads GGUF through the gguf package
             raise ScoringError(

@@ -258,3 +258,111 @@ def test_the_batch_size_defaults_to_the_backends_own(codebook: Codebook) -> None
     engine.score(pairs)
     assert backend.calls == 3 * 2  # per code, 5 pairs in batches of 3
     assert ScoringEngine(backend, codebook, batch_size=5).batch_size == 5  # told otherwise
+
+
+# -- long prompts: a token budget, and progress between the calls of a batch -----------------
+
+
+def _long(words: int, tag: str = "") -> str:
+    return f"start{tag} " + " ".join(f"w{i}" for i in range(words)) + f" end{tag}"
+
+
+def test_a_long_response_costs_the_prompt_budget_not_the_models_context(
+    codebook: Codebook,
+) -> None:
+    backend = FakeBackend(max_context=200_000)
+    engine = ScoringEngine(backend, codebook)
+    assert engine.max_prompt_tokens == 2048
+    (score,) = engine.score([Pair("long", _long(20_000), codebook.codes[0])])
+    assert score.truncated
+    assert TRUNCATION_MARK in score.prompt
+    assert 1500 < backend.count_tokens(score.prompt) <= 2048 - 16
+    # The budget is configurable, and None means the model's whole context.
+    small = ScoringEngine(backend, codebook, max_prompt_tokens=300)
+    (score,) = small.score([Pair("long", _long(20_000), codebook.codes[0])])
+    assert score.truncated
+    assert backend.count_tokens(score.prompt) <= 300 - 16
+    whole = ScoringEngine(backend, codebook, max_prompt_tokens=None)
+    (score,) = whole.score([Pair("long", _long(20_000), codebook.codes[0])])
+    assert not score.truncated
+    # The model's context still caps the budget.
+    short = ScoringEngine(FakeBackend(max_context=120), codebook, max_prompt_tokens=5000)
+    assert short.prompt_limit == 120 - 16
+
+
+def test_a_prompt_budget_too_small_is_refused(codebook: Codebook) -> None:
+    with pytest.raises(ScoringError, match="prompt budget of 10 tokens is too small"):
+        ScoringEngine(FakeBackend(), codebook, max_prompt_tokens=10)
+    with pytest.raises(ScoringError, match="tokens per call"):
+        ScoringEngine(FakeBackend(), codebook, batch_tokens=0)
+
+
+def test_long_prompts_are_spread_over_calls_with_progress_after_each(
+    codebook: Codebook,
+) -> None:
+    code = codebook.codes[0]
+    pairs = [Pair(f"l{i}", _long(700, str(i)), code) for i in range(3)]
+    pairs += [Pair("s1", "short one", code), Pair("s2", "short two", code)]
+    reference = ScoringEngine(FakeBackend(max_context=200_000), codebook).score(pairs)
+    backend = FakeBackend(max_context=200_000, batch_tokens=1000)
+    engine = ScoringEngine(backend, codebook, batch_size=16)
+    assert engine.batch_tokens == 1000
+    results = list(engine.iter_batches(pairs))
+    # One batch of five pairs, sent as four calls: each long prompt alone, then the
+    # last long one with the two short ones; progress after every call.
+    assert [len(b) for b in backend.batches] == [1, 1, 3]
+    assert [len(r.scores) for r in results] == [1, 1, 3]
+    assert all(sum(backend.count_tokens(p) for p in b) <= 1000 for b in backend.batches[:2])
+    assert [r.done for r in results] == [1, 2, 5]
+    assert all(r.tokens > 0 and r.token_rate > 0 for r in results)
+    assert sum(r.tokens for r in results) == sum(
+        backend.count_tokens(p) for b in backend.batches for p in b
+    )
+    # The same numbers as one call would give.
+    by_id = {s.response_id: s for r in results for s in r.scores}
+    for score in reference:
+        assert by_id[score.response_id].curve.surprisal.tolist() == score.curve.surprisal.tolist()
+
+
+def test_a_batch_within_the_token_bound_is_one_call_and_counts_nothing(
+    codebook: Codebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = FakeBackend(batch_tokens=4096)
+    counted: list[str] = []
+    real = backend.count_tokens
+
+    def count(prompt: str) -> int:
+        counted.append(prompt)
+        return real(prompt)
+
+    monkeypatch.setattr(backend, "count_tokens", count)
+    pairs = pairs_for(codebook)
+    engine = ScoringEngine(backend, codebook, batch_size=16)
+    engine.score(pairs)
+    assert counted == []  # short prompts are known to fit from their bytes alone
+    unbounded = FakeBackend()
+    ScoringEngine(unbounded, codebook, batch_size=16).score(pairs)
+    assert backend.batches == unbounded.batches
+
+
+def test_a_slow_long_batch_reports_progress_every_call(codebook: Codebook) -> None:
+    code = codebook.codes[0]
+    pairs = [Pair(f"l{i}", _long(400, str(i)), code) for i in range(4)]
+    backend = FakeBackend(max_context=200_000, batch_tokens=500, delay_per_token=2e-4)
+    seen: list[BatchResult] = []
+    ScoringEngine(backend, codebook).score(pairs, progress=seen.append)
+    assert len(seen) == 4  # not one report after the whole batch
+    assert seen[0].rate > 0
+    assert math.isfinite(seen[0].eta)
+    assert seen[0].eta > 0
+    assert seen[-1].eta == 0.0
+
+
+def test_a_batch_of_medium_prompts_beyond_the_bound_stays_one_call(codebook: Codebook) -> None:
+    code = codebook.codes[0]
+    pairs = [Pair(f"m{i}", _long(300, str(i)), code) for i in range(5)]
+    backend = FakeBackend(max_context=200_000, batch_tokens=1000)
+    results = list(ScoringEngine(backend, codebook).iter_batches(pairs))
+    assert sum(backend.count_tokens(p) for p in backend.batches[0]) > 1000
+    assert [len(b) for b in backend.batches] == [5]  # none is over half a call: no cut
+    assert len(results) == 1

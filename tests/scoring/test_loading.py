@@ -145,3 +145,151 @@ def test_import_scoring_loads_no_torch() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert out.stdout.strip() == ""
+
+
+# -- nothing leaves the machine unless asked ------------------------------------------------
+
+#: Run in a fresh interpreter without HF_HUB_OFFLINE: any socket use fails loudly and is
+#: recorded, so a hub lookup cannot hide behind a caught error.
+_NO_NETWORK = """
+import json, os, socket, sys
+attempts = []
+def refuse(*args, **kwargs):
+    attempts.append(repr(args[:2]))
+    raise OSError("network use in a test")
+socket.socket.connect = refuse
+socket.socket.connect_ex = refuse
+socket.create_connection = refuse
+socket.getaddrinfo = refuse
+from scoring import ModelNotFoundError, load_backend
+out = {}
+for spec in sys.argv[1:]:
+    try:
+        load_backend(spec)
+        out[spec] = "loaded"
+    except ModelNotFoundError as exc:
+        out[spec] = str(exc)
+print(json.dumps({"messages": out, "attempts": attempts}))
+"""
+
+
+def _without_network(tmp_path: Path, *specs: str) -> dict[str, object]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE") and not k.startswith("HF_")
+    }
+    env["HF_HOME"] = str(tmp_path / "hf")  # an empty Hugging Face cache
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    out = subprocess.run(
+        [sys.executable, "-c", _NO_NETWORK, *specs],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=env,
+    )
+    result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_a_mistyped_model_folder_is_an_error_not_a_hub_lookup(tmp_path: Path) -> None:
+    (tmp_path / "models").mkdir()
+    specs = (
+        "models/qwen2.5-14b",
+        "./models/qwen2.5-14b",
+        "~/no-such-codecurve-model",
+        "qwen2.5-14b.gguf",
+        "models/a/b",
+        "codecurve-test/no-such-model",
+    )
+    result = _without_network(tmp_path, *specs)
+    assert result["attempts"] == []
+    messages = result["messages"]
+    assert isinstance(messages, dict)
+    for spec in specs:
+        message = messages[spec]
+        assert "no such model folder or file" in message, message
+        assert "\n" not in message
+    # Hub-shaped names say why nothing was fetched, and how to allow it.
+    assert "--allow-download" in messages["models/qwen2.5-14b"]
+    assert "not in the Hugging Face cache" in messages["codecurve-test/no-such-model"]
+    assert "does not exist" in messages["./models/qwen2.5-14b"]
+
+
+def _fake_hub_cache(root: Path, repo: str) -> Path:
+    """A Hugging Face cache holding ``repo``'s config.json at one commit."""
+    commit = "c" * 40
+    folder = root / ("models--" + repo.replace("/", "--"))
+    snapshot = folder / "snapshots" / commit
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}")
+    (folder / "refs").mkdir()
+    (folder / "refs" / "main").write_text(commit)
+    return snapshot
+
+
+class _Recorder:
+    """Stands in for the transformers load; records how it was asked."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, object]] = []
+        self.revision = ""
+
+    def __call__(self, source: object, **kwargs: object) -> _Recorder:
+        self.calls.append({"source": source, **kwargs})
+        return self
+
+    def set_revision(self, revision: str) -> None:
+        self.revision = revision
+
+
+@pytest.fixture
+def hub_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path))
+    return tmp_path
+
+
+def test_a_cached_hub_id_loads_from_the_cache_only(
+    monkeypatch: pytest.MonkeyPatch, hub_cache: Path
+) -> None:
+    _fake_hub_cache(hub_cache, "owner/tiny")
+    recorder = _Recorder()
+    monkeypatch.setattr("scoring.loading._transformers", recorder)
+    assert load_backend("owner/tiny", device="cpu") is recorder
+    assert recorder.calls[0]["local_files_only"] is True
+    assert recorder.revision == "c" * 40
+
+
+def test_downloads_happen_only_when_allowed(
+    monkeypatch: pytest.MonkeyPatch, hub_cache: Path
+) -> None:
+    recorder = _Recorder()
+    monkeypatch.setattr("scoring.loading._transformers", recorder)
+    with pytest.raises(ModelNotFoundError, match="--allow-download"):
+        load_backend("owner/elsewhere")
+    assert recorder.calls == []
+    load_backend("owner/elsewhere", allow_download=True)
+    assert recorder.calls[0]["local_files_only"] is False
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the environment's word wins
+    with pytest.raises(ModelNotFoundError, match="HF_HUB_OFFLINE is set"):
+        load_backend("owner/elsewhere", allow_download=True)
+
+
+@pytest.mark.parametrize("device", ["tpu", "gpu", "cuda:x", ""])
+def test_an_unknown_device_lists_the_valid_ones(device: str) -> None:
+    with pytest.raises(ScoringError) as info:
+        load_backend("fake", device=device)
+    message = str(info.value)
+    assert f"unknown device {device!r}" in message
+    assert "cpu, cuda, cuda:N, mps" in message
+
+
+def test_device_names_are_normalised() -> None:
+    from scoring.devices import check_device
+
+    assert check_device(" CUDA:1 ") == "cuda:1"
+    assert check_device(None) is None

@@ -629,8 +629,9 @@ def test_a_backend_dropped_without_close_stops_its_thread(make: Any) -> None:
     import gc
 
     server = FakeServer()
+    before = set(threading.enumerate())
     backend = OpenAIBackend("toy", server=URL, transport=server.transport())
-    thread = backend._loop._thread
+    (thread,) = set(threading.enumerate()) - before  # the backend's loop thread
     del backend
     gc.collect()
     thread.join(timeout=5)

@@ -278,6 +278,7 @@ def test_a_cache_that_cannot_be_shared_falls_back_to_the_plain_path(
     plain_backend: TransformersBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from scoring import transformers_backend as tb
+    from scoring.kv_cache import Unshareable
 
     backend = layout(plain_backend, packing=False)
     head = "Rate how well the code 'Pay' applies, from 1 (not at all) to 5 (fully). Answer: "
@@ -286,7 +287,7 @@ def test_a_cache_that_cannot_be_shared_falls_back_to_the_plain_path(
     assert backend.stats["shared_tokens_saved"] > 0
 
     def unshareable(cache: Any) -> Any:
-        raise tb._Unshareable("sliding windows")
+        raise Unshareable("sliding windows")
 
     monkeypatch.setattr(tb, "_layers_kv", unshareable)
     backend.close()
@@ -306,3 +307,45 @@ def test_a_gguf_path_loads_through_the_same_converted_folder(
     assert backend.identity.name == str(path.resolve())
     assert backend.identity.revision == embedded_backend.identity.revision
     assert not backend.is_chat
+
+
+def test_a_100000_character_response_reads_the_prompt_budget_only(
+    embedded_backend: TransformersBackend,
+) -> None:
+    book = Codebook(name="t", codes=(Code("pay", "Pay", definition="Salary and benefits."),))
+    sentence = "My pay has not moved in years, and the rent keeps going up. "
+    text = "FIRST " + sentence * (100_000 // len(sentence) + 1) + " LAST"
+    assert len(text) > 100_000
+    engine = ScoringEngine(embedded_backend, book)
+    assert embedded_backend.max_context > engine.max_prompt_tokens == 2048
+    seen: list[Any] = []
+    started = time.monotonic()
+    (score,) = engine.score([Pair("long", text, book.codes[0])], progress=seen.append)
+    elapsed = time.monotonic() - started
+    print(f"\n100,000 characters scored in {elapsed:.1f} s")  # a figure, not an assertion
+    assert score.truncated
+    for part in ("FIRST", "[...]", "LAST"):
+        assert part in score.prompt
+    read = embedded_backend.count_tokens(score.prompt)
+    assert 1800 < read <= 2048 - 16
+    assert seen[-1].tokens == read
+    assert seen[-1].token_rate > 0
+
+
+def test_long_prompts_in_several_calls_equal_one_call(
+    embedded_backend: TransformersBackend,
+) -> None:
+    book = Codebook(name="t", codes=(Code("team", "Team"),))
+    base = "My colleagues cover for me when my kids are ill, and I do the same. "
+    pairs = [Pair(str(i), f"{i}: " + base * (12 + 3 * i), book.codes[0]) for i in range(3)]
+    split = ScoringEngine(embedded_backend, book, context="none", batch_tokens=300)
+    whole = ScoringEngine(embedded_backend, book, context="none", batch_tokens=None)
+    results = list(split.iter_batches(pairs))
+    # About 200 to 310 tokens each: every prompt is long for 300 tokens per call.
+    assert len(results) == 3
+    reference = {s.response_id: s for s in whole.score(pairs)}
+    for result in results:
+        for score in result.scores:
+            np.testing.assert_allclose(
+                score.curve.surprisal, reference[score.response_id].curve.surprisal, atol=TOL
+            )

@@ -1,0 +1,61 @@
+"""Which device a local model runs on: the names accepted, and the choice made.
+
+:func:`check_device` needs no torch, so a mistyped ``--device`` is refused before a
+model is read.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from scoring.errors import ScoringError
+
+if TYPE_CHECKING:
+    import torch
+
+#: Device names accepted by ``--device`` (``cuda:N`` picks one GPU).
+DEVICES = ("cpu", "cuda", "cuda:N", "mps")
+
+_DEVICE = re.compile(r"cpu|cuda(?::\d+)?|mps")
+
+
+def check_device(device: str | None) -> str | None:
+    """The device name, normalised (``CUDA`` -> ``cuda``); None means: choose.
+
+    Raises:
+        ScoringError: not a device codecurve can run a model on; the message lists them.
+    """
+    if device is None:
+        return None
+    name = device.strip().lower()
+    if not _DEVICE.fullmatch(name):
+        raise ScoringError(
+            f"unknown device {device!r}; use one of {', '.join(DEVICES)} "
+            "(or leave it out: CUDA when available, else the CPU)"
+        )
+    return name
+
+
+def pick_device(device: str | None) -> tuple[torch.device, torch.dtype]:
+    """CUDA with bfloat16 where available, else CPU with float32.
+
+    Raises:
+        ScoringError: an unknown device, or one this machine does not have.
+    """
+    import torch
+
+    name = check_device(device)
+    if name is None:
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    dev = torch.device(name)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ScoringError("CUDA was asked for, and torch sees no CUDA device")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise ScoringError(
+            f"there is no {name}: torch sees {torch.cuda.device_count()} CUDA device(s)"
+        )
+    if dev.type == "mps" and not torch.backends.mps.is_available():
+        raise ScoringError("MPS was asked for, and torch sees no Apple GPU")
+    dtype = torch.bfloat16 if dev.type == "cuda" else torch.float32
+    return dev, dtype
