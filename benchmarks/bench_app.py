@@ -13,7 +13,7 @@ synthetic scores, drives the app headless and reports:
 
 Pilot's own cost per key (~65 ms) is outside both clocks: they run inside the app.
 
-    .venv/bin/python benchmarks/app.py [--responses 10000] [--codes 10] [--samples 100]
+    .venv/bin/python -m benchmarks.bench_app [--responses 10000] [--codes 10] [--samples 100]
 """
 
 from __future__ import annotations
@@ -24,25 +24,23 @@ import itertools
 import math
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from rich.console import RenderableType
+from textual import events
+from textual.screen import Screen
+
+from codebooks.model import LIKERT_5, Code, Codebook
+from study.responses import ResponseTable
+from study.store import Study
+from tests.tui.conftest import iter_synthetic_scores, synthetic_config, texts
+from tui.app import CodecurveApp
+from tui.screens.review import ReviewScreen
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from rich.console import RenderableType  # noqa: E402
-from textual import events  # noqa: E402
-from textual.screen import Screen  # noqa: E402
-
-from codebooks.model import LIKERT_5, Code, Codebook  # noqa: E402
-from study.responses import ResponseTable  # noqa: E402
-from study.store import Study  # noqa: E402
-from tests.tui.conftest import iter_synthetic_scores, synthetic_config, texts  # noqa: E402
-from tui.app import CodecurveApp  # noqa: E402
-from tui.screens.review import ReviewScreen  # noqa: E402
 
 
 def build(path: Path, responses: int, codes: int) -> None:

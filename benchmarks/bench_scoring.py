@@ -28,24 +28,22 @@ so the three methods take turns code by code (a neighbour's load falls on all th
 alike) and only the ratios of one run are comparable; absolute rates are for the record.
 ``--threads 1`` is steadier on a busy two-core machine than torch's default of two.
 
-    .venv/bin/python benchmarks/scoring.py [--responses 32] [--codes 1] [--threads N]
+    .venv/bin/python -m benchmarks.bench_scoring [--responses 32] [--codes 1] [--threads N]
 """
 
 from __future__ import annotations
 
 import argparse
 import re
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from codebooks import load_codebook
+from scoring import Pair, ScoringEngine, load_backend
+from study.responses import read_responses
 
-from codebooks import load_codebook  # noqa: E402
-from scoring import Pair, ScoringEngine, load_backend  # noqa: E402
-from study.responses import read_responses  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 SAMPLES = ROOT / "codebooks" / "samples"
 NEW_TOKENS = 64
