@@ -159,7 +159,7 @@ def decisions_from_project(
         if len(decisions) > 1:
             raise ProjectFileError(
                 f"the project holds codings by {len(decisions)} users ({', '.join(decisions)}); "
-                "choose one to import as this coder"
+                "choose one (--user NAME) to import as this coder"
             )
         decisions = {coder: next(iter(decisions.values()), ())}
         notes = tuple(ImportedNote(n.response_id, n.code_id, coder, n.text) for n in notes)

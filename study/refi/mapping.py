@@ -19,7 +19,8 @@ note on a pair      ``Note`` (by its coder) with a ``NoteRef`` on the source
 provenance          a project ``Note``
 ==================  ==========================================================
 
-GUIDs are UUID5 of the study's creation time and the item's ids, so that exporting the
+GUIDs are UUID5 of the study's UUID (``study_uuid`` in its meta, stored at creation;
+derived from the creation time for older studies) and the item's ids, so that exporting the
 same study again gives the same GUIDs. What REFI-QDA cannot say (code ids and scales,
 decisions that a code does not apply, which code a note is about) travels in
 ``codecurve.json`` beside ``project.qde``; importing a project that lacks it (one from
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from codebooks.model import Code, Codebook, Scale
 from codebooks.qdc import describe
+from study.lifecycle import study_uuid
 from study.refi.model import (
     Case,
     Coding,
@@ -56,8 +58,6 @@ from study.responses import Response, ResponseTable
 if TYPE_CHECKING:
     from study.store import Study
 
-#: Fixed forever: changing it changes every GUID of every exported project.
-STUDY_NAMESPACE = uuid.UUID("b7d3e0a4-91c2-5f1e-8a6d-2c0de6c0b0de")
 #: ``format`` of codecurve's record in a ``.qdpx``.
 EXTRA_FORMAT = "codecurve-qdpx"
 #: Coder of codings no user is credited with.
@@ -133,11 +133,8 @@ def project_from_study(
 class _Exporter:
     def __init__(self, study: Study) -> None:
         self.study = study
-        meta = study.meta()
-        # The study's creation time is fixed for its life; the name is a fallback only.
-        self.namespace = uuid.uuid5(
-            STUDY_NAMESPACE, meta.get("created_at") or f"name:{study.path.name}"
-        )
+        # Stored in the study (derived from its creation time in older ones).
+        self.namespace = study_uuid(study.meta(), name=study.path.name)
         self.book = study.codebook
         self.users: dict[str, User] = {}
         self.model_users: set[str] = set()
