@@ -63,6 +63,8 @@ EXTRA_FORMAT = "codecurve-qdpx"
 #: Coder of codings no user is credited with.
 UNATTRIBUTED = "imported"
 _PAGE = 2000
+#: Coders whose screen the provenance note reports (the first, by name).
+_MAX_SCREENED = 10
 
 
 @dataclass(frozen=True)
@@ -337,8 +339,32 @@ class _Exporter:
         from study.export import provenance
 
         info = provenance(self.study, config_id=config_id, coder=coder)
-        text = "\n".join(f"{key}: {value}" for key, value in info.items())
-        return Note(guid=self.guid("provenance"), name="codecurve provenance", text=text)
+        lines = [f"{key}: {value}" for key, value in info.items()]
+        lines += self.screen_tiers(config_id, coder)
+        return Note(
+            guid=self.guid("provenance"), name="codecurve provenance", text="\n".join(lines)
+        )
+
+    def screen_tiers(self, config_id: int | None, coder: str | None) -> list[str]:
+        """The validity screen's tier per coder (pooled, then per code), where it can run."""
+        from study.errors import StudyError
+        from study.screening import screen_study
+
+        if config_id is None:
+            return []
+        lines = []
+        for who in [coder] if coder is not None else self.study.coders()[:_MAX_SCREENED]:
+            try:
+                screened = screen_study(self.study, config_id, coder=who)
+            except (StudyError, ValueError) as exc:
+                lines.append(f"screen tier against {who}: not computed ({exc})")
+                continue
+            per_code = "; ".join(f"{name} {r.tier}" for name, r in screened.per_code.items())
+            lines.append(
+                f"screen tier against {who}: {screened.pooled.tier} pooled"
+                + (f" ({per_code})" if per_code else "")
+            )
+        return lines
 
 
 @dataclass(frozen=True)
