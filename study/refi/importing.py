@@ -233,7 +233,7 @@ def _coder_names(project: Project) -> dict[str | None, str]:
     names: dict[str | None, str] = {None: UNATTRIBUTED}
     taken: set[str] = set()
     for i, user in enumerate(project.users, 1):
-        names[user.guid] = _unique(user.name or f"user {i}", taken)
+        names[user.guid] = _unique(user.name.strip() or f"user {i}", taken)
     return names
 
 
