@@ -47,6 +47,10 @@ class StudyWriter(StudyView, Protocol):
         """One write transaction, committed before leaving."""
         ...
 
+    def response_ids(self) -> list[str]:
+        """Response ids in natural order."""
+        ...
+
 
 @dataclass(frozen=True)
 class AuditSample:
@@ -216,8 +220,9 @@ class AuditMethods:
                         "without any"
                     )
             if isinstance(per_code, Mapping):
-                per_code = {self.index.code_at(self.index.code_key(c)).id: n
-                            for c, n in per_code.items()}
+                per_code = {
+                    self.index.code_at(self.index.code_key(c)).id: n for c, n in per_code.items()
+                }
             sizes = audit_sizes(chosen, population=population, per_code=per_code)
             seed = new_audit_seed() if seed is None else seed
             permutation = audit_permutation(self.response_ids(), seed=seed)

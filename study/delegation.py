@@ -87,7 +87,9 @@ def plan_delegation(
     if config_id is None:
         config_id = study.active_config_id()
     if config_id is None:
-        raise StudyError("the study has no scores yet; run 'codecurve score' first", path=study.path)
+        raise StudyError(
+            "the study has no scores yet; run 'codecurve score' first", path=study.path
+        )
     sample = study.audit()
     if sample is None:
         raise StudyError(
@@ -152,7 +154,10 @@ def plan_delegation(
         max_error=eps,
         level=lvl,
         config_id=config_id,
-        config=f"{row.model.name}@{row.model.revision} ({row.template_id}, context {row.context}, key {row.key})",
+        config=(
+            f"{row.model.name}@{row.model.revision} ({row.template_id}, context "
+            f"{row.context}, key {row.key})"
+        ),
         coder=screened.coder,
         seed=sample.seed,
         agreement=agreement,

@@ -250,7 +250,9 @@ def guarantee_sentences(study: StudyView) -> dict[str, str]:
 class DelegationMethods:
     """Applying and undoing a delegation, as methods of :class:`study.store.Study`."""
 
-    def apply_delegation(self: StudyWriter, plan: DelegationPlan, *, coder: str) -> DelegationApplied:
+    def apply_delegation(
+        self: StudyWriter, plan: DelegationPlan, *, coder: str
+    ) -> DelegationApplied:
         """Record the model's picks on the plan's pairs as ``delegated`` decisions.
 
         One transaction: the pairs are found again inside it (uncoded, scored under the
@@ -297,7 +299,14 @@ class DelegationMethods:
                 gone = [rid for rid in earlier if rid not in targets]
                 for rid in gone:
                     decisions.apply_event(
-                        conn, self.index, "clear", rid, cid, coder, value=None, source=None,
+                        conn,
+                        self.index,
+                        "clear",
+                        rid,
+                        cid,
+                        coder,
+                        value=None,
+                        source=None,
                         batch=head,
                     )
                 for rid, pick in targets.items():

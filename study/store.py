@@ -43,8 +43,8 @@ from typing import Any
 from codebooks.model import Code, Codebook
 from scoring.score import Pair, Score, ScoreConfig
 from study import decisions, lifecycle, schema
-from study.audit import AuditMethods
 from study import scores as stored
+from study.audit import AuditMethods
 from study.checkpoint import WalCheckpointer
 from study.codec import blob_to_floats, floats_to_blob, natural_key
 from study.decisions import ImportResult, check_coder

@@ -45,10 +45,14 @@ def audit_json(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> d
     return payload
 
 
-def test_draw_extend_and_progress(sim: tuple[Path, Truth], capsys: pytest.CaptureFixture[str]) -> None:
+def test_draw_extend_and_progress(
+    sim: tuple[Path, Truth], capsys: pytest.CaptureFixture[str]
+) -> None:
     path, truth = sim
     drawn = audit_json(path, capsys, "--per-code", "120", "--seed", "9")
-    assert drawn["action"] == "drawn" and drawn["seed"] == 9 and drawn["population"] == 400
+    assert drawn["action"] == "drawn"
+    assert drawn["seed"] == 9
+    assert drawn["population"] == 400
     assert [(c["code"], c["size"], c["coded"]) for c in drawn["codes"]] == [
         ("Workload", 120, 0),
         ("Pay", 120, 0),
@@ -63,14 +67,17 @@ def test_draw_extend_and_progress(sim: tuple[Path, Truth], capsys: pytest.Captur
         assert sample is not None
         study.clear(sample.pairs("pay")[3], "pay", coder="ana")  # one skipped
     progress = audit_json(path, capsys)
-    assert progress["action"] == "progress" and len(progress["draws"]) == 2
+    assert progress["action"] == "progress"
+    assert len(progress["draws"]) == 2
     pay = progress["codes"][1]
     assert (pay["size"], pay["coded"], pay["skipped"], pay["remaining"]) == (150, 149, 1, 0)
     assert pay["verdict"] in ("Valid", "Indeterminate", "Invalid")
     assert pay["delegation"]
     assert main(["audit", str(path)]) == 0
     table = capsys.readouterr().out
-    assert "seed 9" in table and "Workload" in table and "missing values" in table
+    assert "seed 9" in table
+    assert "Workload" in table
+    assert "missing values" in table
 
 
 def test_no_options_draws_the_default_sample(
@@ -83,14 +90,17 @@ def test_no_options_draws_the_default_sample(
     assert audit_json(path, capsys)["action"] == "progress"
 
 
-def test_screen_reports_its_sample(sim: tuple[Path, Truth], capsys: pytest.CaptureFixture[str]) -> None:
+def test_screen_reports_its_sample(
+    sim: tuple[Path, Truth], capsys: pytest.CaptureFixture[str]
+) -> None:
     path, truth = sim
     with Study.open(path) as study:
         for rid in [f"r{i}" for i in range(30)]:
             study.record(rid, "pay", truth[(rid, "pay")], coder="ana")
     assert main(["screen", str(path), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["sample"] == "all" and "not a random sample" in out["sample_note"]
+    assert out["sample"] == "all"
+    assert "not a random sample" in out["sample_note"]
     assert out["sample_size"] == 30
     assert main(["screen", str(path)]) == 0
     assert "not a random sample" in capsys.readouterr().out
@@ -105,7 +115,9 @@ def test_screen_reports_its_sample(sim: tuple[Path, Truth], capsys: pytest.Captu
             study.record(rid, "pay", truth[(rid, "pay")], coder="ana", blind=True)
     assert main(["screen", str(path), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["sample"] == "audit" and out["sample_size"] == 20 and out["sample_note"] == ""
+    assert out["sample"] == "audit"
+    assert out["sample_size"] == 20
+    assert out["sample_note"] == ""
     assert "blind random audit, 20 decisions" in out["pooled"]["dataset"]
     assert main(["screen", str(path), "--format", "json", "--sample", "all"]) == 0
     assert json.loads(capsys.readouterr().out)["sample"] == "all"
@@ -132,7 +144,10 @@ def test_screen_reports_its_sample(sim: tuple[Path, Truth], capsys: pytest.Captu
     ],
 )
 def test_bad_input_leaves_the_study_unchanged(
-    sim: tuple[Path, Truth], capsys: pytest.CaptureFixture[str], args: list[str], status: int,
+    sim: tuple[Path, Truth],
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    status: int,
     message: str,
 ) -> None:
     path, _ = sim
@@ -144,7 +159,9 @@ def test_bad_input_leaves_the_study_unchanged(
         assert study.audit() is None
 
 
-def test_a_second_draw_is_refused(sim: tuple[Path, Truth], capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_second_draw_is_refused(
+    sim: tuple[Path, Truth], capsys: pytest.CaptureFixture[str]
+) -> None:
     path, _ = sim
     assert main(["audit", str(path), "--per-code", "10", "--seed", "1"]) == 0
     capsys.readouterr()

@@ -18,9 +18,7 @@ Truth = dict[tuple[str, str], int]
 
 @pytest.fixture(scope="module")
 def audited(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path, truth = simulated_study(
-        tmp_path_factory.mktemp("d") / "d.codecurve", n=1200, seed=11
-    )
+    path, truth = simulated_study(tmp_path_factory.mktemp("d") / "d.codecurve", n=1200, seed=11)
     with Study.open(path) as study:
         study.draw_audit(per_code=400, seed=5)
         code_audit_blind(study, truth)
@@ -48,24 +46,31 @@ def delegate_json(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -
 def delegated_count(path: Path) -> int:
     with Study.open(path, read_only=True) as study, study.snapshot() as conn:
         return int(
-            conn.execute("SELECT COUNT(*) FROM annotations WHERE source = 'delegated'").fetchone()[0]
+            conn.execute("SELECT COUNT(*) FROM annotations WHERE source = 'delegated'").fetchone()[
+                0
+            ]
         )
 
 
 def test_plan_changes_nothing(study_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     before = file_digest(study_path)
     plan = delegate_json(study_path, capsys)
-    assert plan["max_error"] == 0.05 and plan["level"] == 0.95
+    assert plan["max_error"] == 0.05
+    assert plan["level"] == 0.95
     pay = plan["codes"]["pay"]
-    assert pay["tier"] == "Valid" and pay["threshold"] is not None
-    assert pay["upper_bound"] <= 0.05 and pay["n"] >= 59
+    assert pay["tier"] == "Valid"
+    assert pay["threshold"] is not None
+    assert pay["upper_bound"] <= 0.05
+    assert pay["n"] >= 59
     assert pay["delegated"] + pay["left"] == pay["uncoded"] == 800
     assert plan["delegated"] == sum(c["delegated"] for c in plan["codes"].values())
     assert pay["guarantee"].startswith("With 95% confidence")
     assert "applied" not in plan
     assert main(["delegate", str(study_path)]) == 0
     text = capsys.readouterr().out
-    assert "Total" in text and "Left for review" in text and "--apply" in text
+    assert "Total" in text
+    assert "Left for review" in text
+    assert "--apply" in text
     assert file_digest(study_path) == before
 
 
@@ -88,7 +93,8 @@ def test_apply_and_undo(study_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert delegated_count(study_path) == 0
     assert main(["delegate", str(study_path), "--apply", "--coder", "ana"]) == 0
     out = capsys.readouterr().out
-    assert "Recorded" in out and "--undo" in out
+    assert "Recorded" in out
+    assert "--undo" in out
 
 
 def test_nothing_to_undo(study_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -122,7 +128,9 @@ def test_bad_input_leaves_the_study_unchanged(
     assert file_digest(study_path) == before
 
 
-def test_delegating_with_no_audit_decisions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_delegating_with_no_audit_decisions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path, _ = simulated_study(tmp_path / "bare.codecurve", n=100)
     before = file_digest(path)
     assert main(["delegate", str(path), "--apply", "--coder", "ana"]) == 1

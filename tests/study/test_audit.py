@@ -53,10 +53,7 @@ def simulated_study(
     for code in SIM_CODEBOOK.codes:
         conf = np.where(rng.random(n) < 0.7, rng.uniform(0.97, 1.0, n), rng.uniform(0.25, 0.6, n))
         picks = rng.choice([1, 5], n)
-        if behaviour == "calibrated":
-            correct = rng.random(n) < conf
-        else:
-            correct = rng.random(n) >= 0.3
+        correct = rng.random(n) < conf if behaviour == "calibrated" else rng.random(n) >= 0.3
         for i in range(n):
             rid = f"r{i}"
             c = float(min(conf[i], 0.999))
@@ -122,7 +119,8 @@ def test_draw_is_the_seeded_permutation_and_is_logged(sim: tuple[Path, dict]) ->
         events = [e for e in study.events() if e.kind == "audit"]
         assert len(events) == 1
         detail = json.loads(events[0].detail or "")
-        assert detail["seed"] == 7 and detail["sizes"] == {"workload": 40, "pay": 40}
+        assert detail["seed"] == 7
+        assert detail["sizes"] == {"workload": 40, "pay": 40}
     with Study.open(path, read_only=True) as study:
         assert study.audit() == sample  # read back from the log
 
@@ -142,7 +140,8 @@ def test_extend_takes_the_next_items_of_the_same_permutation(sim: tuple[Path, di
     with Study.open(path) as study:
         drawn = study.draw_audit(per_code=20, seed=3)
         grown = study.extend_audit(15, codes=["Pay"])
-        assert grown.seed == 3 and grown.permutation == drawn.permutation
+        assert grown.seed == 3
+        assert grown.permutation == drawn.permutation
         assert dict(grown.sizes) == {"workload": 20, "pay": 35}
         assert grown.pairs("pay")[:20] == drawn.pairs("pay")
         again = study.extend_audit(5)
@@ -228,10 +227,12 @@ def test_blind_decisions_are_marked_and_progress_counts_them(sim: tuple[Path, di
         study.record(outside, "pay", 5, coder="ana", blind=True)  # not an audit pair
         progress = study.audit_progress(coder="ana")["pay"]
         assert (progress.progress.coded, progress.progress.skipped) == (4, 2)
-        assert progress.progress.remaining == 4 and progress.unblind == 2
+        assert progress.progress.remaining == 4
+        assert progress.unblind == 2
         assert study.audit_progress()["workload"].progress.coded == 0
         blind = study.blind_pairs(coder="ana")
-        assert (pay[0], "pay", "ana") in blind and (pay[6], "pay", "ana") not in blind
+        assert (pay[0], "pay", "ana") in blind
+        assert (pay[6], "pay", "ana") not in blind
         with study.snapshot() as conn:
             rows = conn.execute(
                 "SELECT blind FROM events WHERE kind = 'record' ORDER BY id"
@@ -259,4 +260,7 @@ def test_imported_decisions_count_as_blind(sim: tuple[Path, dict]) -> None:
     path, _ = sim
     with Study.open(path) as study:
         study.import_decisions([("r1", "pay", 1), ("r2", "workload", 5)], coder="gold")
-        assert study.blind_pairs(coder="gold") == {("r1", "pay", "gold"), ("r2", "workload", "gold")}
+        assert study.blind_pairs(coder="gold") == {
+            ("r1", "pay", "gold"),
+            ("r2", "workload", "gold"),
+        }

@@ -25,9 +25,7 @@ Truth = dict[tuple[str, str], int]
 @pytest.fixture(scope="module")
 def calibrated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Truth]:
     """2,000 responses x 2 codes, an audit of 400 per code coded blind with the truth."""
-    path, truth = simulated_study(
-        tmp_path_factory.mktemp("cal") / "cal.codecurve", n=2000, seed=11
-    )
+    path, truth = simulated_study(tmp_path_factory.mktemp("cal") / "cal.codecurve", n=2000, seed=11)
     with Study.open(path) as study:
         study.draw_audit(per_code=400, seed=5)
         code_audit_blind(study, truth)
@@ -71,10 +69,13 @@ def test_calibrated_model_is_delegated_within_the_guarantee(
         # One delegate event with the evidence; every record points to it.
         events = study.events()
         heads = [e for e in events if e.kind == "delegate"]
-        assert len(heads) == 1 and heads[0].coder == "ana"
+        assert len(heads) == 1
+        assert heads[0].coder == "ana"
         detail = json.loads(heads[0].detail or "")
-        assert detail["level"] == 0.95 and detail["max_error"] == 0.05
-        assert detail["audit_seed"] == 5 and "fake:sim" in detail["config"]
+        assert detail["level"] == 0.95
+        assert detail["max_error"] == 0.05
+        assert detail["audit_seed"] == 5
+        assert "fake:sim" in detail["config"]
         assert detail["codes"]["pay"]["audit_size"] == 400
         assert detail["codes"]["pay"]["threshold"] == plan.codes[1].delegation.threshold
         with study.snapshot() as conn:
@@ -114,14 +115,17 @@ def test_never_over_a_human_decision_and_undone_as_one(
         hand = study.index.response_id(rid)
         study.record(hand, "workload", 3, coder="ana")
         undone = study.undo_delegation(coder="ana")
-        assert undone is not None and undone.kind == "delegate"
+        assert undone is not None
+        assert undone.kind == "delegate"
         with study.snapshot() as conn:
             left = conn.execute(
                 "SELECT COUNT(*) FROM annotations WHERE source = 'delegated'"
             ).fetchone()[0]
         assert left == 0
         kept = study.decision(hand, "workload", coder="ana")
-        assert kept is not None and kept.source == "human" and kept.value == 3
+        assert kept is not None
+        assert kept.source == "human"
+        assert kept.value == 3
         assert study.undo_delegation() is None
         assert study.delegation_guarantees() == {}
         after = {(e.response_id, e.code_id, e.value) for e in study.events() if e.kind == "record"}
@@ -139,11 +143,13 @@ def test_the_coders_undo_takes_back_a_delegation_as_one_action(
         study.apply_delegation(plan, coder="ana")
         assert study.decision_count() == decided + plan.delegated
         undone = study.undo(coder="ana")
-        assert undone is not None and undone.kind == "delegate"
+        assert undone is not None
+        assert undone.kind == "delegate"
         assert study.decision_count() == decided
         # The next undo is the latest audit decision, as before the delegation.
         last = study.undo(coder="ana")
-        assert last is not None and last.kind == "record"
+        assert last is not None
+        assert last.kind == "record"
 
 
 def test_repeated_delegation_replaces_the_last(
@@ -171,9 +177,11 @@ def test_chance_level_model_is_never_delegated(tmp_path: Path) -> None:
         study.draw_audit(per_code=300, seed=2)
         code_audit_blind(study, truth)
         plan = plan_delegation(study)
-        assert plan.delegated == 0 and not plan.certified
+        assert plan.delegated == 0
+        assert not plan.certified
         for code in plan.codes:
-            assert code.delegation.threshold is None and code.delegated == 0
+            assert code.delegation.threshold is None
+            assert code.delegated == 0
             assert code.guarantee().startswith(f"Nothing delegated for {code.code_name} pairs: ")
         before = len(study.events())
         with pytest.raises(StudyError, match="nothing to delegate"):
@@ -184,9 +192,8 @@ def test_chance_level_model_is_never_delegated(tmp_path: Path) -> None:
 def test_delegating_without_audit_decisions_is_refused(tmp_path: Path) -> None:
     path, _ = simulated_study(tmp_path / "s.codecurve", n=100)
     before = file_digest(path)
-    with Study.open(path) as study:
-        with pytest.raises(StudyError, match="no audit sample"):
-            plan_delegation(study)
+    with Study.open(path) as study, pytest.raises(StudyError, match="no audit sample"):
+        plan_delegation(study)
     with Study.open(path) as study:
         study.draw_audit(per_code=50, seed=1)
         with pytest.raises(StudyError, match="no blind decisions on the audit sample"):
@@ -198,7 +205,9 @@ def test_delegating_without_audit_decisions_is_refused(tmp_path: Path) -> None:
     assert file_digest(path) != before  # the draw, and nothing else, changed it
 
 
-def test_screen_uses_the_blind_audit_by_default(calibrated: tuple[Path, Truth], tmp_path: Path) -> None:
+def test_screen_uses_the_blind_audit_by_default(
+    calibrated: tuple[Path, Truth], tmp_path: Path
+) -> None:
     path, truth = calibrated
     path = copy_of(path, tmp_path)
     with Study.open(path) as study:
@@ -208,11 +217,13 @@ def test_screen_uses_the_blind_audit_by_default(calibrated: tuple[Path, Truth], 
         for rid in sample.permutation[1900:]:
             study.record(rid, "pay", 6 - truth[(rid, "pay")], coder="ana")
         audit = screen_study(study)
-        assert audit.sample == "audit" and audit.sample_note == ""
+        assert audit.sample == "audit"
+        assert audit.sample_note == ""
         assert audit.n_decisions == 800
         assert "blind random audit" in audit.pooled.dataset
         everything = screen_study(study, sample="all")
-        assert everything.sample == "all" and everything.sample_note == NOT_RANDOM
+        assert everything.sample == "all"
+        assert everything.sample_note == NOT_RANDOM
         assert everything.n_decisions == 900
         assert "not a random sample" in everything.pooled.dataset
 
@@ -220,7 +231,7 @@ def test_screen_uses_the_blind_audit_by_default(calibrated: tuple[Path, Truth], 
 def test_codes_audited_to_different_sizes_are_pooled_with_weights(
     calibrated: tuple[Path, Truth], tmp_path: Path
 ) -> None:
-    path, truth = calibrated
+    path, _truth = calibrated
     path = copy_of(path, tmp_path)
     with Study.open(path) as study:
         # Take back 300 of Workload's 400 audit decisions: fractions 100/2000 and 400/2000.
