@@ -102,6 +102,20 @@ class AuditSample:
         """
         return self._positions.get(response_id)
 
+    def queue(self) -> tuple[tuple[str, str], ...]:
+        """Every audit pair as ``(response_id, code_id)``, in the order to code them.
+
+        Response first: a response's audit pairs on all codes come together (one
+        reading), responses in audit order, codes in codebook order.
+        """
+        deepest = max(self.sizes.values(), default=0)
+        return tuple(
+            (rid, code)
+            for i, rid in enumerate(self.permutation[:deepest])
+            for code, size in self.sizes.items()
+            if i < size
+        )
+
     def is_audit(self, response_id: str, code_id: str) -> bool:
         """Whether the pair is in the audit sample."""
         pos = self._positions.get(response_id)

@@ -149,6 +149,23 @@ def test_extend_takes_the_next_items_of_the_same_permutation(sim: tuple[Path, di
         assert len(again.draws) == 3
 
 
+def test_the_queue_walks_responses_in_audit_order_with_all_their_codes(
+    sim: tuple[Path, dict],
+) -> None:
+    path, _ = sim
+    with Study.open(path) as study:
+        study.draw_audit(per_code=2, seed=3)
+        sample = study.extend_audit(1, codes=["Pay"])
+        first, second, third = sample.permutation[:3]
+        assert sample.queue() == (
+            (first, "workload"),
+            (first, "pay"),
+            (second, "workload"),
+            (second, "pay"),
+            (third, "pay"),
+        )
+
+
 def test_total_size_is_split_over_the_codes(sim: tuple[Path, dict]) -> None:
     path, _ = sim
     with Study.open(path) as study:

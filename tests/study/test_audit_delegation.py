@@ -249,3 +249,35 @@ def test_codes_audited_to_different_sizes_are_pooled_with_weights(
             [result.pooled.table.cells()[k] for k in ("a", "b", "c", "d")], dtype=float
         )
         assert shares.sum() == result.pooled.table.n
+
+
+def test_the_audit_screen_describes_the_population_and_the_uncertain_tail_does_not(
+    calibrated: tuple[Path, Truth], tmp_path: Path
+) -> None:
+    from screening import screen_report
+
+    path, truth = calibrated
+    path = copy_of(path, tmp_path)
+    with Study.open(path) as study:
+        config_id = study.active_config_id()
+        assert config_id is not None
+        pairs = [
+            (row.response_id, row.code_id, row.pick, row.confidence)
+            for row in study.query_pairs(config_id, order="id", limit=10_000)
+        ]
+        correct = np.array([truth[(r, c)] == pick for r, c, pick, _ in pairs])
+        confidence = np.array([conf for *_, conf in pairs], dtype=float)
+        population = screen_report(correct, confidence)
+        # Another coder follows the default queue: the 400 least confident pairs per code.
+        for code in study.codes:
+            tail = sorted((p for p in pairs if p[1] == code.id), key=lambda p: p[3])[:400]
+            for rid, cid, _, _ in tail:
+                study.record(rid, cid, truth[(rid, cid)], coder="bob")
+        audit = screen_study(study, coder="ana").pooled
+        biased = screen_study(study, coder="bob", sample="all").pooled
+    for index in ("l", "fp"):
+        truth_value = getattr(population, index).value
+        covered = getattr(audit, index).interval
+        assert covered.lower <= truth_value <= covered.upper, index
+    missed = biased.fp.interval
+    assert not missed.lower <= population.fp.value <= missed.upper
