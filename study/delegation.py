@@ -134,7 +134,7 @@ def plan_delegation(
             outlook = audit_outlook(confidence, correct, threshold=at, max_error=eps, level=lvl)
         with study.snapshot() as conn:
             uncoded, unscored, above = delegable(
-                conn, config_id, study.index.code_key(one.id), delegation.threshold
+                conn, study.index, config_id, one.id, delegation.threshold
             )
         plans.append(
             CodePlan(

@@ -9,7 +9,7 @@ the new plan no longer covers are cleared in the same batch, so that a repeated
 delegation (after more audit coding) replaces the last one. The whole batch is undone as
 one action (:meth:`DelegationMethods.undo_delegation`, or the coder's undo when it is the
 latest thing they did). A pair with a decision that is not ``delegated`` (anyone's) is
-never touched.
+never touched, and neither is an audit pair: it is left for the blind audit.
 
 The plan itself (the screen and the certification) is made by
 :func:`study.delegation.plan_delegation`; this module only needs its result.
@@ -26,16 +26,18 @@ from typing import Any
 
 from screening.delegation import AuditOutlook, Delegation
 from study import decisions
-from study.audit import StudyWriter
+from study.audit import StudyWriter, read_audit
 from study.errors import StudyError
-from study.index import StudyView
+from study.index import StudyIndex, StudyView
 from study.rows import Decision
 from study.stamps import now
 
-#: The SQL condition "no one made a decision on pair (s.rid, s.cid) other than a delegation".
+#: The SQL condition "no one made a decision on pair (s.rid, s.cid) other than a
+#: delegation, and the pair is not in the audit sample" (the parameter: a JSON array of
+#: the code's audit rids).
 _UNCODED = (
     "NOT EXISTS (SELECT 1 FROM annotations a WHERE a.rid = s.rid AND a.cid = s.cid "
-    "AND a.source != 'delegated')"
+    "AND a.source != 'delegated') AND s.rid NOT IN (SELECT value FROM json_each(?))"
 )
 
 
@@ -48,7 +50,8 @@ class CodePlan:
         code_name: Its name.
         delegation: The certification (threshold, audit evidence, tests, refusal reason).
         audit_size: Audit pairs drawn for the code.
-        uncoded: Pairs of the code with no decision but delegated ones (anyone's).
+        uncoded: Pairs of the code with no decision but delegated ones (anyone's) and
+            not in the audit sample (audit pairs are left for the blind audit).
         unscored: Uncoded pairs not scored under the configuration (left for review).
         delegated: Uncoded scored pairs at or above the threshold (0 when refused).
         left: Uncoded pairs left for review (``uncoded - delegated``).
@@ -164,21 +167,38 @@ class DelegationApplied:
         return sum(self.recorded.values())
 
 
+def audit_keys(conn: sqlite3.Connection, index: StudyIndex, code_id: str) -> str:
+    """The ``rid`` of a code's audit pairs, as the JSON array :data:`_UNCODED` takes."""
+    sample = read_audit(conn)
+    if sample is None:
+        return "[]"
+    return json.dumps([index.response_key(r) for r in sample.pairs(code_id)])
+
+
 def delegable(
-    conn: sqlite3.Connection, config_id: int, cid: int, threshold: float | None
+    conn: sqlite3.Connection,
+    index: StudyIndex,
+    config_id: int,
+    code_id: str,
+    threshold: float | None,
 ) -> tuple[int, int, int]:
-    """``(uncoded, unscored, at_or_above)`` pair counts of one code under a configuration."""
-    n = int(conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
-    coded = int(
+    """``(uncoded, unscored, at_or_above)`` pair counts of one code under a configuration.
+
+    Uncoded: no decision but delegated ones, and not an audit pair.
+    """
+    cid = index.code_key(code_id)
+    audit = audit_keys(conn, index, code_id)
+    uncoded = int(
         conn.execute(
-            "SELECT COUNT(DISTINCT rid) FROM annotations WHERE cid = ? AND source != 'delegated'",
-            (cid,),
+            "SELECT COUNT(*) FROM responses s, (SELECT ? AS cid) c WHERE "
+            + _UNCODED.replace("s.cid", "c.cid"),
+            (cid, audit),
         ).fetchone()[0]
     )
     scored = int(
         conn.execute(
             f"SELECT COUNT(*) FROM scores s WHERE config_id = ? AND cid = ? AND {_UNCODED}",
-            (config_id, cid),
+            (config_id, cid, audit),
         ).fetchone()[0]
     )
     above = 0
@@ -187,10 +207,10 @@ def delegable(
             conn.execute(
                 f"SELECT COUNT(*) FROM scores s WHERE config_id = ? AND cid = ? "
                 f"AND confidence >= ? AND {_UNCODED}",
-                (config_id, cid, threshold),
+                (config_id, cid, threshold, audit),
             ).fetchone()[0]
         )
-    return n - coded, n - coded - scored, above
+    return uncoded, uncoded - scored, above
 
 
 def _json_safe(value: Any) -> Any:
@@ -277,6 +297,7 @@ class DelegationMethods:
             )
             for code_plan in plan.codes:
                 cid = self.index.code_key(code_plan.code_id)
+                audit = audit_keys(conn, self.index, code_plan.code_id)
                 threshold = code_plan.delegation.threshold
                 targets: dict[int, int] = {}
                 if threshold is not None:
@@ -285,7 +306,7 @@ class DelegationMethods:
                         for rid, pick in conn.execute(
                             "SELECT rid, pick FROM scores s WHERE config_id = ? AND cid = ? "
                             f"AND confidence >= ? AND {_UNCODED}",
-                            (plan.config_id, cid, threshold),
+                            (plan.config_id, cid, threshold, audit),
                         )
                     }
                 earlier = [

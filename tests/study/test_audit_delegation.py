@@ -281,3 +281,24 @@ def test_the_audit_screen_describes_the_population_and_the_uncertain_tail_does_n
         assert covered.lower <= truth_value <= covered.upper, index
     missed = biased.fp.interval
     assert not missed.lower <= population.fp.value <= missed.upper
+
+
+def test_uncoded_audit_pairs_are_left_for_the_blind_audit(
+    calibrated: tuple[Path, Truth], tmp_path: Path
+) -> None:
+    path, _ = calibrated
+    path = copy_of(path, tmp_path)
+    with Study.open(path) as study:
+        sample = study.extend_audit(100)  # 100 more audit responses per code, not coded yet
+        plan = plan_delegation(study)
+        for code in plan.codes:
+            assert code.uncoded == 2000 - 500
+        study.apply_delegation(plan, coder="ana")
+        with study.snapshot() as conn:
+            rows = conn.execute(
+                "SELECT rid, cid FROM annotations WHERE source = 'delegated'"
+            ).fetchall()
+        assert rows
+        for rid, cid in rows:
+            pair = (study.index.response_id(rid), study.index.code_at(cid).id)
+            assert not sample.is_audit(*pair)
