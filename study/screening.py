@@ -100,6 +100,26 @@ class StudyScreening:
         """The pooled report first, then one per code."""
         return [self.pooled, *self.per_code.values()]
 
+    def labelled(self) -> StudyScreening:
+        """The same screening with each report's data set saying which sample it used
+        and its size, e.g. ``"survey; sample: blind random audit, 143 decisions"``."""
+        n = self.n_decisions - self.n_unscored
+        return replace(
+            self,
+            pooled=replace(self.pooled, dataset=sample_label(self.pooled.dataset, self.sample, n)),
+            per_code={
+                name: replace(r, dataset=sample_label(r.dataset, self.sample, r.n_items))
+                for name, r in self.per_code.items()
+            },
+        )
+
+
+def sample_label(dataset: str, sample: Sample, n: int) -> str:
+    """A report's data set with the sample it used and its size."""
+    if sample == "audit":
+        return f"{dataset}; sample: blind random audit, {n} decisions"
+    return f"{dataset}; sample: all decisions ({n}), not a random sample"
+
 
 def screen_study(
     study: Study,
@@ -177,11 +197,7 @@ def screen_study(
         mine = audit_rows
     scored = mine[mine["scored"]] if len(mine) else mine
     source = _source(study, config_id)
-    dataset = (
-        f"{study.path.stem}; sample: blind random audit, {len(scored)} decisions"
-        if chosen_sample == "audit"
-        else f"{study.path.stem}; sample: all decisions ({len(scored)}), not a random sample"
-    )
+    dataset = study.path.stem
     caught: list[str] = []
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always", ScreeningWarning)

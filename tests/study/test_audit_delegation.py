@@ -220,12 +220,13 @@ def test_screen_uses_the_blind_audit_by_default(
         assert audit.sample == "audit"
         assert audit.sample_note == ""
         assert audit.n_decisions == 800
-        assert "blind random audit" in audit.pooled.dataset
+        assert "blind random audit, 800 decisions" in audit.labelled().pooled.dataset
+        assert "blind random audit, 400 decisions" in audit.labelled().per_code["Pay"].dataset
         everything = screen_study(study, sample="all")
         assert everything.sample == "all"
         assert everything.sample_note == NOT_RANDOM
         assert everything.n_decisions == 900
-        assert "not a random sample" in everything.pooled.dataset
+        assert "not a random sample" in everything.labelled().pooled.dataset
 
 
 def test_codes_audited_to_different_sizes_are_pooled_with_weights(

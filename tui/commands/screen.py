@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
             confidence=args.confidence,
             phase_b=args.phase_b,
             sample=args.sample,
-        )
+        ).labelled()
     if args.format == "json":
         payload = {
             "sample": result.sample,
