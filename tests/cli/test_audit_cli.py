@@ -177,3 +177,17 @@ def test_a_second_draw_is_refused(
 def test_no_such_study(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", str(tmp_path / "none.codecurve")]) == 1
     assert "no such study file" in one_line(capsys.readouterr().err)
+
+
+def test_an_audit_can_be_drawn_before_scoring(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from study import ResponseTable
+    from tests.study.test_audit import SIM_CODEBOOK
+
+    path = tmp_path / "unscored.codecurve"
+    texts = {f"r{i}": "text" for i in range(20)}
+    Study.create(path, responses=ResponseTable.from_texts(texts), codebook=SIM_CODEBOOK).close()
+    drawn = audit_json(path, capsys, "--seed", "3")
+    assert {c["size"] for c in drawn["codes"]} == {20}
+    assert {c["verdict"] for c in drawn["codes"]} == {"not scored yet"}
