@@ -128,15 +128,22 @@ def apply_event(
     keep_decision: bool = False,
     config_id: int | None = None,
     detail: str | None = None,
+    blind: bool = False,
+    batch: int | None = None,
 ) -> Decision:
-    """Append one event and bring ``annotations``/``notes`` to the state it describes."""
+    """Append one event and bring ``annotations``/``notes`` to the state it describes.
+
+    ``blind``: the coder decided without seeing the model's answer (or the decision was
+    imported); kept on the event and the decision. ``batch``: the event this record
+    belongs to when one action made many (a delegation), undone together with it.
+    """
     prev = pair_state(conn, rid, cid, coder)
     note = note or None  # an empty note removes it
     stamp = now()
     cursor = conn.execute(
         "INSERT INTO events (at, kind, coder, rid, cid, value, source, note, sets_note, "
-        "config_id, prev_value, prev_source, prev_event, prev_note, prev_note_event, detail) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "config_id, prev_value, prev_source, prev_event, prev_note, prev_note_event, detail, "
+        "blind, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             stamp,
             kind,
@@ -154,6 +161,8 @@ def apply_event(
             prev.note,
             prev.note_event,
             detail,
+            int(blind),
+            batch,
         ),
     )
     event_id = int(cursor.lastrowid or 0)
@@ -162,7 +171,9 @@ def apply_event(
             _delete_annotation(conn, rid, cid, coder)
         else:
             assert source is not None
-            _upsert_annotation(conn, rid, cid, coder, value, source, config_id, event_id, stamp)
+            _upsert_annotation(
+                conn, rid, cid, coder, value, source, config_id, event_id, stamp, blind=blind
+            )
     if sets_note:
         _put_note(conn, rid, cid, coder, note, event_id)
     return Decision(
@@ -183,13 +194,15 @@ def undo_latest(conn: sqlite3.Connection, index: StudyIndex, coder: str) -> Deci
     row = conn.execute(
         "SELECT id, kind, rid, cid, value, source, note, at, sets_note, prev_value, "
         "prev_source, prev_event, prev_note, prev_note_event FROM events e "
-        "WHERE coder = ? AND kind IN ('record', 'clear', 'note') "
-        "AND NOT EXISTS (SELECT 1 FROM events u WHERE u.undoes = e.id) "
+        "WHERE coder = ? AND kind IN ('record', 'clear', 'note', 'delegate') "
+        "AND batch IS NULL AND NOT EXISTS (SELECT 1 FROM events u WHERE u.undoes = e.id) "
         "ORDER BY id DESC LIMIT 1",
         (coder,),
     ).fetchone()
     if row is None:
         return None
+    if row[1] == "delegate":
+        return undo_batch(conn, index, int(row[0]))
     (event_id, kind, rid, cid, value, source, note, at, sets_note) = row[:9]
     (prev_value, prev_source, prev_event, prev_note, prev_note_event) = row[9:]
     current = pair_state(conn, rid, cid, coder)
@@ -218,11 +231,20 @@ def undo_latest(conn: sqlite3.Connection, index: StudyIndex, coder: str) -> Deci
         if prev_value is None:
             _delete_annotation(conn, rid, cid, coder)
         else:
-            at_prev, config_prev = conn.execute(
-                "SELECT at, config_id FROM events WHERE id = ?", (prev_event,)
+            at_prev, config_prev, blind_prev = conn.execute(
+                "SELECT at, config_id, blind FROM events WHERE id = ?", (prev_event,)
             ).fetchone()
             _upsert_annotation(
-                conn, rid, cid, coder, prev_value, prev_source, config_prev, prev_event, at_prev
+                conn,
+                rid,
+                cid,
+                coder,
+                prev_value,
+                prev_source,
+                config_prev,
+                prev_event,
+                at_prev,
+                blind=bool(blind_prev),
             )
     if sets_note:
         _put_note(conn, rid, cid, coder, prev_note, prev_note_event)
@@ -284,7 +306,16 @@ def import_resolved(
             unchanged += 1
             continue
         apply_event(
-            conn, index, "import", rid, cid, coder, value=value, source="human", detail=detail
+            conn,
+            index,
+            "import",
+            rid,
+            cid,
+            coder,
+            value=value,
+            source="human",
+            detail=detail,
+            blind=True,  # imported decisions are independent of the model (METHOD.md 3)
         )
         existing[(rid, cid)] = value
         if old is None:
@@ -292,6 +323,105 @@ def import_resolved(
         else:
             changed += 1
     return ImportResult(added=added, changed=changed, unchanged=unchanged)
+
+
+def undo_batch(conn: sqlite3.Connection, index: StudyIndex, batch_id: int) -> Decision | None:
+    """Undo a batch event (a delegation) and every record it made, as one action.
+
+    Each record is reverted only while it is still its pair's current decision: a pair
+    decided again after the batch keeps that later decision. Appends an ``undo`` event
+    for the batch and one per reverted record, grouped under it through ``batch``.
+
+    Returns:
+        The batch event as a :class:`Decision` of kind ``delegate`` (its pair is the
+        first record's; value ``None``), or ``None`` if it was already undone.
+    """
+    head = conn.execute(
+        "SELECT kind, coder, at FROM events e WHERE id = ? "
+        "AND NOT EXISTS (SELECT 1 FROM events u WHERE u.undoes = e.id)",
+        (batch_id,),
+    ).fetchone()
+    if head is None:
+        return None
+    kind, coder, at = head
+    undo_id = int(
+        conn.execute(
+            "INSERT INTO events (at, kind, coder, undoes) VALUES (?, 'undo', ?, ?)",
+            (now(), coder, batch_id),
+        ).lastrowid
+        or 0
+    )
+    members = conn.execute(
+        "SELECT id, rid, cid, coder, prev_value, prev_source, prev_event FROM events "
+        "WHERE batch = ? ORDER BY id DESC",
+        (batch_id,),
+    ).fetchall()
+    for event_id, rid, cid, who, prev_value, prev_source, prev_event in members:
+        current = pair_state(conn, rid, cid, who)
+        if not _still_current(conn, event_id, rid, cid, who, current):
+            continue  # decided again since: the later decision stands
+        conn.execute(
+            "INSERT INTO events (at, kind, coder, rid, cid, value, source, prev_value, "
+            "prev_source, prev_event, undoes, batch) VALUES (?, 'undo', ?, ?, ?, ?, ?, ?, ?, ?, "
+            "?, ?)",
+            (
+                now(),
+                who,
+                rid,
+                cid,
+                prev_value,
+                prev_source,
+                current.value,
+                current.source,
+                current.event,
+                event_id,
+                undo_id,
+            ),
+        )
+        if prev_value is None:
+            _delete_annotation(conn, rid, cid, who)
+        else:
+            at_prev, config_prev, blind_prev = conn.execute(
+                "SELECT at, config_id, blind FROM events WHERE id = ?", (prev_event,)
+            ).fetchone()
+            _upsert_annotation(
+                conn,
+                rid,
+                cid,
+                who,
+                prev_value,
+                prev_source,
+                config_prev,
+                prev_event,
+                at_prev,
+                blind=bool(blind_prev),
+            )
+    first = members[-1] if members else None
+    return Decision(
+        id=batch_id,
+        response_id="" if first is None else index.response_id(first[1]),
+        code_id="" if first is None else index.code_at(first[2]).id,
+        value=None,
+        source="delegated",
+        coder=str(coder or ""),
+        note=None,
+        at=str(at),
+        kind=str(kind),
+    )
+
+
+def _still_current(
+    conn: sqlite3.Connection, event_id: int, rid: int, cid: int, coder: str, current: PairState
+) -> bool:
+    """Whether the pair is still in the state event ``event_id`` left it in."""
+    if current.value is not None:
+        return current.event == event_id
+    later = conn.execute(
+        "SELECT 1 FROM events WHERE rid = ? AND cid = ? AND coder = ? AND id > ? "
+        "AND kind IN ('record', 'clear', 'import') LIMIT 1",
+        (rid, cid, coder, event_id),
+    ).fetchone()
+    return later is None
 
 
 def current_decision(
@@ -380,13 +510,16 @@ def _upsert_annotation(
     config_id: int | None,
     event_id: int,
     at: str,
+    *,
+    blind: bool = False,
 ) -> None:
     conn.execute(
-        "INSERT INTO annotations (rid, cid, coder, value, source, config_id, event_id, decided_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rid, cid, coder) DO UPDATE SET "
-        "value = excluded.value, source = excluded.source, config_id = excluded.config_id, "
-        "event_id = excluded.event_id, decided_at = excluded.decided_at",
-        (rid, cid, coder, value, source, config_id, event_id, at),
+        "INSERT INTO annotations (rid, cid, coder, value, source, config_id, event_id, "
+        "decided_at, blind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rid, cid, coder) "
+        "DO UPDATE SET value = excluded.value, source = excluded.source, "
+        "config_id = excluded.config_id, event_id = excluded.event_id, "
+        "decided_at = excluded.decided_at, blind = excluded.blind",
+        (rid, cid, coder, value, source, config_id, event_id, at, int(blind)),
     )
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -34,10 +34,22 @@ from screening import (
     screen_report,
 )
 from screening.apply import AgreementMode, ConfidenceKind
+from screening.sampling import pool_tables
+from screening.tiers import screen_table
 from study.errors import StudyError
 from study.store import Study
 
 Cut = float | Literal["median"]
+
+#: Which decisions a screen uses: the blind decisions on the audit sample, or all.
+Sample = Literal["audit", "all"]
+
+#: What a screen on decisions other than the blind audit sample must say.
+NOT_RANDOM = (
+    "these decisions are not a random sample (they follow the order the coder chose) and "
+    "may not describe the pairs nobody coded; draw a blind audit sample (codecurve audit) "
+    "and screen it"
+)
 
 
 @dataclass(frozen=True)
@@ -80,10 +92,33 @@ class StudyScreening:
     n_unscored: int
     agreements: tuple[Agreement, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    sample: Sample = "all"
+    sample_note: str = NOT_RANDOM
+    pooling: str = ""
 
     def reports(self) -> list[VRSReport]:
         """The pooled report first, then one per code."""
         return [self.pooled, *self.per_code.values()]
+
+    def labelled(self) -> StudyScreening:
+        """The same screening with each report's data set saying which sample it used
+        and its size, e.g. ``"survey; sample: blind random audit, 143 decisions"``."""
+        n = self.n_decisions - self.n_unscored
+        return replace(
+            self,
+            pooled=replace(self.pooled, dataset=sample_label(self.pooled.dataset, self.sample, n)),
+            per_code={
+                name: replace(r, dataset=sample_label(r.dataset, self.sample, r.n_items))
+                for name, r in self.per_code.items()
+            },
+        )
+
+
+def sample_label(dataset: str, sample: Sample, n: int) -> str:
+    """A report's data set with the sample it used and its size."""
+    if sample == "audit":
+        return f"{dataset}; sample: blind random audit, {n} decisions"
+    return f"{dataset}; sample: all decisions ({n}), not a random sample"
 
 
 def screen_study(
@@ -96,8 +131,15 @@ def screen_study(
     agreement: AgreementMode = "applies",
     confidence: ConfidenceKind = "pmax",
     phase_b: bool = False,
+    sample: Sample | None = None,
 ) -> StudyScreening:
     """Screen the model's confidence against one coder's decisions.
+
+    By default (``sample=None``) the blind decisions on the audit sample are used when
+    the study has an audit sample with at least one such decision, and every decision
+    otherwise; ``sample`` chooses. A screen of all decisions says that they are not a
+    random sample (:data:`NOT_RANDOM`). On the audit sample, codes coded to different
+    sizes are pooled with weights N_h / n_h (:func:`screening.sampling.pool_tables`).
 
     Args:
         study: An open study.
@@ -108,9 +150,11 @@ def screen_study(
         agreement: ``applies``, ``exact`` or ``within1``.
         confidence: ``pmax`` or ``entropy``.
         phase_b: Also compute phase B where the tier allows it.
+        sample: ``audit``, ``all``, or None for the audit sample when it has decisions.
 
     Raises:
-        StudyError: no scores yet, an unknown code or coder, or an ambiguous coder.
+        StudyError: no scores yet, an unknown code or coder, an ambiguous coder, or
+            ``sample="audit"`` without a blind audit decision.
     """
     if config_id is None:
         config_id = study.active_config_id()
@@ -141,6 +185,16 @@ def screen_study(
             raise StudyError(str(exc), path=study.path) from None
         mine = mine[mine["code_id"] == chosen.id]
         code_ids = [chosen.id]
+    audit_rows = _audit_rows(study, mine, coder)
+    if sample == "audit" and not len(audit_rows):
+        raise StudyError(
+            "no blind decisions on the audit sample yet"
+            + ("" if study.audit() else "; draw one with 'codecurve audit'"),
+            path=study.path,
+        )
+    chosen_sample: Sample = "audit" if sample != "all" and len(audit_rows) else "all"
+    if chosen_sample == "audit":
+        mine = audit_rows
     scored = mine[mine["scored"]] if len(mine) else mine
     source = _source(study, config_id)
     dataset = study.path.stem
@@ -159,6 +213,9 @@ def screen_study(
             dataset=dataset,
         )
     caught = sorted({str(w.message) for w in record if issubclass(w.category, ScreeningWarning)})
+    pooling = ""
+    if chosen_sample == "audit" and len(per_code) > 1:
+        pooled, pooling = _weighted_pool(pooled, per_code, population=study.response_count())
     agreements = []
     if len(scored):
         agreements.append(
@@ -178,7 +235,41 @@ def screen_study(
         n_unscored=len(mine) - len(scored),
         agreements=tuple(agreements),
         warnings=tuple(caught),
+        sample=chosen_sample,
+        sample_note="" if chosen_sample == "audit" else NOT_RANDOM,
+        pooling=pooling,
     )
+
+
+def _audit_rows(study: Study, frame: pd.DataFrame, coder: str | None) -> pd.DataFrame:
+    """The rows of ``frame`` that are blind decisions on the audit sample."""
+    sample = study.audit()
+    if sample is None or not len(frame):
+        return frame.iloc[0:0]
+    blind = study.blind_pairs(coder=coder)
+    keep = [
+        sample.is_audit(r, c) and (r, c, w) in blind
+        for r, c, w in zip(frame["response_id"], frame["code_id"], frame["coder"], strict=True)
+    ]
+    return frame[np.asarray(keep, dtype=bool)]
+
+
+def _weighted_pool(
+    pooled: VRSReport, per_code: Mapping[str, VRSReport], *, population: int
+) -> tuple[VRSReport, str]:
+    """The pooled report of audit decisions, weighted where codes' sampling fractions differ."""
+    tables = {name: report.table for name, report in per_code.items()}
+    pool = pool_tables(tables, population=population)
+    if pool.self_weighting:
+        return pooled, (
+            "codes pooled by summing their tables: every code has the same sampling fraction"
+        )
+    text = (
+        "codes pooled with weights N/n (pairs per code over its audit decisions): the "
+        f"table is the weighted shares times Kish's effective size {pool.n_effective:.1f} "
+        f"(raw {pool.raw.n}); intervals ignore that a response's pairs go together"
+    )
+    return replace(pooled, screen=screen_table(pool.table), phase_b=None), text
 
 
 def _source(study: Study, config_id: int) -> str:

@@ -44,9 +44,11 @@ from codebooks.model import Code, Codebook
 from scoring.score import Pair, Score, ScoreConfig
 from study import decisions, lifecycle, schema
 from study import scores as stored
+from study.audit import AuditMethods
 from study.checkpoint import WalCheckpointer
 from study.codec import blob_to_floats, floats_to_blob, natural_key
 from study.decisions import ImportResult, check_coder
+from study.delegation_log import DelegationMethods
 from study.errors import StudyError, StudyLockedError
 from study.index import StudyIndex
 from study.locking import StudyLock
@@ -72,7 +74,7 @@ __all__ = [
 ]
 
 
-class Study(PairQueries, StudySummaries):
+class Study(PairQueries, StudySummaries, AuditMethods, DelegationMethods):
     """An open study. Use :meth:`create` or :meth:`open`; close it (or use ``with``).
 
     The queue's queries (:meth:`query_pairs`, :meth:`count_pairs`, :meth:`pair_position`,
@@ -381,6 +383,7 @@ class Study(PairQueries, StudySummaries):
         source: str = "human",
         note: str | None = None,
         config_id: int | None = None,
+        blind: bool = False,
     ) -> Decision:
         """Record ``coder``'s decision on a pair, durably, before returning.
 
@@ -392,6 +395,8 @@ class Study(PairQueries, StudySummaries):
             source: ``human``, or ``model`` when the coder accepted the model's pick.
             note: A note to set with the decision (``None`` leaves the note as it is).
             config_id: The configuration whose pick was shown (defaults to the active one).
+            blind: The coder decided without seeing the model's answer (the blind
+                audit); a blind decision cannot be an accepted pick (``source="model"``).
 
         Raises:
             StudyError: unknown pair, a value off the scale, a bad source, read-only.
@@ -401,6 +406,8 @@ class Study(PairQueries, StudySummaries):
         if source not in SOURCES:
             raise StudyError(f"source must be one of {', '.join(SOURCES)}, not {source!r}")
         coder = check_coder(coder)
+        if blind and source != "human":
+            raise StudyError("a blind decision is the coder's own (source 'human')")
         if config_id is None:
             config_id = self.active_config_id()
         with self._write() as conn:
@@ -416,6 +423,7 @@ class Study(PairQueries, StudySummaries):
                 note=note,
                 sets_note=note is not None,
                 config_id=config_id,
+                blind=blind,
             )
 
     def clear(self, response_id: str, code_id: str, *, coder: str) -> Decision:
@@ -541,6 +549,18 @@ class Study(PairQueries, StudySummaries):
         cid = None if code_id is None else self._index.code_key(code_id)
         with self._query() as conn:
             return decisions.read_events(conn, self._index, rid=rid, cid=cid, coder=coder)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction for the study's own modules (the audit, delegation).
+
+        Committed before leaving, rolled back on an exception.
+
+        Raises:
+            StudyError: read-only, or the change could not be saved.
+        """
+        with self._write() as conn:
+            yield conn
 
     # --- internals -------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from screening.report import VRSReport
-    from study.screening import Agreement
+    from study.screening import Agreement, StudyScreening
 
 FORMATS = ("table", "markdown", "json")
 
@@ -52,6 +52,12 @@ def register(subparsers: Any) -> None:
         help="confidence signal: p of the model's pick, or 1 - normalised entropy",
     )
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format")
+    parser.add_argument(
+        "--sample",
+        choices=("audit", "all"),
+        help="which decisions: the blind decisions on the audit sample (the default when "
+        "there are any) or all decisions (not a random sample)",
+    )
     parser.add_argument(
         "--phase-b",
         action="store_true",
@@ -90,9 +96,14 @@ def run(args: argparse.Namespace) -> int:
             agreement=args.agreement,
             confidence=args.confidence,
             phase_b=args.phase_b,
-        )
+            sample=args.sample,
+        ).labelled()
     if args.format == "json":
         payload = {
+            "sample": result.sample,
+            "sample_size": result.n_decisions - result.n_unscored,
+            "sample_note": result.sample_note,
+            "pooling": result.pooling,
             "coder": result.coder,
             "n_decisions": result.n_decisions,
             "n_unscored": result.n_unscored,
@@ -103,8 +114,10 @@ def run(args: argparse.Namespace) -> int:
         }
         sys.stdout.write(json_text(payload) + "\n")
         return 0
+    sample_lines = _sample_lines(result)
     if args.format == "markdown":
-        parts = ["## All codes pooled\n", result.pooled.to_markdown()]
+        parts = [*(f"> {line}\n" for line in sample_lines), "## All codes pooled\n"]
+        parts.append(result.pooled.to_markdown())
         for name, report in result.per_code.items():
             parts += [f"\n## {name}\n", report.to_markdown()]
         if result.agreements:
@@ -120,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
     # Code and coder names come from files: shown as Text (never read as markup), with
     # their control characters made visible.
     console = Console()
+    for line in sample_lines:
+        console.print(Text(printable(line)), style="" if result.sample == "audit" else "yellow")
     if len(result.per_code) != 1:
         console.print(vrs_table(result.pooled, "all codes pooled"))
     for name, report in result.per_code.items():
@@ -142,6 +157,23 @@ def run(args: argparse.Namespace) -> int:
     for message in result.warnings:
         console.print(Text.assemble(("note:", "yellow"), " ", printable(message)))
     return 0
+
+
+def _sample_lines(result: StudyScreening) -> list[str]:
+    """Which decisions the screen used, and what that means, in plain words."""
+    from tui.text import plural
+
+    n = result.n_decisions - result.n_unscored
+    if result.sample == "all":
+        return [f"Sample: all {plural(n, 'decision')}. Note: {result.sample_note}."]
+    lines = [f"Sample: the blind random audit, {plural(n, 'decision')}."]
+    if result.pooling and len(result.per_code) > 1:
+        lines.append(f"Pooled: {result.pooling}.")
+    for name, report in result.per_code.items():
+        more = report.screen.distance.more_items
+        if report.tier == "Insufficient data" and more:
+            lines.append(f"To a verdict: code {plural(more, 'more audit pair')} of {name}.")
+    return lines
 
 
 def vrs_table(report: VRSReport, name: str) -> Table:

@@ -1,0 +1,374 @@
+"""A study's blind random audit sample (METHOD.md section 3).
+
+One seeded permutation of the responses, shared by all codes and drawn without looking
+at any score (:func:`screening.sampling.audit_permutation`); a code's audit pairs are
+the first ``size`` responses of it. Every draw and every extension is an ``audit``
+event whose ``detail`` JSON holds::
+
+    {"seed": S, "sizes": {code_id: n, ...}, "added": {code_id: n, ...},
+     "population": N, "draw": first_event_id, "responses": [...]}
+
+``sizes`` are the cumulative sizes after the event; ``responses`` (the ids present at the
+first draw, which the permutation is of) is stored by the first draw only, so that
+responses added later (a new wave) never change the sample: a new wave needs its own
+audit. Audit events are not on the undo stack: a sample is not taken back.
+
+Methods of :class:`study.store.Study` (a mixin): :meth:`AuditMethods.audit`,
+:meth:`AuditMethods.draw_audit`, :meth:`AuditMethods.extend_audit`,
+:meth:`AuditMethods.audit_progress`, :meth:`AuditMethods.blind_pairs`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from screening.sampling import (
+    AuditProgress,
+    audit_extension,
+    audit_permutation,
+    audit_progress,
+    audit_sizes,
+    new_audit_seed,
+)
+from study.errors import StudyError
+from study.index import StudyView
+from study.stamps import now
+
+
+class StudyWriter(StudyView, Protocol):
+    """A study view that can also write (what the audit and delegation need)."""
+
+    def transaction(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        """One write transaction, committed before leaving."""
+        ...
+
+    def response_ids(self) -> list[str]:
+        """Response ids in natural order."""
+        ...
+
+
+@dataclass(frozen=True)
+class AuditSample:
+    """The study's audit sample as last drawn or extended.
+
+    Attributes:
+        seed: The permutation's seed.
+        permutation: Response ids in audit order (the responses of the first draw).
+        sizes: code id -> audit size (the first ``size`` responses of the permutation),
+            in codebook order.
+        event_id: The latest ``audit`` event.
+        drawn_at: When it was drawn or last extended (ISO 8601 UTC).
+        draws: Ids of every ``audit`` event, oldest first.
+    """
+
+    seed: int
+    permutation: tuple[str, ...]
+    sizes: Mapping[str, int]
+    event_id: int
+    drawn_at: str
+    draws: tuple[int, ...] = ()
+    _positions: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_positions", {r: i for i, r in enumerate(self.permutation)})
+
+    @property
+    def population(self) -> int:
+        """Responses the permutation is of."""
+        return len(self.permutation)
+
+    @property
+    def total(self) -> int:
+        """Audit pairs over all codes."""
+        return sum(self.sizes.values())
+
+    def size(self, code_id: str) -> int:
+        """The audit size of a code (0 for a code not in the sample)."""
+        return int(self.sizes.get(code_id, 0))
+
+    def pairs(self, code_id: str) -> tuple[str, ...]:
+        """The response ids of a code's audit pairs, in audit order."""
+        return self.permutation[: self.size(code_id)]
+
+    def position(self, response_id: str) -> int | None:
+        """A response's 0-based place in the audit order (None: not in the population).
+
+        Sort a queue by it to walk the audit pairs in their random order.
+        """
+        return self._positions.get(response_id)
+
+    def queue(self) -> tuple[tuple[str, str], ...]:
+        """Every audit pair as ``(response_id, code_id)``, in the order to code them.
+
+        Response first: a response's audit pairs on all codes come together (one
+        reading), responses in audit order, codes in codebook order.
+        """
+        deepest = max(self.sizes.values(), default=0)
+        return tuple(
+            (rid, code)
+            for i, rid in enumerate(self.permutation[:deepest])
+            for code, size in self.sizes.items()
+            if i < size
+        )
+
+    def is_audit(self, response_id: str, code_id: str) -> bool:
+        """Whether the pair is in the audit sample."""
+        pos = self._positions.get(response_id)
+        return pos is not None and pos < self.size(code_id)
+
+
+@dataclass(frozen=True)
+class CodeAuditProgress:
+    """How far one code's audit is coded.
+
+    Attributes:
+        code_id: The code.
+        progress: Coded (blind), skipped and remaining audit pairs.
+        unblind: Audit pairs decided while seeing the model (left out of the screen).
+    """
+
+    code_id: str
+    progress: AuditProgress
+    unblind: int
+
+
+def _decode(detail: str | None, event_id: int) -> dict[str, Any]:
+    try:
+        data = json.loads(detail or "")
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or "seed" not in data or "sizes" not in data:
+        raise StudyError(f"the audit event {event_id} cannot be read (damaged file?)")
+    return data
+
+
+def read_audit(conn: sqlite3.Connection) -> AuditSample | None:
+    """The audit sample recorded in the log, or None when none was drawn."""
+    rows = conn.execute(
+        "SELECT id, at, detail FROM events WHERE kind = 'audit' ORDER BY id"
+    ).fetchall()
+    if not rows:
+        return None
+    first = _decode(rows[0][2], rows[0][0])
+    last_id, last_at, last_detail = rows[-1]
+    last = _decode(last_detail, last_id)
+    responses = first.get("responses")
+    if not isinstance(responses, list):
+        raise StudyError(f"the audit event {rows[0][0]} lists no responses (damaged file?)")
+    seed = int(first["seed"])
+    return AuditSample(
+        seed=seed,
+        permutation=tuple(audit_permutation([str(r) for r in responses], seed=seed)),
+        sizes={str(k): int(v) for k, v in last["sizes"].items()},
+        event_id=int(last_id),
+        drawn_at=str(last_at),
+        draws=tuple(int(r[0]) for r in rows),
+    )
+
+
+def _check_codes(study: StudyView, codes: Sequence[str] | None) -> list[str]:
+    """Code ids of ``codes`` (ids or names), or every codable code."""
+    if codes is None:
+        return [c.id for c in study.codes]
+    out = []
+    for code in codes:
+        cid = study.index.code_key(code)
+        out.append(study.index.code_at(cid).id)
+    return out
+
+
+def _split_total(total: int, codes: Sequence[str]) -> dict[str, int]:
+    """``total`` audit pairs split as evenly as possible over ``codes`` (earlier first)."""
+    base, extra = divmod(total, len(codes))
+    return {c: base + (1 if i < extra else 0) for i, c in enumerate(codes)}
+
+
+class AuditMethods:
+    """The audit sample, as methods of :class:`study.store.Study`."""
+
+    def audit(self: StudyWriter) -> AuditSample | None:
+        """The study's audit sample, or None when none has been drawn."""
+        with self.snapshot() as conn:
+            return read_audit(conn)
+
+    def draw_audit(
+        self: StudyWriter,
+        *,
+        per_code: int | Mapping[str, int] | None = None,
+        total: int | None = None,
+        seed: int | None = None,
+        codes: Sequence[str] | None = None,
+    ) -> AuditSample:
+        """Draw the audit sample (once per study; extend it later).
+
+        Args:
+            per_code: One size for every code, a mapping code -> size, or None for
+                :data:`screening.sampling.DEFAULT_AUDIT_PER_CODE` capped by the
+                population.
+            total: Instead of ``per_code``: this many audit pairs over all the codes,
+                split as evenly as possible.
+            seed: The permutation's seed (a fresh random one by default).
+            codes: Audit only these codes (ids or names); others get size 0.
+
+        Raises:
+            StudyError: a sample already exists, a size below 1 or above the
+                population, an unknown code, a bad seed, or a read-only study.
+        """
+        if per_code is not None and total is not None:
+            raise StudyError("give the audit size per code or in total, not both")
+        chosen = _check_codes(self, codes)
+        population = self.response_count()
+        try:
+            if total is not None:
+                if isinstance(total, bool) or not isinstance(total, int) or total < 1:
+                    raise ValueError(f"the audit size must be at least 1, got {total!r}")
+                per_code = _split_total(total, chosen)
+                if min(per_code.values()) < 1:
+                    raise ValueError(
+                        f"an audit of {total} pairs leaves some of the {len(chosen)} codes "
+                        "without any"
+                    )
+            if isinstance(per_code, Mapping):
+                per_code = {
+                    self.index.code_at(self.index.code_key(c)).id: n for c, n in per_code.items()
+                }
+            sizes = audit_sizes(chosen, population=population, per_code=per_code)
+            seed = new_audit_seed() if seed is None else seed
+            permutation = audit_permutation(self.response_ids(), seed=seed)
+        except ValueError as exc:
+            raise StudyError(str(exc), path=self.path) from None
+        all_sizes = {c.id: sizes.get(c.id, 0) for c in self.codes}
+        detail = {
+            "seed": int(seed),
+            "sizes": all_sizes,
+            "added": all_sizes,
+            "population": population,
+            "responses": sorted(permutation),
+        }
+        with self.transaction() as conn:
+            if read_audit(conn) is not None:
+                raise StudyError(
+                    "the study already has an audit sample; extend it (--extend N) rather "
+                    "than drawing another, which would let a sample be chosen",
+                    path=self.path,
+                )
+            conn.execute(
+                "INSERT INTO events (at, kind, detail) VALUES (?, 'audit', ?)",
+                (now(), json.dumps(detail)),
+            )
+            sample = read_audit(conn)
+        assert sample is not None
+        return sample
+
+    def extend_audit(
+        self: StudyWriter, more: int, *, codes: Sequence[str] | None = None
+    ) -> AuditSample:
+        """Add the next ``more`` responses of the same permutation to codes' samples.
+
+        Each code's sample stays a simple random sample of the responses.
+
+        Args:
+            more: Responses to add per code (at least 1).
+            codes: Extend only these codes (ids or names); every code by default.
+
+        Raises:
+            StudyError: no sample yet, ``more`` below 1, a size past the population,
+                an unknown code, or a read-only study.
+        """
+        chosen = _check_codes(self, codes)
+        if isinstance(more, bool) or not isinstance(more, int) or more < 1:
+            raise StudyError(f"an audit grows by at least 1 response, not {more!r}")
+        with self.transaction() as conn:
+            sample = read_audit(conn)
+            if sample is None:
+                raise StudyError(
+                    "the study has no audit sample to extend; draw one first", path=self.path
+                )
+            sizes = dict(sample.sizes)
+            added: dict[str, int] = {}
+            for code in chosen:
+                current = sample.size(code)
+                try:
+                    audit_extension(sample.permutation, current=current, size=current + more)
+                except ValueError as exc:
+                    name = self.index.code_at(self.index.code_key(code)).name
+                    raise StudyError(
+                        f"cannot extend the audit of {name} by {more}: {exc}", path=self.path
+                    ) from None
+                sizes[code] = current + more
+                added[code] = more
+            detail = {
+                "seed": sample.seed,
+                "sizes": sizes,
+                "added": added,
+                "population": sample.population,
+                "draw": sample.draws[0],
+            }
+            conn.execute(
+                "INSERT INTO events (at, kind, detail) VALUES (?, 'audit', ?)",
+                (now(), json.dumps(detail)),
+            )
+            extended = read_audit(conn)
+        assert extended is not None
+        return extended
+
+    def blind_pairs(self: StudyWriter, *, coder: str | None = None) -> set[tuple[str, str, str]]:
+        """``(response_id, code_id, coder)`` of every blind human decision.
+
+        Blind: decided without seeing the model's answer, or imported.
+        """
+        sql = "SELECT rid, cid, coder FROM annotations WHERE blind = 1 AND source = 'human'"
+        params: list[Any] = []
+        if coder is not None:
+            sql += " AND coder = ?"
+            params.append(coder)
+        with self.snapshot() as conn:
+            rows = conn.execute(sql, params).fetchall()
+        return {
+            (self.index.response_id(rid), self.index.code_at(cid).id, str(who))
+            for rid, cid, who in rows
+        }
+
+    def audit_progress(
+        self: StudyWriter, *, coder: str | None = None
+    ) -> dict[str, CodeAuditProgress]:
+        """Per code: audit pairs coded blind (by ``coder``, or anyone), skipped, remaining.
+
+        Raises:
+            StudyError: the study has no audit sample.
+        """
+        with self.snapshot() as conn:
+            sample = read_audit(conn)
+            if sample is None:
+                raise StudyError("the study has no audit sample yet", path=self.path)
+            sql = "SELECT rid, cid, blind, source FROM annotations"
+            params: list[Any] = []
+            if coder is not None:
+                sql += " WHERE coder = ?"
+                params.append(coder)
+            rows = conn.execute(sql, params).fetchall()
+        blind: dict[str, set[str]] = {}
+        seen: dict[str, set[str]] = {}
+        for rid, cid, is_blind, source in rows:
+            code_id = self.index.code_at(cid).id
+            response_id = self.index.response_id(rid)
+            if not sample.is_audit(response_id, code_id) or source == "delegated":
+                continue
+            if is_blind and source == "human":
+                blind.setdefault(code_id, set()).add(response_id)
+            else:
+                seen.setdefault(code_id, set()).add(response_id)
+        out = {}
+        for code in self.codes:
+            done = blind.get(code.id, set())
+            out[code.id] = CodeAuditProgress(
+                code_id=code.id,
+                progress=audit_progress(sample.pairs(code.id), done),
+                unblind=len(seen.get(code.id, set()) - done),
+            )
+        return out

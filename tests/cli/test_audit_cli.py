@@ -1,0 +1,193 @@
+"""``codecurve audit`` and ``codecurve screen --sample`` end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from study import Study
+from tests.study.test_audit import code_audit_blind, file_digest, simulated_study
+from tui.cli import main
+
+Truth = dict[tuple[str, str], int]
+
+
+def exit_code(argv: list[str]) -> int:
+    try:
+        return main(argv)
+    except SystemExit as exc:  # argparse's own usage errors
+        return int(exc.code or 0)
+
+
+def one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("codecurve")
+    return lines[0]
+
+
+@pytest.fixture(autouse=True)
+def wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+
+
+@pytest.fixture
+def sim(tmp_path: Path) -> tuple[Path, Truth]:
+    return simulated_study(tmp_path / "s.codecurve", n=400, seed=3)
+
+
+def audit_json(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
+    assert main(["audit", str(path), "--format", "json", *extra]) == 0
+    payload: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return payload
+
+
+def test_draw_extend_and_progress(
+    sim: tuple[Path, Truth], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, truth = sim
+    drawn = audit_json(path, capsys, "--per-code", "120", "--seed", "9")
+    assert drawn["action"] == "drawn"
+    assert drawn["seed"] == 9
+    assert drawn["population"] == 400
+    assert [(c["code"], c["size"], c["coded"]) for c in drawn["codes"]] == [
+        ("Workload", 120, 0),
+        ("Pay", 120, 0),
+    ]
+    assert drawn["codes"][0]["verdict"] == "no blind audit decision yet"
+    grown = audit_json(path, capsys, "--extend", "30", "--code", "Pay")
+    assert grown["action"] == "extended"
+    assert [c["size"] for c in grown["codes"]] == [150]
+    with Study.open(path) as study:
+        code_audit_blind(study, truth)
+        sample = study.audit()
+        assert sample is not None
+        study.clear(sample.pairs("pay")[3], "pay", coder="ana")  # one skipped
+    progress = audit_json(path, capsys)
+    assert progress["action"] == "progress"
+    assert len(progress["draws"]) == 2
+    pay = progress["codes"][1]
+    assert (pay["size"], pay["coded"], pay["skipped"], pay["remaining"]) == (150, 149, 1, 0)
+    assert pay["verdict"] in ("Valid", "Indeterminate", "Invalid")
+    assert pay["delegation"]
+    assert main(["audit", str(path)]) == 0
+    table = capsys.readouterr().out
+    assert "seed 9" in table
+    assert "Workload" in table
+    assert "missing values" in table
+
+
+def test_no_options_draws_the_default_sample(
+    sim: tuple[Path, Truth], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, _ = sim
+    drawn = audit_json(path, capsys)
+    assert drawn["action"] == "drawn"
+    assert {c["size"] for c in drawn["codes"]} == {150}
+    assert audit_json(path, capsys)["action"] == "progress"
+
+
+def test_screen_reports_its_sample(
+    sim: tuple[Path, Truth], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, truth = sim
+    with Study.open(path) as study:
+        for rid in [f"r{i}" for i in range(30)]:
+            study.record(rid, "pay", truth[(rid, "pay")], coder="ana")
+    assert main(["screen", str(path), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["sample"] == "all"
+    assert "not a random sample" in out["sample_note"]
+    assert out["sample_size"] == 30
+    assert main(["screen", str(path)]) == 0
+    assert "not a random sample" in capsys.readouterr().out
+    assert main(["audit", str(path), "--per-code", "60", "--seed", "1"]) == 0
+    capsys.readouterr()
+    assert main(["screen", str(path), "--sample", "audit"]) == 1
+    assert "no blind decisions on the audit sample" in one_line(capsys.readouterr().err)
+    with Study.open(path) as study:
+        sample = study.audit()
+        assert sample is not None
+        for rid in sample.pairs("pay")[:20]:
+            study.record(rid, "pay", truth[(rid, "pay")], coder="ana", blind=True)
+    assert main(["screen", str(path), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["sample"] == "audit"
+    assert out["sample_size"] == 20
+    assert out["sample_note"] == ""
+    assert "blind random audit, 20 decisions" in out["pooled"]["dataset"]
+    assert main(["screen", str(path), "--format", "json", "--sample", "all"]) == 0
+    assert json.loads(capsys.readouterr().out)["sample"] == "all"
+    assert main(["screen", str(path), "--code", "Pay"]) == 0
+    text = capsys.readouterr().out
+    assert "Sample: the blind random audit, 20 decisions." in text
+    assert "more audit pairs of Pay" in text
+    assert main(["screen", str(path), "--format", "markdown"]) == 0
+    assert "> Sample: the blind random audit" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "message"),
+    [
+        (["--per-code", "0"], 2, "at least 1"),
+        (["--size", "-3"], 2, "at least 1"),
+        (["--extend", "0"], 2, "at least 1"),
+        (["--seed", "-1"], 2, "[0, 2^63)"),
+        (["--per-code", "5", "--size", "10"], 2, "not allowed with"),
+        (["--extend", "5", "--seed", "1"], 2, "--seed"),
+        (["--per-code", "401"], 1, "larger than the population of 400"),
+        (["--per-code", "5", "--code", "Nope"], 1, "Nope"),
+        (["--extend", "5"], 1, "no audit sample to extend"),
+    ],
+)
+def test_bad_input_leaves_the_study_unchanged(
+    sim: tuple[Path, Truth],
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    status: int,
+    message: str,
+) -> None:
+    path, _ = sim
+    before = file_digest(path)
+    assert exit_code(["audit", str(path), *args]) == status
+    assert message in one_line(capsys.readouterr().err)
+    assert file_digest(path) == before
+    with Study.open(path, read_only=True) as study:
+        assert study.audit() is None
+
+
+def test_a_second_draw_is_refused(
+    sim: tuple[Path, Truth], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, _ = sim
+    assert main(["audit", str(path), "--per-code", "10", "--seed", "1"]) == 0
+    capsys.readouterr()
+    with Study.open(path, read_only=True) as study:
+        events = len(study.events())
+    assert main(["audit", str(path), "--per-code", "20"]) == 1
+    assert "already has an audit sample" in one_line(capsys.readouterr().err)
+    with Study.open(path, read_only=True) as study:
+        assert len(study.events()) == events
+        assert set(study.audit().sizes.values()) == {10}  # type: ignore[union-attr]
+
+
+def test_no_such_study(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", str(tmp_path / "none.codecurve")]) == 1
+    assert "no such study file" in one_line(capsys.readouterr().err)
+
+
+def test_an_audit_can_be_drawn_before_scoring(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from study import ResponseTable
+    from tests.study.test_audit import SIM_CODEBOOK
+
+    path = tmp_path / "unscored.codecurve"
+    texts = {f"r{i}": "text" for i in range(20)}
+    Study.create(path, responses=ResponseTable.from_texts(texts), codebook=SIM_CODEBOOK).close()
+    drawn = audit_json(path, capsys, "--seed", "3")
+    assert {c["size"] for c in drawn["codes"]} == {20}
+    assert {c["verdict"] for c in drawn["codes"]} == {"not scored yet"}

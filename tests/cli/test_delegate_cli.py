@@ -1,0 +1,158 @@
+"""``codecurve delegate``: the plan, applying it, undoing it, and refusing bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from study import Study
+from tests.cli.test_audit_cli import exit_code, one_line
+from tests.study.test_audit import code_audit_blind, file_digest, simulated_study
+from tui.cli import main
+
+Truth = dict[tuple[str, str], int]
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path, truth = simulated_study(tmp_path_factory.mktemp("d") / "d.codecurve", n=1200, seed=11)
+    with Study.open(path) as study:
+        study.draw_audit(per_code=400, seed=5)
+        code_audit_blind(study, truth)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+
+
+@pytest.fixture
+def study_path(audited: Path, tmp_path: Path) -> Path:
+    target = tmp_path / audited.name
+    target.write_bytes(audited.read_bytes())
+    return target
+
+
+def delegate_json(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
+    assert main(["delegate", str(path), "--format", "json", *extra]) == 0
+    payload: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return payload
+
+
+def delegated_count(path: Path) -> int:
+    with Study.open(path, read_only=True) as study, study.snapshot() as conn:
+        return int(
+            conn.execute("SELECT COUNT(*) FROM annotations WHERE source = 'delegated'").fetchone()[
+                0
+            ]
+        )
+
+
+def test_plan_changes_nothing(study_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = file_digest(study_path)
+    plan = delegate_json(study_path, capsys)
+    assert plan["max_error"] == 0.05
+    assert plan["level"] == 0.95
+    pay = plan["codes"]["pay"]
+    assert pay["tier"] == "Valid"
+    assert pay["threshold"] is not None
+    assert pay["upper_bound"] <= 0.05
+    assert pay["n"] >= 59
+    assert pay["delegated"] + pay["left"] == pay["uncoded"] == 800
+    assert plan["delegated"] == sum(c["delegated"] for c in plan["codes"].values())
+    assert pay["guarantee"].startswith("With 95% confidence")
+    assert "applied" not in plan
+    assert main(["delegate", str(study_path)]) == 0
+    text = capsys.readouterr().out
+    assert "Total" in text
+    assert "Left for review" in text
+    assert "--apply" in text
+    assert file_digest(study_path) == before
+
+
+def test_apply_and_undo(study_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plan = delegate_json(study_path, capsys, "--code", "Pay", "--apply")
+    assert list(plan["codes"]) == ["pay"]
+    recorded = plan["applied"]["recorded"]["pay"]
+    assert recorded == plan["codes"]["pay"]["delegated"] > 0
+    assert delegated_count(study_path) == recorded
+    # Repeatable: the same plan again replaces the last one (nothing withdrawn).
+    again = delegate_json(study_path, capsys, "--code", "Pay", "--apply")
+    assert again["applied"]["withdrawn"]["pay"] == 0
+    assert delegated_count(study_path) == recorded
+    assert main(["delegate", str(study_path), "--undo"]) == 0
+    assert "undone" in capsys.readouterr().out
+    # Undoing the second brings back the state before it: the first delegation's.
+    assert delegated_count(study_path) == recorded
+    assert main(["delegate", str(study_path), "--undo", "--coder", "ana"]) == 0
+    capsys.readouterr()
+    assert delegated_count(study_path) == 0
+    assert main(["delegate", str(study_path), "--apply", "--coder", "ana"]) == 0
+    out = capsys.readouterr().out
+    assert "Recorded" in out
+    assert "--undo" in out
+
+
+def test_nothing_to_undo(study_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["delegate", str(study_path), "--undo"]) == 1
+    assert "no delegation to undo" in one_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "message"),
+    [
+        (["--max-error", "0"], 2, "strictly between 0 and 1"),
+        (["--max-error", "1.5"], 2, "strictly between 0 and 1"),
+        (["--level", "1"], 2, "strictly between 0 and 1"),
+        (["--level", "x"], 2, "expected a number"),
+        (["--apply", "--undo"], 2, "not allowed with"),
+        (["--undo", "--code", "Pay"], 2, "drop --code"),
+        (["--code", "Nope", "--apply"], 1, "Nope"),
+        (["--coder", "zed", "--apply"], 1, "zed"),
+    ],
+)
+def test_bad_input_leaves_the_study_unchanged(
+    study_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    status: int,
+    message: str,
+) -> None:
+    before = file_digest(study_path)
+    assert exit_code(["delegate", str(study_path), *args]) == status
+    assert message in one_line(capsys.readouterr().err)
+    assert file_digest(study_path) == before
+
+
+def test_delegating_with_no_audit_decisions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, _ = simulated_study(tmp_path / "bare.codecurve", n=100)
+    before = file_digest(path)
+    assert main(["delegate", str(path), "--apply", "--coder", "ana"]) == 1
+    assert "no audit sample" in one_line(capsys.readouterr().err)
+    assert file_digest(path) == before
+    assert main(["audit", str(path), "--per-code", "50", "--seed", "1"]) == 0
+    capsys.readouterr()
+    drawn = file_digest(path)
+    assert main(["delegate", str(path), "--apply", "--coder", "ana"]) == 1
+    assert "no blind decisions on the audit sample" in one_line(capsys.readouterr().err)
+    assert file_digest(path) == drawn
+
+
+def test_a_refused_plan_applies_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path, truth = simulated_study(tmp_path / "chance.codecurve", n=300, behaviour="chance")
+    with Study.open(path) as study:
+        study.draw_audit(per_code=150, seed=2)
+        code_audit_blind(study, truth)
+    before = file_digest(path)
+    plan = delegate_json(path, capsys)
+    assert plan["delegated"] == 0
+    assert all(c["threshold"] is None and c["reason"] for c in plan["codes"].values())
+    assert main(["delegate", str(path), "--apply"]) == 1
+    assert "nothing to delegate" in one_line(capsys.readouterr().err)
+    assert file_digest(path) == before

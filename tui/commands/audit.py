@@ -1,0 +1,234 @@
+"""``codecurve audit STUDY``: draw, extend or follow the blind random audit sample.
+
+The audit sample is what makes the screen and a delegation describe the pairs nobody
+coded (METHOD.md section 3): a seeded random order of the responses, drawn without
+looking at any score; a code's audit pairs are the first N responses of it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from codebooks.errors import InputError
+from tui.commands import UsageError
+
+if TYPE_CHECKING:
+    from study.audit import AuditSample
+    from study.store import Study
+
+FORMATS = ("table", "json")
+
+DESCRIPTION = """\
+Draw the blind random audit sample of a study, extend it, or show how far its coding
+has come. The sample is one seeded random order of the responses, shared by all codes
+and drawn without looking at any score; each code's audit pairs are the first N
+responses of it (default 150 per code, capped by the number of responses: enough for
+the screen to reach a verdict). Code the audit pairs without looking at the model's
+answer (the review app's audit mode); the screen and delegation then use those blind
+decisions. Every draw is kept in the study's log.
+
+  codecurve audit survey.codecurve                  draw the default sample, or show progress
+  codecurve audit survey.codecurve --per-code 200 --seed 42
+  codecurve audit survey.codecurve --extend 100     the next 100 responses of the same order
+  codecurve audit survey.codecurve --extend 50 --code Pay
+"""
+
+
+def positive(text: str) -> int:
+    """An integer of at least 1 (argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def seed_value(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"must lie in [0, 2^63), not {value}")
+    return value
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "audit",
+        help="draw or extend the blind random audit sample, or show its progress",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("study", type=Path, help="the study file (.codecurve)")
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument(
+        "--per-code", type=positive, metavar="N", help="audit N responses on every code"
+    )
+    size.add_argument(
+        "--size", type=positive, metavar="N", help="audit N pairs in all, split over the codes"
+    )
+    size.add_argument(
+        "--extend",
+        type=positive,
+        metavar="N",
+        help="add the next N responses of the same random order to every code's sample",
+    )
+    parser.add_argument("--seed", type=seed_value, help="the random order's seed (new draws)")
+    parser.add_argument(
+        "--code", action="append", metavar="CODE", help="only this code (repeatable)"
+    )
+    parser.add_argument("--coder", help="whose decisions count (needed with several coders)")
+    parser.add_argument("--format", choices=FORMATS, default="table", help="output format")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from study import Study
+
+    if args.extend is not None and args.seed is not None:
+        raise UsageError("--seed chooses the order of a new draw; --extend keeps the drawn one")
+    if not args.study.exists():
+        raise InputError("no such study file", path=args.study)
+    drawing = args.per_code is not None or args.size is not None or args.seed is not None
+    action = "extended" if args.extend is not None else "drawn" if drawing else ""
+    if not action:
+        with Study.open(args.study, read_only=True) as study:
+            if study.audit() is not None:
+                return _show(study, args, action="")
+        action = "drawn"
+    with Study.open(args.study) as study:
+        if action == "extended":
+            study.extend_audit(args.extend, codes=args.code)
+        else:
+            study.draw_audit(
+                per_code=args.per_code, total=args.size, seed=args.seed, codes=args.code
+            )
+        return _show(study, args, action=action)
+
+
+def _show(study: Study, args: argparse.Namespace, *, action: str) -> int:
+    sample = study.audit()
+    assert sample is not None
+    progress = study.audit_progress(coder=args.coder)
+    verdicts = _verdicts(study, args.coder)
+    codes = [study.code(c) for c in args.code] if args.code else list(study.codes)
+    rows = []
+    for code in codes:
+        p = progress[code.id]
+        rows.append(
+            {
+                "code_id": code.id,
+                "code": code.name,
+                "size": p.progress.size,
+                "coded": p.progress.coded,
+                "skipped": p.progress.skipped,
+                "remaining": p.progress.remaining,
+                "unblind": p.unblind,
+                **verdicts.get(code.id, {"verdict": "", "delegation": ""}),
+            }
+        )
+    if args.format == "json":
+        from tui.commands.screen import json_text
+
+        payload = {
+            "action": action or "progress",
+            "seed": sample.seed,
+            "population": sample.population,
+            "drawn_at": sample.drawn_at,
+            "draws": list(sample.draws),
+            "codes": rows,
+        }
+        sys.stdout.write(json_text(payload) + "\n")
+        return 0
+    _print_table(sample, rows, action=action)
+    return 0
+
+
+def _verdicts(study: Study, coder: str | None) -> dict[str, dict[str, str]]:
+    """code id -> how far the code is from a verdict and from delegation, in words."""
+    from study.delegation import plan_delegation
+    from study.errors import StudyError
+    from study.screening import screen_study
+    from tui.text import plural
+
+    if study.active_config_id() is None:
+        note = "not scored yet"
+        return {c.id: {"verdict": note, "delegation": note} for c in study.codes}
+    try:
+        screened = screen_study(study, coder=coder, sample="audit")
+        plan = plan_delegation(study, coder=coder)
+    except StudyError as exc:
+        if "no blind decisions" not in str(exc):
+            raise
+        note = "no blind audit decision yet"
+        return {c.id: {"verdict": note, "delegation": note} for c in study.codes}
+    out: dict[str, dict[str, str]] = {}
+    for one in plan.codes:
+        report = screened.per_code.get(one.code_name)
+        if report is None:
+            verdict = "no blind audit decision yet"
+        elif report.tier != "Insufficient data":
+            verdict = report.tier
+        else:
+            more = report.screen.distance.more_items
+            verdict = (
+                f"code {plural(more, 'more audit pair')} of {one.code_name}"
+                if more
+                else "more audit pairs (a cell is still empty)"
+            )
+        if one.certified:
+            delegation = f"certified at >= {one.delegation.threshold:.3f}"
+        elif one.outlook is not None and one.outlook.n_above:
+            delegation = one.outlook.describe(one.code_name)
+        else:
+            delegation = one.delegation.reason
+        out[one.code_id] = {"verdict": verdict, "delegation": delegation}
+    return out
+
+
+def _print_table(sample: AuditSample, rows: list[dict[str, Any]], *, action: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from tui.text import printable
+
+    console = Console()
+    head = f"Audit sample {action}" if action else "Audit sample"
+    console.print(
+        f"{head}: seed {sample.seed}, a random order of {sample.population} responses "
+        f"(draws: {len(sample.draws)}, last {sample.drawn_at})."
+    )
+    table = Table(header_style="bold")
+    for column in ("Code", "Audit pairs", "Coded blind", "Skipped", "Remaining", "Seen model"):
+        table.add_column(column, justify="left" if column == "Code" else "right")
+    table.add_column("Screen")
+    table.add_column("Delegation")
+    for row in rows:
+        table.add_row(
+            Text(printable(row["code"], single_line=True)),
+            str(row["size"]),
+            str(row["coded"]),
+            str(row["skipped"]),
+            str(row["remaining"]),
+            str(row["unblind"]),
+            Text(printable(row["verdict"])),
+            Text(printable(row["delegation"])),
+        )
+    console.print(table)
+    if any(r["skipped"] for r in rows):
+        console.print(
+            "Skipped audit pairs are missing values: skipping the hard ones biases the sample.",
+            style="yellow",
+        )
+    if any(r["unblind"] for r in rows):
+        console.print(
+            "Audit pairs decided while seeing the model's answer are left out of the screen.",
+            style="yellow",
+        )

@@ -1,0 +1,191 @@
+"""``codecurve delegate STUDY``: certify, apply or undo the delegation of confident pairs.
+
+Per code, on the blind audit decisions: the screen must be Valid; then the lowest
+confidence threshold whose error rate is at most the maximum, at the chosen level, is
+certified (one-sided Clopper-Pearson bounds tested in a fixed sequence from the highest
+threshold down). Without ``--apply`` a plan; with it, the model's picks on the uncoded
+pairs at or above each threshold are recorded as ``delegated`` decisions, in one
+undoable action.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from codebooks.errors import InputError
+from tui.commands import UsageError
+
+if TYPE_CHECKING:
+    from study.delegation_log import DelegationPlan
+
+FORMATS = ("table", "json")
+
+DESCRIPTION = """\
+Delegate to the model the pairs its confidence has earned, with a guarantee a methods
+section can quote: "with 95% confidence, the model's error rate among Workload pairs with
+confidence >= 0.912 is at most 5%". Needs a blind random audit sample coded blind
+(codecurve audit). A code is refused, with the reason, when its screen on the audit
+sample is not Valid or no threshold qualifies. Human decisions are never overridden.
+The guarantee holds for the responses the audit was drawn from and the scoring
+configuration screened; a rescored study or a new wave needs its audit again.
+
+  codecurve delegate survey.codecurve                     the plan, per code and in total
+  codecurve delegate survey.codecurve --max-error 0.1 --apply --coder ana
+  codecurve delegate survey.codecurve --undo --coder ana
+"""
+
+
+def unit_interval(text: str) -> float:
+    """A number strictly between 0 and 1 (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, not {text}")
+    return value
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "delegate",
+        help="certify and apply the delegation of the model's confident pairs",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("study", type=Path, help="the study file (.codecurve)")
+    parser.add_argument(
+        "--max-error",
+        type=unit_interval,
+        default=0.05,
+        help="the largest error rate to accept among delegated pairs (default 0.05)",
+    )
+    parser.add_argument(
+        "--level", type=unit_interval, default=0.95, help="confidence level (default 0.95)"
+    )
+    parser.add_argument("--code", help="only this code (name or id)")
+    parser.add_argument(
+        "--coder", help="whose audit decisions, and whose name the delegated decisions carry"
+    )
+    parser.add_argument(
+        "--cut",
+        default="0.5",
+        help="the screen's confidence cut: a number in [0, 1] or 'median' (default 0.5)",
+    )
+    parser.add_argument(
+        "--agreement",
+        choices=("applies", "exact", "within1"),
+        default="applies",
+        help="when the model counts as correct (default: both say applies / does not apply)",
+    )
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument("--apply", action="store_true", help="record the plan's decisions")
+    action.add_argument("--undo", action="store_true", help="undo the latest delegation")
+    parser.add_argument("--format", choices=FORMATS, default="table", help="output format")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from study import Study, StudyError
+    from study.delegation import plan_delegation
+    from tui.commands.screen import json_text, parse_cut
+    from tui.text import plural, printable
+
+    cut = parse_cut(args.cut)
+    if not args.study.exists():
+        raise InputError("no such study file", path=args.study)
+    if args.undo:
+        if args.code:
+            raise UsageError("--undo takes back the whole latest delegation; drop --code")
+        with Study.open(args.study) as study:
+            undone = study.undo_delegation(coder=args.coder)
+        if undone is None:
+            who = f" by {args.coder}" if args.coder else ""
+            raise StudyError(f"no delegation{who} to undo", path=args.study)
+        print(printable(f"Delegation {undone.id} by {undone.coder} undone."))
+        return 0
+    with Study.open(args.study, read_only=not args.apply) as study:
+        plan = plan_delegation(
+            study,
+            max_error=args.max_error,
+            level=args.level,
+            code=args.code,
+            coder=args.coder,
+            cut=cut,  # type: ignore[arg-type]
+            agreement=args.agreement,
+        )
+        applied = None
+        if args.apply:
+            coder = args.coder or plan.coder
+            if coder is None:
+                raise UsageError("--apply needs --coder NAME: whose name the decisions carry")
+            applied = study.apply_delegation(plan, coder=coder)
+    if args.format == "json":
+        payload: dict[str, Any] = plan.to_dict()
+        if applied is not None:
+            payload["applied"] = {
+                "event_id": applied.event_id,
+                "recorded": dict(applied.recorded),
+                "withdrawn": dict(applied.withdrawn),
+            }
+        sys.stdout.write(json_text(payload) + "\n")
+        return 0
+    _print_plan(plan)
+    if applied is not None:
+        withdrawn = sum(applied.withdrawn.values())
+        tail = (
+            f"; {plural(withdrawn, 'earlier delegated decision')} no longer covered "
+            f"{'was' if withdrawn == 1 else 'were'} withdrawn"
+            if withdrawn
+            else ""
+        )
+        print(
+            f"Recorded {plural(applied.total, 'delegated decision')} "
+            f"(event {applied.event_id}){tail}. "
+            f"Undo: codecurve delegate {printable(str(args.study), single_line=True)} --undo"
+        )
+    elif plan.delegated:
+        print("This is a plan: add --apply to record it.")
+    return 0
+
+
+def _print_plan(plan: DelegationPlan) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from tui.text import printable
+
+    console = Console()
+    console.print(
+        f"Delegation at <= {plan.max_error:.1%} errors, {plan.level:.0%} confidence; "
+        f"blind audit decisions of {printable(str(plan.coder), single_line=True)}; "
+        f"model {printable(plan.config, single_line=True)}."
+    )
+    table = Table(header_style="bold")
+    for column in ("Code", "Screen", "Threshold", "Audit n", "Errors", "Bound"):
+        table.add_column(column, justify="left" if column in ("Code", "Screen") else "right")
+    table.add_column("Delegated", justify="right")
+    table.add_column("Left for review", justify="right")
+    for code in plan.codes:
+        d = code.delegation
+        certified = d.threshold is not None
+        table.add_row(
+            Text(printable(code.code_name, single_line=True)),
+            d.tier,
+            f"{d.threshold:.3f}" if d.threshold is not None else "refused",
+            str(d.n) if certified else "-",
+            str(d.errors) if certified else "-",
+            f"{d.upper_bound:.1%}" if certified else "-",
+            str(code.delegated),
+            str(code.left),
+        )
+    table.add_row("Total", "", "", "", "", "", str(plan.delegated), str(plan.left), style="bold")
+    console.print(table)
+    for code in plan.codes:
+        console.print(Text(printable(code.guarantee())))
+        if not code.certified and code.outlook is not None and code.outlook.n_above:
+            console.print(Text("  " + printable(code.outlook.describe(code.code_name))))
