@@ -79,7 +79,8 @@ def _filters(
     coder: str | None,
 ) -> tuple[list[str], list[Any]]:
     """SQL conditions (and their parameters) on a pair whose keys are ``rid``/``cid``."""
-    clauses: list[str] = []
+    # A code a codebook revision removed (archived) keeps its decisions but leaves the queue.
+    clauses: list[str] = [f"{cid} NOT IN (SELECT cid FROM codes WHERE archived = 1)"]
     params: list[Any] = []
     if code_id is not None:
         clauses.append(f"{cid} = ?")

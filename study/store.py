@@ -40,10 +40,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from codebooks.diff import CodebookDiff
 from codebooks.model import Code, Codebook
 from scoring.score import Pair, Score, ScoreConfig
-from study import decisions, lifecycle, schema
+from study import decisions, lifecycle, revisions, schema
 from study import scores as stored
+from study import waves as response_waves
 from study.checkpoint import WalCheckpointer
 from study.codec import blob_to_floats, floats_to_blob, natural_key
 from study.decisions import ImportResult, check_coder
@@ -89,12 +91,7 @@ class Study(PairQueries, StudySummaries):
             self._codebook = Codebook.from_dict(json.loads(self._meta_value("codebook")))
         except (ValueError, TypeError, KeyError) as exc:
             raise lifecycle.damaged(path, f"its codebook cannot be read ({exc})") from None
-        self._index = StudyIndex(
-            path=path,
-            codebook=self._codebook,
-            responses=conn.execute("SELECT rid, id FROM responses"),
-            codes=conn.execute("SELECT cid, id FROM codes ORDER BY cid"),
-        )
+        self._index = revisions.load_index(path, conn, self._codebook)
         self._token_sets: dict[str, int] = {}
         self._config_rows: dict[int, ConfigRow] = {}
         self._checkpointer: WalCheckpointer | None = None
@@ -306,9 +303,14 @@ class Study(PairQueries, StudySummaries):
         return active
 
     def set_active_config(self, config_id: int) -> None:
+        """Choose the configuration the queue and exports use (an ``activate`` event)."""
         self.config_row(config_id)
         with self._write() as conn:
             stored.set_meta(conn, "active_config", str(config_id))
+            conn.execute(
+                "INSERT INTO events (at, kind, config_id) VALUES (?, 'activate', ?)",
+                (now(), config_id),
+            )
         self._active = config_id
 
     def config_row(self, config_id: int) -> ConfigRow:
@@ -345,7 +347,8 @@ class Study(PairQueries, StudySummaries):
         """The pairs not yet scored under ``config_id``, in response then code order."""
         self.config_row(config_id)
         with self._query() as conn:
-            return stored.pending(conn, self._index, config_id)
+            pending = stored.pending(conn, self._index, config_id)
+            return pending + revisions.stale_pairs(conn, self._index, config_id)
 
     def write_scores(self, config_id: int, scores: Iterable[Score]) -> int:
         """Store scores under ``config_id`` in one transaction; return how many were new.
@@ -361,6 +364,7 @@ class Study(PairQueries, StudySummaries):
             return 0
         with self._write() as conn:
             # _write clears the token-set cache on rollback: it never names a row not kept.
+            revisions.drop_replaced(conn, rows)
             return stored.insert_scores(conn, rows, self._token_sets)
 
     def token_ids(self, config_id: int, response_id: str, code_id: str) -> Any:
@@ -368,6 +372,64 @@ class Study(PairQueries, StudySummaries):
         rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
         with self._query() as conn:
             return stored.token_ids(conn, config_id, rid, cid)
+
+    # --- codebook versions and waves (study.revisions, study.waves) ---------------------
+
+    def codebook_versions(self) -> list[revisions.CodebookVersion]:
+        """Every codebook the study has had, oldest first (the last is the current one)."""
+        with self._query() as conn:
+            return revisions.read_versions(conn, path=self._path)
+
+    def codebook_version(self) -> int:
+        """The current codebook version (1: the codebook the study was created with)."""
+        with self._query() as conn:
+            return revisions.current_version(conn)
+
+    def plan_revision(self, codebook: Codebook) -> CodebookDiff:
+        """The changes ``codebook`` would make, checked; nothing is written.
+
+        Raises:
+            StudyError: the revision is refused (see :func:`study.revisions.plan_revision`).
+        """
+        with self._query() as conn:
+            return revisions.plan_revision(conn, self._codebook, codebook, path=self._path)
+
+    def revise_codebook(self, codebook: Codebook, *, source: str = "") -> int:
+        """Record ``codebook`` as the next version, all or nothing; return its number.
+
+        Raises:
+            StudyError: the revision is refused; the study is unchanged.
+        """
+        with self._write() as conn:
+            diff = revisions.plan_revision(conn, self._codebook, codebook, path=self._path)
+            version = revisions.apply_revision(conn, self._codebook, codebook, diff, source=source)
+            index = revisions.load_index(self._path, conn, codebook)
+        self._codebook, self._index = codebook, index
+        return version
+
+    def waves(self) -> list[response_waves.Wave]:
+        """Every wave of responses, the first being the study's creation."""
+        with self._query() as conn:
+            return response_waves.read_waves(conn)
+
+    def wave_response_ids(self, wave: int) -> list[str]:
+        """The ids of the responses wave ``wave`` added (for the queue's wave filter)."""
+        with self._query() as conn:
+            return response_waves.wave_response_ids(conn, wave)
+
+    def add_responses(
+        self, table: ResponseTable, *, update: bool = False
+    ) -> response_waves.WaveResult:
+        """Append ``table`` as a new wave, all or nothing (see :mod:`study.waves`).
+
+        Raises:
+            StudyError: another id column, ids already in the study without ``update``.
+        """
+        with self._write() as conn:
+            result = response_waves.add_wave(conn, table, update=update, path=self._path)
+            index = revisions.load_index(self._path, conn, self._codebook)
+        self._index = index
+        return result
 
     # --- decisions (study.decisions) ----------------------------------------------------
 

@@ -35,7 +35,19 @@ from codebooks.errors import CodecurveError
 from tui.commands import UsageError
 
 #: Sub-command modules, in the order ``--help`` lists them.
-COMMANDS = ("review", "demo", "new", "score", "import_codes", "screen", "agreement", "export")
+COMMANDS = (
+    "review",
+    "demo",
+    "new",
+    "score",
+    "import_codes",
+    "screen",
+    "agreement",
+    "export",
+    "codebook",
+    "add",
+    "compare",
+)
 
 PROG = "codecurve"
 

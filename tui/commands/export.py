@@ -51,17 +51,26 @@ def register(subparsers: Any) -> None:
         metavar="FILE",
         help="write the study's codebook (.yaml, .json, .csv or .qdc)",
     )
+    parser.add_argument(
+        "--version",
+        type=int,
+        metavar="N",
+        help="with --codebook: write codebook version N (default: the current one)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from study.export import export_codebook, export_study
+    from study.export import export_study
     from study.store import Study
+    from tui.commands.codebook import export_codebook_version
     from tui.commands.outputs import check_output
     from tui.text import printable
 
     if args.output is None and args.codebook is None:
         raise UsageError("nothing to write: give -o FILE, --codebook FILE or both")
+    if args.version is not None and args.codebook is None:
+        raise UsageError("--version chooses the codebook version to write: add --codebook FILE")
     if args.output is None and (args.format or args.coder or args.config is not None):
         raise UsageError("--format, --coder and --config describe the dataset: add -o FILE")
     if not args.study.exists():
@@ -89,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
             )
             sys.stderr.write(printable(f"wrote {written} ({args.layout} layout)") + "\n")
         if args.codebook is not None:
-            written = export_codebook(study, args.codebook)
+            written = export_codebook_version(study, args.codebook, args.version)
             sys.stderr.write(printable(f"wrote {written}") + "\n")
     return 0
 
