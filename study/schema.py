@@ -348,7 +348,8 @@ _SEED_V5 = (
     "INSERT INTO waves (wave, source, at, count) "
     "SELECT 1, COALESCE((SELECT value FROM meta WHERE key = 'responses_source'), ''), "
     "COALESCE((SELECT value FROM meta WHERE key = 'created_at'), ''), "
-    "(SELECT COUNT(*) FROM responses) WHERE NOT EXISTS (SELECT 1 FROM waves)",
+    "(SELECT COUNT(*) FROM responses) WHERE NOT EXISTS (SELECT 1 FROM waves) "
+    "AND EXISTS (SELECT 1 FROM meta WHERE key = 'codebook')",
 )
 
 

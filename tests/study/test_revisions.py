@@ -64,7 +64,8 @@ def test_a_revision_keeps_decisions_and_records_the_version(
     versions = study.codebook_versions()
     assert [v.version for v in versions] == [1, 2]
     assert versions[0].codebook == codebook
-    assert versions[1].codebook == new and versions[1].source == "v2.yaml"
+    assert versions[1].codebook == new
+    assert versions[1].source == "v2.yaml"
     assert [c.id for c in study.codes] == ["workload", "pay", "growth"]
     # New decisions record the version they were made under; old ones keep theirs.
     study.record("r3", "growth", 2, coder="ana")
@@ -129,7 +130,8 @@ def test_rescoring_after_a_revision_scores_only_new_and_changed_codes(
     study.revise_codebook(one)
     third = FakeBackend()
     run = score_study(study, ScoringEngine(third, study.codebook))
-    assert run.pending == 4 and run.stored == 4
+    assert run.pending == 4
+    assert run.stored == 4
     assert sum(len(b) for b in third.batches) == 4
 
 
