@@ -57,11 +57,11 @@ def truth_of(response_id: str, code: str, k: int) -> int:
 def prepared(tmp_path: Path, codebook: Codebook, config: ScoreConfig) -> Study:
     responses = ResponseTable.from_texts({f"r{i}": f"answer {i}" for i in range(1, N + 1)})
     study = Study.create(tmp_path / "c.codecurve", responses=responses, codebook=codebook)
-    decisions = []
-    for code in study.codes:
-        scale = study.codebook.scale_for(code)
-        for rid in study.response_ids():
-            decisions.append((rid, code.id, truth_of(rid, code.id, scale.k)))
+    decisions = [
+        (rid, code.id, truth_of(rid, code.id, study.codebook.scale_for(code).k))
+        for code in study.codes
+        for rid in study.response_ids()
+    ]
     study.import_decisions(decisions, coder="ana")
     for context, noise in (("definition", 3.0), ("full", 0.5)):
         cfg = replace(config, context=context)
