@@ -259,7 +259,10 @@ def _tiers(study: Study, config_id: int, coder: str) -> dict[str, str]:
     except StudyError:
         return {}
     tiers = {POOLED: str(screened.pooled.screen.tier)}
-    tiers.update({code: str(r.screen.tier) for code, r in screened.per_code.items()})
+    for code in study.codes:  # the screen names its per-code reports by code name
+        report = screened.per_code.get(code.name, screened.per_code.get(code.id))
+        if report is not None:
+            tiers[code.id] = str(report.screen.tier)
     return tiers
 
 

@@ -103,6 +103,7 @@ def test_numbers_match_independent_implementations(prepared: Study) -> None:
             assert row.entropy == pytest.approx(sub["norm_entropy"].mean())
             assert row.off_scale == pytest.approx((1 - sub["on_scale_mass"]).mean())
         assert row.kappa.point == pytest.approx(expected)
+        assert row.tier != "-"  # every code and the pool have a screen
         assert row.kappa.low <= row.kappa.point <= row.kappa.high
 
 
