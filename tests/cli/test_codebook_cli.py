@@ -163,3 +163,25 @@ def test_score_adds_a_configuration_and_activate_chooses_it(
     with Study.open(study, read_only=True) as s:
         assert s.active_config_id() != first
         assert [e.kind for e in s.events() if e.kind == "activate"] == ["activate"]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("answer", "status", "version"), [("y\n", 0, 2), ("n\n", 1, 1)])
+def test_on_a_terminal_the_revision_is_asked_for(
+    study: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    answer: str,
+    status: int,
+    version: int,
+) -> None:
+    revised = tmp_path / "v2.yaml"
+    revised.write_text(REVISED, encoding="utf-8")
+    monkeypatch.setattr("sys.stdin", _Terminal(answer))
+    assert main(["codebook", str(study), "--revise", str(revised)]) == status
+    with Study.open(study, read_only=True) as s:
+        assert s.codebook_version() == version

@@ -200,3 +200,32 @@ def test_a_renamed_id_keeps_the_codes_decisions(study: Study, codebook: Codebook
     assert [(c.kind, c.old_id, c.code_id) for c in diff.changes] == [("renamed", "pay", "money")]
     study.revise_codebook(renamed)
     assert study.decision("r1", "money", coder="ana").value == 3
+
+
+def test_an_older_study_is_upgraded_with_its_first_version_and_wave(
+    tmp_path: Path, codebook: Codebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from study import ResponseTable
+    from study import schema as study_schema
+
+    path = tmp_path / "old.codecurve"
+    with monkeypatch.context() as m:
+        m.setattr(study_schema, "SCHEMA_VERSION", 2)
+        responses = ResponseTable.from_texts({"r1": "a", "r2": "b"})
+        with Study.create(path, responses=responses, codebook=codebook) as old:
+            old.record("r1", "pay", 3, coder="ana")
+    with Study.open(path) as s:
+        assert [v.version for v in s.codebook_versions()] == [1]
+        assert s.codebook_versions()[0].codebook == codebook
+        assert [(w.wave, w.count) for w in s.waves()] == [(1, 2)]
+        assert s.decision("r1", "pay", coder="ana").value == 3
+        s.revise_codebook(revised(codebook))
+        s.record("r2", "pay", 1, coder="ana")
+    con = sqlite3.connect(path)
+    try:
+        stamps = con.execute(
+            "SELECT rid, codebook_version FROM annotations ORDER BY rid"
+        ).fetchall()
+    finally:
+        con.close()
+    assert stamps == [(1, None), (2, 2)]  # NULL: made under the first codebook

@@ -84,3 +84,14 @@ def test_a_file_with_another_id_column_is_refused(study: Study, tmp_path: Path) 
     with pytest.raises(StudyError, match="id column is 'respondent'"):
         study.add_responses(table)
     assert content(study.path) == before
+
+
+def test_undo_never_restores_a_decision_made_on_the_replaced_text(study: Study) -> None:
+    study.record("r3", "team", 1, coder="ana")
+    study.record("r1", "pay", 2, coder="ana")
+    study.record("r1", "pay", 4, coder="ana")
+    study.add_responses(ResponseTable.from_texts({"r1": "A new text."}), update=True)
+    undone = study.undo(coder="ana")  # walks past r1's decisions to the one before
+    assert study.decision("r1", "pay", coder="ana") is None
+    assert study.decision("r3", "team", coder="ana") is None
+    assert undone is not None
