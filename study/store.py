@@ -40,17 +40,16 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from codebooks.diff import CodebookDiff
 from codebooks.model import Code, Codebook
 from scoring.score import Pair, Score, ScoreConfig
 from study import decisions, lifecycle, revisions, schema
 from study import scores as stored
-from study import waves as response_waves
 from study.checkpoint import WalCheckpointer
 from study.codec import blob_to_floats, floats_to_blob, natural_key
 from study.decisions import ImportResult, check_coder
 from study.errors import StudyError, StudyLockedError
 from study.index import StudyIndex
+from study.iteration import CodebookIteration
 from study.locking import StudyLock
 from study.queries import PairQueries
 from study.responses import Response, ResponseTable
@@ -74,12 +73,13 @@ __all__ = [
 ]
 
 
-class Study(PairQueries, StudySummaries):
+class Study(PairQueries, StudySummaries, CodebookIteration):
     """An open study. Use :meth:`create` or :meth:`open`; close it (or use ``with``).
 
     The queue's queries (:meth:`query_pairs`, :meth:`count_pairs`, :meth:`pair_position`,
     :meth:`response_pairs`) come from :class:`study.queries.PairQueries`, the summaries
-    (:meth:`progress`, :meth:`annotated_pairs`) from :class:`study.summaries.StudySummaries`.
+    (:meth:`progress`, :meth:`annotated_pairs`) from :class:`study.summaries.StudySummaries`,
+    codebook versions and waves from :class:`study.iteration.CodebookIteration`.
     """
 
     def __init__(self, path: Path, conn: sqlite3.Connection, lock: StudyLock | None) -> None:
@@ -372,64 +372,6 @@ class Study(PairQueries, StudySummaries):
         rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
         with self._query() as conn:
             return stored.token_ids(conn, config_id, rid, cid)
-
-    # --- codebook versions and waves (study.revisions, study.waves) ---------------------
-
-    def codebook_versions(self) -> list[revisions.CodebookVersion]:
-        """Every codebook the study has had, oldest first (the last is the current one)."""
-        with self._query() as conn:
-            return revisions.read_versions(conn, path=self._path)
-
-    def codebook_version(self) -> int:
-        """The current codebook version (1: the codebook the study was created with)."""
-        with self._query() as conn:
-            return revisions.current_version(conn)
-
-    def plan_revision(self, codebook: Codebook) -> CodebookDiff:
-        """The changes ``codebook`` would make, checked; nothing is written.
-
-        Raises:
-            StudyError: the revision is refused (see :func:`study.revisions.plan_revision`).
-        """
-        with self._query() as conn:
-            return revisions.plan_revision(conn, self._codebook, codebook, path=self._path)
-
-    def revise_codebook(self, codebook: Codebook, *, source: str = "") -> int:
-        """Record ``codebook`` as the next version, all or nothing; return its number.
-
-        Raises:
-            StudyError: the revision is refused; the study is unchanged.
-        """
-        with self._write() as conn:
-            diff = revisions.plan_revision(conn, self._codebook, codebook, path=self._path)
-            version = revisions.apply_revision(conn, self._codebook, codebook, diff, source=source)
-            index = revisions.load_index(self._path, conn, codebook)
-        self._codebook, self._index = codebook, index
-        return version
-
-    def waves(self) -> list[response_waves.Wave]:
-        """Every wave of responses, the first being the study's creation."""
-        with self._query() as conn:
-            return response_waves.read_waves(conn)
-
-    def wave_response_ids(self, wave: int) -> list[str]:
-        """The ids of the responses wave ``wave`` added (for the queue's wave filter)."""
-        with self._query() as conn:
-            return response_waves.wave_response_ids(conn, wave)
-
-    def add_responses(
-        self, table: ResponseTable, *, update: bool = False
-    ) -> response_waves.WaveResult:
-        """Append ``table`` as a new wave, all or nothing (see :mod:`study.waves`).
-
-        Raises:
-            StudyError: another id column, ids already in the study without ``update``.
-        """
-        with self._write() as conn:
-            result = response_waves.add_wave(conn, table, update=update, path=self._path)
-            index = revisions.load_index(self._path, conn, self._codebook)
-        self._index = index
-        return result
 
     # --- decisions (study.decisions) ----------------------------------------------------
 
