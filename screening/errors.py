@@ -1,13 +1,9 @@
-"""Warnings and errors raised by :mod:`screening`.
+"""Warnings and errors raised by :mod:`screening` (drawn with the rest in :mod:`codebooks.errors`).
 
-Hierarchy::
-
-    UserWarning
-    └── ScreeningWarning      degenerate but well-formed input (an empty margin, one class);
-                              the function still returns, with nan or a documented tier.
-    ValueError                malformed input (wrong shape, lengths that differ, values
-                              outside the allowed set); the message names the argument and
-                              its shape.
+``ScreeningWarning`` marks degenerate but well-formed input (an empty margin, one class):
+the function still returns, with nan or a documented tier. Malformed input (wrong shape,
+lengths that differ, values outside the allowed set) raises ``ValueError`` naming the
+argument and its shape.
 
 Degenerate input is normal while a coder is still annotating (no errors yet, every item
 high-confidence), so it never raises: callers that want silence filter

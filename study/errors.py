@@ -2,7 +2,8 @@
 
 CodecurveError
 ├── InputError(CodecurveError, ValueError)
-│   └── ResponsesError(InputError)       a responses or codes file cannot be read as asked
+│   ├── ResponsesError(InputError)       a responses or codes file cannot be read as asked
+│   └── ProjectFileError(InputError)     a REFI-QDA project (.qdpx/.qde) cannot be read or written
 └── StudyError(CodecurveError, RuntimeError)   the study file: missing, newer, corrupt
     └── StudyLockedError(StudyError)     another process holds the study open for writing
 """
@@ -24,4 +25,8 @@ class ResponsesError(InputError):
     """A responses (or imported codes) file that cannot be read as asked."""
 
 
-__all__ = ["ResponsesError", "StudyError", "StudyLockedError"]
+class ProjectFileError(InputError):
+    """A REFI-QDA project file (``.qdpx``/``.qde``) that cannot be read or written."""
+
+
+__all__ = ["ProjectFileError", "ResponsesError", "StudyError", "StudyLockedError"]

@@ -11,6 +11,8 @@ import logging
 import os
 import secrets
 import sqlite3
+import uuid
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from codebooks.model import Codebook
@@ -25,6 +27,10 @@ log = logging.getLogger(__name__)
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
+#: Fixed forever: a study made before ``study_uuid`` was stored takes its UUID from this
+#: and its creation time, so the GUIDs of its exported projects never change.
+STUDY_NAMESPACE = uuid.UUID("b7d3e0a4-91c2-5f1e-8a6d-2c0de6c0b0de")
+
 #: How a damaged file is reported, whatever noticed it.
 DAMAGED = "the study file is damaged: {detail} (restore it from a copy)"
 
@@ -35,9 +41,24 @@ def damaged(path: Path, detail: object) -> StudyError:
 
 
 def create_file(
-    p: Path, *, responses: ResponseTable, codebook: Codebook, overwrite: bool = False
+    p: Path,
+    *,
+    responses: ResponseTable,
+    codebook: Codebook,
+    overwrite: bool = False,
+    fill: Callable[[Path], None] | None = None,
 ) -> None:
-    """Build a complete study at ``p`` (see :meth:`study.store.Study.create`)."""
+    """Build a complete study at ``p`` (see :meth:`study.store.Study.create`).
+
+    Args:
+        p: The study to create.
+        responses: Its responses.
+        codebook: Its codebook.
+        overwrite: Replace an existing study.
+        fill: Called with the finished temporary file before it is moved into place (to
+            add decisions and notes, closing what it opened); whatever it raises leaves
+            nothing behind.
+    """
     if p.is_dir():
         raise StudyError("is a directory; give a file name such as study.codecurve", path=p)
     if p.exists() and not overwrite:
@@ -51,6 +72,9 @@ def create_file(
     tmp = p.with_name(f".{p.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
         build(tmp, responses=responses, codebook=codebook)
+        if fill is not None:
+            fill(tmp)
+            fsync_file(tmp)
         lock = StudyLock(p)
         lock.acquire()
         try:
@@ -75,11 +99,42 @@ def create_file(
     except OSError as exc:
         raise StudyError(f"cannot write the study ({exc.strerror or exc})", path=p) from None
     except sqlite3.Error as exc:  # the folder is read-only or the disk full
-        raise StudyError(f"cannot write the study ({exc})", path=p) from None
+        raise StudyError(f"cannot write the study ({root_cause(exc)})", path=p) from None
     finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        for leftover in (tmp, *(tmp.with_name(tmp.name + s) for s in ("-wal", "-shm", ".lock"))):
+            with contextlib.suppress(OSError):
+                os.unlink(leftover)
     log.info("created study %s: %d responses, %d codes", p, len(responses), len(codebook.codes))
+
+
+def root_cause(exc: BaseException) -> BaseException:
+    """The first database or OS error behind ``exc``.
+
+    SQLite rolls a transaction back itself when the disk is full; the ``ROLLBACK`` that
+    follows then fails with "no transaction is active", hiding the reason in the
+    exception's context.
+    """
+    seen = {id(exc)}
+    cause = exc
+    while True:
+        inner = cause.__cause__ or cause.__context__
+        if not isinstance(inner, (sqlite3.Error, OSError)) or id(inner) in seen:
+            return cause
+        seen.add(id(inner))
+        cause = inner
+
+
+def study_uuid(meta: Mapping[str, str], *, name: str = "") -> uuid.UUID:
+    """The study's UUID: stored at creation, or derived from its creation time.
+
+    Exported projects take their GUIDs from it, so that exporting again updates the same
+    project in a QDA program.
+    """
+    stored = meta.get("study_uuid", "")
+    try:
+        return uuid.UUID(stored)
+    except ValueError:
+        return uuid.uuid5(STUDY_NAMESPACE, meta.get("created_at") or f"name:{name}")
 
 
 def connect(p: Path, *, read_only: bool, durability: str) -> sqlite3.Connection:
@@ -119,6 +174,8 @@ def connect(p: Path, *, read_only: bool, durability: str) -> sqlite3.Connection:
                 )
             applied = schema.migrate(conn)
             log.info("upgraded %s to schema %s", p, applied)
+        if not read_only:
+            _store_uuid(conn, name=p.name)
         if read_only:
             conn.execute("PRAGMA query_only = ON")
         conn.create_function("cc_fold", 1, _fold, deterministic=True)
@@ -179,6 +236,21 @@ def fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
+def _store_uuid(conn: sqlite3.Connection, *, name: str) -> None:
+    """Give a study made before UUIDs were stored the one it was exported under."""
+    meta = dict(
+        conn.execute("SELECT key, value FROM meta WHERE key IN ('study_uuid', 'created_at')")
+    )
+    if "study_uuid" in meta:
+        return
+    # The same UUID either way: stored only so that it is written down.
+    with contextlib.suppress(sqlite3.OperationalError):
+        conn.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('study_uuid', ?)",
+            (str(study_uuid(meta, name=name)),),
+        )
+
+
 def _fold(text: str | None) -> str | None:
     return None if text is None else text.casefold()
 
@@ -216,6 +288,7 @@ def build(tmp: Path, *, responses: ResponseTable, codebook: Codebook) -> None:
             "codebook": json.dumps(codebook.to_dict(), ensure_ascii=False),
             "codebook_hash": codebook.content_hash(),
             "created_at": created,
+            "study_uuid": str(uuid.uuid4()),
             "created_by": f"codecurve {software_version()}",
             "responses_source": "" if responses.path is None else str(responses.path),
             "responses_id_column": responses.id_column or "",
@@ -242,5 +315,10 @@ def build(tmp: Path, *, responses: ResponseTable, codebook: Codebook) -> None:
         conn.execute("PRAGMA journal_mode = WAL")
     finally:
         conn.close()
-    with open(tmp, "rb") as handle:
+    fsync_file(tmp)
+
+
+def fsync_file(path: Path) -> None:
+    """Flush a file's content to the disk."""
+    with open(path, "rb") as handle:
         os.fsync(handle.fileno())

@@ -457,7 +457,10 @@ def _run_migrations(conn: sqlite3.Connection, targets: range, *, first: bool = F
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            # SQLite may have rolled back already (a full disk does): a second ROLLBACK
+            # would raise and hide the reason.
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
     finally:
         if enforced:

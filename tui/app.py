@@ -421,9 +421,9 @@ class CodecurveApp(App[None]):
     def export(self, options: ExportOptions) -> None:
         """Write the export off the event loop; a failure is shown by the worker handler
         (the coder can fix the path and retry)."""
-        from study.export import export_study
+        from tui.screens.export import write_export
 
-        path = export_study(self.study, options.path, format=options.format, layout=options.layout)
+        path = write_export(self.study, options)
         self.post_message(ExportFinished(path))
 
     @on(ExportFinished)

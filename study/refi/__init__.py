@@ -6,7 +6,7 @@ Public names (modules in brackets)::
     Variable, Case, TextSource,
     Coding, Note
     ReadReport, Skipped             what reading left out, in one summary [model]
-    ProjectFileError                a project file that cannot be read or written [model]
+    ProjectFileError                a project file that cannot be read or written [study.errors]
     write_qdpx, write_qde,          writing (``project.qde`` valid against Project.xsd)
     project_bytes                   [writer]
     read_project                    reading what real tools write, safely [reader]
@@ -15,12 +15,23 @@ Public names (modules in brackets)::
     ImportedNote
     study_inputs_from_project,      a project as a study's inputs [importing]
     decisions_from_project
+    export_project,                 whole files, all or nothing: a study to a project
+    create_from_project,            file, a project file to a new study or to a coder's
+    import_project_codes,           decisions [exchange]
+    ProjectImport, is_project_file
 
 Imports nothing of the UI; pandas only when a study is exported.
 """
 
 from __future__ import annotations
 
+from study.refi.exchange import (
+    ProjectImport,
+    create_from_project,
+    export_project,
+    import_project_codes,
+    is_project_file,
+)
 from study.refi.importing import decisions_from_project, study_inputs_from_project
 from study.refi.mapping import ImportedDecision, ImportedNote, StudyInputs, project_from_study
 from study.refi.model import (
@@ -48,13 +59,18 @@ __all__ = [
     "Project",
     "ProjectCode",
     "ProjectFileError",
+    "ProjectImport",
     "ReadReport",
     "Skipped",
     "StudyInputs",
     "TextSource",
     "User",
     "Variable",
+    "create_from_project",
     "decisions_from_project",
+    "export_project",
+    "import_project_codes",
+    "is_project_file",
     "project_bytes",
     "project_from_study",
     "read_project",

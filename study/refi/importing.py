@@ -159,7 +159,7 @@ def decisions_from_project(
         if len(decisions) > 1:
             raise ProjectFileError(
                 f"the project holds codings by {len(decisions)} users ({', '.join(decisions)}); "
-                "choose one to import as this coder"
+                "choose one (--user NAME) to import as this coder"
             )
         decisions = {coder: next(iter(decisions.values()), ())}
         notes = tuple(ImportedNote(n.response_id, n.code_id, coder, n.text) for n in notes)
@@ -233,7 +233,7 @@ def _coder_names(project: Project) -> dict[str | None, str]:
     names: dict[str | None, str] = {None: UNATTRIBUTED}
     taken: set[str] = set()
     for i, user in enumerate(project.users, 1):
-        names[user.guid] = _unique(user.name or f"user {i}", taken)
+        names[user.guid] = _unique(user.name.strip() or f"user {i}", taken)
     return names
 
 

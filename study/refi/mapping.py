@@ -19,7 +19,8 @@ note on a pair      ``Note`` (by its coder) with a ``NoteRef`` on the source
 provenance          a project ``Note``
 ==================  ==========================================================
 
-GUIDs are UUID5 of the study's creation time and the item's ids, so that exporting the
+GUIDs are UUID5 of the study's UUID (``study_uuid`` in its meta, stored at creation;
+derived from the creation time for older studies) and the item's ids, so that exporting the
 same study again gives the same GUIDs. What REFI-QDA cannot say (code ids and scales,
 decisions that a code does not apply, which code a note is about) travels in
 ``codecurve.json`` beside ``project.qde``; importing a project that lacks it (one from
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from codebooks.model import Code, Codebook, Scale
 from codebooks.qdc import describe
+from study.lifecycle import study_uuid
 from study.refi.model import (
     Case,
     Coding,
@@ -56,13 +58,13 @@ from study.responses import Response, ResponseTable
 if TYPE_CHECKING:
     from study.store import Study
 
-#: Fixed forever: changing it changes every GUID of every exported project.
-STUDY_NAMESPACE = uuid.UUID("b7d3e0a4-91c2-5f1e-8a6d-2c0de6c0b0de")
 #: ``format`` of codecurve's record in a ``.qdpx``.
 EXTRA_FORMAT = "codecurve-qdpx"
 #: Coder of codings no user is credited with.
 UNATTRIBUTED = "imported"
 _PAGE = 2000
+#: Coders whose screen the provenance note reports (the first, by name).
+_MAX_SCREENED = 10
 
 
 @dataclass(frozen=True)
@@ -133,11 +135,8 @@ def project_from_study(
 class _Exporter:
     def __init__(self, study: Study) -> None:
         self.study = study
-        meta = study.meta()
-        # The study's creation time is fixed for its life; the name is a fallback only.
-        self.namespace = uuid.uuid5(
-            STUDY_NAMESPACE, meta.get("created_at") or f"name:{study.path.name}"
-        )
+        # Stored in the study (derived from its creation time in older ones).
+        self.namespace = study_uuid(study.meta(), name=study.path.name)
         self.book = study.codebook
         self.users: dict[str, User] = {}
         self.model_users: set[str] = set()
@@ -340,8 +339,32 @@ class _Exporter:
         from study.export import provenance
 
         info = provenance(self.study, config_id=config_id, coder=coder)
-        text = "\n".join(f"{key}: {value}" for key, value in info.items())
-        return Note(guid=self.guid("provenance"), name="codecurve provenance", text=text)
+        lines = [f"{key}: {value}" for key, value in info.items()]
+        lines += self.screen_tiers(config_id, coder)
+        return Note(
+            guid=self.guid("provenance"), name="codecurve provenance", text="\n".join(lines)
+        )
+
+    def screen_tiers(self, config_id: int | None, coder: str | None) -> list[str]:
+        """The validity screen's tier per coder (pooled, then per code), where it can run."""
+        from study.errors import StudyError
+        from study.screening import screen_study
+
+        if config_id is None:
+            return []
+        lines = []
+        for who in [coder] if coder is not None else self.study.coders()[:_MAX_SCREENED]:
+            try:
+                screened = screen_study(self.study, config_id, coder=who)
+            except (StudyError, ValueError) as exc:
+                lines.append(f"screen tier against {who}: not computed ({exc})")
+                continue
+            per_code = "; ".join(f"{name} {r.tier}" for name, r in screened.per_code.items())
+            lines.append(
+                f"screen tier against {who}: {screened.pooled.tier} pooled"
+                + (f" ({per_code})" if per_code else "")
+            )
+        return lines
 
 
 @dataclass(frozen=True)

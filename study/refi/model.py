@@ -4,6 +4,9 @@ The model keeps what codecurve exchanges: users, the code tree, variables and ca
 sources with their codings, and notes. Identifiers are kept as strings exactly as read
 (real tools write ids that are not GUIDs); the writer turns any that is not a GUID into
 one, the same way everywhere it is referenced.
+
+:class:`~study.errors.ProjectFileError` lives in :mod:`study.errors`; it is re-exported
+here for the modules of this package.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from codebooks.errors import InputError
+from study.errors import ProjectFileError
 
 #: Kinds of variable REFI-QDA knows (``typeOfVariable``).
 VARIABLE_TYPES = ("Text", "Boolean", "Integer", "Float", "Date", "DateTime")
@@ -20,9 +23,21 @@ VARIABLE_TYPES = ("Text", "Boolean", "Integer", "Float", "Date", "DateTime")
 #: A variable's value: text, a truth value, a number, or none.
 Value = str | bool | int | float | None
 
-
-class ProjectFileError(InputError):
-    """A REFI-QDA project file (``.qdpx``/``.qde``) that cannot be read or written."""
+__all__ = [
+    "VARIABLE_TYPES",
+    "Case",
+    "Coding",
+    "Note",
+    "Project",
+    "ProjectCode",
+    "ProjectFileError",
+    "ReadReport",
+    "Skipped",
+    "TextSource",
+    "User",
+    "Value",
+    "Variable",
+]
 
 
 @dataclass(frozen=True)

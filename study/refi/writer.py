@@ -21,6 +21,7 @@ import re
 import uuid
 import xml.etree.ElementTree as ET
 import zipfile
+from collections.abc import Iterable
 from decimal import Decimal
 from pathlib import Path
 
@@ -56,8 +57,8 @@ def guid_of(raw: str) -> str:
     return str(uuid.uuid5(_FALLBACK_NAMESPACE, raw))
 
 
-def write_qdpx(project: Project, path: str | Path) -> Path:
-    """Write ``project`` as a ``.qdpx`` zip, atomically.
+def write_qdpx(project: Project, path: str | Path, *, protect: Iterable[str | Path] = ()) -> Path:
+    """Write ``project`` as a ``.qdpx`` zip, atomically (never over a file in ``protect``).
 
     Raises:
         ProjectFileError: a text XML cannot hold, or the file cannot be written.
@@ -71,24 +72,24 @@ def write_qdpx(project: Project, path: str | Path) -> Path:
             archive.writestr(f"sources/{guid_of(source.guid)}.txt", source.text.encode("utf-8"))
         if project.extra:
             archive.writestr(EXTRA_NAME, json.dumps(project.extra, ensure_ascii=False, indent=1))
-    _write(p, buffer.getvalue())
+    _write(p, buffer.getvalue(), protect=protect)
     return p
 
 
-def write_qde(project: Project, path: str | Path) -> Path:
+def write_qde(project: Project, path: str | Path, *, protect: Iterable[str | Path] = ()) -> Path:
     """Write ``project`` as one ``.qde`` XML file (texts inline), atomically."""
     p = Path(path)
-    _write(p, project_bytes(project, inline_text=True, path=p))
+    _write(p, project_bytes(project, inline_text=True, path=p), protect=protect)
     return p
 
 
-def _write(path: Path, data: bytes) -> None:
+def _write(path: Path, data: bytes, *, protect: Iterable[str | Path]) -> None:
     if path.is_dir():
         raise ProjectFileError("is a directory; give a file name", path=path)
     if not path.parent.is_dir():
         raise ProjectFileError(f"folder {path.parent} does not exist", path=path)
     try:
-        write_atomic(path, data)
+        write_atomic(path, data, protect=protect)
     except CodebookError as exc:
         raise ProjectFileError(exc.message, path=path) from None
 

@@ -363,3 +363,23 @@ def test_generated_projects_are_valid_and_read_back(project: Project, zipped: bo
         back, report = read_project(path)
     assert not report, report.summary()
     assert back == project
+
+
+def test_provenance_note_names_the_screen_tier_per_coder(tmp_path: Path) -> None:
+    from tests.tui.conftest import build_study
+
+    study = build_study(tmp_path / "scored.codecurve", n=30)
+    with study:
+        for i, response_id in enumerate(study.response_ids()[:20]):
+            study.record(response_id, "pay", i % 2, coder="ann")
+            study.record(response_id, "workload", 1, coder="bob")
+        both = project_from_study(study, all_coders=True)
+        one = project_from_study(study, coder="ann")
+    text = next(n.text for n in both.notes if n.name == "codecurve provenance")
+    assert "screen tier against ann: " in text
+    assert "screen tier against bob: " in text
+    assert "(Pay " in text
+    text = next(n.text for n in one.notes if n.name == "codecurve provenance")
+    assert "screen tier against ann: " in text
+    assert "screen tier against bob" not in text
+    valid(project_bytes(both))

@@ -345,3 +345,14 @@ def test_several_users_need_choosing_for_one_coder(tmp_path: Path) -> None:
         }
         with pytest.raises(ProjectFileError, match="no codings by user 'Eve'"):
             decisions_from_project(project, s, user="Eve")
+
+
+def test_a_user_with_a_blank_name_becomes_a_coder_with_a_name(tmp_path: Path) -> None:
+    blank = NVIVO.replace('name="Alice"', 'name="   "')
+    path = qdpx(
+        tmp_path / "blank.qdpx",
+        {"p.qde": blank, "sources/{50000000-0000-4000-8000-000000000001}.txt": "Hours."},
+    )
+    project, _ = read_project(path)
+    inputs = study_inputs_from_project(project)
+    assert set(inputs.decisions) == {"user 1"}

@@ -13,7 +13,7 @@ import pytest
 from textual.message import Message
 from textual.pilot import Pilot
 from textual.screen import Screen
-from textual.widgets import Input, Select
+from textual.widgets import Input
 
 import study.score_run
 import tui.app
@@ -400,7 +400,7 @@ async def test_export_runs_in_a_worker_and_reports_by_message(study: Study, tmp_
         await pilot.press("e")
         dialog = app.screen
         assert isinstance(dialog, ExportScreen)
-        dialog.query_one("#export-layout", Select).value = "wide"
+        dialog.choose(layout="wide")
         dialog.query_one("#export-path", Input).value = str(target)
         await pilot.click("#export-ok")
         await settle(pilot)
@@ -421,6 +421,9 @@ async def test_the_export_dialog_scrolls_to_its_file_field_in_a_small_terminal(
         await settle(pilot)
         dialog = app.screen
         assert isinstance(dialog, ExportScreen)
+        assert app.focused is dialog.query_one("#export-format")  # the first choice
+        await pilot.press("tab", "tab")
+        await settle(pilot)
         path = dialog.query_one("#export-path", Input)
         assert app.focused is path
         visible = dialog.query_one("#export-dialog").content_region

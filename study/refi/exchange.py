@@ -1,0 +1,186 @@
+"""Whole-file operations: a study to a project file, a project file to a study or to
+decisions on one. Each writes nothing unless all of it succeeds.
+
+The command line (``export --project``, ``new --project``, ``import-codes`` with a
+``.qdpx``/``.qde``) and the app's export dialog call these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from codebooks.files import check_target
+from study import lifecycle
+from study.errors import ProjectFileError, StudyError
+from study.refi.importing import decisions_from_project, study_inputs_from_project
+from study.refi.mapping import ImportedDecision, ImportedNote, project_from_study
+from study.refi.reader import read_project
+from study.refi.writer import write_qde, write_qdpx
+from study.store import Study
+
+#: Suffixes of project files.
+PROJECT_SUFFIXES = (".qdpx", ".qde")
+
+
+@dataclass(frozen=True)
+class ProjectImport:
+    """What reading a project into a study did.
+
+    Attributes:
+        decisions: Decisions stored, per coder.
+        notes: Notes stored.
+        messages: One line per thing skipped or changed (the reader's summary first).
+    """
+
+    decisions: Mapping[str, int]
+    notes: int
+    messages: tuple[str, ...]
+
+
+def is_project_file(path: str | Path) -> bool:
+    """Whether ``path`` is named like a REFI-QDA project (``.qdpx`` or ``.qde``)."""
+    return Path(path).suffix.casefold() in PROJECT_SUFFIXES
+
+
+def export_project(
+    study: Study,
+    path: str | Path,
+    *,
+    coder: str | None = None,
+    all_coders: bool = False,
+    protect: Iterable[str | Path] = (),
+) -> Path:
+    """Write the study as a ``.qdpx`` (or, by the suffix, a ``.qde``) project, atomically.
+
+    Args:
+        study: An open study.
+        path: The file; its suffix must be ``.qdpx`` or ``.qde``.
+        coder: Only this coder's decisions (see :func:`project_from_study`).
+        all_coders: Every coder's decisions, each as their own user.
+        protect: Files never to overwrite (the study always is).
+
+    Raises:
+        ProjectFileError: another suffix, a refused target, an unknown coder, a text XML
+            cannot hold, or the file cannot be written; nothing is then written.
+    """
+    target = Path(path)
+    if not is_project_file(target):
+        raise ProjectFileError(
+            "a project file ends in .qdpx (or .qde for the XML alone)", path=target
+        )
+    protected = (study.path, *protect)
+    check_target(target, protect=protected, error=ProjectFileError)
+    project = project_from_study(study, coder=coder, all_coders=all_coders)
+    if target.suffix.casefold() == ".qde":
+        return write_qde(project, target, protect=protected)
+    return write_qdpx(project, target, protect=protected)
+
+
+def create_from_project(
+    path: str | Path, source: str | Path, *, overwrite: bool = False
+) -> tuple[Study, ProjectImport]:
+    """Create a study from a project: responses, codebook, decisions per coder, notes.
+
+    The study is built whole under a temporary name and moved into place only when its
+    decisions and notes are in, so a failure leaves nothing behind.
+
+    Args:
+        path: The study to create.
+        source: A ``.qdpx`` or ``.qde`` file.
+        overwrite: Replace an existing study.
+
+    Returns:
+        The new study, open for writing, and what the import did.
+
+    Raises:
+        ProjectFileError: the project cannot be read, is unsafe, or holds nothing to code.
+        StudyError: the study exists or cannot be written.
+    """
+    p = Path(path)
+    if p.exists() and not overwrite:
+        raise StudyError("already exists; choose another name, or --force to replace it", path=p)
+    project, report = read_project(source)
+    inputs = study_inputs_from_project(project)
+    messages = [report.summary()] if report else []
+    messages += inputs.messages
+    counts: dict[str, int] = {}
+    stored_notes = 0
+
+    def fill(tmp: Path) -> None:
+        nonlocal stored_notes
+        with Study.open(tmp) as study:
+            for coder, items in inputs.decisions.items():
+                counts[coder] = _store_decisions(study, items, coder=coder, source=source)
+            stored_notes = _store_notes(study, inputs.notes, messages)
+
+    lifecycle.create_file(
+        p, responses=inputs.responses, codebook=inputs.codebook, overwrite=overwrite, fill=fill
+    )
+    return Study.open(p), ProjectImport(counts, stored_notes, tuple(messages))
+
+
+def import_project_codes(
+    study: Study,
+    source: str | Path,
+    *,
+    coder: str,
+    user: str | None = None,
+    replace: bool = False,
+) -> ProjectImport:
+    """Store a project's codings as ``coder``'s decisions, sources matched by name.
+
+    Args:
+        study: The study, open for writing.
+        source: A ``.qdpx`` or ``.qde`` file.
+        coder: Whose decisions they become.
+        user: The project user whose codings to take (needed when it has several).
+        replace: Overwrite ``coder``'s decisions that differ (default: refuse).
+
+    Raises:
+        ProjectFileError: unreadable or unsafe, nothing matches, an unknown user, or
+            several users and none chosen (their names are listed).
+        StudyError: conflicting decisions; nothing is stored.
+    """
+    project, report = read_project(source)
+    decided, notes, found = decisions_from_project(project, study, coder=coder, user=user)
+    messages = ([report.summary()] if report else []) + list(found)
+    items = decided.get(coder, ())
+    if not items:
+        raise ProjectFileError("the project holds no codings to import", path=Path(source))
+    counts = {coder: _store_decisions(study, items, coder=coder, source=source, replace=replace)}
+    stored = _store_notes(study, notes, messages)
+    return ProjectImport(counts, stored, tuple(messages))
+
+
+def _store_decisions(
+    study: Study,
+    items: Iterable[ImportedDecision],
+    *,
+    coder: str,
+    source: str | Path,
+    replace: bool = False,
+) -> int:
+    triples = [(d.response_id, d.code_id, d.value) for d in items]
+    study.import_decisions(
+        triples, coder=coder, replace=replace, detail={"file": str(source), "format": "refi-qda"}
+    )
+    return len(triples)
+
+
+def _store_notes(study: Study, notes: Iterable[ImportedNote], messages: list[str]) -> int:
+    stored = 0
+    on_responses = 0
+    for note in notes:
+        if note.code_id is None:
+            on_responses += 1
+            continue
+        study.set_note(note.response_id, note.code_id, note.text, coder=note.coder)
+        stored += 1
+    if on_responses:
+        messages.append(
+            f"{on_responses} note(s) on whole sources, not on a coding, are left out "
+            "(a study keeps notes on a response and a code)"
+        )
+    return stored

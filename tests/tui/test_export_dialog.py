@@ -1,0 +1,172 @@
+"""The export dialog from the keyboard: the format first, arrows that choose, a default
+name per format and layout, a REFI-QDA project, and buttons visible at 80x24.
+
+Snapshots (``--snapshot-update``, then look at the SVGs) at 80x24 and 140x40.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import xmlschema
+from textual.pilot import Pilot
+from textual.widgets import Button, Input
+
+from study.export import read_export
+from study.refi import read_project
+from study.store import Study
+from tests.tui.conftest import build_study
+from tui.app import make_app
+from tui.screens.export import ChoiceSet, ExportScreen, default_name
+
+SCHEMA = xmlschema.XMLSchema(str(Path(__file__).parents[1] / "study" / "data" / "Project.xsd"))
+SnapCompare = Callable[..., bool]
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def open_dialog(pilot: Pilot[None]) -> ExportScreen:
+    await settle(pilot)
+    await pilot.press("e")
+    await pilot.pause()
+    dialog = pilot.app.screen
+    assert isinstance(dialog, ExportScreen)
+    return dialog
+
+
+def path_of(dialog: ExportScreen) -> str:
+    return dialog.query_one("#export-path", Input).value
+
+
+def test_default_names() -> None:
+    assert default_name("coded", format="csv", layout="long") == "coded_long.csv"
+    assert default_name("coded", format="csv", layout="wide") == "coded_wide.csv"
+    assert default_name("coded", format="qdpx", layout="wide") == "coded.qdpx"
+
+
+async def test_the_keyboard_alone_exports_a_wide_workbook(
+    study: Study, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        dialog = await open_dialog(pilot)
+        assert isinstance(app.focused, ChoiceSet)
+        assert app.focused.id == "export-format"
+        # Enter on a choice moves on: it never exports from the start.
+        await pilot.press("down")
+        assert dialog.chosen_format == "xlsx"
+        assert path_of(dialog).endswith("work-coded_long.xlsx")
+        await pilot.press("enter")
+        assert app.screen is dialog
+        assert app.focused is not None
+        assert app.focused.id == "export-layout"
+        await pilot.press("right")
+        assert dialog.chosen_layout == "wide"
+        assert path_of(dialog).endswith("work-coded_wide.xlsx")
+        await pilot.press("left")
+        assert path_of(dialog).endswith("work-coded_long.xlsx")
+        await pilot.press("right", "tab")
+        assert app.focused is dialog.query_one("#export-path", Input)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is app.review
+    frame = read_export(tmp_path / "work-coded_wide.xlsx")
+    assert len(frame) == 30  # one row per response
+
+
+async def test_a_typed_name_keeps_its_stem(study: Study, tmp_path: Path) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=(100, 30)) as pilot:
+        dialog = await open_dialog(pilot)
+        dialog.query_one("#export-path", Input).value = str(tmp_path / "mine.csv")
+        dialog.choose(format="parquet")
+        await pilot.pause()
+        assert path_of(dialog) == str(tmp_path / "mine.parquet")
+        dialog.choose(format="qdpx")
+        await pilot.pause()
+        assert path_of(dialog) == str(tmp_path / "mine.qdpx")
+        assert dialog.query_one("#export-layout", ChoiceSet).disabled
+        dialog.choose(format="csv")
+        await pilot.pause()
+        assert not dialog.query_one("#export-layout", ChoiceSet).disabled
+        await pilot.press("escape")
+        assert app.screen is app.review
+
+
+async def test_the_dialog_writes_a_qda_project(
+    study: Study, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    study.record(study.response_ids()[0], "pay", 1, coder="tester")
+    study.record(study.response_ids()[1], "team", 4, coder="other")
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        dialog = await open_dialog(pilot)
+        await pilot.press("down", "down", "down", "down")
+        assert dialog.chosen_format == "qdpx"
+        assert path_of(dialog).endswith("work-coded.qdpx")
+        await pilot.press("tab")  # the layout is skipped: a project has none
+        assert app.focused is dialog.query_one("#export-path", Input)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is app.review
+        assert any("work-coded.qdpx" in n.message for n in app._notifications)
+    target = tmp_path / "work-coded.qdpx"
+    with zipfile.ZipFile(target) as archive:
+        SCHEMA.validate(archive.read("project.qde").decode("utf-8"))
+    project, report = read_project(target)
+    assert not report
+    assert {u.name for u in project.users} == {"tester", "other"}
+    assert sum(len(s.codings) for s in project.sources) == 2
+
+
+@pytest.mark.parametrize("size", [(80, 24), (140, 40)])
+async def test_the_buttons_are_visible(study: Study, size: tuple[int, int]) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=size) as pilot:
+        dialog = await open_dialog(pilot)
+        box = dialog.query_one("#export-dialog")
+        assert box.max_scroll_y == 0  # nothing hidden below
+        for name in ("#export-ok", "#export-cancel"):
+            region = dialog.query_one(name, Button).region
+            assert region.area > 0
+            assert region.bottom <= size[1]
+            assert region.right <= size[0]
+
+
+def snap_app(tmp_path: Path):  # type: ignore[no-untyped-def]
+    study = build_study(tmp_path / "snap.codecurve", n=40)
+    return make_app(study, coder="tester", close_study=True)
+
+
+async def _open(pilot: Pilot[None]) -> None:
+    await open_dialog(pilot)
+    await pilot.pause()
+
+
+async def _open_project(pilot: Pilot[None]) -> None:
+    await open_dialog(pilot)
+    await pilot.press("up")  # wraps round to the last format: the project
+    await pilot.pause()
+
+
+def test_export_dialog_80x24(
+    snap_compare: SnapCompare, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir("/")
+    assert snap_compare(snap_app(tmp_path), run_before=_open)
+
+
+def test_export_dialog_project_140x40(
+    snap_compare: SnapCompare, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir("/")
+    assert snap_compare(snap_app(tmp_path), terminal_size=(140, 40), run_before=_open_project)
