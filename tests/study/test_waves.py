@@ -95,3 +95,25 @@ def test_undo_never_restores_a_decision_made_on_the_replaced_text(study: Study) 
     assert study.decision("r1", "pay", coder="ana") is None
     assert study.decision("r3", "team", coder="ana") is None
     assert undone is not None
+
+
+def test_the_queue_filters_by_wave(study: Study) -> None:
+    config_id = score_study(study, ScoringEngine(FakeBackend(), study.codebook)).config_id
+    study.add_responses(ResponseTable.from_texts({"r7": "Second wave.", "r8": "Another."}))
+    score_study(study, ScoringEngine(FakeBackend(), study.codebook))
+    study.record("r7", "pay", 3, coder="ana")
+    study.record("r1", "pay", 3, coder="ana")
+    for config in (config_id, None):
+        for order in ("entropy", "id"):
+            if config is None and order == "entropy":
+                continue
+            rows = study.query_pairs(config, order=order, wave=2, limit=100)
+            assert {r.response_id for r in rows} == {"r7", "r8"}
+            assert len(rows) == 2 * 3
+    assert study.count_pairs(config_id, wave=2) == 6
+    assert study.count_pairs(config_id, wave=1) == 12
+    assert study.count_pairs(config_id, wave=2, status="decided") == 1
+    assert study.count_pairs(config_id, wave=2, status="undecided") == 5
+    assert study.count_pairs(config_id, wave=2, search="second") == 3
+    assert study.pair_position(config_id, "r7", "pay", order="id", wave=2) is not None
+    assert study.pair_position(config_id, "r1", "pay", order="id", wave=2) is None
