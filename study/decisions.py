@@ -196,6 +196,8 @@ def undo_latest(conn: sqlite3.Connection, index: StudyIndex, coder: str) -> Deci
         "prev_source, prev_event, prev_note, prev_note_event FROM events e "
         "WHERE coder = ? AND kind IN ('record', 'clear', 'note', 'delegate') "
         "AND batch IS NULL AND NOT EXISTS (SELECT 1 FROM events u WHERE u.undoes = e.id) "
+        "AND NOT EXISTS (SELECT 1 FROM events w WHERE w.kind = 'update' AND w.rid = e.rid "
+        "AND w.id > e.id) "  # a decision on a replaced text is never restored
         "ORDER BY id DESC LIMIT 1",
         (coder,),
     ).fetchone()

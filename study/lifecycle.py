@@ -295,6 +295,7 @@ def build(tmp: Path, *, responses: ResponseTable, codebook: Codebook) -> None:
             "responses_text_column": responses.text_column or "",
         }
         conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", meta.items())
+        schema.seed_iteration(conn)
         conn.execute(
             "INSERT INTO events (at, kind, detail) VALUES (?, 'create', ?)",
             (

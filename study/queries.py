@@ -77,10 +77,15 @@ def _filters(
     status: str | None,
     search: str | None,
     coder: str | None,
+    wave: int | None = None,
 ) -> tuple[list[str], list[Any]]:
     """SQL conditions (and their parameters) on a pair whose keys are ``rid``/``cid``."""
-    clauses: list[str] = []
+    # A code a codebook revision removed (archived) keeps its decisions but leaves the queue.
+    clauses: list[str] = [f"{cid} NOT IN (SELECT cid FROM codes WHERE archived = 1)"]
     params: list[Any] = []
+    if wave is not None:
+        clauses.append(f"{rid} IN (SELECT rid FROM responses WHERE wave = ?)")
+        params.append(wave)
     if code_id is not None:
         clauses.append(f"{cid} = ?")
         params.append(study.index.code_key(code_id))
@@ -207,6 +212,7 @@ class PairQueries:
         coder: str | None = None,
         offset: int = 0,
         limit: int = 100,
+        wave: int | None = None,
     ) -> list[PairRow]:
         """One page of the queue (orders and filters in the module docstring).
 
@@ -221,6 +227,7 @@ class PairQueries:
             order: ``entropy``, ``confidence``, ``pick`` or ``id``.
             code_id, status, search, coder: Filters.
             offset, limit: The page.
+            wave: Only the responses this wave added (:meth:`Study.waves`).
         """
         _check(order, status, offset, limit)
         if config_id is not None:
@@ -238,6 +245,7 @@ class PairQueries:
                     status=status,
                     search=search,
                     coder=coder,
+                    wave=wave,
                 )
                 return _page(
                     conn,
@@ -250,7 +258,14 @@ class PairQueries:
                     "p.rid, p.cid",
                 )
             clauses, params = _filters(
-                self, "s.rid", "s.cid", code_id=code_id, status=status, search=search, coder=coder
+                self,
+                "s.rid",
+                "s.cid",
+                code_id=code_id,
+                status=status,
+                search=search,
+                coder=coder,
+                wave=wave,
             )
             rows = _page(
                 conn,
@@ -282,6 +297,7 @@ class PairQueries:
                         status=status,
                         search=search,
                         coder=coder,
+                        wave=wave,
                     )
                     rows += _page(
                         conn,
@@ -308,6 +324,7 @@ class PairQueries:
         status: str | None = None,
         search: str | None = None,
         coder: str | None = None,
+        wave: int | None = None,
     ) -> int | None:
         """Where the pair is in :func:`query_pairs`'s listing (its offset), or None if the
         filters leave it out.
@@ -328,7 +345,13 @@ class PairQueries:
             self.config_row(config_id)
         rid, cid = self.index.response_key(response_id), self.index.code_key(code_id)
         codable = ",".join(str(c) for c in self.index.codable_keys)
-        filters = {"code_id": code_filter, "status": status, "search": search, "coder": coder}
+        filters: dict[str, Any] = {
+            "code_id": code_filter,
+            "status": status,
+            "search": search,
+            "coder": coder,
+        }
+        filters["wave"] = wave
         pairs = f"FROM responses r JOIN codes c ON c.cid IN ({codable})"
         with self.snapshot() as conn:
             clauses, params = _filters(self, "r.rid", "c.cid", **filters)
@@ -410,6 +433,7 @@ class PairQueries:
         status: str | None = None,
         search: str | None = None,
         coder: str | None = None,
+        wave: int | None = None,
     ) -> int:
         """How many pairs :func:`query_pairs` lists with these filters (all pages).
 
@@ -422,13 +446,13 @@ class PairQueries:
             codes = 1 if code_id is not None else len(self.index.codable_keys)
             if code_id is not None:
                 self.index.code_key(code_id)
-            if search:
-                folded = search.casefold()
+            if search or wave is not None:
+                folded = (search or "").casefold()
                 responses = int(
                     conn.execute(
-                        "SELECT COUNT(*) FROM responses WHERE instr(cc_fold(text), ?) > 0 "
-                        "OR instr(cc_fold(id), ?) > 0",
-                        (folded, folded),
+                        "SELECT COUNT(*) FROM responses WHERE (instr(cc_fold(text), ?) > 0 "
+                        "OR instr(cc_fold(id), ?) > 0) AND (? IS NULL OR wave = ?)",
+                        (folded, folded, wave, wave),
                     ).fetchone()[0]
                 )
             else:
@@ -437,7 +461,14 @@ class PairQueries:
             if status is None:
                 return base
             clauses, params = _filters(
-                self, "a.rid", "a.cid", code_id=code_id, status=None, search=search, coder=coder
+                self,
+                "a.rid",
+                "a.cid",
+                code_id=code_id,
+                status=None,
+                search=search,
+                coder=coder,
+                wave=wave,
             )
             if coder is not None:
                 clauses.append("a.coder = ?")

@@ -50,6 +50,18 @@ delegation, study settings, codebook revisions and new waves of responses:
   under which a decision was made (NULL: the study's first codebook);
 - ``annotations.source`` also takes ``delegated``: the model's pick recorded by a
   certified delegation.
+
+Version 5 adds codebook iteration (:mod:`study.revisions`, :mod:`study.waves`):
+
+- ``codebook_versions``: every codebook the study has had (version 1: the one it was
+  created with), its JSON snapshot, hash, time, source file and the changes from the
+  version before (JSON); ``meta.codebook`` stays the current version's snapshot;
+- ``codes.archived``: 1 for a code a revision removed (its decisions are kept, out of the
+  queue, still exported);
+- ``waves`` and ``responses.wave``: each batch of responses added (wave 1: the ones the
+  study was created with), its source file, time and count;
+- triggers stamp ``events.codebook_version`` (decisions, clearings, imports) and
+  ``annotations.codebook_version`` with the version current when the decision was made.
 """
 
 from __future__ import annotations
@@ -61,7 +73,7 @@ from collections.abc import Callable
 APPLICATION_ID = 0x63637276
 
 #: The schema version this code reads and writes.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 5
 
 _V1 = """
 CREATE TABLE meta (
@@ -290,6 +302,81 @@ def _to_v2(conn: sqlite3.Connection) -> None:
 
 
 MIGRATIONS[2] = _to_v2
+
+
+#: The codebook version current in the study (1: the codebook it was created with).
+CURRENT_CODEBOOK_VERSION = "(SELECT COALESCE(MAX(version), 1) FROM codebook_versions)"
+
+_V5 = f"""
+CREATE TABLE codebook_versions (
+    version  INTEGER PRIMARY KEY,
+    codebook TEXT NOT NULL,
+    hash     TEXT NOT NULL,
+    at       TEXT NOT NULL,
+    source   TEXT NOT NULL DEFAULT '',
+    changes  TEXT NOT NULL DEFAULT '[]',
+    event_id INTEGER REFERENCES events(id)
+);
+CREATE TABLE waves (
+    wave     INTEGER PRIMARY KEY,
+    source   TEXT NOT NULL DEFAULT '',
+    at       TEXT NOT NULL,
+    count    INTEGER NOT NULL,
+    event_id INTEGER REFERENCES events(id)
+);
+ALTER TABLE codes ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE responses ADD COLUMN wave INTEGER NOT NULL DEFAULT 1;
+CREATE TRIGGER events_codebook_version AFTER INSERT ON events
+    WHEN NEW.codebook_version IS NULL AND NEW.kind IN ('record', 'import', 'clear')
+    BEGIN UPDATE events SET codebook_version = {CURRENT_CODEBOOK_VERSION} WHERE id = NEW.id; END;
+CREATE TRIGGER annotations_codebook_version AFTER INSERT ON annotations
+    WHEN NEW.codebook_version IS NULL
+    BEGIN UPDATE annotations SET codebook_version = {CURRENT_CODEBOOK_VERSION}
+    WHERE rid = NEW.rid AND cid = NEW.cid AND coder = NEW.coder; END;
+CREATE TRIGGER annotations_codebook_version_update AFTER UPDATE OF event_id ON annotations
+    BEGIN UPDATE annotations SET codebook_version = {CURRENT_CODEBOOK_VERSION}
+    WHERE rid = NEW.rid AND cid = NEW.cid AND coder = NEW.coder; END
+"""
+
+
+_SEED_V5 = (
+    "INSERT INTO codebook_versions (version, codebook, hash, at, source) "
+    "SELECT 1, c.value, COALESCE(h.value, ''), COALESCE(t.value, ''), 'created' "
+    "FROM meta c LEFT JOIN meta h ON h.key = 'codebook_hash' "
+    "LEFT JOIN meta t ON t.key = 'created_at' WHERE c.key = 'codebook' "
+    "AND NOT EXISTS (SELECT 1 FROM codebook_versions)",
+    "INSERT INTO waves (wave, source, at, count) "
+    "SELECT 1, COALESCE((SELECT value FROM meta WHERE key = 'responses_source'), ''), "
+    "COALESCE((SELECT value FROM meta WHERE key = 'created_at'), ''), "
+    "(SELECT COUNT(*) FROM responses) WHERE NOT EXISTS (SELECT 1 FROM waves) "
+    "AND EXISTS (SELECT 1 FROM meta WHERE key = 'codebook')",
+)
+
+
+def seed_iteration(conn: sqlite3.Connection) -> None:
+    """Record a study's first codebook version and first wave (once its meta is written)."""
+    exists = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'codebook_versions'"
+    if conn.execute(exists).fetchone() is None:
+        return  # a file built at an older schema (tests of the upgrade do this)
+    for statement in _SEED_V5:
+        conn.execute(statement)
+
+
+def _to_v5(conn: sqlite3.Connection) -> None:
+    """Codebook versions, waves of responses, archived codes (see the module docstring)."""
+    for statement in _V5.split(";\n"):
+        if statement.strip():
+            conn.execute(statement)
+    seed_iteration(conn)
+
+
+def _no_change(conn: sqlite3.Connection) -> None:
+    """A version number whose migration is defined elsewhere or not at all."""
+
+
+MIGRATIONS[5] = _to_v5
+for _number in range(3, 5):
+    MIGRATIONS.setdefault(_number, _no_change)
 
 
 #: ``durability`` choices of :func:`configure` and ``PRAGMA synchronous`` for each.

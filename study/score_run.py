@@ -58,6 +58,7 @@ def score_study(
     started: Callable[[int, int], None] | None = None,
     progress: Callable[[ScoreProgress], None] | None = None,
     cancel: threading.Event | None = None,
+    activate: bool = True,
 ) -> ScoreRun:
     """Score the pairs of ``study`` not yet scored under ``engine``'s configuration.
 
@@ -69,6 +70,7 @@ def score_study(
         progress: Called after each stored batch.
         cancel: Checked between batches; when set, the run stops and
             :class:`~scoring.errors.ScoringCancelled` is raised (stored batches stay).
+        activate: Make the configuration the active one (the queue's and exports').
 
     Raises:
         StudyError: the engine's codebook is not the study's.
@@ -79,7 +81,7 @@ def score_study(
         raise StudyError(
             "the scoring engine was built on another codebook than the study's", path=study.path
         )
-    config_id = study.ensure_config(engine.config)
+    config_id = study.ensure_config(engine.config, activate=activate)
     pending = study.pending_pairs(config_id)
     total = study.pair_count()
     already = total - len(pending)

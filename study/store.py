@@ -42,7 +42,7 @@ from typing import Any
 
 from codebooks.model import Code, Codebook
 from scoring.score import Pair, Score, ScoreConfig
-from study import decisions, lifecycle, schema
+from study import decisions, lifecycle, revisions, schema
 from study import scores as stored
 from study.audit import AuditMethods
 from study.checkpoint import WalCheckpointer
@@ -51,6 +51,7 @@ from study.decisions import ImportResult, check_coder
 from study.delegation_log import DelegationMethods
 from study.errors import StudyError, StudyLockedError
 from study.index import StudyIndex
+from study.iteration import CodebookIteration
 from study.locking import StudyLock
 from study.queries import PairQueries
 from study.responses import Response, ResponseTable
@@ -74,12 +75,13 @@ __all__ = [
 ]
 
 
-class Study(PairQueries, StudySummaries, AuditMethods, DelegationMethods):
+class Study(PairQueries, StudySummaries, AuditMethods, DelegationMethods, CodebookIteration):
     """An open study. Use :meth:`create` or :meth:`open`; close it (or use ``with``).
 
     The queue's queries (:meth:`query_pairs`, :meth:`count_pairs`, :meth:`pair_position`,
     :meth:`response_pairs`) come from :class:`study.queries.PairQueries`, the summaries
-    (:meth:`progress`, :meth:`annotated_pairs`) from :class:`study.summaries.StudySummaries`.
+    (:meth:`progress`, :meth:`annotated_pairs`) from :class:`study.summaries.StudySummaries`,
+    codebook versions and waves from :class:`study.iteration.CodebookIteration`.
     """
 
     def __init__(self, path: Path, conn: sqlite3.Connection, lock: StudyLock | None) -> None:
@@ -91,12 +93,7 @@ class Study(PairQueries, StudySummaries, AuditMethods, DelegationMethods):
             self._codebook = Codebook.from_dict(json.loads(self._meta_value("codebook")))
         except (ValueError, TypeError, KeyError) as exc:
             raise lifecycle.damaged(path, f"its codebook cannot be read ({exc})") from None
-        self._index = StudyIndex(
-            path=path,
-            codebook=self._codebook,
-            responses=conn.execute("SELECT rid, id FROM responses"),
-            codes=conn.execute("SELECT cid, id FROM codes ORDER BY cid"),
-        )
+        self._index = revisions.load_index(path, conn, self._codebook)
         self._token_sets: dict[str, int] = {}
         self._config_rows: dict[int, ConfigRow] = {}
         self._checkpointer: WalCheckpointer | None = None
@@ -308,9 +305,14 @@ class Study(PairQueries, StudySummaries, AuditMethods, DelegationMethods):
         return active
 
     def set_active_config(self, config_id: int) -> None:
+        """Choose the configuration the queue and exports use (an ``activate`` event)."""
         self.config_row(config_id)
         with self._write() as conn:
             stored.set_meta(conn, "active_config", str(config_id))
+            conn.execute(
+                "INSERT INTO events (at, kind, config_id) VALUES (?, 'activate', ?)",
+                (now(), config_id),
+            )
         self._active = config_id
 
     def config_row(self, config_id: int) -> ConfigRow:
@@ -347,7 +349,8 @@ class Study(PairQueries, StudySummaries, AuditMethods, DelegationMethods):
         """The pairs not yet scored under ``config_id``, in response then code order."""
         self.config_row(config_id)
         with self._query() as conn:
-            return stored.pending(conn, self._index, config_id)
+            pending = stored.pending(conn, self._index, config_id)
+            return pending + revisions.stale_pairs(conn, self._index, config_id)
 
     def write_scores(self, config_id: int, scores: Iterable[Score]) -> int:
         """Store scores under ``config_id`` in one transaction; return how many were new.
@@ -363,6 +366,7 @@ class Study(PairQueries, StudySummaries, AuditMethods, DelegationMethods):
             return 0
         with self._write() as conn:
             # _write clears the token-set cache on rollback: it never names a row not kept.
+            revisions.drop_replaced(conn, rows)
             return stored.insert_scores(conn, rows, self._token_sets)
 
     def token_ids(self, config_id: int, response_id: str, code_id: str) -> Any:

@@ -46,6 +46,9 @@ COMMANDS = (
     "delegate",
     "agreement",
     "export",
+    "codebook",
+    "add",
+    "compare",
 )
 
 PROG = "codecurve"

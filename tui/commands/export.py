@@ -71,12 +71,19 @@ def register(subparsers: Any) -> None:
         metavar="FILE",
         help="write the study's codebook (.yaml, .json, .csv or .qdc)",
     )
+    parser.add_argument(
+        "--version",
+        type=int,
+        metavar="N",
+        help="with --codebook: write codebook version N (default: the current one)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from study.export import export_codebook, export_study
+    from study.export import export_study
     from study.store import Study
+    from tui.commands.codebook import export_codebook_version
     from tui.commands.outputs import check_output
     from tui.text import printable
 
@@ -88,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
     if args.output is None and project is None and args.coder:
         raise UsageError("--coder chooses the decisions written: add -o FILE or --project FILE")
     check_project_options(args)
+    if args.version is not None and args.codebook is None:
+        raise UsageError("--version chooses the codebook version to write: add --codebook FILE")
     if not args.study.exists():
         raise InputError("no such study file", path=args.study)
     outputs = [o for o in (args.output, args.codebook, project) if o is not None]
@@ -109,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
             )
             sys.stderr.write(printable(f"wrote {written} ({args.layout} layout)") + "\n")
         if args.codebook is not None:
-            written = export_codebook(study, args.codebook)
+            written = export_codebook_version(study, args.codebook, args.version)
             sys.stderr.write(printable(f"wrote {written}") + "\n")
         if project is not None:
             write_project(study, args)

@@ -143,6 +143,12 @@ def register(subparsers: Any) -> None:
         metavar="FILE",
         help="write the scores to FILE (.csv or .jsonl); default: print a table",
     )
+    parser.add_argument(
+        "--activate",
+        action="store_true",
+        help="with a STUDY: make this configuration the one the queue and exports use "
+        "(a study's first configuration is always made active)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -203,7 +209,12 @@ def score_study_file(args: argparse.Namespace) -> int:
                 strict=args.strict,
                 batch_size=args.batch_size,
             )
-            pending = study.pair_count() - study.scored_count(study.ensure_config(engine.config))
+            activate = bool(getattr(args, "activate", False))
+            first = study.active_config_id() is None
+            config_id = study.ensure_config(engine.config, activate=first)
+            if activate and study.active_config_id() != config_id:
+                study.set_active_config(config_id)
+            pending = len(study.pending_pairs(config_id))
             _say(
                 f"scoring {pending:,} pending of {plural(study.pair_count(), 'pair')} "
                 f"in {args.study} "
@@ -216,7 +227,7 @@ def score_study_file(args: argparse.Namespace) -> int:
                 sys.stderr.write(f"\rscored {step.scored:,}/{step.total:,}{rate}   ")
                 sys.stderr.flush()
 
-            result = score_study(study, engine, progress=report)
+            result = score_study(study, engine, progress=report, activate=activate or first)
         finally:
             backend.close()
     sys.stderr.write("\n" if result.stored else "")
