@@ -21,6 +21,7 @@ from tui.screens.outcomes import report
 from tui.screens.small import TooSmall
 from tui.session import Outcome, ReviewSession
 from tui.source import Row
+from tui.text import markup_safe, one_line, printable
 from tui.widgets.curve import CurveChart, spark
 from tui.widgets.detail import code_text
 from tui.widgets.keys import KeyBar
@@ -73,7 +74,7 @@ class ResponseScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="response-text-box") as box:
-            box.border_title = f"Response {self.response_id}"
+            box.border_title = f"Response {markup_safe(self.response_id)}"
             yield Static(id="response-text")
         yield DataTable(id="response-codes", cursor_type="row", zebra_stripes=True)
         with Vertical(id="response-detail"):
@@ -90,7 +91,7 @@ class ResponseScreen(Screen[None]):
         table.add_columns("code", "curve", "pick", "conf", "H", "coded", "note")
         self._load()
         if self._rows:
-            self.query_one("#response-text", Static).update(self._rows[0].text)
+            self.query_one("#response-text", Static).update(Text(printable(self._rows[0].text)))
         start = next((i for i, r in enumerate(self._rows) if r.code_id == self._initial_code), 0)
         table.move_cursor(row=start, animate=False)
         table.focus()
@@ -103,14 +104,16 @@ class ResponseScreen(Screen[None]):
         for row in self._rows:
             scale = self.session.scale(row.code_id)
             table.add_row(
-                row.code_name,
+                Text(printable(row.code_name, single_line=True)),
                 Text(spark(row.surprisal), style="cyan")
                 if row.surprisal is not None
                 else Text("·" * scale.k, style="dim"),
-                row.pick_label or "",
+                Text(printable(row.pick_label or "", single_line=True)),
                 "" if row.confidence is None else f"{row.confidence:.2f}",
                 "" if row.norm_entropy is None else f"{row.norm_entropy:.2f}",
-                status_text(row, value_label(scale, row.decision)),
+                Text(
+                    printable(status_text(row, value_label(scale, row.decision)), single_line=True)
+                ),
                 "✎" if row.note else "",
                 key=row.code_id,
             )
@@ -170,7 +173,7 @@ class ResponseScreen(Screen[None]):
             if index is not None:
                 self.codes_table.move_cursor(row=index, animate=False)
         else:
-            self.notify(f"Undone on response {undone.response_id}")
+            self.notify(f"Undone on response {markup_safe(undone.response_id)}")
 
     def action_note(self) -> None:
         from tui.screens.note import NoteScreen
@@ -183,7 +186,9 @@ class ResponseScreen(Screen[None]):
             if note is not None and report(self, self.session.annotate(row, note)) is not None:
                 self._load()
 
-        self.app.push_screen(NoteScreen(f"{row.response_id} · {row.code_name}", row.note), save)
+        self.app.push_screen(
+            NoteScreen(f"{one_line(row.response_id)} · {one_line(row.code_name)}", row.note), save
+        )
 
     def action_cursor(self, step: int) -> None:
         table = self.codes_table

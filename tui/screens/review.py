@@ -27,6 +27,7 @@ from tui.screens.outcomes import report
 from tui.screens.small import TooSmall
 from tui.session import Outcome, ReviewSession
 from tui.source import ORDER_LABELS, STATUS_LABELS, Query, Row, row_key
+from tui.text import markup_safe, one_line
 from tui.widgets.detail import DetailPane
 from tui.widgets.keys import KeyBar, key_help
 from tui.widgets.progress import ScoringProgress
@@ -224,7 +225,7 @@ class ReviewScreen(Screen[None]):
         session = self.session
         with Container(id="main"):
             with Vertical(id="queue-box") as box:
-                box.border_title = session.codebook.name
+                box.border_title = markup_safe(session.codebook.name)
                 yield PairQueue(
                     session.source,
                     scales=session.scales,
@@ -403,8 +404,12 @@ class ReviewScreen(Screen[None]):
         self.update_status()
         if index is None:
             code = self.session.code(undone.code_id)
-            name = code.name if code else undone.code_id
-            self.notify(f"Undone: {undone.response_id} · {name} (not in this view)", timeout=3)
+            name = one_line(code.name if code else undone.code_id)
+            self.notify(
+                f"Undone: {one_line(undone.response_id)} · {name} (not in this view)",
+                timeout=3,
+                markup=False,
+            )
 
     def action_note(self) -> None:
         from tui.screens.note import NoteScreen
