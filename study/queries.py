@@ -59,6 +59,43 @@ def _sorts_before(keys: tuple[tuple[str, bool], ...], values: list[Any]) -> tupl
     return "(" + " OR ".join(terms) + ")", params
 
 
+#: Orders of the response-by-response mode: the SQL that gives each response its sort
+#: key (responses without a key follow, in id order), and whether the key sorts
+#: descending; ``None`` orders by id alone. Another order (an audit permutation) is one
+#: more entry.
+RESPONSE_ORDER_KEYS: dict[str, tuple[str, bool] | None] = {
+    "entropy": (
+        "SELECT rid, MAX(norm_entropy) AS k FROM scores WHERE config_id = ? GROUP BY rid",
+        True,
+    ),
+    "id": None,
+}
+
+#: The response orders, in the order the app cycles through them.
+RESPONSE_ORDERS: tuple[str, ...] = tuple(RESPONSE_ORDER_KEYS)
+
+
+def _response_order(
+    config_id: int | None, order: str, *, reverse: bool
+) -> tuple[str, str, list[Any]]:
+    """FROM and ORDER BY of responses ``r`` in a response order, and their parameters."""
+    if order not in RESPONSE_ORDER_KEYS:
+        raise StudyError(
+            f"unknown response order {order!r}; use one of {', '.join(RESPONSE_ORDERS)}"
+        )
+    keyed = RESPONSE_ORDER_KEYS[order]
+    rid = "r.rid DESC" if reverse else "r.rid"
+    if keyed is None:
+        return "responses r", rid, []
+    key_sql, descending = keyed
+    direction = "DESC" if descending != reverse else ""
+    return (
+        f"responses r LEFT JOIN ({key_sql}) m ON m.rid = r.rid",
+        f"m.k IS NULL, m.k {direction}, {rid}",
+        [-1 if config_id is None else config_id],
+    )
+
+
 def _check(order: str | None, status: str | None, offset: int, limit: int) -> None:
     if order is not None and order not in ORDERS:
         raise StudyError(f"unknown order {order!r}; use one of {', '.join(ORDERS)}")
@@ -453,3 +490,78 @@ class PairQueries:
                 ).fetchone()[0]
             )
             return base - decided if status == "undecided" else decided
+
+    def response_page(
+        self: StudyView,
+        config_id: int | None,
+        *,
+        order: str = "entropy",
+        reverse: bool = False,
+        offset: int = 0,
+        limit: int = 40,
+    ) -> list[str]:
+        """Response ids ``offset .. offset + limit`` in a response order.
+
+        Args:
+            config_id: The configuration whose scores order them (``None``: id order).
+            order: One of :data:`RESPONSE_ORDERS`: ``entropy`` puts the response whose
+                least sure code is least sure first (highest normalised entropy across
+                its codes; unscored responses follow in id order); ``id`` natural order.
+            reverse: The order backwards.
+            offset: Responses to skip.
+            limit: Most responses returned.
+        """
+        if offset < 0 or limit < 0:
+            raise StudyError("offset and limit must not be negative")
+        source, order_by, params = _response_order(config_id, order, reverse=reverse)
+        with self.snapshot() as conn:
+            rows = conn.execute(
+                f"SELECT r.rid FROM {source} ORDER BY {order_by} LIMIT ? OFFSET ?",
+                [*params, limit, offset],
+            ).fetchall()
+        return [self.index.response_id(int(row[0])) for row in rows]
+
+    def response_position(
+        self: StudyView,
+        config_id: int | None,
+        response_id: str,
+        *,
+        order: str = "entropy",
+        reverse: bool = False,
+    ) -> int:
+        """Index of ``response_id`` in a response order (see :meth:`response_page`)."""
+        rid = self.index.response_key(response_id)
+        source, order_by, params = _response_order(config_id, order, reverse=reverse)
+        with self.snapshot() as conn:
+            if order_by in ("r.rid", "r.rid DESC"):
+                before = "r.rid > ?" if reverse else "r.rid < ?"
+                row = conn.execute(f"SELECT COUNT(*) FROM responses r WHERE {before}", [rid])
+                return int(row.fetchone()[0])
+            row = conn.execute(
+                f"SELECT pos FROM (SELECT r.rid AS rid, ROW_NUMBER() OVER (ORDER BY {order_by}) "
+                f"- 1 AS pos FROM {source}) WHERE rid = ?",
+                [*params, rid],
+            )
+            return int(row.fetchone()[0])
+
+    def response_after(
+        self: StudyView,
+        config_id: int | None,
+        response_id: str,
+        *,
+        step: int = 1,
+        order: str = "entropy",
+        reverse: bool = False,
+    ) -> str | None:
+        """The response ``step`` places after ``response_id`` (before, when negative) in
+        a response order; None past either end."""
+        position = PairQueries.response_position(
+            self, config_id, response_id, order=order, reverse=reverse
+        )
+        target = position + step
+        if target < 0:
+            return None
+        page = PairQueries.response_page(
+            self, config_id, order=order, reverse=reverse, offset=target, limit=1
+        )
+        return page[0] if page else None

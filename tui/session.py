@@ -144,9 +144,19 @@ class ReviewSession:
         return self.scales.get(code_id, self.codebook.scale)
 
     def value_at(self, code_id: str, position: int) -> int | None:
-        """The value of option ``position`` (1-based) of the code's scale, if it has one."""
+        """The value the digit ``position`` records on the code's scale, if any.
+
+        On a yes/no scale (two options) ``1`` is Yes (present) and ``0`` No, as people
+        press them; on a longer scale the digit is the option's 1-based position.
+        """
         options = self.scale(code_id).options
+        if len(options) == 2:
+            return {0: options[0].value, 1: options[1].value}.get(position)
         return options[position - 1].value if 1 <= position <= len(options) else None
+
+    def is_yes_no(self, code_id: str) -> bool:
+        """Whether the code is decided on a two-option (yes/no) scale."""
+        return self.scale(code_id).k == 2
 
     def record(self, row: Row, value: int, *, source: Source = "human") -> None:
         """Save a decision (durable when this returns); raises what the study raises."""
@@ -162,10 +172,13 @@ class ReviewSession:
     # -- the keys' rules, shared by every screen ----------------------------------------
 
     def decide(self, row: Row, position: int) -> Outcome:
-        """Record option ``position`` (1-based, the digit pressed) of the pair's scale."""
+        """Record the option the digit ``position`` stands for (:meth:`value_at`)."""
         value = self.value_at(row.code_id, position)
         if value is None:
             scale = self.scale(row.code_id)
+            if scale.k == 2:
+                yes, no = scale.options[1].label, scale.options[0].label
+                return Refused(f"{scale.name}: press 1 or y for {yes}, 0 or n for {no}.")
             return Refused(f"{scale.name} has {scale.k} options: press 1-{scale.k}.")
         return self._save(row, lambda: self.record(row, value), value)
 
@@ -175,6 +188,13 @@ class ReviewSession:
         if pick is None:
             return Refused("This pair is not scored yet: nothing to accept.")
         return self._save(row, lambda: self.record(row, pick, source="model"), pick)
+
+    def yes_no(self, row: Row, *, yes: bool) -> Outcome:
+        """Record Yes or No on a yes/no code; refused on a longer scale."""
+        if not self.is_yes_no(row.code_id):
+            scale = self.scale(row.code_id)
+            return Refused(f"y and n decide yes/no codes; press 1-{scale.k} on {scale.name}.")
+        return self.decide(row, 1 if yes else 0)
 
     def not_apply(self, row: Row) -> Outcome:
         """Record the scale's lowest option (No, on a binary scale)."""

@@ -29,7 +29,7 @@ from tui.session import Outcome, ReviewSession
 from tui.source import ORDER_LABELS, STATUS_LABELS, Query, Row, row_key
 from tui.text import markup_safe, one_line
 from tui.widgets.detail import DetailPane
-from tui.widgets.keys import KeyBar, key_help
+from tui.widgets.keys import KeyBar, decide_label, key_help
 from tui.widgets.progress import ScoringProgress
 from tui.widgets.queue import PairQueue
 from tui.widgets.screening import ScreeningPanel
@@ -48,12 +48,13 @@ DECIDE_BINDINGS: list[BindingType] = [
         "Code",
         key_display="1-9",
         id="decide.1",
-        tooltip="Record that scale value: 1 = lowest; on No/Yes 1=No 2=Yes",
+        tooltip="Record a value: 1-9 the scale's options, lowest first; yes/no: 1 Yes, 0 No",
     ),
     *(
         Binding(str(i), f"decide({i})", f"Record scale value {i}", show=False, id=f"decide.{i}")
         for i in range(2, 10)
     ),
+    Binding("0", "decide(0)", "No", show=False, id="decide.0"),
 ]
 
 
@@ -138,6 +139,13 @@ class ReviewScreen(Screen[None]):
             "Response",
             id="open_response",
             tooltip="Open response: every code's curve and decision",
+        ),
+        Binding(
+            "v",
+            "response_mode",
+            "By response",
+            id="response_mode",
+            tooltip="By response: code whole responses, least sure first; ] next, [ previous",
         ),
         Binding(
             "e",
@@ -245,6 +253,7 @@ class ReviewScreen(Screen[None]):
         yield TooSmall(MINIMUM)
 
     def on_mount(self) -> None:
+        self.query_one(KeyBar).relabel({"decide(1)": decide_label(self.session.scales.values())})
         self.status_line.filter_bar = self.filter_bar
         self.pair_queue.reload()
         self.pair_queue.focus()
@@ -440,7 +449,22 @@ class ReviewScreen(Screen[None]):
 
         row = self._current()
         if row is not None:
-            self.app.push_screen(ResponseScreen(self.session, row.response_id, row.code_id))
+            # ] and [ there follow responses in the queue's order where one exists.
+            order = "entropy" if self.pair_queue.pair_query.order == "entropy" else "id"
+            self.app.push_screen(
+                ResponseScreen(self.session, row.response_id, row.code_id, order=order)
+            )
+
+    def action_response_mode(self) -> None:
+        """Code response by response, the one whose least sure code is least sure first."""
+        from tui.screens.response import ResponseScreen
+
+        session = self.session
+        first = session.study.response_page(session.config_id, order="entropy", limit=1)
+        if not first:
+            self.app.bell()
+            return
+        self.app.push_screen(ResponseScreen(session, first[0], order="entropy"))
 
     def action_cycle_order(self) -> None:
         # The status line names the order: no notification to wait for.

@@ -1,0 +1,186 @@
+"""Response-first coding: the response mode, ] and [, yes/no keys, the view at 80x24."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from codebooks.model import BINARY, Code, Codebook
+from study.responses import Response, ResponseTable
+from study.store import Study
+from tests.tui.conftest import build_study, synthetic_config, synthetic_scores
+from tui.app import make_app
+from tui.screens.help import HelpScreen
+from tui.screens.response import ResponseScreen
+from tui.session import Refused, ReviewSession
+from tui.widgets.keys import KeyBar
+
+YES_NO = Codebook(
+    name="Feedback",
+    codes=(
+        Code("staff", "Staff attitude", "Mentions of how staff treated the patient."),
+        Code("wait", "Waiting", "Mentions of waiting times."),
+        Code("clean", "Cleanliness", "Mentions of how clean the place was."),
+    ),
+    scale=BINARY,
+    question="Does the comment mention {code}?",
+)
+
+
+def yes_no_study(path: Path, n: int = 6) -> Study:
+    """``n`` responses with a survey question and a site, over a yes/no codebook."""
+    question = ("What was good?", "What could we do better?")
+    responses = tuple(
+        Response(
+            f"r{i}",
+            f"Comment {i}: nothing" if i % 2 else f"Comment {i}: the nurses were kind",
+            {"question": question[i % 2], "site": f"Site {i % 3}"},
+        )
+        for i in range(1, n + 1)
+    )
+    table = ResponseTable(responses=responses, attribute_columns=("question", "site"))
+    study = Study.create(path, responses=table, codebook=YES_NO)
+    config = synthetic_config(YES_NO)
+    config_id = study.ensure_config(config)
+    study.write_scores(config_id, synthetic_scores(study, config))
+    return study
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def test_yes_no_digits_are_one_for_yes_and_zero_for_no(tmp_path: Path) -> None:
+    study = yes_no_study(tmp_path / "s.codecurve")
+    try:
+        session = ReviewSession(study, coder="tester")
+        assert session.value_at("staff", 1) == BINARY.options[1].value  # Yes, present
+        assert session.value_at("staff", 0) == BINARY.options[0].value  # No
+        assert session.value_at("staff", 2) is None
+        row = study.response_pairs(session.config_id, "r1")[0]
+        assert isinstance(session.decide(row, 2), Refused)
+        assert session.yes_no(row, yes=True).value == 1  # type: ignore[union-attr]
+    finally:
+        study.close()
+
+
+def test_y_and_n_are_refused_on_a_longer_scale(tmp_path: Path) -> None:
+    study = build_study(tmp_path / "s.codecurve", n=3)
+    try:
+        session = ReviewSession(study, coder="tester")
+        team = next(r for r in study.response_pairs(session.config_id, "r1") if r.code_id == "team")
+        outcome = session.yes_no(team, yes=True)
+        assert isinstance(outcome, Refused)
+        assert "1-5" in outcome.message
+        assert session.value_at("team", 0) is None
+    finally:
+        study.close()
+
+
+async def test_response_mode_codes_whole_responses_in_uncertainty_order(tmp_path: Path) -> None:
+    study = yes_no_study(tmp_path / "s.codecurve")
+    app = make_app(study, coder="tester", close_study=True)
+    order = study.response_page(study.active_config_id(), order="entropy", limit=100)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("v")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ResponseScreen)
+        assert screen.response_id == order[0]
+        # The response's other columns are shown with it.
+        attrs = str(screen.query_one("#response-attrs").render())
+        assert "question:" in attrs
+        assert "site:" in attrs
+        # One read, every code: y, n, 1 decide the three codes, the cursor walks down.
+        assert screen.current().code_id == "staff"  # type: ignore[union-attr]
+        await pilot.press("y", "n", "1")
+        await settle(pilot)
+        values = {r.code_id: r.decision for r in screen.rows}
+        assert values == {"staff": 1, "wait": 0, "clean": 1}
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        assert screen.response_id == order[1]
+        await pilot.press("left_square_bracket")
+        assert screen.response_id == order[0]
+        await pilot.press("left_square_bracket")  # the first: stays, says so
+        assert screen.response_id == order[0]
+        # up / down move between codes.
+        await pilot.press("down")
+        assert screen.current().code_id == "wait"  # type: ignore[union-attr]
+        await pilot.press("up")
+        assert screen.current().code_id == "staff"  # type: ignore[union-attr]
+        # O reverses the order: ] now goes towards the most certain end.
+        await pilot.press("O", "right_square_bracket")
+        assert screen.response_id == order[-1] or screen.response_id != order[1]
+        # The key bar and help say 1 is Yes and 0 No.
+        bar = screen.query_one(KeyBar)
+        assert ("1", "1/0", "Yes/No", True) in bar.items
+        await pilot.press("question_mark")
+        help_screen = app.screen
+        assert isinstance(help_screen, HelpScreen)
+        texts = dict(help_screen._keys)
+        assert "]" in texts
+        assert "[" in texts
+        assert "1 Yes, 0 No" in texts["1-9"]
+
+
+async def test_the_response_view_at_80x24_shows_values_and_notes(tmp_path: Path) -> None:
+    study = yes_no_study(tmp_path / "s.codecurve")
+    app = make_app(study, coder="tester", close_study=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ResponseScreen)
+        await pilot.press("c", *"check", "enter")
+        await settle(pilot)
+        await pilot.press("1")
+        await settle(pilot)
+        shot = app.export_screenshot().replace("&#160;", " ")
+        assert "✓ Yes" in shot
+        assert "note" in shot
+        assert "✎" in shot
+
+
+async def test_enter_view_follows_the_queue_with_brackets(tmp_path: Path) -> None:
+    study = yes_no_study(tmp_path / "s.codecurve")
+    app = make_app(study, coder="tester", close_study=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("o")  # id order
+        await pilot.press("g", "enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ResponseScreen)
+        assert screen.response_id == "r1"
+        await pilot.press("right_square_bracket")
+        assert screen.response_id == "r2"
+
+
+def test_response_order_pages_a_few_thousand_responses(tmp_path: Path) -> None:
+    study = build_study(tmp_path / "s.codecurve", n=3000)
+    try:
+        config_id = study.active_config_id()
+        every = study.response_page(config_id, order="entropy", limit=10_000)
+        assert len(every) == len(set(every)) == 3000
+        highest = [
+            max(r.norm_entropy or 0.0 for r in study.response_pairs(config_id, rid))
+            for rid in every[:200]
+        ]
+        assert highest == sorted(highest, reverse=True)
+        page = study.response_page(config_id, order="entropy", offset=2000, limit=40)
+        assert page == every[2000:2040]
+        assert study.response_position(config_id, page[5], order="entropy") == 2005
+        assert study.response_after(config_id, page[5], order="entropy") == page[6]
+        assert study.response_after(config_id, every[0], order="entropy", step=-1) is None
+        assert study.response_after(config_id, every[-1], order="entropy") is None
+        backwards = study.response_page(config_id, order="entropy", reverse=True, limit=10_000)
+        assert backwards == every[::-1]
+        assert study.response_page(config_id, order="id", limit=3) == ["r1", "r2", "r3"]
+        assert study.response_position(config_id, "r10", order="id", reverse=True) == 2990
+    finally:
+        study.close()
