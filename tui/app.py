@@ -297,6 +297,7 @@ class CodecurveApp(App[None]):
     def _scoring_started(self, message: ScoringStarted) -> None:
         if (review := self.live_review) is not None:
             review.scoring_progress.progress = Progress(0, message.total, 0.0, float("nan"))
+            review.scoring_started()
 
     @on(ScoringProgressed)
     def _scoring_progressed(self, message: ScoringProgressed) -> None:
@@ -316,6 +317,7 @@ class CodecurveApp(App[None]):
             return
         review.scoring_progress.progress = None
         review.pair_queue.reload(follow=True)
+        review.scoring_finished()
         review.update_status()
         if message.total == 0:
             self.notify("Every pair is scored.", timeout=2)

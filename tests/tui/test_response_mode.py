@@ -184,3 +184,32 @@ def test_response_order_pages_a_few_thousand_responses(tmp_path: Path) -> None:
         assert study.response_position(config_id, "r10", order="id", reverse=True) == 2990
     finally:
         study.close()
+
+
+async def test_the_detail_pane_asks_the_codebooks_question(tmp_path: Path) -> None:
+    study = yes_no_study(tmp_path / "s.codecurve")
+    app = make_app(study, coder="tester", close_study=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        shot = app.export_screenshot().replace("&#160;", " ")
+        assert "Does the comment mention" in shot
+        assert "how well does it apply" not in shot
+
+
+async def test_reopening_puts_the_cursor_on_the_most_uncertain_undecided_pair(
+    tmp_path: Path,
+) -> None:
+    study = yes_no_study(tmp_path / "s.codecurve")
+    config_id = study.active_config_id()
+    ranked = study.query_pairs(config_id, order="entropy", limit=3)
+    for row in ranked[:2]:
+        study.record(row.response_id, row.code_id, 1, coder="tester")
+    app = make_app(study, coder="tester", close_study=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        current = app.review.pair_queue.current
+        assert current is not None
+        assert (current.response_id, current.code_id) == (
+            ranked[2].response_id,
+            ranked[2].code_id,
+        )

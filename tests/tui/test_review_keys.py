@@ -367,6 +367,8 @@ async def test_the_detail_pane_names_another_coder(study: Study) -> None:
     app = make_app(study, coder="tester")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
+        await pilot.press("home")  # it opens on the first pair nobody decided
+        await settle(pilot)
         detail = app.review.detail
         assert detail.row is not None
         assert (detail.row.response_id, detail.row.code_id) == (first.response_id, first.code_id)

@@ -276,3 +276,26 @@ async def test_quitting_while_the_screening_runs_closes_cleanly(
     finally:
         release.set()
         study.close()
+
+
+async def test_a_coder_waiting_at_the_top_is_taken_to_the_new_top_after_scoring(
+    tmp_path: Path,
+) -> None:
+    study = build_study(tmp_path / "s.codecurve", n=20, scored=False)
+    seen: list[Message] = []
+    app = make_app(
+        study, backend_factory=FakeBackend, coder="tester", batch_size=6, close_study=True
+    )
+    async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+        await wait_for(pilot, lambda: any(isinstance(m, ModelLoaded) for m in seen))
+        await pilot.pause()
+        queue = app.review.pair_queue
+        assert queue.cursor == 0
+        await pilot.press("r")
+        await wait_for(pilot, lambda: any(isinstance(m, ScoringFinished) for m in seen))
+        await pilot.pause()
+        top = study.query_pairs(app.session.config_id, order="entropy", limit=1)[0]
+        current = queue.current
+        assert current is not None
+        assert queue.cursor == 0
+        assert row_key(current) == row_key(top)

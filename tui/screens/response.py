@@ -27,7 +27,7 @@ from tui.session import Outcome, ReviewSession
 from tui.source import Row
 from tui.text import markup_safe, one_line, printable
 from tui.widgets.curve import CurveChart, spark
-from tui.widgets.detail import code_text
+from tui.widgets.detail import code_text, question_text
 from tui.widgets.keys import KeyBar, decide_label, key_help
 from tui.widgets.queue import value_label
 
@@ -315,7 +315,9 @@ class ResponseScreen(Screen[None]):
         code = self.session.code(row.code_id)
         scale = self.session.scale(row.code_id)
         if code is not None:
-            text = code_text(code)
+            text = question_text(self.session.codebook.question, code.name)
+            text.append("\n")
+            text.append_text(code_text(code))
             if scale.k == 2:
                 yes, no = scale.options[1].label, scale.options[0].label
                 text.append(f"\n1 or y: {printable(yes)} · 0 or n: {printable(no)}", style="dim")

@@ -191,6 +191,7 @@ class ReviewScreen(Screen[None]):
         self._history: list[tuple[tuple[str, str], int]] = []
         self._agreement: tuple[float, int] | None = None
         self._model_state = ""
+        self._top_at_start: tuple[str, str] | None = None
         #: Set when the study changed while another screen was on top.
         self.stale = False
         self.filter_bar = FilterBar(
@@ -245,7 +246,9 @@ class ReviewScreen(Screen[None]):
                     id="search",
                 )
             with ContentSwitcher(initial="detail", id="side"):
-                yield DetailPane(coder=session.coder, id="detail")
+                yield DetailPane(
+                    coder=session.coder, question=session.codebook.question, id="detail"
+                )
                 yield ScreeningPanel(id="screening")
         yield ScoringProgress()
         yield StatusLine()
@@ -256,8 +259,31 @@ class ReviewScreen(Screen[None]):
         self.query_one(KeyBar).relabel({"decide(1)": decide_label(self.session.scales.values())})
         self.status_line.filter_bar = self.filter_bar
         self.pair_queue.reload()
+        self.first_undecided()
         self.pair_queue.focus()
         self.update_status()
+
+    def scoring_started(self) -> None:
+        """A scoring run began: remember whether the coder was at the top of the queue."""
+        queue = self.pair_queue
+        row = queue.current
+        self._top_at_start = row_key(row) if row is not None and queue.cursor == 0 else None
+
+    def scoring_finished(self) -> None:
+        """A scoring run ended: a coder who waited at the top of the queue is taken to
+        the new top, the most uncertain undecided pair; one who went down the queue
+        stays on their pair (the queue followed it)."""
+        top, self._top_at_start = self._top_at_start, None
+        row = self.pair_queue.current
+        if top is not None and row is not None and row_key(row) == top:
+            self.first_undecided()
+
+    def first_undecided(self) -> None:
+        """Put the cursor on the first undecided pair of the order (the most uncertain
+        one in the default order): where to start after opening or scoring."""
+        queue = self.pair_queue
+        index = queue.next_undecided(0)
+        queue.move_to(index if index is not None else 0)
 
     def on_resize(self, event: events.Resize) -> None:
         self.set_class(event.size.width >= WIDE, "-wide")

@@ -77,12 +77,9 @@ def key_help(app: App[Any], bindings: Iterable[BindingType]) -> list[KeyHelp]:
 
 def decide_label(scales: Iterable[Scale]) -> tuple[str, str]:
     """How the key bar shows the digits: ``1/0 Yes/No`` when every code is yes/no, else
-    ``1-9 Code`` (with ``0 No`` added when some are)."""
-    ks = {scale.k for scale in scales}
-    if ks == {2}:
+    ``1-9 Code`` (the detail pane says 1 Yes, 0 No on a yes/no code)."""
+    if {scale.k for scale in scales} == {2}:
         return ("1/0", "Yes/No")
-    if 2 in ks:
-        return ("1-9", "Code (yes/no: 1/0)")
     return ("1-9", "Code")
 
 
