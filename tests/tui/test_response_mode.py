@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
 from codebooks.model import BINARY, Code, Codebook
@@ -213,3 +214,28 @@ async def test_reopening_puts_the_cursor_on_the_most_uncertain_undecided_pair(
             ranked[2].response_id,
             ranked[2].code_id,
         )
+
+
+@pytest.mark.parametrize("size", [(80, 24), (140, 40), (200, 50)])
+async def test_the_progress_panel_keeps_its_fourth_column(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    long_names = Codebook(
+        name="Long",
+        codes=tuple(
+            Code(f"c{i}", f"A rather long code name number {i} about the ward", "Mentions.")
+            for i in range(4)
+        ),
+        scale=BINARY,
+    )
+    study = build_study(tmp_path / "s.codecurve", n=5, codebook=long_names)
+    study.record("r1", "c0", 1, coder="tester")
+    app = make_app(study, coder="tester", close_study=True)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("p")
+        await settle(pilot)
+        shot = app.export_screenshot().replace("&#160;", " ")
+        assert shot.count("20%") == 1  # c0: 1 of 5
+        assert shot.count("0%") >= 4  # every row's share is on screen
+        assert "░" * 20 in shot
