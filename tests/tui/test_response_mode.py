@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.binding import Binding
 from textual.pilot import Pilot
 
 from codebooks.model import BINARY, Code, Codebook
@@ -239,3 +240,29 @@ async def test_the_progress_panel_keeps_its_fourth_column(
         assert shot.count("20%") == 1  # c0: 1 of 5
         assert shot.count("0%") >= 4  # every row's share is on screen
         assert "░" * 20 in shot
+
+
+def test_the_help_wraps_inside_its_columns_at_80_columns() -> None:
+    from rich.console import Console
+
+    from tui.screens.help import bindings_table, legend_table
+    from tui.screens.review import ReviewScreen
+
+    keys = [
+        (b.key_display or b.key, b.tooltip)
+        for b in ReviewScreen.BINDINGS
+        if isinstance(b, Binding) and b.tooltip
+    ]
+    for table, labels in ((bindings_table(keys), [k for k, _ in keys]), (legend_table(), None)):
+        console = Console(width=66, record=True, color_system=None)
+        console.print(table)
+        lines = console.export_text().splitlines()
+        if labels is None:
+            from tui.screens.help import LEGEND
+
+            labels = [term for term, _ in LEGEND]
+        width = max(len(k) for k in labels)
+        assert len(lines) > len(labels)  # some text wraps at this width ...
+        for line in lines:  # ... but only within its column: the first stays clear
+            assert len(line) <= 66
+            assert line[:width].strip() in {"", *labels}, line
