@@ -266,3 +266,28 @@ def test_the_help_wraps_inside_its_columns_at_80_columns() -> None:
         for line in lines:  # ... but only within its column: the first stays clear
             assert len(line) <= 66
             assert line[:width].strip() in {"", *labels}, line
+
+
+async def test_search_counts_and_marks_its_matches(tmp_path: Path) -> None:
+    study = yes_no_study(tmp_path / "s.codecurve")
+    app = make_app(study, coder="tester", close_study=True)
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"NURSES", "enter")
+        await settle(pilot)
+        review = app.review
+        assert review.pair_queue.total == 9  # three responses x three codes
+        box = review.query_one("#queue-box")
+        assert "9 matches" in str(box.border_subtitle)
+        assert any("9 matches" in n.message for n in app._notifications)
+        # The match is marked in the queue's row and in the detail pane.
+        strip = review.pair_queue.render_line(1)
+        marked = [seg for seg in strip if seg.text == "nurses"]
+        assert marked
+        assert marked[0].style is not None
+        assert marked[0].style.bold
+        detail = review.detail.render_line(0)
+        assert any(seg.text == "nurses" and seg.style and seg.style.reverse for seg in detail)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not box.border_subtitle

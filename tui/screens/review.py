@@ -27,7 +27,7 @@ from tui.screens.outcomes import report
 from tui.screens.small import TooSmall
 from tui.session import Outcome, ReviewSession
 from tui.source import ORDER_LABELS, STATUS_LABELS, Query, Row, row_key
-from tui.text import markup_safe, one_line
+from tui.text import markup_safe, one_line, plural
 from tui.widgets.detail import DetailPane
 from tui.widgets.keys import KeyBar, decide_label, key_help
 from tui.widgets.progress import ScoringProgress
@@ -364,7 +364,17 @@ class ReviewScreen(Screen[None]):
         return ", ".join(parts)
 
     def set_query(self, query: Query) -> None:
+        searched = query.search != self.pair_queue.pair_query.search
         self.pair_queue.set_query(query)
+        self.detail.set_search(query.search)
+        box = self.query_one("#queue-box", Vertical)
+        if query.search:
+            count = plural(self.pair_queue.total, "match", "matches")
+            box.border_subtitle = f"{count} for “{markup_safe(query.search)}”"
+            if searched:
+                self.notify(f"{count} for “{one_line(query.search)}”", timeout=3, markup=False)
+        else:
+            box.border_subtitle = ""
         self.update_status()
 
     # -- decisions ---------------------------------------------------------------------

@@ -36,6 +36,14 @@ def off_scale_flag(row: Row) -> bool:
     return mass is not None and mass > OFF_SCALE_WARNING
 
 
+def response_text(text: str, search: str | None = None) -> Text:
+    """The response, printable, each match of ``search`` marked."""
+    shown = Text(printable(text))
+    if search:
+        shown.highlight_words([search], style="bold reverse", case_sensitive=False)
+    return shown
+
+
 def question_text(question: str, code_name: str) -> Text:
     """The codebook's question about one code, the code's name in bold (``{code}`` marks
     where it goes; a question without it is followed by the name)."""
@@ -168,7 +176,17 @@ class DetailPane(ScrollView, can_focus=True):
         self._lines: list[Strip] = []
         self._rendered_width = -1
         self._blank: Strip | None = None
+        self._search: str | None = None
         self.row: Row | None = None
+
+    def set_search(self, search: str | None) -> None:
+        """Mark each occurrence of ``search`` in the response (None: no marks)."""
+        if search != self._search:
+            self._search = search
+            self._rendered_width = -1
+            if self.is_mounted:
+                self._render_content()
+                self.refresh()
 
     @property
     def plain_text(self) -> str:
@@ -215,7 +233,7 @@ class DetailPane(ScrollView, can_focus=True):
         # The curve and the decision come before the code's criteria: at 80x24 they
         # are what the coder must see without scrolling.
         return Group(
-            Text(printable(row.text)),
+            response_text(row.text, self._search),
             Text(),
             question_text(self._question, code.name),
             curve,
