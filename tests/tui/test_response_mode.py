@@ -291,3 +291,17 @@ async def test_search_counts_and_marks_its_matches(tmp_path: Path) -> None:
         await pilot.press("escape")
         await settle(pilot)
         assert not box.border_subtitle
+
+
+async def test_the_queue_marks_pairs_with_a_note(tmp_path: Path) -> None:
+    study = yes_no_study(tmp_path / "s.codecurve")
+    app = make_app(study, coder="tester", close_study=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        queue = app.review.pair_queue
+        assert "✎" not in queue.render_line(1).text
+        await pilot.press("n", *"recheck", "enter")
+        await settle(pilot)
+        assert queue.render_line(0).text.rstrip().endswith("✎")  # the header names it
+        assert queue.render_line(1).text.rstrip().endswith("✎")
+        assert "✎" not in queue.render_line(2).text

@@ -56,13 +56,26 @@ class Columns:
     pick: int
     entropy: int
     status: int
+    note: int = 1
 
     @property
     def widths(self) -> tuple[int, ...]:
-        return (self.id, self.snippet, self.code, self.curve, self.pick, self.entropy, self.status)
+        return (
+            self.id,
+            self.snippet,
+            self.code,
+            self.curve,
+            self.pick,
+            self.entropy,
+            self.status,
+            self.note,
+        )
 
 
-HEADERS = ("id", "response", "code", "curve", "pick", "H", "coded")
+HEADERS = ("id", "response", "code", "curve", "pick", "H", "coded", "✎")
+
+#: The note column's mark on a pair with a note.
+NOTE_MARK = "✎"
 
 
 def status_text(row: Row, label: str | None) -> str:
@@ -493,7 +506,7 @@ class PairQueue(ScrollView, can_focus=True):
             code = 24 if wide else 14
             pick = max(4, self._label_width + 4)
             status = max(5, self._label_width + 2)
-            fixed = self._id_width + code + self._curve_width + pick + 4 + status + 6
+            fixed = self._id_width + code + self._curve_width + pick + 4 + status + 1 + 7
             columns = Columns(
                 id=self._id_width,
                 snippet=max(8, width - fixed),
@@ -603,4 +616,5 @@ class PairQueue(ScrollView, can_focus=True):
         else:
             status_style = get("pair-queue--human", partial=True)
         cell(status_text(row, value_label(scale, row.decision)), cols.status, status_style)
+        cell(NOTE_MARK if row.note else "", cols.note, get("pair-queue--warn", partial=True))
         return Strip(segments).adjust_cell_length(width, base)
