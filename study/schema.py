@@ -50,6 +50,9 @@ delegation, study settings, codebook revisions and new waves of responses:
   under which a decision was made (NULL: the study's first codebook);
 - ``annotations.source`` also takes ``delegated``: the model's pick recorded by a
   certified delegation.
+
+Version 3 adds ``memos``: a coder's note on a whole response (not one code), set by a
+``note`` event whose ``cid`` is NULL.
 """
 
 from __future__ import annotations
@@ -61,7 +64,7 @@ from collections.abc import Callable
 APPLICATION_ID = 0x63637276
 
 #: The schema version this code reads and writes.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _V1 = """
 CREATE TABLE meta (
@@ -290,6 +293,25 @@ def _to_v2(conn: sqlite3.Connection) -> None:
 
 
 MIGRATIONS[2] = _to_v2
+
+
+def _memos_ddl(conn: sqlite3.Connection) -> None:
+    """Version 3: ``memos``, the current note per (response, coder) on a whole response.
+
+    A memo is set and undone by ``note`` events whose ``cid`` is NULL (the event's
+    ``prev_note``/``prev_note_event`` hold the memo it replaced, as for a pair's note).
+    """
+    conn.execute(
+        "CREATE TABLE memos ("
+        "rid INTEGER NOT NULL REFERENCES responses(rid), "
+        "coder TEXT NOT NULL, "
+        "note TEXT NOT NULL, "
+        "event_id INTEGER NOT NULL REFERENCES events(id), "
+        "PRIMARY KEY (rid, coder)) WITHOUT ROWID"
+    )
+
+
+MIGRATIONS[3] = _memos_ddl
 
 
 #: ``durability`` choices of :func:`configure` and ``PRAGMA synchronous`` for each.

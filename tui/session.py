@@ -40,7 +40,7 @@ class Saved:
 
     Attributes:
         response_id: The pair's response.
-        code_id: The pair's code.
+        code_id: The pair's code; ``""`` for a memo on the whole response.
         value: The value decided; None for an undo or a note.
         kind: ``record``, ``undo`` or ``note``.
     """
@@ -204,6 +204,19 @@ class ReviewSession:
     def annotate(self, row: Row, note: str) -> Outcome:
         """Set the pair's note (an empty note clears it)."""
         return self._save(row, lambda: self.set_note(row, note), None, kind="note")
+
+    def memo(self, response_id: str) -> str | None:
+        """This coder's memo on a whole response, if any."""
+        return self.study.memo(response_id, coder=self.coder)
+
+    def annotate_response(self, response_id: str, note: str) -> Outcome:
+        """Set this coder's memo on the whole response (an empty memo clears it); the
+        outcome's ``code_id`` is ``""``."""
+        try:
+            self.study.set_memo(response_id, note or None, coder=self.coder)
+        except SAVE_ERRORS as exc:
+            return Failed(_failure("The memo", exc))
+        return Saved(response_id, "", None, kind="note")
 
     def take_back(self) -> Outcome:
         """Undo this coder's last decision."""

@@ -58,7 +58,7 @@ def test_a_version_1_study_upgrades_with_every_row_kept(
 
     con = sqlite3.connect(path)
     try:
-        assert con.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert con.execute("PRAGMA user_version").fetchone()[0] == study_schema.SCHEMA_VERSION
         assert con.execute("PRAGMA foreign_key_check").fetchall() == []
         assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         # The first rows are the old ones, column for column, with the new columns' defaults.

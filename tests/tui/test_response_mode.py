@@ -305,3 +305,50 @@ async def test_the_queue_marks_pairs_with_a_note(tmp_path: Path) -> None:
         assert queue.render_line(0).text.rstrip().endswith("✎")  # the header names it
         assert queue.render_line(1).text.rstrip().endswith("✎")
         assert "✎" not in queue.render_line(2).text
+
+
+def test_a_memo_on_a_response_is_durable_and_undoable(tmp_path: Path) -> None:
+    path = tmp_path / "s.codecurve"
+    study = yes_no_study(path)
+    study.set_memo("r1", "first thought", coder="ana")
+    study.set_memo("r1", "second thought", coder="ana")
+    study.record("r2", "staff", 1, coder="ana")
+    assert study.memo("r1", coder="ana") == "second thought"
+    assert study.undo(coder="ana").code_id == "staff"  # type: ignore[union-attr]
+    undone = study.undo(coder="ana")
+    assert undone is not None
+    assert (undone.response_id, undone.code_id, undone.note) == ("r1", "", "second thought")
+    assert study.memo("r1", coder="ana") == "first thought"
+    study.close()
+    reopened = Study.open(path)
+    try:
+        assert reopened.memo("r1") == "first thought"
+        assert reopened.memo("r1", coder="bo") is None
+        kinds = [(e.kind, e.code_id) for e in reopened.events() if e.response_id == "r1"]
+        assert ("note", None) in kinds
+        assert ("undo", None) in kinds
+        reopened.set_memo("r1", "", coder="ana")  # an empty memo removes it
+        assert reopened.memo("r1") is None
+    finally:
+        reopened.close()
+
+
+async def test_m_writes_a_memo_on_the_response_and_u_takes_it_back(tmp_path: Path) -> None:
+    study = yes_no_study(tmp_path / "s.codecurve")
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("v")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ResponseScreen)
+        rid = screen.response_id
+        await pilot.press("m", *"means the ward", "enter")
+        await settle(pilot)
+        assert study.memo(rid, coder="tester") == "means the ward"
+        assert "memo: means the ward" in str(screen.query_one("#response-attrs").render())
+        await pilot.press("u")
+        await settle(pilot)
+        assert study.memo(rid, coder="tester") is None
+        assert "memo" not in str(screen.query_one("#response-attrs").render())
+    study.close()

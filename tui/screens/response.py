@@ -133,6 +133,13 @@ class ResponseScreen(Screen[None]):
             tooltip="Note: add or edit a note on the highlighted code",
         ),
         Binding(
+            "m",
+            "memo",
+            "Memo",
+            id="response.memo",
+            tooltip="Memo: add or edit a note on the whole response",
+        ),
+        Binding(
             "O",
             "reverse",
             "Reverse",
@@ -274,7 +281,14 @@ class ResponseScreen(Screen[None]):
             f"{position + 1:,} of {study.response_count():,} · {markup_safe(label)} · ] next"
         )
         self.query_one("#response-text", Static).update(Text(printable(response.text)))
-        self.query_one("#response-attrs", Static).update(attributes_text(response.attrs))
+        attrs = attributes_text(response.attrs)
+        memo = self.session.memo(self.response_id)
+        if memo:
+            if attrs:
+                attrs.append("\n")
+            attrs.append("✎ memo: ", style="bold yellow")
+            attrs.append(printable(memo))
+        self.query_one("#response-attrs", Static).update(attrs)
         box.scroll_home(animate=False)
 
     def _load(self) -> None:
@@ -384,8 +398,8 @@ class ResponseScreen(Screen[None]):
         undone = report(self, self.session.take_back())
         if undone is None:
             return
-        if undone.response_id != self.response_id:
-            self._open(undone.response_id, undone.code_id)
+        if undone.response_id != self.response_id or not undone.code_id:
+            self._open(undone.response_id, undone.code_id or None)  # a memo: show it again
             return
         self._load()
         index = next((i for i, r in enumerate(self._rows) if r.code_id == undone.code_id), None)
@@ -405,6 +419,21 @@ class ResponseScreen(Screen[None]):
 
         title = f"{one_line(row.response_id)} · {one_line(row.code_name)}"
         self.app.push_screen(NoteScreen(title, row.note), save)
+
+    def action_memo(self) -> None:
+        from tui.screens.note import NoteScreen
+
+        response_id = self.response_id
+
+        def save(note: str | None) -> None:
+            if note is None:
+                return
+            saved = report(self, self.session.annotate_response(response_id, note))
+            if saved is not None and self.response_id == response_id:
+                self._show_response()
+
+        title = f"{one_line(response_id)} · the whole response"
+        self.app.push_screen(NoteScreen(title, self.session.memo(response_id)), save)
 
     def action_cursor(self, step: int) -> None:
         table = self.codes_table

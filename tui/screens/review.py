@@ -426,6 +426,9 @@ class ReviewScreen(Screen[None]):
         undone = report(self, self.session.take_back())
         if undone is None:
             return
+        if not undone.code_id:  # a memo on a whole response
+            self.notify(f"Undone: the memo on {one_line(undone.response_id)}", markup=False)
+            return
         key = (undone.response_id, undone.code_id)
         queue = self.pair_queue
         near = queue.cursor
