@@ -32,18 +32,28 @@ from study.errors import StudyError
 from study.index import StudyView
 from study.rows import ORDERS, STATUSES, PairRow
 
-#: The score columns of each order, with True where they sort descending.
+#: The score columns of each order, with True where they sort descending (the indexes in
+#: :mod:`study.schema` follow these; a reversed order walks them backwards).
 _ORDER_KEYS = {
     "entropy": (("norm_entropy", True), ("rid", False), ("cid", False)),
     "confidence": (("confidence", False), ("rid", False), ("cid", False)),
     "pick": (("pick", True), ("confidence", True), ("rid", False), ("cid", False)),
 }
 
-#: ORDER BY of each order (the indexes in :mod:`study.schema` follow these).
-_ORDER_SQL = {
-    order: ", ".join(f"s.{column}{' DESC' if descending else ''}" for column, descending in keys)
-    for order, keys in _ORDER_KEYS.items()
-}
+
+def _order_keys(order: str, reverse: bool) -> tuple[tuple[str, bool], ...]:
+    """The score columns of ``order``, every direction flipped when ``reverse``."""
+    return tuple((column, descending != reverse) for column, descending in _ORDER_KEYS[order])
+
+
+def _order_by(keys: tuple[tuple[str, bool], ...]) -> str:
+    return ", ".join(f"s.{column}{' DESC' if descending else ''}" for column, descending in keys)
+
+
+def _id_order(prefix: str, reverse: bool) -> str:
+    """ORDER BY of id order over ``prefix.rid, prefix.cid`` (``r``/``c`` or ``p``)."""
+    rid, cid = (f"{prefix}.rid", f"{prefix}.cid") if prefix == "p" else ("r.rid", "c.cid")
+    return f"{rid} DESC, {cid} DESC" if reverse else f"{rid}, {cid}"
 
 
 def _sorts_before(keys: tuple[tuple[str, bool], ...], values: list[Any]) -> tuple[str, list[Any]]:
@@ -244,6 +254,7 @@ class PairQueries:
         coder: str | None = None,
         offset: int = 0,
         limit: int = 100,
+        reverse: bool = False,
     ) -> list[PairRow]:
         """One page of the queue (orders and filters in the module docstring).
 
@@ -258,6 +269,7 @@ class PairQueries:
             order: ``entropy``, ``confidence``, ``pick`` or ``id``.
             code_id, status, search, coder: Filters.
             offset, limit: The page.
+            reverse: Each order backwards (scored pairs still come before unscored ones).
         """
         _check(order, status, offset, limit)
         if config_id is not None:
@@ -282,9 +294,10 @@ class PairQueries:
                     config_id,
                     coder,
                     f"SELECT r.rid, c.cid FROM responses r JOIN codes c ON c.cid IN ({codable}) "
-                    f"WHERE 1 = 1{_where(clauses)} ORDER BY r.rid, c.cid LIMIT ? OFFSET ?",
+                    f"WHERE 1 = 1{_where(clauses)} ORDER BY {_id_order('r', reverse)} "
+                    "LIMIT ? OFFSET ?",
                     [*params, limit, offset],
-                    "p.rid, p.cid",
+                    _id_order("p", reverse),
                 )
             clauses, params = _filters(
                 self, "s.rid", "s.cid", code_id=code_id, status=status, search=search, coder=coder
@@ -295,9 +308,9 @@ class PairQueries:
                 config_id,
                 coder,
                 f"SELECT s.rid, s.cid FROM scores s WHERE s.config_id = ?{_where(clauses)} "
-                f"ORDER BY {_ORDER_SQL[order]} LIMIT ? OFFSET ?",
+                f"ORDER BY {_order_by(_order_keys(order, reverse))} LIMIT ? OFFSET ?",
                 [config_id, *params, limit, offset],
-                _ORDER_SQL[order],
+                _order_by(_order_keys(order, reverse)),
             )
             if len(rows) < limit:
                 # The scored pairs ran out on this page: continue with the unscored ones.
@@ -328,9 +341,9 @@ class PairQueries:
                         "SELECT r.rid, c.cid FROM responses r JOIN codes c "
                         f"ON c.cid IN ({codable}) WHERE NOT EXISTS (SELECT 1 FROM scores s "
                         "WHERE s.config_id = ? AND s.rid = r.rid AND s.cid = c.cid)"
-                        f"{_where(clauses)} ORDER BY r.rid, c.cid LIMIT ? OFFSET ?",
+                        f"{_where(clauses)} ORDER BY {_id_order('r', reverse)} LIMIT ? OFFSET ?",
                         [config_id, *params, limit - len(rows), max(0, offset - scored_total)],
-                        "p.rid, p.cid",
+                        _id_order("p", reverse),
                     )
             return rows
 
@@ -345,6 +358,7 @@ class PairQueries:
         status: str | None = None,
         search: str | None = None,
         coder: str | None = None,
+        reverse: bool = False,
     ) -> int | None:
         """Where the pair is in :func:`query_pairs`'s listing (its offset), or None if the
         filters leave it out.
@@ -359,6 +373,7 @@ class PairQueries:
             order: The listing's order.
             code_filter, status, search, coder: The listing's filters (``code_id`` of
                 :func:`query_pairs`).
+            reverse: The listing's order backwards.
         """
         _check(order, status, 0, 0)
         if config_id is not None:
@@ -367,6 +382,7 @@ class PairQueries:
         codable = ",".join(str(c) for c in self.index.codable_keys)
         filters = {"code_id": code_filter, "status": status, "search": search, "coder": coder}
         pairs = f"FROM responses r JOIN codes c ON c.cid IN ({codable})"
+        earlier = ">" if reverse else "<"  # an id that sorts before, in id order
         with self.snapshot() as conn:
             clauses, params = _filters(self, "r.rid", "c.cid", **filters)
             listed = conn.execute(
@@ -378,11 +394,12 @@ class PairQueries:
             if config_id is None or order == "id":
                 return int(
                     conn.execute(
-                        f"SELECT COUNT(*) {pairs} WHERE (r.rid, c.cid) < (?, ?){_where(clauses)}",
+                        f"SELECT COUNT(*) {pairs} WHERE (r.rid, c.cid) {earlier} (?, ?)"
+                        f"{_where(clauses)}",
                         [rid, cid, *params],
                     ).fetchone()[0]
                 )
-            keys = _ORDER_KEYS[order]
+            keys = _order_keys(order, reverse)
             columns = ", ".join(c for c, _ in keys)
             mine = conn.execute(
                 f"SELECT {columns} FROM scores WHERE config_id = ? AND rid = ? AND cid = ?",
@@ -404,7 +421,7 @@ class PairQueries:
             )
             unscored_before = int(
                 conn.execute(
-                    f"SELECT COUNT(*) {pairs} WHERE (r.rid, c.cid) < (?, ?) AND NOT EXISTS "
+                    f"SELECT COUNT(*) {pairs} WHERE (r.rid, c.cid) {earlier} (?, ?) AND NOT EXISTS "
                     "(SELECT 1 FROM scores s WHERE s.config_id = ? AND s.rid = r.rid "
                     f"AND s.cid = c.cid){_where(clauses)}",
                     [rid, cid, config_id, *params],

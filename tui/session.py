@@ -102,6 +102,7 @@ class StudySource:
             search=query.search,
             offset=offset,
             limit=limit,
+            reverse=query.reverse,
         )
 
     def position(self, query: Query, key: tuple[str, str]) -> int | None:
@@ -117,6 +118,7 @@ class StudySource:
             code_filter=query.code_id,
             status=query.status,
             search=query.search,
+            reverse=query.reverse,
         )
 
 

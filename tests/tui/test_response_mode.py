@@ -352,3 +352,46 @@ async def test_m_writes_a_memo_on_the_response_and_u_takes_it_back(tmp_path: Pat
         assert study.memo(rid, coder="tester") is None
         assert "memo" not in str(screen.query_one("#response-attrs").render())
     study.close()
+
+
+@pytest.mark.parametrize("order", ["entropy", "id", "pick", "confidence"])
+def test_every_order_reverses_with_positions_to_match(tmp_path: Path, order: str) -> None:
+    study = build_study(tmp_path / "s.codecurve", n=30, scored=60)  # 60 of 90 scored
+    try:
+        config_id = study.active_config_id()
+        forwards = study.query_pairs(config_id, order=order, limit=1000)
+        backwards = study.query_pairs(config_id, order=order, reverse=True, limit=1000)
+        keys = [(r.response_id, r.code_id) for r in forwards]
+        back = [(r.response_id, r.code_id) for r in backwards]
+        if order == "id":
+            assert back == keys[::-1]
+        else:  # scored pairs reversed, then the unscored ones, reversed too
+            assert back == keys[:60][::-1] + keys[60:][::-1]
+        pages = [
+            study.query_pairs(config_id, order=order, reverse=True, offset=o, limit=7)
+            for o in range(0, 90, 7)
+        ]
+        assert [(r.response_id, r.code_id) for page in pages for r in page] == back
+        for index in (0, 13, 59, 60, 89):
+            rid, cid = back[index]
+            assert study.pair_position(config_id, rid, cid, order=order, reverse=True) == index
+    finally:
+        study.close()
+
+
+async def test_shift_o_reverses_the_queue(tmp_path: Path) -> None:
+    study = yes_no_study(tmp_path / "s.codecurve")
+    app = make_app(study, coder="tester", close_study=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        queue = app.review.pair_queue
+        last = study.query_pairs(study.active_config_id(), order="entropy", limit=100)[-1]
+        await pilot.press("O")
+        await settle(pilot)
+        assert queue.pair_query.reverse
+        current = queue.current
+        assert current is not None
+        assert (current.response_id, current.code_id) == (last.response_id, last.code_id)
+        assert "reversed" in app.review.status_line.render_line(0).text
+        await pilot.press("o")  # the next order starts forwards
+        assert not queue.pair_query.reverse

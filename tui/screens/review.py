@@ -132,6 +132,14 @@ class ReviewScreen(Screen[None]):
             id="order",
             tooltip="Cycle order: uncertainty, id, model's pick, confidence",
         ),
+        Binding(
+            "O",
+            "reverse_order",
+            "Reverse",
+            show=False,
+            id="reverse_order",
+            tooltip="Reverse order: the same order backwards (most certain first)",
+        ),
         Binding("n", "note", "Note", id="note", tooltip="Note: add or edit a note on the pair"),
         Binding(
             "enter",
@@ -339,7 +347,8 @@ class ReviewScreen(Screen[None]):
             decided=int(progress.get("decided", 0)),
             total=int(progress.get("total", 0)),
             agreement=self._agreement,
-            order=ORDER_LABELS.get(query.order, query.order),
+            order=ORDER_LABELS.get(query.order, query.order)
+            + (", reversed" if query.reverse else ""),
             filters=self._describe_filters(query),
             model=self._model_state,
         )
@@ -489,9 +498,12 @@ class ReviewScreen(Screen[None]):
         row = self._current()
         if row is not None:
             # ] and [ there follow responses in the queue's order where one exists.
-            order = "entropy" if self.pair_queue.pair_query.order == "entropy" else "id"
+            query = self.pair_queue.pair_query
+            order = "entropy" if query.order == "entropy" else "id"
             self.app.push_screen(
-                ResponseScreen(self.session, row.response_id, row.code_id, order=order)
+                ResponseScreen(
+                    self.session, row.response_id, row.code_id, order=order, reverse=query.reverse
+                )
             )
 
     def action_response_mode(self) -> None:
@@ -504,6 +516,9 @@ class ReviewScreen(Screen[None]):
             self.app.bell()
             return
         self.app.push_screen(ResponseScreen(session, first[0], order="entropy"))
+
+    def action_reverse_order(self) -> None:
+        self.set_query(self.pair_queue.pair_query.reversed())
 
     def action_cycle_order(self) -> None:
         # The status line names the order: no notification to wait for.
@@ -569,7 +584,7 @@ class ReviewScreen(Screen[None]):
             return
         if self.pair_queue.pair_query.filtered:
             query = self.pair_queue.pair_query
-            self.set_query(Query(order=query.order))
+            self.set_query(Query(order=query.order, reverse=query.reverse))
 
     # -- panels and dialogs ------------------------------------------------------------
 
