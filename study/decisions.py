@@ -207,6 +207,8 @@ def undo_latest(conn: sqlite3.Connection, index: StudyIndex, coder: str) -> Deci
         return undo_batch(conn, index, int(row[0]))
     (event_id, kind, rid, cid, value, source, note, at, sets_note) = row[:9]
     (prev_value, prev_source, prev_event, prev_note, prev_note_event) = row[9:]
+    if cid is None:
+        return _undo_memo(conn, index, coder, event_id, rid, note, at, prev_note, prev_note_event)
     current = pair_state(conn, rid, cid, coder)
     cursor = conn.execute(
         "INSERT INTO events (at, kind, coder, rid, cid, value, source, note, sets_note, "
@@ -536,4 +538,65 @@ def _put_note(
             "ON CONFLICT (rid, cid, coder) DO UPDATE SET note = excluded.note, "
             "event_id = excluded.event_id",
             (rid, cid, coder, note, event_id),
+        )
+
+
+def memo_state(conn: sqlite3.Connection, rid: int, coder: str) -> tuple[str | None, int | None]:
+    """``coder``'s memo on response ``rid`` and the event that set it (None, None: none)."""
+    row = conn.execute(
+        "SELECT note, event_id FROM memos WHERE rid = ? AND coder = ?", (rid, coder)
+    ).fetchone()
+    return (None, None) if row is None else (str(row[0]), int(row[1]))
+
+
+def set_memo(
+    conn: sqlite3.Connection, index: StudyIndex, rid: int, coder: str, note: str | None
+) -> Decision:
+    """Append a ``note`` event with no code and set (or, empty, remove) the memo."""
+    prev_note, prev_event = memo_state(conn, rid, coder)
+    note = note or None
+    stamp = now()
+    cursor = conn.execute(
+        "INSERT INTO events (at, kind, coder, rid, cid, note, sets_note, prev_note, "
+        "prev_note_event) VALUES (?, 'note', ?, ?, NULL, ?, 1, ?, ?)",
+        (stamp, coder, rid, note, prev_note, prev_event),
+    )
+    event_id = int(cursor.lastrowid or 0)
+    _put_memo(conn, rid, coder, note, event_id)
+    return Decision(event_id, index.response_id(rid), "", None, None, coder, note, stamp, "note")
+
+
+def _undo_memo(
+    conn: sqlite3.Connection,
+    index: StudyIndex,
+    coder: str,
+    event_id: int,
+    rid: int,
+    note: str | None,
+    at: str,
+    prev_note: str | None,
+    prev_note_event: int | None,
+) -> Decision:
+    """Undo a memo event: the memo it replaced comes back."""
+    current, current_event = memo_state(conn, rid, coder)
+    conn.execute(
+        "INSERT INTO events (at, kind, coder, rid, cid, note, sets_note, prev_note, "
+        "prev_note_event, undoes) VALUES (?, 'undo', ?, ?, NULL, ?, 1, ?, ?, ?)",
+        (now(), coder, rid, prev_note, current, current_event, event_id),
+    )
+    _put_memo(conn, rid, coder, prev_note, prev_note_event)
+    return Decision(int(event_id), index.response_id(rid), "", None, None, coder, note, at, "note")
+
+
+def _put_memo(
+    conn: sqlite3.Connection, rid: int, coder: str, note: str | None, event_id: int | None
+) -> None:
+    if note is None or event_id is None:
+        conn.execute("DELETE FROM memos WHERE rid = ? AND coder = ?", (rid, coder))
+    else:
+        conn.execute(
+            "INSERT INTO memos (rid, coder, note, event_id) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (rid, coder) DO UPDATE SET note = excluded.note, "
+            "event_id = excluded.event_id",
+            (rid, coder, note, event_id),
         )

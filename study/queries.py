@@ -32,18 +32,28 @@ from study.errors import StudyError
 from study.index import StudyView
 from study.rows import ORDERS, STATUSES, PairRow
 
-#: The score columns of each order, with True where they sort descending.
+#: The score columns of each order, with True where they sort descending (the indexes in
+#: :mod:`study.schema` follow these; a reversed order walks them backwards).
 _ORDER_KEYS = {
     "entropy": (("norm_entropy", True), ("rid", False), ("cid", False)),
     "confidence": (("confidence", False), ("rid", False), ("cid", False)),
     "pick": (("pick", True), ("confidence", True), ("rid", False), ("cid", False)),
 }
 
-#: ORDER BY of each order (the indexes in :mod:`study.schema` follow these).
-_ORDER_SQL = {
-    order: ", ".join(f"s.{column}{' DESC' if descending else ''}" for column, descending in keys)
-    for order, keys in _ORDER_KEYS.items()
-}
+
+def _order_keys(order: str, reverse: bool) -> tuple[tuple[str, bool], ...]:
+    """The score columns of ``order``, every direction flipped when ``reverse``."""
+    return tuple((column, descending != reverse) for column, descending in _ORDER_KEYS[order])
+
+
+def _order_by(keys: tuple[tuple[str, bool], ...]) -> str:
+    return ", ".join(f"s.{column}{' DESC' if descending else ''}" for column, descending in keys)
+
+
+def _id_order(prefix: str, reverse: bool) -> str:
+    """ORDER BY of id order over ``prefix.rid, prefix.cid`` (``r``/``c`` or ``p``)."""
+    rid, cid = (f"{prefix}.rid", f"{prefix}.cid") if prefix == "p" else ("r.rid", "c.cid")
+    return f"{rid} DESC, {cid} DESC" if reverse else f"{rid}, {cid}"
 
 
 def _sorts_before(keys: tuple[tuple[str, bool], ...], values: list[Any]) -> tuple[str, list[Any]]:
@@ -57,6 +67,43 @@ def _sorts_before(keys: tuple[tuple[str, bool], ...], values: list[Any]) -> tupl
         )
         params += [*values[:i], values[i]]
     return "(" + " OR ".join(terms) + ")", params
+
+
+#: Orders of the response-by-response mode: the SQL that gives each response its sort
+#: key (responses without a key follow, in id order), and whether the key sorts
+#: descending; ``None`` orders by id alone. Another order (an audit permutation) is one
+#: more entry.
+RESPONSE_ORDER_KEYS: dict[str, tuple[str, bool] | None] = {
+    "entropy": (
+        "SELECT rid, MAX(norm_entropy) AS k FROM scores WHERE config_id = ? GROUP BY rid",
+        True,
+    ),
+    "id": None,
+}
+
+#: The response orders, in the order the app cycles through them.
+RESPONSE_ORDERS: tuple[str, ...] = tuple(RESPONSE_ORDER_KEYS)
+
+
+def _response_order(
+    config_id: int | None, order: str, *, reverse: bool
+) -> tuple[str, str, list[Any]]:
+    """FROM and ORDER BY of responses ``r`` in a response order, and their parameters."""
+    if order not in RESPONSE_ORDER_KEYS:
+        raise StudyError(
+            f"unknown response order {order!r}; use one of {', '.join(RESPONSE_ORDERS)}"
+        )
+    keyed = RESPONSE_ORDER_KEYS[order]
+    rid = "r.rid DESC" if reverse else "r.rid"
+    if keyed is None:
+        return "responses r", rid, []
+    key_sql, descending = keyed
+    direction = "DESC" if descending != reverse else ""
+    return (
+        f"responses r LEFT JOIN ({key_sql}) m ON m.rid = r.rid",
+        f"m.k IS NULL, m.k {direction}, {rid}",
+        [-1 if config_id is None else config_id],
+    )
 
 
 def _check(order: str | None, status: str | None, offset: int, limit: int) -> None:
@@ -213,6 +260,7 @@ class PairQueries:
         offset: int = 0,
         limit: int = 100,
         wave: int | None = None,
+        reverse: bool = False,
     ) -> list[PairRow]:
         """One page of the queue (orders and filters in the module docstring).
 
@@ -228,6 +276,7 @@ class PairQueries:
             code_id, status, search, coder: Filters.
             offset, limit: The page.
             wave: Only the responses this wave added (:meth:`Study.waves`).
+            reverse: Each order backwards (scored pairs still come before unscored ones).
         """
         _check(order, status, offset, limit)
         if config_id is not None:
@@ -253,9 +302,10 @@ class PairQueries:
                     config_id,
                     coder,
                     f"SELECT r.rid, c.cid FROM responses r JOIN codes c ON c.cid IN ({codable}) "
-                    f"WHERE 1 = 1{_where(clauses)} ORDER BY r.rid, c.cid LIMIT ? OFFSET ?",
+                    f"WHERE 1 = 1{_where(clauses)} ORDER BY {_id_order('r', reverse)} "
+                    "LIMIT ? OFFSET ?",
                     [*params, limit, offset],
-                    "p.rid, p.cid",
+                    _id_order("p", reverse),
                 )
             clauses, params = _filters(
                 self,
@@ -273,9 +323,9 @@ class PairQueries:
                 config_id,
                 coder,
                 f"SELECT s.rid, s.cid FROM scores s WHERE s.config_id = ?{_where(clauses)} "
-                f"ORDER BY {_ORDER_SQL[order]} LIMIT ? OFFSET ?",
+                f"ORDER BY {_order_by(_order_keys(order, reverse))} LIMIT ? OFFSET ?",
                 [config_id, *params, limit, offset],
-                _ORDER_SQL[order],
+                _order_by(_order_keys(order, reverse)),
             )
             if len(rows) < limit:
                 # The scored pairs ran out on this page: continue with the unscored ones.
@@ -307,9 +357,9 @@ class PairQueries:
                         "SELECT r.rid, c.cid FROM responses r JOIN codes c "
                         f"ON c.cid IN ({codable}) WHERE NOT EXISTS (SELECT 1 FROM scores s "
                         "WHERE s.config_id = ? AND s.rid = r.rid AND s.cid = c.cid)"
-                        f"{_where(clauses)} ORDER BY r.rid, c.cid LIMIT ? OFFSET ?",
+                        f"{_where(clauses)} ORDER BY {_id_order('r', reverse)} LIMIT ? OFFSET ?",
                         [config_id, *params, limit - len(rows), max(0, offset - scored_total)],
-                        "p.rid, p.cid",
+                        _id_order("p", reverse),
                     )
             return rows
 
@@ -325,6 +375,7 @@ class PairQueries:
         search: str | None = None,
         coder: str | None = None,
         wave: int | None = None,
+        reverse: bool = False,
     ) -> int | None:
         """Where the pair is in :func:`query_pairs`'s listing (its offset), or None if the
         filters leave it out.
@@ -339,6 +390,7 @@ class PairQueries:
             order: The listing's order.
             code_filter, status, search, coder: The listing's filters (``code_id`` of
                 :func:`query_pairs`).
+            reverse: The listing's order backwards.
         """
         _check(order, status, 0, 0)
         if config_id is not None:
@@ -353,6 +405,7 @@ class PairQueries:
         }
         filters["wave"] = wave
         pairs = f"FROM responses r JOIN codes c ON c.cid IN ({codable})"
+        earlier = ">" if reverse else "<"  # an id that sorts before, in id order
         with self.snapshot() as conn:
             clauses, params = _filters(self, "r.rid", "c.cid", **filters)
             listed = conn.execute(
@@ -364,11 +417,12 @@ class PairQueries:
             if config_id is None or order == "id":
                 return int(
                     conn.execute(
-                        f"SELECT COUNT(*) {pairs} WHERE (r.rid, c.cid) < (?, ?){_where(clauses)}",
+                        f"SELECT COUNT(*) {pairs} WHERE (r.rid, c.cid) {earlier} (?, ?)"
+                        f"{_where(clauses)}",
                         [rid, cid, *params],
                     ).fetchone()[0]
                 )
-            keys = _ORDER_KEYS[order]
+            keys = _order_keys(order, reverse)
             columns = ", ".join(c for c, _ in keys)
             mine = conn.execute(
                 f"SELECT {columns} FROM scores WHERE config_id = ? AND rid = ? AND cid = ?",
@@ -390,7 +444,7 @@ class PairQueries:
             )
             unscored_before = int(
                 conn.execute(
-                    f"SELECT COUNT(*) {pairs} WHERE (r.rid, c.cid) < (?, ?) AND NOT EXISTS "
+                    f"SELECT COUNT(*) {pairs} WHERE (r.rid, c.cid) {earlier} (?, ?) AND NOT EXISTS "
                     "(SELECT 1 FROM scores s WHERE s.config_id = ? AND s.rid = r.rid "
                     f"AND s.cid = c.cid){_where(clauses)}",
                     [rid, cid, config_id, *params],
@@ -484,3 +538,78 @@ class PairQueries:
                 ).fetchone()[0]
             )
             return base - decided if status == "undecided" else decided
+
+    def response_page(
+        self: StudyView,
+        config_id: int | None,
+        *,
+        order: str = "entropy",
+        reverse: bool = False,
+        offset: int = 0,
+        limit: int = 40,
+    ) -> list[str]:
+        """Response ids ``offset .. offset + limit`` in a response order.
+
+        Args:
+            config_id: The configuration whose scores order them (``None``: id order).
+            order: One of :data:`RESPONSE_ORDERS`: ``entropy`` puts the response whose
+                least sure code is least sure first (highest normalised entropy across
+                its codes; unscored responses follow in id order); ``id`` natural order.
+            reverse: The order backwards.
+            offset: Responses to skip.
+            limit: Most responses returned.
+        """
+        if offset < 0 or limit < 0:
+            raise StudyError("offset and limit must not be negative")
+        source, order_by, params = _response_order(config_id, order, reverse=reverse)
+        with self.snapshot() as conn:
+            rows = conn.execute(
+                f"SELECT r.rid FROM {source} ORDER BY {order_by} LIMIT ? OFFSET ?",
+                [*params, limit, offset],
+            ).fetchall()
+        return [self.index.response_id(int(row[0])) for row in rows]
+
+    def response_position(
+        self: StudyView,
+        config_id: int | None,
+        response_id: str,
+        *,
+        order: str = "entropy",
+        reverse: bool = False,
+    ) -> int:
+        """Index of ``response_id`` in a response order (see :meth:`response_page`)."""
+        rid = self.index.response_key(response_id)
+        source, order_by, params = _response_order(config_id, order, reverse=reverse)
+        with self.snapshot() as conn:
+            if order_by in ("r.rid", "r.rid DESC"):
+                before = "r.rid > ?" if reverse else "r.rid < ?"
+                row = conn.execute(f"SELECT COUNT(*) FROM responses r WHERE {before}", [rid])
+                return int(row.fetchone()[0])
+            row = conn.execute(
+                f"SELECT pos FROM (SELECT r.rid AS rid, ROW_NUMBER() OVER (ORDER BY {order_by}) "
+                f"- 1 AS pos FROM {source}) WHERE rid = ?",
+                [*params, rid],
+            )
+            return int(row.fetchone()[0])
+
+    def response_after(
+        self: StudyView,
+        config_id: int | None,
+        response_id: str,
+        *,
+        step: int = 1,
+        order: str = "entropy",
+        reverse: bool = False,
+    ) -> str | None:
+        """The response ``step`` places after ``response_id`` (before, when negative) in
+        a response order; None past either end."""
+        position = PairQueries.response_position(
+            self, config_id, response_id, order=order, reverse=reverse
+        )
+        target = position + step
+        if target < 0:
+            return None
+        page = PairQueries.response_page(
+            self, config_id, order=order, reverse=reverse, offset=target, limit=1
+        )
+        return page[0] if page else None

@@ -51,7 +51,10 @@ delegation, study settings, codebook revisions and new waves of responses:
 - ``annotations.source`` also takes ``delegated``: the model's pick recorded by a
   certified delegation.
 
-Version 5 adds codebook iteration (:mod:`study.revisions`, :mod:`study.waves`):
+Version 3 adds ``memos``: a coder's note on a whole response (not one code), set by a
+``note`` event whose ``cid`` is NULL.
+
+Version 4 adds codebook iteration (:mod:`study.revisions`, :mod:`study.waves`):
 
 - ``codebook_versions``: every codebook the study has had (version 1: the one it was
   created with), its JSON snapshot, hash, time, source file and the changes from the
@@ -73,7 +76,7 @@ from collections.abc import Callable
 APPLICATION_ID = 0x63637276
 
 #: The schema version this code reads and writes.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 4
 
 _V1 = """
 CREATE TABLE meta (
@@ -304,10 +307,29 @@ def _to_v2(conn: sqlite3.Connection) -> None:
 MIGRATIONS[2] = _to_v2
 
 
+def _memos_ddl(conn: sqlite3.Connection) -> None:
+    """Version 3: ``memos``, the current note per (response, coder) on a whole response.
+
+    A memo is set and undone by ``note`` events whose ``cid`` is NULL (the event's
+    ``prev_note``/``prev_note_event`` hold the memo it replaced, as for a pair's note).
+    """
+    conn.execute(
+        "CREATE TABLE memos ("
+        "rid INTEGER NOT NULL REFERENCES responses(rid), "
+        "coder TEXT NOT NULL, "
+        "note TEXT NOT NULL, "
+        "event_id INTEGER NOT NULL REFERENCES events(id), "
+        "PRIMARY KEY (rid, coder)) WITHOUT ROWID"
+    )
+
+
+MIGRATIONS[3] = _memos_ddl
+
+
 #: The codebook version current in the study (1: the codebook it was created with).
 CURRENT_CODEBOOK_VERSION = "(SELECT COALESCE(MAX(version), 1) FROM codebook_versions)"
 
-_V5 = f"""
+_V4 = f"""
 CREATE TABLE codebook_versions (
     version  INTEGER PRIMARY KEY,
     codebook TEXT NOT NULL,
@@ -339,7 +361,7 @@ CREATE TRIGGER annotations_codebook_version_update AFTER UPDATE OF event_id ON a
 """
 
 
-_SEED_V5 = (
+_SEED_V4 = (
     "INSERT INTO codebook_versions (version, codebook, hash, at, source) "
     "SELECT 1, c.value, COALESCE(h.value, ''), COALESCE(t.value, ''), 'created' "
     "FROM meta c LEFT JOIN meta h ON h.key = 'codebook_hash' "
@@ -358,25 +380,19 @@ def seed_iteration(conn: sqlite3.Connection) -> None:
     exists = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'codebook_versions'"
     if conn.execute(exists).fetchone() is None:
         return  # a file built at an older schema (tests of the upgrade do this)
-    for statement in _SEED_V5:
+    for statement in _SEED_V4:
         conn.execute(statement)
 
 
-def _to_v5(conn: sqlite3.Connection) -> None:
+def _to_v4(conn: sqlite3.Connection) -> None:
     """Codebook versions, waves of responses, archived codes (see the module docstring)."""
-    for statement in _V5.split(";\n"):
+    for statement in _V4.split(";\n"):
         if statement.strip():
             conn.execute(statement)
     seed_iteration(conn)
 
 
-def _no_change(conn: sqlite3.Connection) -> None:
-    """A version number whose migration is defined elsewhere or not at all."""
-
-
-MIGRATIONS[5] = _to_v5
-for _number in range(3, 5):
-    MIGRATIONS.setdefault(_number, _no_change)
+MIGRATIONS[4] = _to_v4
 
 
 #: ``durability`` choices of :func:`configure` and ``PRAGMA synchronous`` for each.

@@ -459,6 +459,26 @@ class Study(PairQueries, StudySummaries, AuditMethods, DelegationMethods, Codebo
                 keep_decision=True,
             )
 
+    def set_memo(self, response_id: str, note: str | None, *, coder: str) -> Decision:
+        """Set (or with ``None``/empty, remove) ``coder``'s memo on a whole response
+        (undoable like a note; the returned decision's ``code_id`` is ``""``)."""
+        rid = self._index.response_key(response_id)
+        coder = check_coder(coder)
+        with self._write() as conn:
+            return decisions.set_memo(conn, self._index, rid, coder, note)
+
+    def memo(self, response_id: str, *, coder: str | None = None) -> str | None:
+        """``coder``'s memo on a response, or (no coder given) the latest of any coder."""
+        rid = self._index.response_key(response_id)
+        sql = "SELECT note FROM memos WHERE rid = ?"
+        params: list[object] = [rid]
+        if coder is not None:
+            sql += " AND coder = ?"
+            params.append(coder)
+        with self._query() as conn:
+            row = conn.execute(sql + " ORDER BY event_id DESC LIMIT 1", params).fetchone()
+        return None if row is None else str(row[0])
+
     def skip(self, response_id: str, code_id: str, *, coder: str | None = None) -> None:
         """Move past a pair without deciding: nothing is stored (checks the pair exists)."""
         self._index.response_key(response_id)

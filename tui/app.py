@@ -57,6 +57,7 @@ from tui.messages import (
 )
 from tui.screens.review import ReviewScreen
 from tui.session import ReviewSession
+from tui.text import printable
 from tui.verdicts import ScreeningSummary, summarise_study
 from tui.widgets.keys import key_help
 
@@ -296,6 +297,7 @@ class CodecurveApp(App[None]):
     def _scoring_started(self, message: ScoringStarted) -> None:
         if (review := self.live_review) is not None:
             review.scoring_progress.progress = Progress(0, message.total, 0.0, float("nan"))
+            review.scoring_started()
 
     @on(ScoringProgressed)
     def _scoring_progressed(self, message: ScoringProgressed) -> None:
@@ -315,6 +317,7 @@ class CodecurveApp(App[None]):
             return
         review.scoring_progress.progress = None
         review.pair_queue.reload(follow=True)
+        review.scoring_finished()
         review.update_status()
         if message.total == 0:
             self.notify("Every pair is scored.", timeout=2)
@@ -339,10 +342,12 @@ class CodecurveApp(App[None]):
             if review is not None:
                 review.set_model_state("no model: manual coding")
             self.notify(
-                f"The model could not be loaded: {error}. Manual coding still works.",
+                f"The model could not be loaded: {printable(str(error))}. "
+                "Manual coding still works.",
                 title="Model unavailable",
                 severity="error",
                 timeout=12,
+                markup=False,
             )
         elif worker.group == "scoring":
             self._scoring = False
@@ -350,15 +355,29 @@ class CodecurveApp(App[None]):
                 review.scoring_progress.progress = None
                 review.pair_queue.reload()
             self.notify(
-                f"Scoring stopped: {error}. Scores so far are kept; manual coding still works.",
+                f"Scoring stopped: {printable(str(error))}. "
+                "Scores so far are kept; manual coding still works.",
                 title="Scoring failed",
                 severity="error",
                 timeout=12,
+                markup=False,
             )
         elif worker.group == "export":
-            self.notify(f"Export failed: {error}", title="Export", severity="error", timeout=12)
+            self.notify(
+                f"Export failed: {printable(str(error))}",
+                title="Export",
+                severity="error",
+                timeout=12,
+                markup=False,
+            )
         else:
-            self.notify(str(error), title=f"{worker.name} failed", severity="error", timeout=10)
+            self.notify(
+                printable(str(error)),
+                title=f"{worker.name} failed",
+                severity="error",
+                timeout=10,
+                markup=False,
+            )
 
     # -- decisions and screening -------------------------------------------------------
 
@@ -428,7 +447,9 @@ class CodecurveApp(App[None]):
 
     @on(ExportFinished)
     def _export_finished(self, message: ExportFinished) -> None:
-        self.notify(f"Exported to {message.path}", title="Export", timeout=8)
+        self.notify(
+            f"Exported to {printable(str(message.path))}", title="Export", timeout=8, markup=False
+        )
 
     # -- commands ----------------------------------------------------------------------
 

@@ -40,7 +40,7 @@ class Saved:
 
     Attributes:
         response_id: The pair's response.
-        code_id: The pair's code.
+        code_id: The pair's code; ``""`` for a memo on the whole response.
         value: The value decided; None for an undo or a note.
         kind: ``record``, ``undo`` or ``note``.
     """
@@ -102,6 +102,7 @@ class StudySource:
             search=query.search,
             offset=offset,
             limit=limit,
+            reverse=query.reverse,
         )
 
     def position(self, query: Query, key: tuple[str, str]) -> int | None:
@@ -117,6 +118,7 @@ class StudySource:
             code_filter=query.code_id,
             status=query.status,
             search=query.search,
+            reverse=query.reverse,
         )
 
 
@@ -144,9 +146,19 @@ class ReviewSession:
         return self.scales.get(code_id, self.codebook.scale)
 
     def value_at(self, code_id: str, position: int) -> int | None:
-        """The value of option ``position`` (1-based) of the code's scale, if it has one."""
+        """The value the digit ``position`` records on the code's scale, if any.
+
+        On a yes/no scale (two options) ``1`` is Yes (present) and ``0`` No, as people
+        press them; on a longer scale the digit is the option's 1-based position.
+        """
         options = self.scale(code_id).options
+        if len(options) == 2:
+            return {0: options[0].value, 1: options[1].value}.get(position)
         return options[position - 1].value if 1 <= position <= len(options) else None
+
+    def is_yes_no(self, code_id: str) -> bool:
+        """Whether the code is decided on a two-option (yes/no) scale."""
+        return self.scale(code_id).k == 2
 
     def record(self, row: Row, value: int, *, source: Source = "human") -> None:
         """Save a decision (durable when this returns); raises what the study raises."""
@@ -162,10 +174,13 @@ class ReviewSession:
     # -- the keys' rules, shared by every screen ----------------------------------------
 
     def decide(self, row: Row, position: int) -> Outcome:
-        """Record option ``position`` (1-based, the digit pressed) of the pair's scale."""
+        """Record the option the digit ``position`` stands for (:meth:`value_at`)."""
         value = self.value_at(row.code_id, position)
         if value is None:
             scale = self.scale(row.code_id)
+            if scale.k == 2:
+                yes, no = scale.options[1].label, scale.options[0].label
+                return Refused(f"{scale.name}: press 1 or y for {yes}, 0 or n for {no}.")
             return Refused(f"{scale.name} has {scale.k} options: press 1-{scale.k}.")
         return self._save(row, lambda: self.record(row, value), value)
 
@@ -176,6 +191,13 @@ class ReviewSession:
             return Refused("This pair is not scored yet: nothing to accept.")
         return self._save(row, lambda: self.record(row, pick, source="model"), pick)
 
+    def yes_no(self, row: Row, *, yes: bool) -> Outcome:
+        """Record Yes or No on a yes/no code; refused on a longer scale."""
+        if not self.is_yes_no(row.code_id):
+            scale = self.scale(row.code_id)
+            return Refused(f"y and n decide yes/no codes; press 1-{scale.k} on {scale.name}.")
+        return self.decide(row, 1 if yes else 0)
+
     def not_apply(self, row: Row) -> Outcome:
         """Record the scale's lowest option (No, on a binary scale)."""
         value = self.scale(row.code_id).lowest.value
@@ -184,6 +206,19 @@ class ReviewSession:
     def annotate(self, row: Row, note: str) -> Outcome:
         """Set the pair's note (an empty note clears it)."""
         return self._save(row, lambda: self.set_note(row, note), None, kind="note")
+
+    def memo(self, response_id: str) -> str | None:
+        """This coder's memo on a whole response, if any."""
+        return self.study.memo(response_id, coder=self.coder)
+
+    def annotate_response(self, response_id: str, note: str) -> Outcome:
+        """Set this coder's memo on the whole response (an empty memo clears it); the
+        outcome's ``code_id`` is ``""``."""
+        try:
+            self.study.set_memo(response_id, note or None, coder=self.coder)
+        except SAVE_ERRORS as exc:
+            return Failed(_failure("The memo", exc))
+        return Saved(response_id, "", None, kind="note")
 
     def take_back(self) -> Outcome:
         """Undo this coder's last decision."""

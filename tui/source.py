@@ -80,16 +80,23 @@ class Query:
         code_id: Only pairs of this code, or every code.
         status: One of :data:`STATUSES`.
         search: Only responses whose text contains this (case-insensitive).
+        reverse: The order backwards.
     """
 
     order: Order = "entropy"
     code_id: str | None = None
     status: Status | None = None
     search: str | None = None
+    reverse: bool = False
 
     def next_order(self) -> Query:
+        """The next order of :data:`~study.rows.ORDERS`, forwards."""
         index = ORDERS.index(self.order) if self.order in ORDERS else -1
-        return replace(self, order=ORDERS[(index + 1) % len(ORDERS)])
+        return replace(self, order=ORDERS[(index + 1) % len(ORDERS)], reverse=False)
+
+    def reversed(self) -> Query:
+        """The same order backwards (or forwards again)."""
+        return replace(self, reverse=not self.reverse)
 
     @property
     def filtered(self) -> bool:

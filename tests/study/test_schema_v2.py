@@ -16,8 +16,8 @@ from study import schema as study_schema
 def _v1_study(
     path: Path, responses: ResponseTable, codebook: Codebook, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A version 1 study: written by today's code, then its two widened tables put back
-    as version 1 made them (today's writer names columns version 1 lacks)."""
+    """A version 1 study: written by today's code, then copied, column for column, into a
+    file that has version 1's tables only (today's writer names columns version 1 lacks)."""
     with Study.create(path, responses=responses, codebook=codebook) as s:
         s.record("r1", "workload", 4, coder="ana")
         s.record("r2", "pay", 2, coder="ana", source="model")
@@ -25,35 +25,33 @@ def _v1_study(
         s.set_note("r1", "workload", "long hours", coder="ana")
         s.record("r3", "pay", 5, coder="ana")
         s.undo(coder="ana")
-    statements = [x.strip() for x in study_schema._V1.split(";\n") if x.strip()]
-    columns = {
-        "events": study_schema._V1_EVENT_COLUMNS,
-        "annotations": study_schema._V1_ANNOTATION_COLUMNS,
-    }
+    today = path.with_name("today.codecurve")
+    path.rename(today)
     con = sqlite3.connect(path, isolation_level=None)
     try:
-        con.execute("PRAGMA journal_mode = DELETE")
-        con.execute("PRAGMA legacy_alter_table = ON")  # other tables' references stay as named
         con.execute("BEGIN")
-        for table, cols in columns.items():
-            for (name,) in con.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? "
-                "AND sql IS NOT NULL",
-                (table,),
-            ).fetchall():
-                con.execute(f"DROP INDEX {name}")
-            con.execute(f"ALTER TABLE {table} RENAME TO {table}_v2")
-            for statement in statements:
-                if f"CREATE TABLE {table} " in statement or f"ON {table} " in statement:
-                    con.execute(statement)
-            con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {table}_v2")
-            con.execute(f"DROP TABLE {table}_v2")
+        study_schema.MIGRATIONS[1](con)
+        con.execute(f"PRAGMA application_id = {study_schema.APPLICATION_ID}")
         con.execute("PRAGMA user_version = 1")
+        con.execute("ATTACH DATABASE ? AS today", (str(today),))
+        tables = [
+            name
+            for (name,) in con.execute(
+                "SELECT name FROM main.sqlite_master WHERE type = 'table' "
+                "AND name NOT LIKE 'sqlite_%'"
+            )
+        ]
+        for table in tables:  # version 1's columns of each of today's rows
+            cols = ", ".join(r[1] for r in con.execute(f"PRAGMA main.table_info({table})"))
+            con.execute(f"INSERT INTO main.{table} ({cols}) SELECT {cols} FROM today.{table}")
         con.execute("COMMIT")
+        con.execute("DETACH DATABASE today")
         assert con.execute("PRAGMA user_version").fetchone()[0] == 1
         assert "blind" not in {r[1] for r in con.execute("PRAGMA table_info(events)")}
     finally:
         con.close()
+    for leftover in today.parent.glob("today.codecurve*"):
+        leftover.unlink()
 
 
 def _rows(path: Path, table: str) -> list[tuple[object, ...]]:

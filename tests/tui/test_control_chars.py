@@ -349,11 +349,6 @@ async def test_the_whole_review_screen_draws_no_control_character(
             await pilot.press("j")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tui/screens/response.py shows the response id (border title) and the text "
-    "without tui.text.printable/markup_safe; fixed where the screens are restructured",
-)
 async def test_the_response_view_draws_no_control_character(
     tmp_path: Path, closing: list[Study]
 ) -> None:

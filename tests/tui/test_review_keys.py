@@ -61,7 +61,8 @@ async def test_digit_records_the_scale_position_and_moves_to_the_next_undecided(
         first = q.current
         assert first is not None
         scale = app.session.scale(first.code_id)
-        await pilot.press("2")
+        assert scale.k == 2  # yes/no: 1 is Yes (present), as people press it
+        await pilot.press("1")
         await settle(pilot)
         saved = decisions(study)
         assert saved[(first.response_id, first.code_id)] == (scale.options[1].value, "human")
@@ -128,7 +129,7 @@ async def test_undo_walks_back_several_decisions_and_returns_the_cursor(study: S
         await settle(pilot)
         q = queue(app)
         keys = []
-        for key in ("1", "x", "a", "2"):
+        for key in ("1", "x", "a", "1"):
             row = q.current
             assert row is not None
             keys.append((row.response_id, row.code_id, q.cursor))
@@ -213,7 +214,7 @@ async def test_enter_opens_the_response_with_every_code(study: Study) -> None:
         current = screen.current()
         assert current is not None
         assert current.code_id == row.code_id
-        await pilot.press("2")
+        await pilot.press("1")
         await settle(pilot)
         saved = decisions(study)
         assert (row.response_id, row.code_id) in saved
@@ -365,6 +366,8 @@ async def test_the_detail_pane_names_another_coder(study: Study) -> None:
     study.record(first.response_id, first.code_id, 1, coder="gold")  # an imported label
     app = make_app(study, coder="tester")
     async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("home")  # it opens on the first pair nobody decided
         await settle(pilot)
         detail = app.review.detail
         assert detail.row is not None

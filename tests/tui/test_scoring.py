@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.message import Message
 from textual.pilot import Pilot
 
 from scoring import FakeBackend, ModelNotFoundError
-from scoring.backend import Backend
+from scoring.backend import Backend, OptionLogprobs, OptionVariants
 from tests.tui.conftest import build_study
 from tui.app import CodecurveApp, make_app
 from tui.messages import ModelLoaded, ScoringFinished, ScoringProgressed
@@ -31,12 +34,29 @@ def errors(app: CodecurveApp) -> list[str]:
     return [n.message for n in app._notifications if n.severity == "error"]
 
 
+class GatedBackend(FakeBackend):
+    """A fake backend whose second batch waits until ``gate`` is set: the test acts while
+    one batch is stored and no other can arrive."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.gate = threading.Event()
+
+    def option_logprobs(
+        self, prompts: Sequence[str], options: Sequence[OptionVariants]
+    ) -> list[OptionLogprobs]:
+        if self.calls >= 1:
+            self.gate.wait(timeout=20)
+        return super().option_logprobs(prompts, options)
+
+
 async def test_r_scores_pending_pairs_with_progress_and_rows_fill_in(tmp_path: Path) -> None:
     study = build_study(tmp_path / "s.codecurve", n=20, scored=False)
     seen: list[Message] = []
+    backend = GatedBackend(delay=0.03)
     app = make_app(
         study,
-        backend_factory=lambda: FakeBackend(delay=0.03),
+        backend_factory=lambda: backend,
         coder="tester",
         batch_size=6,
         close_study=True,
@@ -49,10 +69,18 @@ async def test_r_scores_pending_pairs_with_progress_and_rows_fill_in(tmp_path: P
         assert first.surprisal is None  # nothing scored yet
         await pilot.press("r")
         await wait_for(pilot, lambda: any(isinstance(m, ScoringProgressed) for m in seen))
-        # Keys are handled while batches run (the cursor follows its pair as it moves).
+        # The first batch's reload moves the cursor with its pair; the next batch waits,
+        # so a key is measured against a queue that holds still (a batch landing between
+        # reading the cursor and pressing j would move it as well: the cursor follows).
+        await pilot.pause()
         before = queue.cursor
+        expected = queue.row_at(before + 1)
         await pilot.press("j")
         assert queue.cursor == before + 1
+        assert queue.current == expected
+        backend.gate.set()
+        # Keys are still handled while the remaining batches run.
+        await pilot.press("k")
         await wait_for(pilot, lambda: any(isinstance(m, ScoringFinished) for m in seen))
         await pilot.pause()
         finished = next(m for m in seen if isinstance(m, ScoringFinished))
@@ -248,3 +276,26 @@ async def test_quitting_while_the_screening_runs_closes_cleanly(
     finally:
         release.set()
         study.close()
+
+
+async def test_a_coder_waiting_at_the_top_is_taken_to_the_new_top_after_scoring(
+    tmp_path: Path,
+) -> None:
+    study = build_study(tmp_path / "s.codecurve", n=20, scored=False)
+    seen: list[Message] = []
+    app = make_app(
+        study, backend_factory=FakeBackend, coder="tester", batch_size=6, close_study=True
+    )
+    async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+        await wait_for(pilot, lambda: any(isinstance(m, ModelLoaded) for m in seen))
+        await pilot.pause()
+        queue = app.review.pair_queue
+        assert queue.cursor == 0
+        await pilot.press("r")
+        await wait_for(pilot, lambda: any(isinstance(m, ScoringFinished) for m in seen))
+        await pilot.pause()
+        top = study.query_pairs(app.session.config_id, order="entropy", limit=1)[0]
+        current = queue.current
+        assert current is not None
+        assert queue.cursor == 0
+        assert row_key(current) == row_key(top)

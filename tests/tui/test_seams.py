@@ -156,7 +156,7 @@ async def test_a_note_edited_in_the_response_view_shows_on_the_review_screen(
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, ResponseScreen)
-        await pilot.press("n")
+        await pilot.press("c")  # n is No on a yes/no code here
         assert isinstance(app.screen, NoteScreen)
         await pilot.press(*"ask again", "enter")
         await settle(pilot)
@@ -204,7 +204,7 @@ def test_the_session_holds_each_keys_rule(tmp_path: Path) -> None:
         unscored = next(r for r in rows if r.pick is None)
         refused = session.decide(binary, 3)
         assert isinstance(refused, Refused)
-        assert "press 1-2" in refused.message
+        assert "press 1 or y" in refused.message
         assert isinstance(session.accept(unscored), Refused)
         assert session.accept(binary) == Saved(binary.response_id, "workload", binary.pick)
         assert study_.decision(binary.response_id, "workload", coder="tester") is not None
@@ -314,7 +314,7 @@ async def test_a_failed_save_in_the_response_view_keeps_the_view(
             raise OSError(28, "No space left on device")
 
         monkeypatch.setattr(study, "set_note", disk_full)
-        await pilot.press("n", *"lost", "enter")
+        await pilot.press("c", *"lost", "enter")
         await settle(pilot)
         assert app.screen is screen
         assert any("No space left" in e for e in notes_of(app, "error"))
@@ -385,7 +385,8 @@ async def test_help_and_palette_are_generated_from_the_tooltips(study: Study) ->
             if tooltip:
                 assert tooltip in texts.values()
         assert "Next pair" in texts.values()  # the queue's keys too
-        assert texts["1-9"].startswith("Record that scale value")
+        assert texts["1-9"].startswith("Record a value")
+        assert "yes/no: 1 Yes, 0 No" in texts["1-9"]
 
 
 # -- export in a worker -------------------------------------------------------------------

@@ -43,22 +43,22 @@ def pressing(*keys: str) -> Callable[[Pilot[None]], Awaitable[None]]:
 
 
 def test_queue_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
-    assert snap_compare(app_for(tmp_path), run_before=pressing("2", "j", "a"))
+    assert snap_compare(app_for(tmp_path), run_before=pressing("1", "j", "a"))
 
 
 def test_queue_140x40(snap_compare: SnapCompare, tmp_path: Path) -> None:
     assert snap_compare(
-        app_for(tmp_path), terminal_size=(140, 40), run_before=pressing("2", "x", "a")
+        app_for(tmp_path), terminal_size=(140, 40), run_before=pressing("1", "x", "a")
     )
 
 
 def test_screening_panel_140x40(snap_compare: SnapCompare, tmp_path: Path) -> None:
-    run_before = pressing(*"2x2x1a2", "s")
+    run_before = pressing(*"1x1x1a1", "s")
     assert snap_compare(app_for(tmp_path), terminal_size=(140, 40), run_before=run_before)
 
 
 def test_response_view_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
-    assert snap_compare(app_for(tmp_path), run_before=pressing("enter", "2"))
+    assert snap_compare(app_for(tmp_path), run_before=pressing("enter", "1"))
 
 
 def test_help_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
@@ -76,4 +76,21 @@ def test_light_theme_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
 def test_filter_bar_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
     # Filtered to Pay, status field highlighted: the bar over the queue's last line and
     # its keys in the key bar.
-    assert snap_compare(app_for(tmp_path), run_before=pressing("2", "f", "right", "right", "down"))
+    assert snap_compare(app_for(tmp_path), run_before=pressing("1", "f", "right", "right", "down"))
+
+
+def response_mode_app(tmp_path: Path) -> CodecurveApp:
+    from tests.tui.test_response_mode import yes_no_study
+
+    study = yes_no_study(tmp_path / "snap.codecurve", n=12)
+    return make_app(study, coder="tester", close_study=True)
+
+
+def test_response_mode_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    run_before = pressing("v", "y", "n", "c", *"ask", "enter")
+    assert snap_compare(response_mode_app(tmp_path), run_before=run_before)
+
+
+def test_response_mode_140x40(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    run_before = pressing("v", "y", "n", "y", "right_square_bracket", "n")
+    assert snap_compare(response_mode_app(tmp_path), terminal_size=(140, 40), run_before=run_before)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import ClassVar
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -13,24 +14,40 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-LEGEND = """\
-[b]Reading the queue[/b]
-  [b]curve[/b]   one bar per scale option, lowest option first. A [b]tall bar means low
-          surprisal[/b]: the option the model finds most likely. One tall bar = a clear
-          preference; a flat curve = the model is torn.
-  [b]pick[/b]    the model's pick (the curve's minimum) and its confidence (p of that option).
-  [b]H[/b]       normalised entropy, 0 (sure) to 1 (torn). The queue puts high H first.
-  [b]coded[/b]   · undecided   ✓ coded by hand   ≈ the model's pick, accepted.
-  Every decision is saved the moment you make it; there is nothing to save.
-"""
+#: How to read the queue: (term, explanation); a table, so a long explanation wraps
+#: within its column at any width instead of under the term.
+LEGEND: tuple[tuple[str, str], ...] = (
+    (
+        "curve",
+        "One bar per scale option, lowest option first. A tall bar means low surprisal: "
+        "the option the model finds most likely. One tall bar = a clear preference; a flat "
+        "curve = the model is torn.",
+    ),
+    ("pick", "The model's pick (the curve's minimum) and its confidence (p of that option)."),
+    ("H", "Normalised entropy, 0 (sure) to 1 (torn). The queue puts high H first."),
+    ("coded", "· undecided   ✓ coded by hand   ≈ the model's pick, accepted."),
+    ("yes/no", "On a yes/no code 1 records Yes (present) and 0 No."),
+)
 
 
 def bindings_table(bindings: Iterable[tuple[str, str]]) -> Table:
-    table = Table.grid(padding=(0, 2))
+    """Key, name and what it does, in columns: the text wraps inside its own column."""
+    table = Table.grid(padding=(0, 1))
     table.add_column(style="bold cyan", no_wrap=True, justify="right")
-    table.add_column()
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(ratio=1)
     for key, description in bindings:
-        table.add_row(key, description)
+        title, sep, rest = description.partition(": ")
+        table.add_row(key, title if sep else "", rest if sep else description)
+    return table
+
+
+def legend_table() -> Table:
+    table = Table.grid(padding=(0, 1))
+    table.add_column(style="bold", no_wrap=True, justify="right")
+    table.add_column(ratio=1)
+    for term, text in LEGEND:
+        table.add_row(term, text)
     return table
 
 
@@ -50,7 +67,14 @@ class HelpScreen(ModalScreen[None]):
             body.border_title = "Keys"
             body.border_subtitle = "esc closes"
             yield Static(bindings_table(self._keys), id="help-keys")
-            yield Static(Text.from_markup(LEGEND), id="help-legend")
+            yield Static(
+                Group(
+                    Text("Reading the queue", style="bold"),
+                    legend_table(),
+                    Text("Every decision is saved the moment you make it.", style="dim"),
+                ),
+                id="help-legend",
+            )
 
     def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
         self.dismiss(None)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
+
+from tui.text import printable
 
 
 class NoteScreen(ModalScreen[str | None]):
@@ -27,7 +30,7 @@ class NoteScreen(ModalScreen[str | None]):
         with Vertical(classes="dialog", id="note-dialog") as box:
             box.border_title = "Note"
             box.border_subtitle = "enter saves · esc cancels"
-            yield Label(self._title, classes="dialog-subtitle")
+            yield Label(Text(printable(self._title, single_line=True)), classes="dialog-subtitle")
             yield Input(self._note, placeholder="Why, or what to revisit…", id="note-input")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

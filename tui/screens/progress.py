@@ -12,22 +12,32 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from tui.session import ReviewSession
+from tui.text import printable
+
+#: Cells of the share bar; with its percentage the fourth column is never narrower.
+BAR = 20
 
 
 def progress_table(progress: dict[str, Any], names: dict[str, str]) -> Table:
+    """Decided / total per code with a share bar; a long code name is shortened with an
+    ellipsis so the bar and its percentage always fit."""
     table = Table(show_edge=False, expand=True)
-    table.add_column("code")
-    table.add_column("decided", justify="right")
-    table.add_column("of", justify="right")
-    table.add_column("", ratio=1)
+    table.add_column("code", ratio=1, no_wrap=True, overflow="ellipsis")
+    table.add_column("decided", justify="right", no_wrap=True)
+    table.add_column("of", justify="right", no_wrap=True)
+    table.add_column("", no_wrap=True, min_width=BAR + 5)
     by_code = progress.get("by_code") or {}
     for code_id, entry in by_code.items():
         decided = int(entry.get("decided", 0))
         total = int(entry.get("total", 0))
         share = decided / total if total else 0.0
-        bar = "█" * round(share * 20) + "░" * (20 - round(share * 20))
+        filled = round(share * BAR)
+        bar = "█" * filled + "░" * (BAR - filled)
         table.add_row(
-            names.get(code_id, code_id), f"{decided:,}", f"{total:,}", f"{bar} {share:.0%}"
+            printable(names.get(code_id, code_id), single_line=True),
+            f"{decided:,}",
+            f"{total:,}",
+            f"{bar} {share:>4.0%}",
         )
     return table
 

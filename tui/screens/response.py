@@ -1,13 +1,17 @@
-"""The response view: one response with every code's curve and decision.
+"""The response view: one response with its other columns and every code's curve and decision.
 
-For coding a response across the whole codebook: the same keys as the queue record,
-accept, undo and annotate the highlighted code (the session holds the rules, the same as
-the queue's); after a decision the cursor moves to the response's next undecided code.
+Two ways in: ``enter`` on a pair of the queue opens its response, and the response mode
+(``v``) codes response by response, in a response order (the response whose least sure
+code is least sure first, or by id). Either way ``]`` / ``[`` go to the next / previous
+response of that order, so a response is read once and decided across the whole codebook:
+``up`` / ``down`` move between codes, the scale's digits decide (on a yes/no code ``1`` or
+``y`` is Yes, ``0`` or ``n`` No), and after a decision the cursor moves to the response's
+next undecided code. The session holds the rules, the same as the queue's.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import events, on
@@ -21,20 +25,46 @@ from tui.screens.outcomes import report
 from tui.screens.small import TooSmall
 from tui.session import Outcome, ReviewSession
 from tui.source import Row
+from tui.text import markup_safe, one_line, printable
 from tui.widgets.curve import CurveChart, spark
-from tui.widgets.detail import code_text
-from tui.widgets.keys import KeyBar
-from tui.widgets.queue import status_text, value_label
+from tui.widgets.detail import code_text, question_text
+from tui.widgets.keys import KeyBar, decide_label, key_help
+from tui.widgets.queue import value_label
 
 #: The smallest terminal the view draws in (columns, lines); below it, it says so.
 MINIMUM = (50, 16)
 
+#: How each response order is named on screen.
+RESPONSE_ORDER_LABELS: dict[str, str] = {
+    "entropy": "least sure code first",
+    "id": "response id",
+}
+
+#: Widths of the table's fixed columns: curve, pick, conf, H, coded, note.
+FIXED = {"curve": 9, "pick": 8, "conf": 4, "H": 4, "coded": 7, "note": 4}
+
+
+def coded_text(row: Row, label: str | None) -> Text:
+    """The decision with its value (``✓ Yes``, ``≈ No`` accepted), or ``·``."""
+    if row.decision is None:
+        return Text("·", style="dim")
+    mark, style = ("≈", "blue") if row.source == "model" else ("✓", "bold green")
+    value = printable(label if label is not None else str(row.decision), single_line=True)
+    return Text(f"{mark} {value}", style=style)
+
 
 class ResponseScreen(Screen[None]):
-    """Every code of one response."""
+    """Every code of one response, and the way to the next response."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("1", "decide(1)", "Code", key_display="1-9", id="response.decide.1"),
+        Binding(
+            "1",
+            "decide(1)",
+            "Code",
+            key_display="1-9",
+            id="response.decide.1",
+            tooltip="Record a value: 1-9 the scale's options, lowest first; yes/no: 1 Yes, 0 No",
+        ),
         *(
             Binding(
                 str(i),
@@ -45,23 +75,138 @@ class ResponseScreen(Screen[None]):
             )
             for i in range(2, 10)
         ),
-        Binding("a", "accept", "Accept", id="response.accept"),
-        Binding("x", "not_apply", "Not apply", id="response.not_apply"),
-        Binding("u,backspace", "undo", "Undo", key_display="u", id="response.undo"),
-        Binding("n", "note", "Note", id="response.note"),
-        Binding("j", "cursor(1)", "Next code", show=False, id="response.down"),
-        Binding("k", "cursor(-1)", "Previous code", show=False, id="response.up"),
-        Binding("escape,enter,q", "back", "Back", key_display="esc", id="response.back"),
+        Binding("0", "decide(0)", "No", show=False, id="response.decide.0"),
+        Binding(
+            "y",
+            "yes_no(True)",
+            "Yes",
+            show=False,
+            id="response.yes",
+            tooltip="Yes: on a yes/no code",
+        ),
+        Binding(
+            "n", "yes_no(False)", "No", show=False, id="response.no", tooltip="No: on a yes/no code"
+        ),
+        Binding(
+            "a",
+            "accept",
+            "Accept",
+            id="response.accept",
+            tooltip="Accept the model's pick for the highlighted code",
+        ),
+        Binding(
+            "x",
+            "not_apply",
+            "Not apply",
+            id="response.not_apply",
+            tooltip="Does not apply: record the scale's lowest option (or No)",
+        ),
+        Binding(
+            "u,backspace",
+            "undo",
+            "Undo",
+            key_display="u",
+            id="response.undo",
+            tooltip="Undo: take back your last decision",
+        ),
+        Binding(
+            "right_square_bracket",
+            "response(1)",
+            "Next resp.",
+            key_display="]",
+            id="response.next",
+            tooltip="Next response: in the order shown at the top",
+        ),
+        Binding(
+            "left_square_bracket",
+            "response(-1)",
+            "Prev. resp.",
+            key_display="[",
+            id="response.previous",
+            tooltip="Previous response",
+        ),
+        Binding(
+            "c",
+            "note",
+            "Note",
+            id="response.note",
+            tooltip="Note: add or edit a note on the highlighted code",
+        ),
+        Binding(
+            "m",
+            "memo",
+            "Memo",
+            id="response.memo",
+            tooltip="Memo: add or edit a note on the whole response",
+        ),
+        Binding(
+            "O",
+            "reverse",
+            "Reverse",
+            show=False,
+            id="response.reverse",
+            tooltip="Reverse: go through the responses in the opposite order",
+        ),
+        Binding(
+            "down,j",
+            "cursor(1)",
+            "Next code",
+            show=False,
+            id="response.down",
+            tooltip="Next code",
+        ),
+        Binding(
+            "up,k",
+            "cursor(-1)",
+            "Previous code",
+            show=False,
+            id="response.up",
+            tooltip="Previous code",
+        ),
+        Binding(
+            "question_mark",
+            "help",
+            "Help",
+            key_display="?",
+            id="response.help",
+            tooltip="Keys: every key of this view",
+        ),
+        Binding(
+            "escape,q",
+            "back",
+            "Back",
+            key_display="esc",
+            id="response.back",
+            tooltip="Back: to the queue of pairs",
+        ),
     ]
 
     def __init__(
-        self, session: ReviewSession, response_id: str, code_id: str | None = None
+        self,
+        session: ReviewSession,
+        response_id: str,
+        code_id: str | None = None,
+        *,
+        order: str = "id",
+        reverse: bool = False,
     ) -> None:
+        """
+        Args:
+            session: The review session (decisions go through it).
+            response_id: The response shown first.
+            code_id: The code highlighted first (default: the first undecided one).
+            order: The response order ``]`` and ``[`` follow (``study.queries``'s
+                ``RESPONSE_ORDERS``).
+            reverse: That order backwards.
+        """
         super().__init__()
         self.session = session
         self.response_id = response_id
+        self.order = order
+        self.reverse = reverse
         self._initial_code = code_id
         self._rows: list[Row] = []
+        self._width = 0
 
     @property
     def codes_table(self) -> DataTable[object]:
@@ -72,9 +217,9 @@ class ResponseScreen(Screen[None]):
         return self._rows
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="response-text-box") as box:
-            box.border_title = f"Response {self.response_id}"
+        with VerticalScroll(id="response-text-box"):
             yield Static(id="response-text")
+            yield Static(id="response-attrs")
         yield DataTable(id="response-codes", cursor_type="row", zebra_stripes=True)
         with Vertical(id="response-detail"):
             yield Static(id="response-code")
@@ -84,18 +229,70 @@ class ResponseScreen(Screen[None]):
 
     def on_resize(self, event: events.Resize) -> None:
         self.query_one(TooSmall).check(event.size.width, event.size.height)
+        if event.size.width != self._width:
+            self._width = event.size.width
+            self._columns()
+            self._load()
 
     def on_mount(self) -> None:
+        self.query_one(KeyBar).relabel({"decide(1)": decide_label(self.session.scales.values())})
+        self._width = self.app.size.width
+        self._columns()
+        self._open(self.response_id, self._initial_code)
+        self.codes_table.focus()
+
+    def _columns(self) -> None:
+        """The table's columns for the width: the code's name takes what the others
+        leave, so the coded value and the note marker stay on screen at 80 columns."""
         table = self.codes_table
-        table.add_columns("code", "curve", "pick", "conf", "H", "coded", "note")
+        table.clear(columns=True)
+        fixed = sum(FIXED.values()) + 2 * (len(FIXED) + 1) + 4
+        table.add_column("code", width=max(8, self._width - fixed), key="code")
+        for name, width in FIXED.items():
+            table.add_column(name, width=width, key=name)
+
+    # -- which response ---------------------------------------------------------------
+
+    def _open(self, response_id: str, code_id: str | None = None) -> None:
+        """Show ``response_id``, highlighting ``code_id`` or its first undecided code."""
+        self.response_id = response_id
+        self._rows = []
         self._load()
-        if self._rows:
-            self.query_one("#response-text", Static).update(self._rows[0].text)
-        start = next((i for i, r in enumerate(self._rows) if r.code_id == self._initial_code), 0)
-        table.move_cursor(row=start, animate=False)
-        table.focus()
+        rows = self._rows
+        start = next((i for i, r in enumerate(rows) if r.code_id == code_id), None)
+        if start is None:
+            start = next((i for i, r in enumerate(rows) if r.decision is None), 0)
+        self.codes_table.move_cursor(row=start, animate=False)
+        self._show_response()
+        self._show_code()
+
+    def _show_response(self) -> None:
+        study = self.session.study
+        response = study.response(self.response_id)
+        box = self.query_one("#response-text-box", VerticalScroll)
+        position = study.response_position(
+            self.session.config_id, self.response_id, order=self.order, reverse=self.reverse
+        )
+        label = RESPONSE_ORDER_LABELS.get(self.order, self.order)
+        if self.reverse:
+            label += ", reversed"
+        box.border_title = f"Response {markup_safe(self.response_id)}"
+        box.border_subtitle = (
+            f"{position + 1:,} of {study.response_count():,} · {markup_safe(label)} · ] next"
+        )
+        self.query_one("#response-text", Static).update(Text(printable(response.text)))
+        attrs = attributes_text(response.attrs)
+        memo = self.session.memo(self.response_id)
+        if memo:
+            if attrs:
+                attrs.append("\n")
+            attrs.append("✎ memo: ", style="bold yellow")
+            attrs.append(printable(memo))
+        self.query_one("#response-attrs", Static).update(attrs)
+        box.scroll_home(animate=False)
 
     def _load(self) -> None:
+        """Read the response's rows again and redraw the table, keeping the cursor."""
         table = self.codes_table
         cursor = table.cursor_row
         self._rows = self.session.response_rows(self.response_id)
@@ -103,33 +300,42 @@ class ResponseScreen(Screen[None]):
         for row in self._rows:
             scale = self.session.scale(row.code_id)
             table.add_row(
-                row.code_name,
+                Text(printable(row.code_name, single_line=True)),
                 Text(spark(row.surprisal), style="cyan")
                 if row.surprisal is not None
                 else Text("·" * scale.k, style="dim"),
-                row.pick_label or "",
+                Text(printable(row.pick_label or "", single_line=True)),
                 "" if row.confidence is None else f"{row.confidence:.2f}",
                 "" if row.norm_entropy is None else f"{row.norm_entropy:.2f}",
-                status_text(row, value_label(scale, row.decision)),
+                coded_text(row, value_label(scale, row.decision)),
                 "✎" if row.note else "",
                 key=row.code_id,
             )
         if self._rows:
-            table.move_cursor(row=min(cursor, len(self._rows) - 1), animate=False)
+            table.move_cursor(row=max(0, min(cursor, len(self._rows) - 1)), animate=False)
 
     def current(self) -> Row | None:
         index = self.codes_table.cursor_row
         return self._rows[index] if 0 <= index < len(self._rows) else None
 
     @on(DataTable.RowHighlighted)
-    def _show_code(self, event: DataTable.RowHighlighted) -> None:
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_code()
+
+    def _show_code(self) -> None:
         row = self.current()
         if row is None:
             return
         code = self.session.code(row.code_id)
         scale = self.session.scale(row.code_id)
         if code is not None:
-            self.query_one("#response-code", Static).update(code_text(code))
+            text = question_text(self.session.codebook.question, code.name)
+            text.append("\n")
+            text.append_text(code_text(code))
+            if scale.k == 2:
+                yes, no = scale.options[1].label, scale.options[0].label
+                text.append(f"\n1 or y: {printable(yes)} · 0 or n: {printable(no)}", style="dim")
+            self.query_one("#response-code", Static).update(text)
         self.query_one("#response-curve", CurveChart).show(
             scale=scale,
             surprisal=row.surprisal,
@@ -137,6 +343,30 @@ class ResponseScreen(Screen[None]):
             pick=row.pick,
             decision=row.decision,
         )
+
+    def action_response(self, step: int) -> None:
+        """Go ``step`` responses along the order (``]`` next, ``[`` previous)."""
+        target = self.session.study.response_after(
+            self.session.config_id,
+            self.response_id,
+            step=step,
+            order=self.order,
+            reverse=self.reverse,
+        )
+        if target is None:
+            self.app.bell()
+            self.notify(
+                "This is the last response." if step > 0 else "This is the first response.",
+                timeout=2,
+            )
+            return
+        self._open(target)
+
+    def action_reverse(self) -> None:
+        self.reverse = not self.reverse
+        self._show_response()
+
+    # -- decisions --------------------------------------------------------------------
 
     def _decided(self, outcome: Outcome) -> None:
         """After a decision: say so, reload, move to the response's next undecided code."""
@@ -152,6 +382,10 @@ class ResponseScreen(Screen[None]):
         if (row := self.current()) is not None:
             self._decided(self.session.decide(row, position))
 
+    def action_yes_no(self, yes: bool) -> None:
+        if (row := self.current()) is not None:
+            self._decided(self.session.yes_no(row, yes=yes))
+
     def action_accept(self) -> None:
         if (row := self.current()) is not None:
             self._decided(self.session.accept(row))
@@ -164,13 +398,13 @@ class ResponseScreen(Screen[None]):
         undone = report(self, self.session.take_back())
         if undone is None:
             return
+        if undone.response_id != self.response_id or not undone.code_id:
+            self._open(undone.response_id, undone.code_id or None)  # a memo: show it again
+            return
         self._load()
-        if undone.response_id == self.response_id:
-            index = next((i for i, r in enumerate(self._rows) if r.code_id == undone.code_id), None)
-            if index is not None:
-                self.codes_table.move_cursor(row=index, animate=False)
-        else:
-            self.notify(f"Undone on response {undone.response_id}")
+        index = next((i for i, r in enumerate(self._rows) if r.code_id == undone.code_id), None)
+        if index is not None:
+            self.codes_table.move_cursor(row=index, animate=False)
 
     def action_note(self) -> None:
         from tui.screens.note import NoteScreen
@@ -183,11 +417,46 @@ class ResponseScreen(Screen[None]):
             if note is not None and report(self, self.session.annotate(row, note)) is not None:
                 self._load()
 
-        self.app.push_screen(NoteScreen(f"{row.response_id} · {row.code_name}", row.note), save)
+        title = f"{one_line(row.response_id)} · {one_line(row.code_name)}"
+        self.app.push_screen(NoteScreen(title, row.note), save)
+
+    def action_memo(self) -> None:
+        from tui.screens.note import NoteScreen
+
+        response_id = self.response_id
+
+        def save(note: str | None) -> None:
+            if note is None:
+                return
+            saved = report(self, self.session.annotate_response(response_id, note))
+            if saved is not None and self.response_id == response_id:
+                self._show_response()
+
+        title = f"{one_line(response_id)} · the whole response"
+        self.app.push_screen(NoteScreen(title, self.session.memo(response_id)), save)
 
     def action_cursor(self, step: int) -> None:
         table = self.codes_table
         table.move_cursor(row=max(0, min(len(self._rows) - 1, table.cursor_row + step)))
 
+    def action_help(self) -> None:
+        from tui.screens.help import HelpScreen
+
+        keys = [(item.keys, item.text) for item in key_help(self.app, self.BINDINGS)]
+        self.app.push_screen(HelpScreen(keys))
+
     def action_back(self) -> None:
         self.dismiss(None)
+
+
+def attributes_text(attrs: Any) -> Text:
+    """The response's other columns (the survey question, service, site), one a line."""
+    text = Text()
+    for name, value in dict(attrs or {}).items():
+        if value is None or value == "":
+            continue
+        if text:
+            text.append("\n")
+        text.append(f"{one_line(str(name))}: ", style="bold dim")
+        text.append(one_line(str(value)))
+    return text

@@ -27,8 +27,9 @@ from tui.screens.outcomes import report
 from tui.screens.small import TooSmall
 from tui.session import Outcome, ReviewSession
 from tui.source import ORDER_LABELS, STATUS_LABELS, Query, Row, row_key
+from tui.text import markup_safe, one_line, plural
 from tui.widgets.detail import DetailPane
-from tui.widgets.keys import KeyBar, key_help
+from tui.widgets.keys import KeyBar, decide_label, key_help
 from tui.widgets.progress import ScoringProgress
 from tui.widgets.queue import PairQueue
 from tui.widgets.screening import ScreeningPanel
@@ -47,12 +48,13 @@ DECIDE_BINDINGS: list[BindingType] = [
         "Code",
         key_display="1-9",
         id="decide.1",
-        tooltip="Record that scale value: 1 = lowest; on No/Yes 1=No 2=Yes",
+        tooltip="Record a value: 1-9 the scale's options, lowest first; yes/no: 1 Yes, 0 No",
     ),
     *(
         Binding(str(i), f"decide({i})", f"Record scale value {i}", show=False, id=f"decide.{i}")
         for i in range(2, 10)
     ),
+    Binding("0", "decide(0)", "No", show=False, id="decide.0"),
 ]
 
 
@@ -130,6 +132,14 @@ class ReviewScreen(Screen[None]):
             id="order",
             tooltip="Cycle order: uncertainty, id, model's pick, confidence",
         ),
+        Binding(
+            "O",
+            "reverse_order",
+            "Reverse",
+            show=False,
+            id="reverse_order",
+            tooltip="Reverse order: the same order backwards (most certain first)",
+        ),
         Binding("n", "note", "Note", id="note", tooltip="Note: add or edit a note on the pair"),
         Binding(
             "enter",
@@ -137,6 +147,13 @@ class ReviewScreen(Screen[None]):
             "Response",
             id="open_response",
             tooltip="Open response: every code's curve and decision",
+        ),
+        Binding(
+            "v",
+            "response_mode",
+            "By response",
+            id="response_mode",
+            tooltip="By response: code whole responses, least sure first; ] next, [ previous",
         ),
         Binding(
             "e",
@@ -182,6 +199,7 @@ class ReviewScreen(Screen[None]):
         self._history: list[tuple[tuple[str, str], int]] = []
         self._agreement: tuple[float, int] | None = None
         self._model_state = ""
+        self._top_at_start: tuple[str, str] | None = None
         #: Set when the study changed while another screen was on top.
         self.stale = False
         self.filter_bar = FilterBar(
@@ -224,7 +242,7 @@ class ReviewScreen(Screen[None]):
         session = self.session
         with Container(id="main"):
             with Vertical(id="queue-box") as box:
-                box.border_title = session.codebook.name
+                box.border_title = markup_safe(session.codebook.name)
                 yield PairQueue(
                     session.source,
                     scales=session.scales,
@@ -236,7 +254,9 @@ class ReviewScreen(Screen[None]):
                     id="search",
                 )
             with ContentSwitcher(initial="detail", id="side"):
-                yield DetailPane(coder=session.coder, id="detail")
+                yield DetailPane(
+                    coder=session.coder, question=session.codebook.question, id="detail"
+                )
                 yield ScreeningPanel(id="screening")
         yield ScoringProgress()
         yield StatusLine()
@@ -244,10 +264,34 @@ class ReviewScreen(Screen[None]):
         yield TooSmall(MINIMUM)
 
     def on_mount(self) -> None:
+        self.query_one(KeyBar).relabel({"decide(1)": decide_label(self.session.scales.values())})
         self.status_line.filter_bar = self.filter_bar
         self.pair_queue.reload()
+        self.first_undecided()
         self.pair_queue.focus()
         self.update_status()
+
+    def scoring_started(self) -> None:
+        """A scoring run began: remember whether the coder was at the top of the queue."""
+        queue = self.pair_queue
+        row = queue.current
+        self._top_at_start = row_key(row) if row is not None and queue.cursor == 0 else None
+
+    def scoring_finished(self) -> None:
+        """A scoring run ended: a coder who waited at the top of the queue is taken to
+        the new top, the most uncertain undecided pair; one who went down the queue
+        stays on their pair (the queue followed it)."""
+        top, self._top_at_start = self._top_at_start, None
+        row = self.pair_queue.current
+        if top is not None and row is not None and row_key(row) == top:
+            self.first_undecided()
+
+    def first_undecided(self) -> None:
+        """Put the cursor on the first undecided pair of the order (the most uncertain
+        one in the default order): where to start after opening or scoring."""
+        queue = self.pair_queue
+        index = queue.next_undecided(0)
+        queue.move_to(index if index is not None else 0)
 
     def on_resize(self, event: events.Resize) -> None:
         self.set_class(event.size.width >= WIDE, "-wide")
@@ -303,7 +347,8 @@ class ReviewScreen(Screen[None]):
             decided=int(progress.get("decided", 0)),
             total=int(progress.get("total", 0)),
             agreement=self._agreement,
-            order=ORDER_LABELS.get(query.order, query.order),
+            order=ORDER_LABELS.get(query.order, query.order)
+            + (", reversed" if query.reverse else ""),
             filters=self._describe_filters(query),
             model=self._model_state,
         )
@@ -328,7 +373,17 @@ class ReviewScreen(Screen[None]):
         return ", ".join(parts)
 
     def set_query(self, query: Query) -> None:
+        searched = query.search != self.pair_queue.pair_query.search
         self.pair_queue.set_query(query)
+        self.detail.set_search(query.search)
+        box = self.query_one("#queue-box", Vertical)
+        if query.search:
+            count = plural(self.pair_queue.total, "match", "matches")
+            box.border_subtitle = f"{count} for “{markup_safe(query.search)}”"
+            if searched:
+                self.notify(f"{count} for “{one_line(query.search)}”", timeout=3, markup=False)
+        else:
+            box.border_subtitle = ""
         self.update_status()
 
     # -- decisions ---------------------------------------------------------------------
@@ -380,6 +435,9 @@ class ReviewScreen(Screen[None]):
         undone = report(self, self.session.take_back())
         if undone is None:
             return
+        if not undone.code_id:  # a memo on a whole response
+            self.notify(f"Undone: the memo on {one_line(undone.response_id)}", markup=False)
+            return
         key = (undone.response_id, undone.code_id)
         queue = self.pair_queue
         near = queue.cursor
@@ -403,8 +461,12 @@ class ReviewScreen(Screen[None]):
         self.update_status()
         if index is None:
             code = self.session.code(undone.code_id)
-            name = code.name if code else undone.code_id
-            self.notify(f"Undone: {undone.response_id} · {name} (not in this view)", timeout=3)
+            name = one_line(code.name if code else undone.code_id)
+            self.notify(
+                f"Undone: {one_line(undone.response_id)} · {name} (not in this view)",
+                timeout=3,
+                markup=False,
+            )
 
     def action_note(self) -> None:
         from tui.screens.note import NoteScreen
@@ -435,7 +497,28 @@ class ReviewScreen(Screen[None]):
 
         row = self._current()
         if row is not None:
-            self.app.push_screen(ResponseScreen(self.session, row.response_id, row.code_id))
+            # ] and [ there follow responses in the queue's order where one exists.
+            query = self.pair_queue.pair_query
+            order = "entropy" if query.order == "entropy" else "id"
+            self.app.push_screen(
+                ResponseScreen(
+                    self.session, row.response_id, row.code_id, order=order, reverse=query.reverse
+                )
+            )
+
+    def action_response_mode(self) -> None:
+        """Code response by response, the one whose least sure code is least sure first."""
+        from tui.screens.response import ResponseScreen
+
+        session = self.session
+        first = session.study.response_page(session.config_id, order="entropy", limit=1)
+        if not first:
+            self.app.bell()
+            return
+        self.app.push_screen(ResponseScreen(session, first[0], order="entropy"))
+
+    def action_reverse_order(self) -> None:
+        self.set_query(self.pair_queue.pair_query.reversed())
 
     def action_cycle_order(self) -> None:
         # The status line names the order: no notification to wait for.
@@ -501,7 +584,7 @@ class ReviewScreen(Screen[None]):
             return
         if self.pair_queue.pair_query.filtered:
             query = self.pair_queue.pair_query
-            self.set_query(Query(order=query.order))
+            self.set_query(Query(order=query.order, reverse=query.reverse))
 
     # -- panels and dialogs ------------------------------------------------------------
 

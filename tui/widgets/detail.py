@@ -13,7 +13,7 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from codebooks.model import Code, Scale
+from codebooks.model import DEFAULT_QUESTION, Code, Scale
 from scoring.curves import OFF_SCALE_WARNING
 from tui.source import Row
 from tui.text import markup_safe, printable
@@ -34,6 +34,24 @@ def off_scale_flag(row: Row) -> bool:
         return value
     mass = off_scale_mass(row)
     return mass is not None and mass > OFF_SCALE_WARNING
+
+
+def response_text(text: str, search: str | None = None) -> Text:
+    """The response, printable, each match of ``search`` marked."""
+    shown = Text(printable(text))
+    if search:
+        shown.highlight_words([search], style="bold reverse", case_sensitive=False)
+    return shown
+
+
+def question_text(question: str, code_name: str) -> Text:
+    """The codebook's question about one code, the code's name in bold (``{code}`` marks
+    where it goes; a question without it is followed by the name)."""
+    name = printable(code_name, single_line=True)
+    before, marker, after = printable(question, single_line=True).partition("{code}")
+    if not marker:
+        return Text.assemble((name, "bold"), ("  " + before, "dim"))
+    return Text.assemble((before, "dim"), (name, "bold"), (after, "dim"))
 
 
 def code_text(code: Code, path: tuple[str, ...] = ()) -> Text:
@@ -63,7 +81,11 @@ def decision_text(row: Row, scale: Scale, me: str | None = None) -> Text:
     who = "you" if row.coder is None or row.coder == me else printable(row.coder, single_line=True)
     if row.decision is None:
         text.append("Not decided yet. ", style="dim")
-        text.append("Press a digit, a to accept, x for does not apply.", style="dim")
+        if scale.k == 2:
+            yes, no = (printable(o.label, single_line=True) for o in scale.options[::-1])
+            text.append(f"Press 1 for {yes}, 0 for {no}, a to accept.", style="dim")
+        else:
+            text.append("Press a digit, a to accept, x for does not apply.", style="dim")
     elif row.source == "model":
         text.append(f"≈ {label}", style="bold")
         text.append(" model's pick, accepted by ")
@@ -130,6 +152,7 @@ class DetailPane(ScrollView, can_focus=True):
         self,
         *,
         coder: str | None = None,
+        question: str | None = None,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
@@ -138,9 +161,12 @@ class DetailPane(ScrollView, can_focus=True):
         Args:
             coder: The session's coder: their decisions read "coded by you", another
                 coder's are named.
+            question: The codebook's question (``{code}`` stands for the code's name),
+                asked above the curve; by default the codebook model's own.
         """
         super().__init__(name=name, id=id, classes=classes)
         self._coder = coder
+        self._question = question or DEFAULT_QUESTION
         self._shown: tuple[Row | None, Code | None, Scale | None, tuple[str, ...]] = (
             None,
             None,
@@ -150,7 +176,17 @@ class DetailPane(ScrollView, can_focus=True):
         self._lines: list[Strip] = []
         self._rendered_width = -1
         self._blank: Strip | None = None
+        self._search: str | None = None
         self.row: Row | None = None
+
+    def set_search(self, search: str | None) -> None:
+        """Mark each occurrence of ``search`` in the response (None: no marks)."""
+        if search != self._search:
+            self._search = search
+            self._rendered_width = -1
+            if self.is_mounted:
+                self._render_content()
+                self.refresh()
 
     @property
     def plain_text(self) -> str:
@@ -197,12 +233,9 @@ class DetailPane(ScrollView, can_focus=True):
         # The curve and the decision come before the code's criteria: at 80x24 they
         # are what the coder must see without scrolling.
         return Group(
-            Text(printable(row.text)),
+            response_text(row.text, self._search),
             Text(),
-            Text.assemble(
-                (printable(code.name, single_line=True), "bold"),
-                ("  how well does it apply?", "dim"),
-            ),
+            question_text(self._question, code.name),
             curve,
             stats_text(row),
             decision_text(row, scale, self._coder),

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from textual.app import App
     from textual.screen import Screen
 
+    from codebooks.model import Scale
+
 #: What the bar shows per key: (key to simulate, key display, description, enabled).
 KeyItem = tuple[str, str, str, bool]
 
@@ -73,6 +75,14 @@ def key_help(app: App[Any], bindings: Iterable[BindingType]) -> list[KeyHelp]:
     return items
 
 
+def decide_label(scales: Iterable[Scale]) -> tuple[str, str]:
+    """How the key bar shows the digits: ``1/0 Yes/No`` when every code is yes/no, else
+    ``1-9 Code`` (the detail pane says 1 Yes, 0 No on a yes/no code)."""
+    if {scale.k for scale in scales} == {2}:
+        return ("1/0", "Yes/No")
+    return ("1-9", "Code")
+
+
 def fit(items: Sequence[KeyItem], width: int) -> tuple[Sequence[KeyItem], bool]:
     """The items that fit in ``width`` cells, and whether they fit with room to spare.
 
@@ -119,6 +129,7 @@ class KeyBar(Widget):
         super().__init__(id=id, classes=classes)
         self._bound: tuple[KeyItem, ...] = ()
         self._override: tuple[KeyItem, ...] | None = None
+        self._labels: dict[str, tuple[str, str]] = {}
 
     @property
     def items(self) -> tuple[KeyItem, ...]:
@@ -132,6 +143,13 @@ class KeyBar(Widget):
         if override != self._override:
             self._override = override
             self.refresh()
+
+    def relabel(self, labels: dict[str, tuple[str, str]]) -> None:
+        """Show the keys of these actions as ``(display, description)`` instead of the
+        binding's own (``{"decide(1)": ("1/0", "Yes/No")}`` on a yes/no codebook)."""
+        self._labels = dict(labels)
+        if self.is_attached:
+            self._bindings_changed(self.screen)
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
@@ -150,7 +168,10 @@ class KeyBar(Widget):
                 continue
             seen.add(binding.action)
             key = binding.key.split(",")[0].strip()
-            items.append((key, self.app.get_key_display(binding), binding.description, enabled))
+            display, description = self._labels.get(
+                binding.action, (self.app.get_key_display(binding), binding.description)
+            )
+            items.append((key, display, description, enabled))
         if tuple(items) != self._bound:
             self._bound = tuple(items)
             if self._override is None:

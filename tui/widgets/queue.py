@@ -56,13 +56,26 @@ class Columns:
     pick: int
     entropy: int
     status: int
+    note: int = 1
 
     @property
     def widths(self) -> tuple[int, ...]:
-        return (self.id, self.snippet, self.code, self.curve, self.pick, self.entropy, self.status)
+        return (
+            self.id,
+            self.snippet,
+            self.code,
+            self.curve,
+            self.pick,
+            self.entropy,
+            self.status,
+            self.note,
+        )
 
 
-HEADERS = ("id", "response", "code", "curve", "pick", "H", "coded")
+HEADERS = ("id", "response", "code", "curve", "pick", "H", "coded", "✎")
+
+#: The note column's mark on a pair with a note.
+NOTE_MARK = "✎"
 
 
 def status_text(row: Row, label: str | None) -> str:
@@ -84,10 +97,29 @@ def value_label(scale: Scale | None, value: int | None) -> str | None:
     return str(value)
 
 
-def snippet(text: str) -> str:
+def snippet(text: str, search: str | None = None) -> str:
     """The response on one line, control characters shown as pictures (never sent to the
-    terminal); whitespace runs (line breaks too) become one space."""
-    return one_line(text[:400])
+    terminal); whitespace runs (line breaks too) become one space. With ``search``, it
+    starts a little before the first match, so the match is on screen."""
+    line = one_line(text)
+    if search:
+        at = line.casefold().find(search.casefold())
+        if at > 12:
+            line = "…" + line[at - 10 :]
+    return line[:400]
+
+
+def match_spans(text: str, search: str | None) -> list[tuple[int, int]]:
+    """Where ``search`` occurs in ``text`` (case-insensitive), as (start, end) indexes."""
+    if not search:
+        return []
+    folded, needle = text.casefold(), search.casefold()
+    spans: list[tuple[int, int]] = []
+    at = folded.find(needle)
+    while at >= 0 and len(folded) == len(text):
+        spans.append((at, at + len(needle)))
+        at = folded.find(needle, at + len(needle))
+    return spans
 
 
 class PairQueue(ScrollView, can_focus=True):
@@ -119,6 +151,7 @@ class PairQueue(ScrollView, can_focus=True):
         & > .pair-queue--model { color: $primary; }
         & > .pair-queue--warn { color: $warning; }
         & > .pair-queue--empty { color: $text-muted; text-style: italic; }
+        & > .pair-queue--match { background: $warning 40%; text-style: bold; }
     }
     """
 
@@ -131,6 +164,7 @@ class PairQueue(ScrollView, can_focus=True):
         "pair-queue--model",
         "pair-queue--warn",
         "pair-queue--empty",
+        "pair-queue--match",
     }
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -472,7 +506,7 @@ class PairQueue(ScrollView, can_focus=True):
             code = 24 if wide else 14
             pick = max(4, self._label_width + 4)
             status = max(5, self._label_width + 2)
-            fixed = self._id_width + code + self._curve_width + pick + 4 + status + 6
+            fixed = self._id_width + code + self._curve_width + pick + 4 + status + 1 + 7
             columns = Columns(
                 id=self._id_width,
                 snippet=max(8, width - fixed),
@@ -507,6 +541,20 @@ class PairQueue(ScrollView, can_focus=True):
             self._lines.set(key, strip)
         return strip
 
+    def _highlighted_cell(
+        self, segments: list[Segment], text: str, search: str | None, size: int, base: Style
+    ) -> None:
+        """A cell of ``size`` cells showing ``text`` with each match of ``search`` marked."""
+        text = set_cell_size(text, size)
+        mark = base + self._style("pair-queue--match")
+        start = 0
+        for lo, hi in match_spans(text, search):
+            segments.append(Segment(text[start:lo], base))
+            segments.append(Segment(text[lo:hi], mark))
+            start = hi
+        segments.append(Segment(text[start:], base))
+        segments.append(Segment(" ", base))
+
     def _header(self, width: int) -> Strip:
         strip = self._headers.get(width)
         if strip is None:
@@ -540,7 +588,12 @@ class PairQueue(ScrollView, can_focus=True):
 
         dim = get("pair-queue--dim", partial=True)
         cell(row.response_id, cols.id, dim)
-        cell(snippet(row.text), cols.snippet)
+        search = self._query.search
+        shown = cell_stable(snippet(row.text, search))
+        if match_spans(shown, search):
+            self._highlighted_cell(segments, shown, search, cols.snippet, base)
+        else:
+            cell(shown, cols.snippet)
         cell(row.code_name, cols.code)
         if row.surprisal is None:
             cell("·" * (scale.k if scale else 1), cols.curve, dim)
@@ -563,4 +616,5 @@ class PairQueue(ScrollView, can_focus=True):
         else:
             status_style = get("pair-queue--human", partial=True)
         cell(status_text(row, value_label(scale, row.decision)), cols.status, status_style)
+        cell(NOTE_MARK if row.note else "", cols.note, get("pair-queue--warn", partial=True))
         return Strip(segments).adjust_cell_length(width, base)
