@@ -14,11 +14,13 @@ DESCRIPTION = """\
 Write the coded dataset. Long layout: one row per (response, code) with the model's
 curve, the coder's decision and the final decision (the coder's where there is one,
 else the model's pick, marked as such). Wide layout: one row per response with a 0/1
-column per code (applies) and the model's confidence per code. The format follows the
+column per code (applies; empty where nobody decided, unless --fill model) and the
+model's confidence per code. The format follows the
 suffix (.csv, .xlsx, .parquet, .jsonl) unless --format says otherwise; an XLSX file has
 a second sheet, "provenance". The study may stay open in the app meanwhile.
 
   codecurve export survey.codecurve -o coded.xlsx --layout wide
+  codecurve export survey.codecurve -o all.csv --layout wide --fill model
   codecurve export survey.codecurve --codebook codes.qdc
 """
 
@@ -46,6 +48,13 @@ def register(subparsers: Any) -> None:
         help="the scoring configuration to export (default: the study's active one)",
     )
     parser.add_argument(
+        "--fill",
+        choices=("none", "model"),
+        default="none",
+        help="wide layout: what an undecided cell holds: nothing (default) or the model's "
+        "pick, with a source column per code",
+    )
+    parser.add_argument(
         "--codebook",
         type=Path,
         metavar="FILE",
@@ -64,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("nothing to write: give -o FILE, --codebook FILE or both")
     if args.output is None and (args.format or args.coder or args.config is not None):
         raise UsageError("--format, --coder and --config describe the dataset: add -o FILE")
+    if args.fill != "none" and args.layout != "wide":
+        raise UsageError("--fill is for the wide layout (the long one always says final_from)")
     if not args.study.exists():
         raise InputError("no such study file", path=args.study)
     for output in (args.output, args.codebook):
@@ -86,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
                 layout=args.layout,
                 config_id="active" if args.config is None else args.config,
                 coder=args.coder,
+                fill=args.fill,
             )
             sys.stderr.write(printable(f"wrote {written} ({args.layout} layout)") + "\n")
         if args.codebook is not None:
