@@ -10,9 +10,15 @@ import sqlite3
 
 from study.errors import StudyError
 from study.index import StudyView
-from study.rows import ConfigRow
+from study.rows import CONTEXTS, ConfigRow, Context
 
-__all__ = ["config_label", "config_listing", "off_scale_warning", "resolve_config"]
+__all__ = [
+    "active_context",
+    "config_label",
+    "config_listing",
+    "off_scale_warning",
+    "resolve_config",
+]
 
 #: The listing names at most this many configurations (the newest last).
 LISTED = 12
@@ -104,3 +110,14 @@ def off_scale_warning(study: StudyView, config_id: int | None) -> str | None:
     if n == 0 or off / n <= OFF_SCALE_SHARE:
         return None
     return OFF_SCALE_ADVICE.format(off=off, n=n)
+
+
+def active_context(study: StudyView, default: Context = "definition") -> Context:
+    """The prompt context of the study's active configuration, else ``default``: what the
+    app scores with when no ``--context`` is given, so that it opens on the scores made
+    by ``codecurve score --context ...``."""
+    active = study.active_config_id()
+    if active is None:
+        return default
+    context = study.config_row(active).context
+    return context if context in CONTEXTS else default  # type: ignore[return-value]

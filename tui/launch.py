@@ -76,8 +76,10 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--context",
         choices=CONTEXTS,
-        default="definition",
-        help="what the prompt tells the model about a code (default: definition)",
+        default=None,
+        help="what the prompt tells the model about a code (default: the study's active "
+        "configuration's, else definition); another one than the active configuration's "
+        "starts a new configuration",
     )
     parser.add_argument(
         "--batch-size",
@@ -134,14 +136,42 @@ def run_app(path: Path, args: argparse.Namespace, *, score_on_open: bool) -> int
     """Open the study in the app until the coder quits."""
     from tui.app import make_app
 
+    context = args.context
+    if context is not None:
+        note = context_note(path, context)
+        if note:
+            sys.stderr.write(printable(note) + "\n")
     factory = None if args.no_model else backend_factory(args.model)
     app = make_app(
         path,
         backend_factory=factory,
         coder=args.coder,
         score_on_open=score_on_open and factory is not None,
-        context=args.context,
+        context=context,
         batch_size=args.batch_size,
     )
     app.run()
     return 0
+
+
+def context_note(path: Path, context: str) -> str | None:
+    """The line said before the app opens when ``--context`` differs from the study's
+    active configuration: a new configuration starts, and the active one stays shown
+    (and active) until something is scored with the new one."""
+    from study.configs import config_label
+    from study.store import Study
+
+    if not path.exists():
+        return None
+    with Study.open(path, read_only=True) as study:
+        active = study.active_config_id()
+        if active is None:
+            return None
+        row = study.config_row(active)
+        if row.context == context:
+            return None
+        return (
+            f"note: --context {context} starts a new configuration (the active one is "
+            f"{config_label(row)}, {study.scored_count(active)} pairs scored); its pairs are "
+            "scored when you press r, and until then the app shows the active one"
+        )

@@ -47,7 +47,7 @@ async def test_tiers_follow_the_decisions(tmp_path: Path) -> None:
             assert row is not None, left
             assert row.pick is not None
             assert row.confidence is not None
-            high = row.confidence >= 0.5
+            high = row.confidence >= 0.6  # the scale-aware cut on 1-5: (5 + 1) / 10
             correct_cell, wrong_cell = ("a", "b") if high else ("c", "d")
             # On 1-5 a value applies from 4: 5 agrees with a pick of 4-5, 1 with 1-3.
             agree = "5" if row.pick >= 4 else "1"
