@@ -69,7 +69,8 @@ def test_the_readme_workflow_ends_with_a_screen_over_the_scored_decisions(
     assert payload["n_unscored"] == 0
     assert payload["pooled"]["n_items"] == N // 2 * 2
     assert "full" in payload["config"]["label"]
-    assert payload["headline"] and payload["next_action"]
+    assert payload["headline"]
+    assert payload["next_action"]
     # A yes/no code is cut at p_max >= 0.75, stated as a p_max value.
     assert payload["per_code"]["Timeliness"]["binarisation_threshold"].startswith(">= 0.750")
     # The table says it in words first.
@@ -77,7 +78,8 @@ def test_the_readme_workflow_ends_with_a_screen_over_the_scored_decisions(
     out = capsys.readouterr().out
     first = out.strip().splitlines()[0]
     assert first.startswith("The model's confidence"), out
-    assert "Next: " in out and "confident when wrong" in out
+    assert "Next: " in out
+    assert "confident when wrong" in out
 
 
 def test_screen_config_chooses_and_an_unknown_one_lists_those_that_exist(
@@ -92,7 +94,8 @@ def test_screen_config_chooses_and_an_unknown_one_lists_those_that_exist(
     assert main(["screen", str(workflow), "--config", "9"]) == 1
     err = capsys.readouterr().err
     assert "no scoring configuration 9" in err
-    assert f"#{active} fake · full" in err and f"({total} of {total} scored, active)" in err
+    assert f"#{active} fake · full" in err
+    assert f"({total} of {total} scored, active)" in err
     assert "Traceback" not in err
 
 
@@ -103,7 +106,9 @@ def test_export_config_9_lists_the_configurations(
     assert main(["export", str(workflow), "-o", str(out), "--config", "9"]) == 1
     err = capsys.readouterr().err
     assert err.count("codecurve: error:") == 1
-    assert "no scoring configuration 9" in err and "fake · full" in err and "scored" in err
+    assert "no scoring configuration 9" in err
+    assert "fake · full" in err
+    assert "scored" in err
     assert not out.exists()
 
 
@@ -115,8 +120,10 @@ def test_wide_export_leaves_undecided_cells_empty_unless_filled(
     rows = read_csv(plain)
     assert len(rows) == N
     coded, uncoded = rows[0], rows[-1]
-    assert coded["Timeliness"] == "0" and coded["Staff"] == "0"  # ben's "no", "no"
-    assert uncoded["Timeliness"] == "" and uncoded["Staff"] == ""  # nobody decided
+    assert coded["Timeliness"] == "0"
+    assert coded["Staff"] == "0"
+    assert uncoded["Timeliness"] == ""
+    assert uncoded["Staff"] == ""
     assert uncoded["Timeliness (confidence)"] != ""  # the model's score is still there
     assert "Timeliness (source)" not in coded
 
@@ -169,7 +176,8 @@ def test_new_warns_when_no_code_has_a_definition(
         == 0
     )
     err = capsys.readouterr().err
-    assert "warning: no code has a definition" in err and "docs/codebooks.md" in err
+    assert "warning: no code has a definition" in err
+    assert "docs/codebooks.md" in err
     defined = tmp_path / "defined.yaml"
     defined.write_text(CODEBOOK, encoding="utf-8")
     assert (
@@ -192,7 +200,8 @@ def test_screen_help_cites_the_docs_page(capsys: pytest.CaptureFixture[str]) -> 
     with pytest.raises(SystemExit):
         main(["screen", "--help"])
     out = capsys.readouterr().out
-    assert "docs/method.md" in out and "METHOD.md" not in out.replace("docs/method.md", "")
+    assert "docs/method.md" in out
+    assert "METHOD.md" not in out.replace("docs/method.md", "")
 
 
 def test_review_context_note_names_the_active_configuration(workflow: Path) -> None:
@@ -201,4 +210,5 @@ def test_review_context_note_names_the_active_configuration(workflow: Path) -> N
     assert context_note(workflow, "full") is None
     note = context_note(workflow, "definition")
     assert note is not None
-    assert "starts a new configuration" in note and "fake · full" in note
+    assert "starts a new configuration" in note
+    assert "fake · full" in note
