@@ -120,4 +120,7 @@ def active_context(study: StudyView, default: Context = "definition") -> Context
     if active is None:
         return default
     context = study.config_row(active).context
-    return context if context in CONTEXTS else default  # type: ignore[return-value]
+    for known in CONTEXTS:
+        if context == known:
+            return known
+    return default

@@ -46,7 +46,7 @@ from study.store import Study
 
 Cut = float | Literal["median", "scale"]
 #: The cut's names on the command line and in the panel.
-SCALE_CUT = "scale"
+SCALE_CUT: Literal["scale"] = "scale"
 
 
 def scale_cut(n_options: int, confidence: ConfidenceKind = "pmax") -> float:
@@ -259,7 +259,7 @@ def _screen_frame(
         probs = np.vstack(group["probs"].map(lambda p: np.asarray(p, float)).to_list())
         applies_from = float(group["applies_from"].iloc[0])
         threshold: float | Literal["median"] = (
-            scale_cut(len(values), confidence) if cut == SCALE_CUT else cut  # type: ignore[assignment]
+            scale_cut(len(values), confidence) if cut == SCALE_CUT else cut
         )
         screened = screen_coded(
             group["pick"].to_numpy(float),
@@ -302,7 +302,7 @@ def _screen_frame(
             else 1.0 - group["norm_entropy"].to_numpy(float)
         )
         conf_parts.append(conf)
-        if cut == SCALE_CUT:
+        if not isinstance(threshold, str):
             high_parts.append(conf >= threshold)
     if pooled is None:
         correct = np.concatenate(correct_parts) if correct_parts else np.zeros(0, bool)
