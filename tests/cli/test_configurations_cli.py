@@ -208,6 +208,11 @@ def test_review_context_note_names_the_active_configuration(workflow: Path) -> N
     from tui.launch import context_note
 
     assert context_note(workflow, "full") is None
+    assert context_note(workflow, None) is None
+    assert context_note(workflow, None, "fake") is None
+    model_note = context_note(workflow, None, "Qwen/Qwen2.5-7B-Instruct")
+    assert model_note is not None
+    assert "--model Qwen/Qwen2.5-7B-Instruct starts a new configuration" in model_note
     note = context_note(workflow, "definition")
     assert note is not None
     assert "starts a new configuration" in note
