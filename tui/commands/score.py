@@ -474,7 +474,7 @@ def _print_table(scores: Iterable[Score], names: dict[str, str], texts: dict[str
     table.add_column("response", overflow="ellipsis", no_wrap=True, max_width=16)
     if not narrow:
         table.add_column("text", overflow="ellipsis", no_wrap=True, max_width=40, ratio=1)
-    table.add_column("code", overflow="ellipsis", no_wrap=True, max_width=14 if narrow else 24)
+    table.add_column("code", overflow="ellipsis", no_wrap=True, max_width=20 if narrow else 24)
     table.add_column("curve", no_wrap=True, min_width=5)
     table.add_column("pick", justify="right", no_wrap=True, min_width=4)
     table.add_column("p", justify="right", no_wrap=True, min_width=4)
