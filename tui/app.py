@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -53,6 +54,7 @@ from tui.messages import (
     ScoringProgressed,
     ScoringStarted,
     ScreeningCutChanged,
+    ScreeningFilterRequested,
     ScreeningShown,
     ScreeningUpdated,
     StudyChanged,
@@ -441,6 +443,17 @@ class CodecurveApp(App[None]):
     def _screening_cut_changed(self, message: ScreeningCutChanged) -> None:
         self.screening_cut = message.cut
         self.refresh_screening(delay=0.0)
+
+    @on(ScreeningFilterRequested)
+    def _screening_filter_requested(self, message: ScreeningFilterRequested) -> None:
+        """The panel's next action: the undecided pairs of its code, in the queue's order
+        (a review screen that handles the message itself stops it before it gets here)."""
+        review = self.live_review
+        if review is None:
+            return
+        query = review.pair_queue.pair_query
+        review.set_query(replace(query, code_id=message.code_id, status="undecided"))
+        review.pair_queue.focus()
 
     @on(ScreeningUpdated)
     def _screening_updated(self, message: ScreeningUpdated) -> None:

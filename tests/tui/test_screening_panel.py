@@ -157,6 +157,9 @@ async def test_the_panel_speaks_plainly_and_its_keys_work(tmp_path: Path) -> Non
         assert asked
         assert asked[-1].code_id == summary.advice_code_id
         assert asked[-1].code_id in ("workload", "pay")
+        query = app.review.pair_queue.pair_query
+        assert (query.code_id, query.status) == (asked[-1].code_id, "undecided")
+        assert app.review.pair_queue.has_focus
 
 
 async def test_a_format_failure_is_said_once_for_the_study(tmp_path: Path) -> None:
