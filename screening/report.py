@@ -357,6 +357,8 @@ def screen_report(
     labels: npt.ArrayLike | None = None,
     weights: KappaWeights = None,
     confidence_level: float = 0.95,
+    high: npt.ArrayLike | None = None,
+    threshold_text: str | None = None,
 ) -> VRSReport:
     """Binarise, screen and (if asked and allowed) add phase B, in one call.
 
@@ -377,6 +379,10 @@ def screen_report(
         labels: Ordered categories for kappa.
         weights: Kappa weights.
         confidence_level: Coverage of all intervals.
+        high: Shape (n_items,), a high/low split made by the caller (e.g. each item cut
+            at its own scale's cut); ``threshold`` is then not used.
+        threshold_text: The report's binarisation row, replacing the description of
+            the cut (needed with ``high``).
 
     Returns:
         The report.
@@ -390,8 +396,14 @@ def screen_report(
     ok = as_bool_1d(correct, "correct")
     conf = as_float_1d(confidence, "confidence")
     same_length(correct=ok, confidence=conf)
-    split = binarise_confidence(conf, threshold=threshold)
-    result = screen_table(contingency_table(ok, split.high), confidence_level=confidence_level)
+    if high is None:
+        split = binarise_confidence(conf, threshold=threshold)
+        is_high, described = split.high, split.describe()
+    else:
+        is_high = as_bool_1d(high, "high")
+        same_length(correct=ok, high=is_high)
+        described = "per-item cut"
+    result = screen_table(contingency_table(ok, is_high), confidence_level=confidence_level)
     metrics = None
     if with_phase_b:
         metrics = phase_b(
@@ -412,6 +424,6 @@ def screen_report(
         code=code,
         confidence_signal=confidence_signal,
         confidence_format=confidence_format,
-        binarisation_threshold=split.describe(),
+        binarisation_threshold=threshold_text or described,
         phase_b=metrics,
     )

@@ -11,13 +11,17 @@ Layouts:
           decision (``final, final_label, final_applies, final_from``).
 ``wide``  one row per response, in file order: ``response_id, text``, the response's other
           columns, ``codes_decided`` (codes with a coder's decision), then one 0/1 column
-          per code named by the code (the final decision reduced to applies = value >= the
-          scale's ``applies_from``; blank when there is none) and one
-          ``<code> (confidence)`` column per code (the model's ``max_k p_k``).
+          per code named by the code (the decision reduced to applies = value >= the
+          scale's ``applies_from``; blank where nobody decided, so that an unreviewed
+          model pick never reads as a code) and one ``<code> (confidence)`` column per
+          code (the model's ``max_k p_k``). With ``fill="model"`` the blank cells take
+          the model's pick and a ``<code> (source)`` column per code says where each
+          value came from (``final_from``).
 
 The final decision is the coder's where there is one, else the model's pick, and
 ``final_from`` says which: ``human`` (the coder's own value), ``accepted`` (the coder
-accepted the model's pick), ``model`` (not reviewed: the model's pick) or empty (neither
+accepted the model's pick), ``delegated`` (delegated to the model by a certified
+threshold), ``model`` (not reviewed: the model's pick) or empty (neither
 decided nor scored). With several coders the latest decision counts, unless ``coder`` is
 given.
 
@@ -95,6 +99,7 @@ def export_study(
     config_id: int | str | None = "active",
     coder: str | None = None,
     protect: Iterable[str | Path] = (),
+    fill: str = "none",
 ) -> Path:
     """Write the coded dataset (layouts and safety in the module docstring).
 
@@ -107,6 +112,7 @@ def export_study(
             (default), an id, or ``None`` for no scores.
         coder: Export this coder's decisions (default: the latest decision of any coder).
         protect: Files never to overwrite (besides the study and any SQLite file).
+        fill: The wide layout's undecided cells: ``none`` (blank) or ``model``.
 
     Returns:
         The path written.
@@ -136,6 +142,7 @@ def export_study(
                 config_id=config_id,
                 coder=coder,
                 protect=protect,
+                fill=fill,
             )
     # A damaged page would otherwise read as "not scored" and export silently.
     study.quick_check()
@@ -144,8 +151,8 @@ def export_study(
             study, config_id=config_id, coder=coder, curves_as_json=fmt in ("csv", "xlsx")
         )
     else:
-        frame = wide_frame(study, config_id=config_id, coder=coder)
-    info = provenance(study, config_id=config_id, layout=layout, coder=coder)
+        frame = wide_frame(study, config_id=config_id, coder=coder, fill=fill)
+    info = provenance(study, config_id=config_id, layout=layout, coder=coder, fill=fill)
     if fmt == "csv":
         return atomic_write(target, lambda tmp: write_csv(frame, tmp), protect=protect)
     if fmt == "xlsx":

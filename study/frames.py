@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from study.configs import resolve_config
 from study.errors import StudyError
 from study.index import StudyView
 from study.queries import pair_scale
@@ -53,14 +54,21 @@ LONG_COLUMNS = (
 )
 
 
+#: Where a wide cell's value comes from with ``fill="model"`` (``final_from`` values).
+FILLS = ("none", "model")
+#: ``final_from`` values, and the words the provenance counts them under.
+SOURCE_WORDS = {
+    "human": "coder",
+    "accepted": "accepted",
+    "delegated": "delegated",
+    "model": "model",
+}
+
+
 def _config_id(study: StudyView, config_id: int | str | None) -> int | None:
-    if config_id == "active":
-        return study.active_config_id()
-    if config_id is not None and not isinstance(config_id, int):
-        raise StudyError(f"a configuration id is an integer, not {config_id!r}")
-    if config_id is not None:
-        study.config_row(config_id)
-    return config_id
+    if config_id is None:
+        return None
+    return resolve_config(study, config_id)
 
 
 def _curves(blobs: Sequence[Any], *, as_json: bool = False) -> list[Any]:
@@ -189,9 +197,10 @@ def long_frame(
         [
             frame["decision_source"].eq("human").to_numpy(dtype=bool),
             frame["decision_source"].eq("model").to_numpy(dtype=bool),
+            frame["decision_source"].eq("delegated").to_numpy(dtype=bool),
             frame["scored"].to_numpy(dtype=bool),
         ],
-        ["human", "accepted", "model"],
+        ["human", "accepted", "delegated", "model"],
         default="",
     )
     frame["final_from"] = frame["final_from"].replace("", None)
@@ -207,9 +216,25 @@ def long_frame(
 
 
 def wide_frame(
-    study: StudyView, *, config_id: int | str | None = "active", coder: str | None = None
+    study: StudyView,
+    *,
+    config_id: int | str | None = "active",
+    coder: str | None = None,
+    fill: str = "none",
 ) -> pd.DataFrame:
-    """The wide layout (module docstring) as a DataFrame."""
+    """The wide layout (module docstring) as a DataFrame.
+
+    A code's 0/1 cell holds a decision (the coder's own, one accepted from the model or
+    one delegated); a pair nobody decided is empty, so that an unreviewed model pick is
+    never read as a code. ``fill="model"`` fills those cells with the model's pick and
+    adds a ``CODE (source)`` column per code saying where each value came from
+    (``human``, ``accepted``, ``delegated``, ``model``).
+
+    Raises:
+        StudyError: ``fill`` is neither ``"none"`` nor ``"model"``.
+    """
+    if fill not in FILLS:
+        raise StudyError(f"fill must be one of {', '.join(FILLS)}, not {fill!r}")
     long = long_frame(study, config_id=config_id, coder=coder, curves_as_json=True)
     responses = _response_order(study)
     codes = list(study.index.codable_codes())
@@ -219,12 +244,18 @@ def wide_frame(
             attr_names.setdefault(key, None)
     taken = {"response_id", "text", "codes_decided"} | {c.name for c in codes}
     taken |= {f"{c.name} (confidence)" for c in codes}
+    if fill == "model":
+        taken |= {f"{c.name} (source)" for c in codes}
     attr_columns = {a: (a if a not in taken else f"{a} (attribute)") for a in attr_names}
     shape = (len(responses), len(codes))
-    applies = long["final_applies"].astype("Float64").to_numpy("float64", na_value=np.nan)
-    confidence = long["confidence"].astype("Float64").to_numpy("float64", na_value=np.nan)
-    applies, confidence = applies.reshape(shape), confidence.reshape(shape)
     decided = long["decision"].notna().to_numpy().reshape(shape)
+    applies = long["final_applies"].astype("Float64").to_numpy("float64", na_value=np.nan)
+    applies = applies.reshape(shape)
+    if fill == "none":
+        applies = np.where(decided, applies, np.nan)
+    confidence = long["confidence"].astype("Float64").to_numpy("float64", na_value=np.nan)
+    confidence = confidence.reshape(shape)
+    sources = np.asarray(long["final_from"].to_numpy(object)).reshape(shape)
     # Every column built first and framed once: adding columns one at a time to a frame
     # made the export's time grow with the square of the number of codes.
     columns: dict[str, Any] = {
@@ -236,9 +267,50 @@ def wide_frame(
     columns["codes_decided"] = decided.sum(axis=1).astype(int)
     for j, code in enumerate(codes):
         columns[code.name] = pd.array(applies[:, j], dtype="Float64").astype("Int64")
+    if fill == "model":
+        for j, code in enumerate(codes):
+            columns[f"{code.name} (source)"] = list(sources[:, j])
     for j, code in enumerate(codes):
         columns[f"{code.name} (confidence)"] = pd.array(confidence[:, j], dtype="Float64")
     return pd.DataFrame(columns)
+
+
+def source_counts(
+    study: StudyView, *, config_id: int | str | None = "active", coder: str | None = None
+) -> dict[str, int]:
+    """How many final values come from each source, as the long layout's ``final_from``.
+
+    Returns:
+        ``{"coder", "accepted", "delegated", "model", "none"}`` counts over all pairs:
+        the coder's own decisions, picks accepted from the model, delegated ones, the
+        model's unreviewed picks, and pairs with no value at all.
+    """
+    cfg = _config_id(study, config_id)
+    sql = "SELECT rid, cid, source FROM annotations"
+    params: list[Any] = []
+    if coder is not None:
+        sql += " WHERE coder = ?"
+        params.append(coder)
+    with study.snapshot() as conn:
+        rows = conn.execute(sql + " ORDER BY decided_at, event_id", params).fetchall()
+        scored = (
+            set()
+            if cfg is None
+            else {
+                (int(r[0]), int(r[1]))
+                for r in conn.execute("SELECT rid, cid FROM scores WHERE config_id = ?", (cfg,))
+            }
+        )
+    codable = set(study.index.codable_keys)
+    latest = {(int(r[0]), int(r[1])): str(r[2]) for r in rows if int(r[1]) in codable}
+    by_source = {"human": "coder", "model": "accepted", "delegated": "delegated"}
+    counts = dict.fromkeys(("coder", "accepted", "delegated", "model", "none"), 0)
+    for source in latest.values():
+        key = by_source.get(source, "coder")
+        counts[key] += 1
+    counts["model"] = sum(1 for pair in scored if pair not in latest and pair[1] in codable)
+    counts["none"] = study.pair_count() - sum(counts.values())
+    return counts
 
 
 def provenance(
@@ -247,6 +319,7 @@ def provenance(
     config_id: int | str | None = "active",
     layout: str | None = None,
     coder: str | None = None,
+    fill: str = "none",
 ) -> dict[str, str]:
     """What produced an export: model, template, context, scale, codebook, software, time."""
     cfg = _config_id(study, config_id)
@@ -283,8 +356,16 @@ def provenance(
             "configuration key": row.key,
             "pairs scored": f"{study.scored_count(cfg)} of {study.pair_count()}",
         }
+    counts = source_counts(study, config_id=cfg, coder=coder)
+    info["values by source"] = ", ".join(f"{key} {value}" for key, value in counts.items())
     if layout is not None:
         info["layout"] = layout
+    if layout == "wide":
+        info["wide cells"] = (
+            "the model's picks fill undecided cells (see each code's source column)"
+            if fill == "model"
+            else "empty where nobody decided (the model's picks are not filled in)"
+        )
     info["software"] = f"codecurve {software_version()}"
     info["exported at"] = now()
     return info

@@ -11,6 +11,11 @@ This is the one place that turns a study's annotated pairs into screening input;
   pick agrees with itself by construction and is no evidence about the model.
 * Codes on different scales are screened per scale and pooled from the concatenated
   correctness and confidence.
+* The confidence cut (METHOD.md section 2) is by default scale-aware: halfway between
+  chance and certainty, high when ``(p_max - 1/K) / (1 - 1/K) >= 0.5``, i.e. p_max
+  >= (K + 1) / 2K: 0.75 on a yes/no code, 0.6 on 1-5, 5/9 on 1-9 (for the entropy
+  signal, 1 - H / ln K >= 0.5). Each code is cut at its own K, and the pool item by
+  item. ``cut`` may instead be a fixed number or ``"median"``.
 """
 
 from __future__ import annotations
@@ -33,13 +38,41 @@ from screening import (
     screen_coded,
     screen_report,
 )
+from screening.advice import Advice, advise
 from screening.apply import AgreementMode, ConfidenceKind
 from screening.sampling import pool_tables
 from screening.tiers import screen_table
+from study.configs import config_label, off_scale_warning, resolve_config
 from study.errors import StudyError
 from study.store import Study
 
-Cut = float | Literal["median"]
+Cut = float | Literal["median", "scale"]
+#: The cut's names on the command line and in the panel.
+SCALE_CUT: Literal["scale"] = "scale"
+
+
+def scale_cut(n_options: int, confidence: ConfidenceKind = "pmax") -> float:
+    """The scale-aware cut: halfway between chance (1/K) and certainty.
+
+    Returns:
+        ``(K + 1) / 2K`` for p_max (0.75 for K = 2, 0.6 for K = 5, 5/9 for K = 9);
+        0.5 for ``1 - normalised entropy``, which is already 0 at chance.
+    """
+    if n_options < 2:
+        raise ValueError(f"a scale has at least 2 options, not {n_options}")
+    return 0.5 if confidence == "entropy" else (n_options + 1) / (2 * n_options)
+
+
+def describe_cut(cut: Cut, confidence: ConfidenceKind = "pmax") -> str:
+    """The cut in words, for a report's header: ``"scale-aware (p_max >= 0.75 on
+    2 options, ...)"``, ``"sample median"`` or ``">= 0.600"``."""
+    if cut == SCALE_CUT:
+        signal = "p_max" if confidence == "pmax" else "1 - H/ln K"
+        return f"scale-aware: halfway between chance and certainty ({signal} >= (K+1)/2K)"
+    if cut == "median":
+        return "the sample median"
+    return f"fixed, >= {float(cut):.3f}"
+
 
 #: Which decisions a screen uses: the blind decisions on the audit sample, or all.
 Sample = Literal["audit", "all"]
@@ -95,6 +128,11 @@ class StudyScreening:
     sample: Sample = "all"
     sample_note: str = NOT_RANDOM
     pooling: str = ""
+    config_id: int | None = None
+    config: str = ""
+    cut: str = ""
+    study_warning: str | None = None
+    advice: Advice | None = None
 
     def reports(self) -> list[VRSReport]:
         """The pooled report first, then one per code."""
@@ -127,7 +165,7 @@ def screen_study(
     *,
     code: str | None = None,
     coder: str | None = None,
-    cut: Cut = 0.5,
+    cut: Cut = SCALE_CUT,
     agreement: AgreementMode = "applies",
     confidence: ConfidenceKind = "pmax",
     phase_b: bool = False,
@@ -146,18 +184,19 @@ def screen_study(
         config_id: The scoring configuration; defaults to the study's active one.
         code: Screen only this code (id or name).
         coder: Whose decisions; required when the study has several coders.
-        cut: Binarisation of confidence: a fixed cut in [0, 1] or ``"median"``.
+        cut: Binarisation of confidence: ``"scale"`` (default, each code's own
+            scale-aware cut), a fixed cut in [0, 1] or ``"median"``.
         agreement: ``applies``, ``exact`` or ``within1``.
         confidence: ``pmax`` or ``entropy``.
         phase_b: Also compute phase B where the tier allows it.
         sample: ``audit``, ``all``, or None for the audit sample when it has decisions.
 
     Raises:
-        StudyError: no scores yet, an unknown code or coder, an ambiguous coder, or
+        StudyError: no scores yet, an unknown configuration (the error lists those
+            that exist), an unknown code or coder, an ambiguous coder, or
             ``sample="audit"`` without a blind audit decision.
     """
-    if config_id is None:
-        config_id = study.active_config_id()
+    config_id = resolve_config(study, config_id)
     if config_id is None:
         raise StudyError(
             "the study has no scores yet; run 'codecurve score' first", path=study.path
@@ -238,6 +277,11 @@ def screen_study(
         sample=chosen_sample,
         sample_note="" if chosen_sample == "audit" else NOT_RANDOM,
         pooling=pooling,
+        config_id=config_id,
+        config=config_label(study.config_row(config_id)),
+        cut=describe_cut(cut, confidence),
+        study_warning=off_scale_warning(study, config_id),
+        advice=advise(pooled, per_code),
     )
 
 
@@ -292,7 +336,6 @@ def _screen_frame(
     common: dict[str, Any] = {
         "agreement": agreement,
         "confidence": confidence,
-        "threshold": cut,
         "with_phase_b": phase_b,
         "source": source,
         "dataset": dataset,
@@ -300,12 +343,16 @@ def _screen_frame(
     per_code: dict[str, VRSReport] = {}
     correct_parts: list[np.ndarray[Any, Any]] = []
     conf_parts: list[np.ndarray[Any, Any]] = []
+    high_parts: list[np.ndarray[Any, Any]] = []
     groups = list(frame.groupby(frame["scale_values"].map(tuple), sort=False)) if len(frame) else []
     pooled: VRSReport | None = None
     for values, group in groups:
         option_values = np.asarray(values, dtype=float)
         probs = np.vstack(group["probs"].map(lambda p: np.asarray(p, float)).to_list())
         applies_from = float(group["applies_from"].iloc[0])
+        threshold: float | Literal["median"] = (
+            scale_cut(len(values), confidence) if cut == SCALE_CUT else cut
+        )
         screened = screen_coded(
             group["pick"].to_numpy(float),
             group["value"].to_numpy(float),
@@ -313,11 +360,25 @@ def _screen_frame(
             codes=group["code_id"].map(lambda c: names.get(c, c)).to_numpy(object),
             probabilities=probs,
             applies_from=applies_from,
+            threshold=threshold,
             **common,
         )
-        per_code.update(screened.per_code)
-        if len(groups) == 1:
-            pooled = screened.pooled
+        if cut == SCALE_CUT:
+            text = (
+                f">= {threshold:.3f} (scale-aware: halfway between chance "
+                f"1/{len(values)} and certainty)"
+            )
+            screened_codes = {
+                name: replace(report, binarisation_threshold=text)
+                for name, report in screened.per_code.items()
+            }
+            per_code.update(screened_codes)
+            if len(groups) == 1:
+                pooled = replace(screened.pooled, binarisation_threshold=text)
+        else:
+            per_code.update(screened.per_code)
+            if len(groups) == 1:
+                pooled = screened.pooled
         correct_parts.append(
             decisions_agree(
                 group["pick"].to_numpy(float),
@@ -333,13 +394,22 @@ def _screen_frame(
             else 1.0 - group["norm_entropy"].to_numpy(float)
         )
         conf_parts.append(conf)
+        if not isinstance(threshold, str):
+            high_parts.append(conf >= threshold)
     if pooled is None:
         correct = np.concatenate(correct_parts) if correct_parts else np.zeros(0, bool)
         conf = np.concatenate(conf_parts) if conf_parts else np.zeros(0)
+        scale_aware = cut == SCALE_CUT
         pooled = screen_report(
             correct,
             conf,
-            threshold=cut,
+            threshold=0.5 if scale_aware else cut,  # type: ignore[arg-type]
+            high=(np.concatenate(high_parts) if high_parts else np.zeros(0, bool))
+            if scale_aware
+            else None,
+            threshold_text="scale-aware: each code's own cut, halfway between chance and certainty"
+            if scale_aware
+            else None,
             with_phase_b=phase_b,
             source=source,
             dataset=dataset,

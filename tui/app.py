@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -40,6 +41,7 @@ from textual.worker import (
 )
 
 from scoring.errors import ScoringCancelled
+from study.configs import active_context, config_label
 from study.rows import Context
 from study.score_run import ScoreProgress, score_study
 from tui.collector import IdleCollector
@@ -51,6 +53,8 @@ from tui.messages import (
     ScoringFinished,
     ScoringProgressed,
     ScoringStarted,
+    ScreeningCutChanged,
+    ScreeningFilterRequested,
     ScreeningShown,
     ScreeningUpdated,
     StudyChanged,
@@ -99,7 +103,7 @@ class CodecurveApp(App[None]):
         backend_factory: BackendFactory | None = None,
         coder: str | None = None,
         score_on_open: bool = False,
-        context: Context = "definition",
+        context: Context | None = None,
         batch_size: int | None = None,
         close_study: bool = False,
     ) -> None:
@@ -109,7 +113,8 @@ class CodecurveApp(App[None]):
             backend_factory: Loads the scoring model (in a worker); None: no scoring.
             coder: The coder's id (default: the OS user name).
             score_on_open: Score pending pairs as soon as the model is loaded.
-            context: The prompt's context level (METHOD.md section 1).
+            context: The prompt's context level (METHOD.md section 1); default: the
+                active configuration's, so that the app opens on the scores there are.
             batch_size: Pairs per scoring batch (default: the backend's own).
             close_study: Close the study when the app exits (the CLI's own study).
         """
@@ -118,10 +123,13 @@ class CodecurveApp(App[None]):
         self.session = ReviewSession(study, coder=coder)
         self._backend_factory = backend_factory
         self._score_on_open = score_on_open
-        self._prompt_context = context
+        self._prompt_context: Context = context or active_context(study)
+        #: The confidence cut of the screening panel ("scale", "median" or a number).
+        self.screening_cut: float | str = "scale"
         self._batch_size = batch_size
         self._close_study = close_study
         self._engine: ScoringEngine | None = None
+        self._loaded_config: int | None = None
         self._score_requested = False
         self._scoring = False
         self._screening_timer: Any = None
@@ -159,10 +167,10 @@ class CodecurveApp(App[None]):
         await self.push_screen(ReviewScreen(self.session))
         if self._backend_factory is not None:
             self._score_requested = self._score_on_open
-            self.review.set_model_state("loading model…")
+            self.review.set_model_state(self.config_state("loading model…"))
             self.load_model()
         else:
-            self.review.set_model_state("no model: manual coding")
+            self.review.set_model_state(self.config_state("no model"))
         self.refresh_screening(delay=0.0)
         # Everything loaded so far (textual, pandas, the study's caches) lives as long as
         # the app: keep it out of the collector's scans, and run full collections while
@@ -208,7 +216,9 @@ class CodecurveApp(App[None]):
             context=self._prompt_context,
             batch_size=self._batch_size,
         )
-        config_id = self.study.ensure_config(engine.config)
+        # Registered, not activated: the study's active configuration changes only once
+        # something is scored with this one (score_study activates it).
+        config_id = self.study.ensure_config(engine.config, activate=False)
         self.post_message(ModelLoaded(engine, config_id, backend.identity.describe()))
 
     @on(ModelLoaded)
@@ -217,12 +227,23 @@ class CodecurveApp(App[None]):
         review = self.live_review
         if review is None:
             return
-        if message.config_id != self.session.config_id:
-            self.session.config_id = message.config_id
-            review.pair_queue.set_source(self.session.source)
-            review.update_status()
-            self.refresh_screening(delay=0.0)
-        review.set_model_state(message.description)
+        shown = self.session.config_id
+        self._loaded_config = message.config_id
+        if message.config_id != shown:
+            if shown is not None and self.study.scored_count(shown) > 0:
+                # Never leave the coder on an empty configuration: keep showing the
+                # scores there are until something is scored with the new one.
+                new = config_label(self.study.config_row(message.config_id))
+                self.notify(
+                    f"A new configuration starts: {new}. Its pairs are scored when you "
+                    f"press r; until then you see {config_label(self.study.config_row(shown))}.",
+                    title="New configuration",
+                    severity="warning",
+                    timeout=12,
+                )
+            else:
+                self._show_config(message.config_id)
+        review.set_model_state(self.config_state())
         if self._score_requested:
             self.start_scoring()
 
@@ -238,7 +259,7 @@ class CodecurveApp(App[None]):
             self._score_requested = True
             if not any(w.group == "model" and w.is_running for w in self.workers):
                 if (review := self.live_review) is not None:
-                    review.set_model_state("loading model…")
+                    review.set_model_state(self.config_state("loading model…"))
                 self.load_model()
             self.notify("Loading the model; scoring starts when it is ready.", timeout=3)
             return
@@ -293,8 +314,33 @@ class CodecurveApp(App[None]):
         if self.cancel_scoring():
             self.notify("Cancelling after this batch…", timeout=2)
 
+    def config_state(self, state: str = "") -> str:
+        """The status line's model part, short: the configuration shown (``#1 SmolLM2 ·
+        full · likert``), the model's state ("loading model…", "no model") and, when the
+        loaded model is another configuration, the one ``r`` scores with."""
+        shown = self.session.config_id
+        parts = [config_label(self.study.config_row(shown)) if shown is not None else "not scored"]
+        if state:
+            parts.append(state)
+        loaded = self._loaded_config
+        if loaded is not None and loaded != shown:
+            parts.append(f"r scores #{loaded}")
+        return " · ".join(parts)
+
+    def _show_config(self, config_id: int) -> None:
+        """Show the scores of ``config_id`` (the queue, status and screening follow)."""
+        self.session.config_id = config_id
+        if (review := self.live_review) is not None:
+            review.pair_queue.set_source(self.session.source)
+            review.update_status()
+        self.refresh_screening(delay=0.0)
+
     @on(ScoringStarted)
     def _scoring_started(self, message: ScoringStarted) -> None:
+        if message.config_id != self.session.config_id:
+            self._show_config(message.config_id)
+            if (review := self.live_review) is not None:
+                review.set_model_state(self.config_state())
         if (review := self.live_review) is not None:
             review.scoring_progress.progress = Progress(0, message.total, 0.0, float("nan"))
             review.scoring_started()
@@ -340,7 +386,7 @@ class CodecurveApp(App[None]):
         if worker.group == "model":
             self._score_requested = False
             if review is not None:
-                review.set_model_state("no model: manual coding")
+                review.set_model_state(self.config_state("no model: manual coding"))
             self.notify(
                 f"The model could not be loaded: {printable(str(error))}. "
                 "Manual coding still works.",
@@ -409,8 +455,24 @@ class CodecurveApp(App[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="screening", name="screening")
     def screen_decisions(self, config_id: int | None) -> None:
-        summary = summarise_study(self.study, config_id, self.session.coder)
+        summary = summarise_study(self.study, config_id, self.session.coder, cut=self.screening_cut)
         self.post_message(ScreeningUpdated(summary))
+
+    @on(ScreeningCutChanged)
+    def _screening_cut_changed(self, message: ScreeningCutChanged) -> None:
+        self.screening_cut = message.cut
+        self.refresh_screening(delay=0.0)
+
+    @on(ScreeningFilterRequested)
+    def _screening_filter_requested(self, message: ScreeningFilterRequested) -> None:
+        """The panel's next action: the undecided pairs of its code, in the queue's order
+        (a review screen that handles the message itself stops it before it gets here)."""
+        review = self.live_review
+        if review is None:
+            return
+        query = review.pair_queue.pair_query
+        review.set_query(replace(query, code_id=message.code_id, status="undecided"))
+        review.pair_queue.focus()
 
     @on(ScreeningUpdated)
     def _screening_updated(self, message: ScreeningUpdated) -> None:
@@ -483,7 +545,7 @@ def make_app(
     backend_factory: BackendFactory | None = None,
     coder: str | None = None,
     score_on_open: bool = False,
-    context: Context = "definition",
+    context: Context | None = None,
     batch_size: int | None = None,
     close_study: bool | None = None,
 ) -> CodecurveApp:

@@ -76,8 +76,10 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--context",
         choices=CONTEXTS,
-        default="definition",
-        help="what the prompt tells the model about a code (default: definition)",
+        default=None,
+        help="what the prompt tells the model about a code (default: the study's active "
+        "configuration's, else definition); another one than the active configuration's "
+        "starts a new configuration",
     )
     parser.add_argument(
         "--batch-size",
@@ -134,14 +136,52 @@ def run_app(path: Path, args: argparse.Namespace, *, score_on_open: bool) -> int
     """Open the study in the app until the coder quits."""
     from tui.app import make_app
 
+    context = args.context
+    note = context_note(path, context, None if args.no_model else args.model)
+    if note:
+        sys.stderr.write(printable(note) + "\n")
     factory = None if args.no_model else backend_factory(args.model)
     app = make_app(
         path,
         backend_factory=factory,
         coder=args.coder,
         score_on_open=score_on_open and factory is not None,
-        context=args.context,
+        context=context,
         batch_size=args.batch_size,
     )
     app.run()
     return 0
+
+
+def context_note(path: Path, context: str | None, model: str | None = None) -> str | None:
+    """The line said before the app opens when ``--context`` (or ``--model``) differs
+    from the study's active configuration: a new configuration starts, and the active
+    one stays shown (and active) until something is scored with the new one.
+
+    A model is compared by name only (loading it to learn its identity would take as
+    long as opening the app); the app says it again, exactly, once the model is loaded.
+    """
+    from study.configs import config_label
+    from study.store import Study
+
+    if not path.exists() or (context is None and model is None):
+        return None
+    with Study.open(path, read_only=True) as study:
+        active = study.active_config_id()
+        if active is None:
+            return None
+        row = study.config_row(active)
+        changes = []
+        if context is not None and row.context != context:
+            changes.append(f"--context {context}")
+        name = row.model.name
+        if model is not None and model not in (name, name.rstrip("/").rsplit("/", 1)[-1]):
+            changes.append(f"--model {model}")
+        if not changes:
+            return None
+        return (
+            f"note: {' and '.join(changes)} start{'s' if len(changes) == 1 else ''} a new "
+            f"configuration unless it is the active one ({config_label(row)}, "
+            f"{study.scored_count(active)} pairs scored); its pairs are scored when you "
+            "press r, and until then the app shows the active one"
+        )

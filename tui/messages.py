@@ -123,3 +123,22 @@ class ScreeningUpdated(Message):
     def __init__(self, summary: ScreeningSummary) -> None:
         super().__init__()
         self.summary = summary
+
+
+class ScreeningCutChanged(Message):
+    """The coder chose another confidence cut in the screening panel (the app screens
+    again with it): ``"scale"``, ``"median"`` or a fixed p_max."""
+
+    def __init__(self, cut: float | str) -> None:
+        super().__init__()
+        self.cut = cut
+
+
+class ScreeningFilterRequested(Message):
+    """The screening panel's next action: show the queue's undecided pairs of
+    ``code_id`` (None: of every code), least confident first. The review screen
+    handles it."""
+
+    def __init__(self, code_id: str | None) -> None:
+        super().__init__()
+        self.code_id = code_id

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from screening.advice import Advice
 from screening.report import VRSReport
 
 if TYPE_CHECKING:
@@ -53,6 +54,10 @@ class ScreeningSummary:
     groups: tuple[GroupVerdict, ...]
     agreement: tuple[float, int] | None
     warnings: tuple[str, ...] = field(default=())
+    advice: Advice | None = None
+    advice_code_id: str | None = None
+    study_warning: str | None = None
+    cut: str = ""
 
     def group(self, code_id: str | None) -> GroupVerdict | None:
         for group in self.groups:
@@ -150,11 +155,15 @@ def message_summary(headline: str, *lines: str) -> ScreeningSummary:
     return ScreeningSummary(groups=(group,), agreement=None)
 
 
-def summarise_study(study: Study, config_id: int | None, coder: str) -> ScreeningSummary:
+def summarise_study(
+    study: Study, config_id: int | None, coder: str, *, cut: float | str = "scale"
+) -> ScreeningSummary:
     """Screen ``coder``'s own decisions against the model's scores, pooled and per code.
 
     The screen itself is ``study.screening.screen_study`` (the same as ``codecurve
     screen``); this adds the words and the confidence cuts of the phase-B sentences.
+    ``cut`` is the confidence cut: ``"scale"`` (each code's own), ``"median"`` or a
+    number.
     """
     from study.errors import StudyError
     from study.screening import screen_study
@@ -171,7 +180,7 @@ def summarise_study(study: Study, config_id: int | None, coder: str) -> Screenin
             "Code a few pairs: the screen needs at least 5 in each cell of its 2x2 table.",
         )
     try:
-        result = screen_study(study, config_id, coder=coder, phase_b=True)
+        result = screen_study(study, config_id, coder=coder, phase_b=True, cut=cut)  # type: ignore[arg-type]
     except StudyError as exc:
         return message_summary(str(exc))
     names = {c.id: c.name for c in study.codebook.codes}
@@ -186,7 +195,16 @@ def summarise_study(study: Study, config_id: int | None, coder: str) -> Screenin
     if result.agreements and result.agreements[0].n:
         first = result.agreements[0]
         agreement = (float(first.percent), int(first.n))
-    return ScreeningSummary(groups=tuple(groups), agreement=agreement, warnings=result.warnings)
+    advice = result.advice
+    return ScreeningSummary(
+        groups=tuple(groups),
+        agreement=agreement,
+        warnings=result.warnings,
+        advice=advice,
+        advice_code_id=None if advice is None or advice.code is None else ids.get(advice.code),
+        study_warning=result.study_warning,
+        cut=result.cut,
+    )
 
 
 def tier_counts(summary: ScreeningSummary) -> Mapping[str, int]:

@@ -161,7 +161,7 @@ def test_several_coders_need_a_choice_and_get_agreement(
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--cut", "high"], "--cut must be a number"),
+        (["--cut", "high"], "--cut must be 'scale', 'median' or a number"),
         (["--cut", "1.5"], "--cut must lie in [0, 1]"),
         (["--agreement", "maybe"], "invalid choice"),
         (["--format", "pdf"], "invalid choice"),

@@ -202,3 +202,58 @@ def test_export_codebook_names_the_real_file(coded: Study, out: Path) -> None:
         export_codebook(coded, out / "no-such-folder" / "book.yaml")
     assert missing.value.path == out / "no-such-folder" / "book.yaml"
     assert sorted(p.name for p in out.iterdir()) == ["book.json", "book.yaml"]
+
+
+def test_wide_cells_nobody_decided_are_empty_unless_filled(coded: Study) -> None:
+    plain = wide_frame(coded)
+    r3 = plain[plain.response_id == "r3"].iloc[0]
+    assert r3["codes_decided"] == 0
+    assert pd.isna(r3["Pay"])  # the model scored it; nobody decided: empty, not 0/1
+    assert not pd.isna(r3["Pay (confidence)"])
+    assert "Pay (source)" not in plain.columns
+    filled = wide_frame(coded, fill="model")
+    r3 = filled[filled.response_id == "r3"].iloc[0]
+    assert r3["Pay"] in (0, 1)
+    assert r3["Pay (source)"] == "model"
+    r2 = filled[filled.response_id == "r2"].iloc[0]
+    assert (r2["Pay (source)"], r2["Team (source)"]) == ("human", "accepted")
+    # A decided cell is the same either way.
+    assert plain[plain.response_id == "r2"].iloc[0]["Pay"] == r2["Pay"]
+    with pytest.raises(StudyError, match="fill must be one of none, model"):
+        wide_frame(coded, fill="zero")
+
+
+def test_delegated_decisions_say_so(coded: Study, out: Path) -> None:
+    import sqlite3
+
+    from study.frames import source_counts
+
+    before = source_counts(coded)
+    with coded.snapshot() as conn:
+        rid, cid = conn.execute(
+            "SELECT s.rid, s.cid FROM scores s LEFT JOIN annotations a "
+            "ON a.rid = s.rid AND a.cid = s.cid WHERE a.rid IS NULL LIMIT 1"
+        ).fetchone()
+        event = conn.execute("SELECT MAX(id) FROM events").fetchone()[0]
+    # What a certified delegation writes (schema 2): a decision of source 'delegated'.
+    conn = sqlite3.connect(coded.path)
+    conn.execute(
+        "INSERT INTO annotations (rid, cid, coder, value, source, config_id, event_id, "
+        "decided_at) VALUES (?, ?, 'ann', 5, 'delegated', NULL, ?, '2099-01-01')",
+        (rid, cid, event),
+    )
+    conn.commit()
+    conn.close()
+    with Study.open(coded.path, read_only=True) as reader:
+        frame = long_frame(reader)
+        row = frame[frame.decision_source == "delegated"].iloc[0]
+        assert row["final_from"] == "delegated"
+        counts = source_counts(reader)
+        path = export_study(reader, out / "d.xlsx", layout="wide")
+    assert counts["delegated"] == before["delegated"] + 1
+    assert counts["model"] == before["model"] - 1
+    assert sum(counts.values()) == coded.pair_count()
+    book = load_workbook(path)
+    info = {r[0]: r[1] for r in book["provenance"].iter_rows(min_row=2, values_only=True)}
+    assert "delegated 1" in info["values by source"]
+    assert info["values by source"].startswith("coder 2, accepted 1, delegated 1, model ")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 from textual.pilot import Pilot
@@ -9,6 +10,7 @@ from textual.pilot import Pilot
 from codebooks.model import LIKERT_5, Code, Codebook
 from tests.tui.conftest import build_study
 from tui.app import make_app
+from tui.widgets.screening import ScreeningPanel
 
 CODEBOOK_5 = Codebook(
     name="Scaled",
@@ -21,6 +23,16 @@ CODEBOOK_5 = Codebook(
 
 #: A 2x2 table that the screen calls Valid: L = 5/15, Fp = 5/25, RBS < 0.
 TARGET = {"a": 20, "b": 5, "c": 5, "d": 10}
+
+
+def shown(panel: ScreeningPanel, selector: str) -> str:
+    """The text a Static of the panel shows, as plain text."""
+    from rich.console import Console
+    from textual.widgets import Static
+
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(panel.query_one(selector, Static).content)
+    return console.export_text()
 
 
 async def settle(pilot: Pilot[None]) -> None:
@@ -47,7 +59,7 @@ async def test_tiers_follow_the_decisions(tmp_path: Path) -> None:
             assert row is not None, left
             assert row.pick is not None
             assert row.confidence is not None
-            high = row.confidence >= 0.5
+            high = row.confidence >= 0.6  # the scale-aware cut on 1-5: (5 + 1) / 10
             correct_cell, wrong_cell = ("a", "b") if high else ("c", "d")
             # On 1-5 a value applies from 4: 5 agrees with a pick of 4-5, 1 with 1-3.
             agree = "5" if row.pick >= 4 else "1"
@@ -83,3 +95,92 @@ async def test_tiers_follow_the_decisions(tmp_path: Path) -> None:
         panel.select_code("pay")
         await pilot.pause()
         assert panel.selected_code == "pay"
+
+
+async def test_the_panel_speaks_plainly_and_its_keys_work(tmp_path: Path) -> None:
+    from textual.message import Message
+
+    from tui.messages import ScreeningFilterRequested
+
+    study = build_study(tmp_path / "plain.codecurve", n=30, codebook=CODEBOOK_5)
+    # A few decisions on both codes: not enough for a verdict.
+    study.import_decisions(
+        [(f"r{i}", code, 5 if i % 2 else 1) for i in range(1, 9) for code in ("workload", "pay")],
+        coder="tester",
+    )
+    seen: list[Message] = []
+    app = make_app(study, coder="tester", close_study=True)
+    async with app.run_test(size=(120, 40), message_hook=seen.append) as pilot:
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        panel = app.review.screening
+        advice = shown(panel, "#screening-advice")
+        # One headline in words, one next action with its key, and the cut in use.
+        assert "does not yet tell right from wrong for" in advice, advice
+        assert "Next: code " in advice
+        assert "f shows them" in advice
+        assert "Confidence cut: scale-aware" in advice
+        summary = app.screening_summary
+        assert summary is not None
+        assert summary.advice is not None
+        body = shown(panel, "#screening-body")
+        assert "L (confident when wrong)" in body
+        assert "Fp (unsure when right)" in body
+        assert ">= 0.600 (scale-aware" in body
+
+        # The code selector from the keyboard: tab to the panel, then right / left.
+        await pilot.press("tab")
+        assert panel.has_focus
+        await pilot.press("right")
+        assert panel.selected_code == "workload"
+        await pilot.press("right")
+        assert panel.selected_code == "pay"
+        await pilot.press("left", "left")
+        assert panel.selected_code is None
+
+        # c cycles the cut, and the app screens again with it.
+        await pilot.press("c")
+        await settle(pilot)
+        assert app.screening_cut == "median"
+        summary = app.screening_summary
+        assert summary is not None
+        assert summary.cut == "the sample median"
+        assert "Confidence cut: sample median" in shown(panel, "#screening-advice")
+        body = shown(panel, "#screening-body")
+        assert "(sample median)" in body
+
+        # f asks for the next action's pairs.
+        await pilot.press("f")
+        await pilot.pause()
+        asked = [m for m in seen if isinstance(m, ScreeningFilterRequested)]
+        assert asked
+        assert asked[-1].code_id == summary.advice_code_id
+        assert asked[-1].code_id in ("workload", "pay")
+        query = app.review.pair_queue.pair_query
+        assert (query.code_id, query.status) == (asked[-1].code_id, "undecided")
+        assert app.review.pair_queue.has_focus
+
+
+async def test_a_format_failure_is_said_once_for_the_study(tmp_path: Path) -> None:
+
+    study = build_study(tmp_path / "off.codecurve", n=10, codebook=CODEBOOK_5)
+    study.import_decisions([("r1", "pay", 5)], coder="tester")
+    # Every scored pair flagged off the scale, as when the model answers in prose.
+    import sqlite3
+
+    conn = sqlite3.connect(study.path)
+    conn.execute("UPDATE scores SET off_scale = 1")
+    conn.commit()
+    conn.close()
+    app = make_app(study, coder="tester", close_study=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        panel = app.review.screening
+        text = shown(panel, "#screening-advice")
+        assert text.count("not answering in the scale's format") == 1, text
+        assert "20 of 20 scored pairs" in text
+        body = shown(panel, "#screening-body")
+        assert "scale's format" not in body

@@ -17,7 +17,8 @@ DESCRIPTION = """\
 Write the coded dataset. Long layout: one row per (response, code) with the model's
 curve, the coder's decision and the final decision (the coder's where there is one,
 else the model's pick, marked as such). Wide layout: one row per response with a 0/1
-column per code (applies) and the model's confidence per code. The format follows the
+column per code (applies; empty where nobody decided, unless --fill model) and the
+model's confidence per code. The format follows the
 suffix (.csv, .xlsx, .parquet, .jsonl) unless --format says otherwise; an XLSX file has
 a second sheet, "provenance". The study may stay open in the app meanwhile.
 
@@ -27,6 +28,7 @@ a coding per code that applies, credited to its coder (--coder: one coder's; --a
 each coder as their own user, for inter-coder comparison in the QDA program).
 
   codecurve export survey.codecurve -o coded.xlsx --layout wide
+  codecurve export survey.codecurve -o all.csv --layout wide --fill model
   codecurve export survey.codecurve --codebook codes.qdc
   codecurve export survey.codecurve --project survey.qdpx --all-coders
 """
@@ -66,6 +68,13 @@ def register(subparsers: Any) -> None:
         help="the scoring configuration to export (default: the study's active one)",
     )
     parser.add_argument(
+        "--fill",
+        choices=("none", "model"),
+        default="none",
+        help="wide layout: what an undecided cell holds: nothing (default) or the model's "
+        "pick, with a source column per code",
+    )
+    parser.add_argument(
         "--codebook",
         type=Path,
         metavar="FILE",
@@ -97,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
     check_project_options(args)
     if args.version is not None and args.codebook is None:
         raise UsageError("--version chooses the codebook version to write: add --codebook FILE")
+    if args.fill != "none" and args.layout != "wide":
+        raise UsageError("--fill is for the wide layout (the long one always says final_from)")
     if not args.study.exists():
         raise InputError("no such study file", path=args.study)
     outputs = [o for o in (args.output, args.codebook, project) if o is not None]
@@ -115,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
                 layout=args.layout,
                 config_id="active" if args.config is None else args.config,
                 coder=args.coder,
+                fill=args.fill,
             )
             sys.stderr.write(printable(f"wrote {written} ({args.layout} layout)") + "\n")
         if args.codebook is not None:

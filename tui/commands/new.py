@@ -162,6 +162,14 @@ def create_from_args(
         codebook = replace(codebook, scale=get_scale(scale))
     for message in table.messages:
         sys.stderr.write(printable(f"{args.responses}: {message}") + "\n")
+    if codebook.codable and not any(code.definition.strip() for code in codebook.codable):
+        sys.stderr.write(
+            printable(
+                f"{args.codebook}: warning: no code has a definition; the model sees only "
+                "the codes' names (see docs/codebooks.md)"
+            )
+            + "\n"
+        )
     study = Study.create(args.study, responses=table, codebook=codebook, overwrite=overwrite)
     sys.stderr.write(
         f"created {args.study}: {plural(study.response_count(), 'response')} x "

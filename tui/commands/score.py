@@ -464,6 +464,10 @@ def _finite(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+#: Below this terminal width the score table leaves out the response's text.
+NARROW_TABLE = 100
+
+
 def _print_table(scores: Iterable[Score], names: dict[str, str], texts: dict[str, str]) -> None:
     """The scores as a table; every text from a file is shown with its control characters
     made visible and is never read as Rich markup."""
@@ -473,22 +477,29 @@ def _print_table(scores: Iterable[Score], names: dict[str, str], texts: dict[str
 
     from scoring.curves import sparkline
 
+    console = Console(highlight=False)
+    # On a narrow terminal the response's text goes first (then the code's name is cut):
+    # the pick, p and H/lnK columns are what the table is for.
+    narrow = console.width < NARROW_TABLE
     table = Table(box=None, header_style="bold", pad_edge=False)
-    table.add_column("response")
-    table.add_column("text", overflow="ellipsis", no_wrap=True, max_width=40)
-    table.add_column("code", overflow="ellipsis", no_wrap=True, max_width=24)
-    table.add_column("curve", no_wrap=True)
-    table.add_column("pick", justify="right")
-    table.add_column("p", justify="right")
-    table.add_column("H/lnK", justify="right")
-    table.add_column("flags")
+    table.add_column("response", overflow="ellipsis", no_wrap=True, max_width=16)
+    if not narrow:
+        table.add_column("text", overflow="ellipsis", no_wrap=True, max_width=40, ratio=1)
+    table.add_column("code", overflow="ellipsis", no_wrap=True, max_width=20 if narrow else 24)
+    table.add_column("curve", no_wrap=True, min_width=5)
+    table.add_column("pick", justify="right", no_wrap=True, min_width=4)
+    table.add_column("p", justify="right", no_wrap=True, min_width=4)
+    table.add_column("H/lnK", justify="right", no_wrap=True, min_width=5)
+    table.add_column("flags", overflow="fold")
     for s in scores:
         flags = ", ".join(
             f for f, on in (("off-scale", s.curve.off_scale), ("truncated", s.truncated)) if on
         )
+        cells = [Text(one_line(s.response_id))]
+        if not narrow:
+            cells.append(Text(one_line(texts.get(s.response_id, ""))))
         table.add_row(
-            Text(one_line(s.response_id)),
-            Text(one_line(texts.get(s.response_id, ""))),
+            *cells,
             Text(one_line(names.get(s.code_id, s.code_id))),
             sparkline(s.curve.surprisal),
             Text(one_line(s.prediction_label)),
@@ -496,7 +507,7 @@ def _print_table(scores: Iterable[Score], names: dict[str, str], texts: dict[str
             f"{s.curve.norm_entropy:.2f}",
             flags,
         )
-    Console(highlight=False).print(table)
+    console.print(table)
 
 
 def _say(message: str) -> None:

@@ -26,18 +26,26 @@ def register(subparsers: Any) -> None:
         "screen",
         help="check whether the model's confidence deserves trust (VRS report)",
         description="Screen the model's confidence against the decisions already made "
-        "(METHOD.md section 2): a 2x2 table of correct/incorrect by high/low confidence, "
+        "(docs/method.md section 2): one headline in words and the next thing to do, then "
+        "a 2x2 table of correct/incorrect by high/low confidence, "
         "the L, Fp, RBS and TRIN indices with intervals, and a tier (Valid, Indeterminate, "
         "Invalid, Insufficient data), pooled over codes and per code.",
     )
     parser.add_argument("study", type=Path, help="the study file (.codecurve)")
+    parser.add_argument(
+        "--config",
+        type=int,
+        metavar="ID",
+        help="the scoring configuration to screen (default: the study's active one)",
+    )
     parser.add_argument("--code", help="screen only this code (name or id)")
     parser.add_argument("--coder", help="whose decisions (needed when there are several coders)")
     parser.add_argument(
         "--cut",
-        default="0.5",
-        help="confidence at or above which an item counts as high confidence: "
-        "a number in [0, 1] or 'median' (default 0.5)",
+        default="scale",
+        help="confidence at or above which an item counts as high confidence: 'scale' "
+        "(default: halfway between chance and certainty on each code's own scale, p_max >= "
+        "0.75 on yes/no, >= 0.6 on 1-5), 'median' or a number in [0, 1]",
     )
     parser.add_argument(
         "--agreement",
@@ -68,12 +76,20 @@ def register(subparsers: Any) -> None:
 
 
 def parse_cut(text: str) -> float | str:
-    if text.strip().lower() == "median":
-        return "median"
+    """``--cut``: ``scale``, ``median`` or a number in [0, 1].
+
+    Raises:
+        UsageError: anything else.
+    """
+    word = text.strip().lower()
+    if word in ("median", "scale"):
+        return word
     try:
         cut = float(text)
     except ValueError:
-        raise UsageError(f"--cut must be a number in [0, 1] or 'median', not {text!r}") from None
+        raise UsageError(
+            f"--cut must be 'scale', 'median' or a number in [0, 1], not {text!r}"
+        ) from None
     if not 0.0 <= cut <= 1.0:
         raise UsageError(f"--cut must lie in [0, 1], not {cut}")
     return cut
@@ -90,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
     with Study.open(args.study, read_only=True) as study:
         result = screen_study(
             study,
+            args.config,
             code=args.code,
             coder=args.coder,
             cut=cut,  # type: ignore[arg-type]
@@ -98,8 +115,14 @@ def run(args: argparse.Namespace) -> int:
             phase_b=args.phase_b,
             sample=args.sample,
         ).labelled()
+    advice = result.advice
     if args.format == "json":
         payload = {
+            "config": {"id": result.config_id, "label": result.config},
+            "cut": result.cut,
+            "headline": advice.headline if advice else None,
+            "next_action": advice.action if advice else None,
+            "study_warning": result.study_warning,
             "sample": result.sample,
             "sample_size": result.n_decisions - result.n_unscored,
             "sample_note": result.sample_note,
@@ -116,10 +139,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     sample_lines = _sample_lines(result)
     if args.format == "markdown":
-        parts = [*(f"> {line}\n" for line in sample_lines), "## All codes pooled\n"]
-        parts.append(result.pooled.to_markdown())
+        parts = [f"{line}\n" for line in header_lines(result)]
+        parts += [f"> {line}\n" for line in sample_lines]
+        parts += ["\n## All codes pooled\n", glossed_markdown(result.pooled)]
         for name, report in result.per_code.items():
-            parts += [f"\n## {name}\n", report.to_markdown()]
+            parts += [f"\n## {name}\n", glossed_markdown(report)]
         if result.agreements:
             parts += ["\n## Agreement\n", "| " + " | ".join(AGREEMENT_COLUMNS) + " |"]
             parts.append("|" + "---|" * len(AGREEMENT_COLUMNS))
@@ -133,6 +157,18 @@ def run(args: argparse.Namespace) -> int:
     # Code and coder names come from files: shown as Text (never read as markup), with
     # their control characters made visible.
     console = Console()
+    if advice is not None:
+        console.print(
+            Text(printable(advice.headline[:1].upper() + advice.headline[1:] + "."), style="bold")
+        )
+        console.print(Text.assemble(("Next: ", "bold"), printable(advice.action) + "."))
+    if result.study_warning:
+        console.print(
+            Text.assemble(("warning:", "bold yellow"), " ", printable(result.study_warning))
+        )
+    console.print(
+        Text(printable(f"configuration {result.config}; confidence cut: {result.cut}"), style="dim")
+    )
     for line in sample_lines:
         console.print(Text(printable(line)), style="" if result.sample == "audit" else "yellow")
     if len(result.per_code) != 1:
@@ -182,6 +218,7 @@ def vrs_table(report: VRSReport, name: str) -> Table:
     from rich.table import Table
     from rich.text import Text
 
+    from screening.advice import GLOSSES
     from screening.report import TIER_STYLES
     from tui.text import printable
 
@@ -191,8 +228,35 @@ def vrs_table(report: VRSReport, name: str) -> Table:
     table.add_column("Value")
     for label, value in report.rows():
         style = TIER_STYLES.get(value, "") if label == "Tier classification" else ""
-        table.add_row(Text(printable(label)), Text(printable(value), style=style))
+        words = GLOSSES.get(label)
+        shown = Text(printable(label))
+        if words:
+            shown.append("\n" + words, style="italic")
+        table.add_row(shown, Text(printable(value), style=style))
     return table
+
+
+def header_lines(result: StudyScreening) -> list[str]:
+    """The headline, the next action, the study's warning and the cut, as lines."""
+    lines = []
+    if result.advice is not None:
+        headline = result.advice.headline
+        lines.append(f"**{headline[:1].upper() + headline[1:]}.**")
+        lines.append(f"Next: {result.advice.action}.")
+    if result.study_warning:
+        lines.append(f"Warning: {result.study_warning}.")
+    lines.append(f"Configuration {result.config}; confidence cut: {result.cut}.")
+    return lines
+
+
+def glossed_markdown(report: VRSReport) -> str:
+    """The report as a two-column Markdown table, each index label glossed."""
+    from screening.advice import gloss
+
+    lines = ["| VRS row | Value |", "|---|---|"]
+    for label, value in report.rows():
+        lines.append(f"| {gloss(label)} | {value.replace('|', chr(92) + '|')} |")
+    return "\n".join(lines) + "\n"
 
 
 def json_text(payload: object) -> str:

@@ -1,19 +1,68 @@
-"""The screening panel: can the model's confidence be trusted, pooled and per code?"""
+"""The screening panel: can the model's confidence be trusted, pooled and per code?
+
+It opens with one headline (the verdict in words) and one next action, then the chosen
+group's verdict and VRS table, each index glossed. Keys while it has focus: left/right
+choose the code, c cycles the confidence cut, f filters the queue to the next action's
+pairs.
+"""
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Select, Static
 
+from screening.advice import GLOSSES
 from screening.report import TIER_STYLES
+from tui.messages import ScreeningCutChanged, ScreeningFilterRequested
 from tui.text import printable
 from tui.verdicts import POOLED, GroupVerdict, ScreeningSummary
 
 _POOLED_KEY = "__pooled__"
+
+#: The cuts ``c`` cycles through: each code's scale-aware cut, the sample median, and a
+#: few fixed p_max values.
+CUTS: tuple[float | str, ...] = ("scale", "median", 0.6, 0.75, 0.9)
+
+
+def cut_words(cut: float | str) -> str:
+    """A cut as the panel names it."""
+    if cut == "scale":
+        return "scale-aware"
+    if cut == "median":
+        return "sample median"
+    return f"p_max ≥ {float(cut):.2f}"
+
+
+def advice_renderable(summary: ScreeningSummary, cut: float | str) -> Group:
+    """The headline, the next action (with its key), the study's warning and the cut."""
+    parts: list[RenderableType] = []
+    advice = summary.advice
+    if advice is not None:
+        headline = advice.headline[:1].upper() + advice.headline[1:] + "."
+        parts.append(Text(printable(headline), style="bold"))
+        parts.append(
+            Text.assemble(
+                ("Next: ", "bold"), printable(advice.action) + ".", ("  f shows them", "dim")
+            )
+        )
+    if summary.study_warning:
+        parts.append(Text.assemble(("⚠ ", "bold yellow"), printable(summary.study_warning)))
+    parts.append(
+        Text.assemble(
+            ("Confidence cut: ", "dim"),
+            cut_words(cut),
+            ("  c changes it · ←/→ choose the code", "dim"),
+        )
+    )
+    parts.append(Text(""))
+    return Group(*parts)
 
 
 def verdict_renderable(group: GroupVerdict) -> Group:
@@ -29,7 +78,10 @@ def verdict_renderable(group: GroupVerdict) -> Group:
         table.add_column()
         for label, value in group.report.rows():
             style = TIER_STYLES.get(value, "") if label == "Tier classification" else ""
-            table.add_row(Text(printable(label)), Text(printable(value), style=style))
+            shown = Text(printable(label))
+            if label in GLOSSES:
+                shown.append(f" ({GLOSSES[label]})", style="italic")
+            table.add_row(shown, Text(printable(value), style=style))
         parts += [Text("\nValidity report (VRS)", style="bold dim"), table]
     return Group(*parts)
 
@@ -39,12 +91,45 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
 
     BORDER_TITLE = "Screening"
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "left",
+            "previous_code",
+            "Previous code",
+            id="screening.previous",
+            tooltip="Previous code: show the screen of the code before",
+        ),
+        Binding(
+            "right",
+            "next_code",
+            "Next code",
+            id="screening.next",
+            tooltip="Next code: show the screen of the code after",
+        ),
+        Binding(
+            "c",
+            "cycle_cut",
+            "Cut",
+            id="screening.cut",
+            tooltip="Cut: scale-aware, sample median or a fixed p_max",
+        ),
+        Binding(
+            "f",
+            "follow_advice",
+            "Show them",
+            id="screening.follow",
+            tooltip="Show them: filter the queue to the next action's pairs",
+        ),
+    ]
+
     def __init__(
         self, *, name: str | None = None, id: str | None = None, classes: str | None = None
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._summary: ScreeningSummary | None = None
         self._stale = False
+        #: The confidence cut the screen uses (the app screens again when it changes).
+        self.cut: float | str = CUTS[0]
 
     def compose(self) -> ComposeResult:
         yield Select(
@@ -54,6 +139,7 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
             compact=True,
             id="screening-group",
         )
+        yield Static("", id="screening-advice")
         yield Static(
             Text("Screening the decisions so far…", style="dim italic"), id="screening-body"
         )
@@ -70,6 +156,37 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
 
     def select_code(self, code_id: str | None) -> None:
         self.query_one("#screening-group", Select).value = code_id or _POOLED_KEY
+
+    def _step_code(self, step: int) -> None:
+        if self._summary is None:
+            return
+        keys = [g.code_id for g in self._summary.groups]
+        current = self.selected_code
+        at = keys.index(current) if current in keys else 0
+        self.select_code(keys[(at + step) % len(keys)])
+
+    def action_previous_code(self) -> None:
+        self._step_code(-1)
+
+    def action_next_code(self) -> None:
+        self._step_code(1)
+
+    def action_cycle_cut(self) -> None:
+        at = CUTS.index(self.cut) if self.cut in CUTS else -1
+        self.cut = CUTS[(at + 1) % len(CUTS)]
+        if self._summary is not None:
+            self.query_one("#screening-advice", Static).update(
+                advice_renderable(self._summary, self.cut)
+            )
+        self.notify(f"Confidence cut: {cut_words(self.cut)}", timeout=2)
+        self.post_message(ScreeningCutChanged(self.cut))
+
+    def action_follow_advice(self) -> None:
+        summary = self._summary
+        if summary is None or summary.advice is None:
+            self.notify("Nothing to show yet.", timeout=2)
+            return
+        self.post_message(ScreeningFilterRequested(summary.advice_code_id))
 
     def show(self, summary: ScreeningSummary) -> None:
         """Keep ``summary``; draw it now if the panel is on screen, else when it is shown.
@@ -113,6 +230,9 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
         if self._summary is None:
             return
         group = self._summary.group(self.selected_code) or self._summary.groups[0]
+        self.query_one("#screening-advice", Static).update(
+            advice_renderable(self._summary, self.cut)
+        )
         body.update(verdict_renderable(group))
         rows = [
             Text.assemble(

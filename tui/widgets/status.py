@@ -1,4 +1,5 @@
-"""The status line above the key bar: progress, agreement, order and filters.
+"""The status line above the key bar: progress, agreement, filters, the configuration
+shown (model, context, template) and the queue's order.
 
 While the filter bar is open, the line draws it instead (see :mod:`tui.screens.filter`).
 """
@@ -61,7 +62,8 @@ class StatusLine(Widget):
             agreement: Share of decisions matching the model's pick, and on how many.
             order: The queue's order, in words.
             filters: The active filters, in words ("" for none).
-            model: The model's state ("loading…", the model name, "no model").
+            model: The configuration shown and the model's state, short (``#1 SmolLM2
+                · full · chat-v1 · loading model…``).
         """
         text = Text(no_wrap=True, overflow="ellipsis")
         share = decided / total if total else 0.0
@@ -71,14 +73,16 @@ class StatusLine(Widget):
             text.append("  agreement ", style="dim")
             text.append(f"{agreement[0]:.0%}", style="bold")
             text.append(f" on {agreement[1]:,}", style="dim")
-        text.append("  ▸ ", style="dim")
-        text.append(printable(order, single_line=True))
         if filters:
             text.append("  filter: ", style="dim")
             text.append(printable(filters, single_line=True), style="bold yellow")
+        # The configuration before the order: on a narrow terminal the end is cut off,
+        # and which scores are shown matters more than the order (the queue shows it).
         if model:
             text.append("  ", style="dim")
-            text.append(printable(model, single_line=True), style="dim italic")
+            text.append(printable(model, single_line=True), style="italic")
+        text.append("  ▸ ", style="dim")
+        text.append(printable(order, single_line=True))
         if text != self._status:
             self._status = text
             self.refresh()

@@ -1,0 +1,126 @@
+"""Scoring configurations in words: one short label, the listing every error about a
+configuration carries, and the check of a configuration id given on a command line.
+
+Only the study's public face is used (:class:`study.index.StudyView`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from study.errors import StudyError
+from study.index import StudyView
+from study.rows import CONTEXTS, ConfigRow, Context
+
+__all__ = [
+    "active_context",
+    "config_label",
+    "config_listing",
+    "off_scale_warning",
+    "resolve_config",
+]
+
+#: The listing names at most this many configurations (the newest last).
+LISTED = 12
+
+
+def config_label(row: ConfigRow) -> str:
+    """Short words for a configuration: ``"#2 SmolLM2-135M-Instruct · full · likert"``.
+
+    The model's name is cut to its last path part (a Hugging Face id or a folder).
+    """
+    name = row.model.name.rstrip("/").rsplit("/", 1)[-1] or row.model.name
+    return f"#{row.id} {name} · {row.context} · {row.template_id}"
+
+
+def _config_ids(study: StudyView) -> list[int]:
+    with study.snapshot() as conn:
+        try:
+            rows = conn.execute("SELECT id FROM configs ORDER BY id").fetchall()
+        except sqlite3.DatabaseError:
+            return []
+    return [int(r[0]) for r in rows]
+
+
+def config_listing(study: StudyView) -> str:
+    """Every configuration of the study with its scored count, the active one marked.
+
+    Returns:
+        e.g. ``"configurations: #1 SmolLM2 · full · likert (150 of 150 scored, active);
+        #2 ... (0 of 150 scored)"``, or ``"the study has no scoring configuration yet;
+        run 'codecurve score' first"``.
+    """
+    ids = _config_ids(study)
+    if not ids:
+        return "the study has no scoring configuration yet; run 'codecurve score' first"
+    active = study.active_config_id()
+    total = study.pair_count()
+    parts = []
+    for config_id in ids[-LISTED:]:
+        mark = ", active" if config_id == active else ""
+        label = config_label(study.config_row(config_id))
+        parts.append(f"{label} ({study.scored_count(config_id)} of {total} scored{mark})")
+    more = f" (and {len(ids) - LISTED} older)" if len(ids) > LISTED else ""
+    return f"configurations{more}: " + "; ".join(parts)
+
+
+def resolve_config(study: StudyView, config_id: int | str | None) -> int | None:
+    """The configuration a command works on: ``"active"`` (or None) means the study's
+    active one (None when nothing is scored yet), an integer must exist.
+
+    Raises:
+        StudyError: an unknown id or one that is not an integer, with the listing of
+            the configurations that exist.
+    """
+    if config_id is None or config_id == "active":
+        return study.active_config_id()
+    if isinstance(config_id, bool) or not isinstance(config_id, int):
+        raise StudyError(
+            f"a configuration id is an integer, not {config_id!r}; {config_listing(study)}",
+            path=study.path,
+        )
+    if config_id not in _config_ids(study):
+        raise StudyError(
+            f"no scoring configuration {config_id} in this study; {config_listing(study)}",
+            path=study.path,
+        )
+    return config_id
+
+
+#: Above this share of scored pairs flagged off the scale, the study gets one warning.
+OFF_SCALE_SHARE = 0.5
+
+OFF_SCALE_ADVICE = (
+    "the model is not answering in the scale's format: {off} of {n} scored pairs put most "
+    "of their probability off the scale; try --no-chat, another template or a larger model"
+)
+
+
+def off_scale_warning(study: StudyView, config_id: int | None) -> str | None:
+    """One study-level warning when most scored pairs of a configuration fall off the
+    scale (the model's probability mostly on tokens that are no option), else None."""
+    if config_id is None:
+        return None
+    with study.snapshot() as conn:
+        row = conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(off_scale), 0) FROM scores WHERE config_id = ?",
+            (config_id,),
+        ).fetchone()
+    n, off = int(row[0]), int(row[1])
+    if n == 0 or off / n <= OFF_SCALE_SHARE:
+        return None
+    return OFF_SCALE_ADVICE.format(off=off, n=n)
+
+
+def active_context(study: StudyView, default: Context = "definition") -> Context:
+    """The prompt context of the study's active configuration, else ``default``: what the
+    app scores with when no ``--context`` is given, so that it opens on the scores made
+    by ``codecurve score --context ...``."""
+    active = study.active_config_id()
+    if active is None:
+        return default
+    context = study.config_row(active).context
+    for known in CONTEXTS:
+        if context == known:
+            return known
+    return default
