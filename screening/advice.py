@@ -60,18 +60,21 @@ def _more(report: VRSReport) -> int | None:
     return max(1, min(estimates)) if estimates else None
 
 
-def _undecided_action(report: VRSReport, name: str) -> Advice:
+def _undecided_action(report: VRSReport, name: str, *, audit: bool = False) -> Advice:
     more = _more(report)
     headline = f"the model's confidence does not yet tell right from wrong for {name}"
+    # On the audit sample the pairs to code are the next audit pairs, not any pairs.
+    pairs = f"audit pairs of {name}" if audit else f"{name} pairs"
     if report.n_items and report.n_incorrect == 0:
         action = (
-            f"code more {name} pairs: the model has not disagreed with you yet, and the "
+            f"code more {pairs}: the model has not disagreed with you yet, and the "
             "screen needs its errors"
         )
     elif more is None:
-        action = f"code more {name} pairs"
+        action = f"code more {pairs}"
     else:
-        action = f"code {more} more {name} pair{'s' if more != 1 else ''}"
+        pairs = pairs if more != 1 else pairs.replace("pairs", "pair", 1)
+        action = f"code {more} more {pairs}"
     if report.tier == "Indeterminate":
         headline = f"the model's confidence is in doubt for {name} ({_reasons(report)})"
     return Advice(headline=headline, action=action, code=name, more=more)
@@ -82,12 +85,14 @@ def _reasons(report: VRSReport) -> str:
     return ", ".join(dict.fromkeys(words)) or report.flagging_reason
 
 
-def advise(pooled: VRSReport, per_code: Mapping[str, VRSReport]) -> Advice:
+def advise(pooled: VRSReport, per_code: Mapping[str, VRSReport], *, audit: bool = False) -> Advice:
     """The headline and next action of a study's screen.
 
     Args:
         pooled: The screen of all codes pooled.
         per_code: One screen per code, by code name (may be empty).
+        audit: The decisions are the blind audit sample's, so more of them means more
+            audit pairs ("code 23 more audit pairs of Workload").
 
     Returns:
         The advice about one code (or all codes when there is none to single out).
@@ -118,7 +123,7 @@ def advise(pooled: VRSReport, per_code: Mapping[str, VRSReport]) -> Advice:
             return (0 if more is not None else 1, more or 0)
 
         name, report = min(open_codes, key=closeness)
-        return _undecided_action(report, name)
+        return _undecided_action(report, name, audit=audit)
     if len(per_code) == 1:
         name = next(iter(per_code))
         headline = f"the model's confidence tells right from wrong for {name}"

@@ -18,7 +18,7 @@ from screening.apply import AgreementMode
 from screening.delegation import Delegation, audit_outlook, certify_delegation
 from study.delegation_log import CodePlan, DelegationPlan, delegable
 from study.errors import StudyError
-from study.screening import Cut, screen_study
+from study.screening import SCALE_CUT, Cut, scale_cut, screen_study
 from study.store import Study
 
 __all__ = ["CodePlan", "DelegationPlan", "check_unit", "plan_delegation"]
@@ -60,7 +60,7 @@ def plan_delegation(
     code: str | None = None,
     coder: str | None = None,
     config_id: int | None = None,
-    cut: Cut = 0.5,
+    cut: Cut = SCALE_CUT,
     agreement: AgreementMode = "applies",
 ) -> DelegationPlan:
     """Certify, per code, which uncoded pairs the model's picks may stand for.
@@ -130,7 +130,12 @@ def plan_delegation(
             delegation = certify_delegation(
                 confidence, correct, tier=tier, max_error=eps, level=lvl
             )
-            at = float(np.median(confidence)) if cut == "median" else float(cut)
+            if cut == "median":
+                at = float(np.median(confidence))
+            elif cut == SCALE_CUT:
+                at = scale_cut(len(rows["scale_values"].iloc[0]))
+            else:
+                at = float(cut)
             outlook = audit_outlook(confidence, correct, threshold=at, max_error=eps, level=lvl)
         with study.snapshot() as conn:
             uncoded, unscored, above = delegable(

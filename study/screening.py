@@ -281,7 +281,7 @@ def screen_study(
         config=config_label(study.config_row(config_id)),
         cut=describe_cut(cut, confidence),
         study_warning=off_scale_warning(study, config_id),
-        advice=advise(pooled, per_code),
+        advice=advise(pooled, per_code, audit=chosen_sample == "audit"),
     )
 
 

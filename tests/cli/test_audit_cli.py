@@ -66,7 +66,9 @@ def test_draw_extend_and_progress(
         sample = study.audit()
         assert sample is not None
         study.clear(sample.pairs("pay")[3], "pay", coder="ana")  # one skipped
-    progress = audit_json(path, capsys)
+    # The simulated confidences straddle 0.5 (their low band is 0.25-0.6): at that cut
+    # every cell of the 2x2 table fills once the audit is coded.
+    progress = audit_json(path, capsys, "--cut", "0.5")
     assert progress["action"] == "progress"
     assert len(progress["draws"]) == 2
     pay = progress["codes"][1]

@@ -22,6 +22,11 @@ from tests.study.test_audit import code_audit_blind, file_digest, simulated_stud
 Truth = dict[tuple[str, str], int]
 
 
+#: The simulated confidences straddle 0.5 (their low band is 0.25-0.6), so the screens and
+#: plans here cut there; the scale-aware default (0.6 on 1-5) leaves a cell nearly empty.
+CUT = 0.5
+
+
 @pytest.fixture(scope="module")
 def calibrated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Truth]:
     """2,000 responses x 2 codes, an audit of 400 per code coded blind with the truth."""
@@ -44,7 +49,7 @@ def test_calibrated_model_is_delegated_within_the_guarantee(
     path, truth = calibrated
     path = copy_of(path, tmp_path)
     with Study.open(path) as study:
-        plan = plan_delegation(study, max_error=0.05, level=0.95)
+        plan = plan_delegation(study, cut=CUT, max_error=0.05, level=0.95)
         assert [c.delegation.tier for c in plan.codes] == ["Valid", "Valid"]
         assert all(c.certified for c in plan.codes)
         for code in plan.codes:
@@ -102,7 +107,7 @@ def test_never_over_a_human_decision_and_undone_as_one(
         outside = sample.permutation[1500]
         study.record(outside, "pay", 1, coder="bob")  # another coder's human decision
         before = {(e.response_id, e.code_id, e.value) for e in study.events() if e.kind == "record"}
-        plan = plan_delegation(study, coder="ana")
+        plan = plan_delegation(study, cut=CUT, coder="ana")
         study.apply_delegation(plan, coder="ana")
         mine = study.decision(outside, "pay", coder="ana")
         assert mine is None  # the pair bob decided was not delegated
@@ -139,7 +144,7 @@ def test_the_coders_undo_takes_back_a_delegation_as_one_action(
     path = copy_of(path, tmp_path)
     with Study.open(path) as study:
         decided = study.decision_count()
-        plan = plan_delegation(study)
+        plan = plan_delegation(study, cut=CUT)
         study.apply_delegation(plan, coder="ana")
         assert study.decision_count() == decided + plan.delegated
         undone = study.undo(coder="ana")
@@ -158,9 +163,9 @@ def test_repeated_delegation_replaces_the_last(
     path, _ = calibrated
     path = copy_of(path, tmp_path)
     with Study.open(path) as study:
-        loose = plan_delegation(study, max_error=0.10)
+        loose = plan_delegation(study, cut=CUT, max_error=0.10)
         study.apply_delegation(loose, coder="ana")
-        strict = plan_delegation(study, max_error=0.05)
+        strict = plan_delegation(study, cut=CUT, max_error=0.05)
         applied = study.apply_delegation(strict, coder="ana")
         with study.snapshot() as conn:
             count = conn.execute(
@@ -176,7 +181,7 @@ def test_chance_level_model_is_never_delegated(tmp_path: Path) -> None:
     with Study.open(path) as study:
         study.draw_audit(per_code=300, seed=2)
         code_audit_blind(study, truth)
-        plan = plan_delegation(study)
+        plan = plan_delegation(study, cut=CUT)
         assert plan.delegated == 0
         assert not plan.certified
         for code in plan.codes:
@@ -193,15 +198,15 @@ def test_delegating_without_audit_decisions_is_refused(tmp_path: Path) -> None:
     path, _ = simulated_study(tmp_path / "s.codecurve", n=100)
     before = file_digest(path)
     with Study.open(path) as study, pytest.raises(StudyError, match="no audit sample"):
-        plan_delegation(study)
+        plan_delegation(study, cut=CUT)
     with Study.open(path) as study:
         study.draw_audit(per_code=50, seed=1)
         with pytest.raises(StudyError, match="no blind decisions on the audit sample"):
-            plan_delegation(study)
+            plan_delegation(study, cut=CUT)
         with pytest.raises(StudyError, match="strictly between 0 and 1"):
-            plan_delegation(study, max_error=1.0)
+            plan_delegation(study, cut=CUT, max_error=1.0)
         with pytest.raises(StudyError, match="strictly between 0 and 1"):
-            plan_delegation(study, level=0.0)
+            plan_delegation(study, cut=CUT, level=0.0)
     assert file_digest(path) != before  # the draw, and nothing else, changed it
 
 
@@ -268,14 +273,15 @@ def test_the_audit_screen_describes_the_population_and_the_uncertain_tail_does_n
         ]
         correct = np.array([truth[(r, c)] == pick for r, c, pick, _ in pairs])
         confidence = np.array([conf for *_, conf in pairs], dtype=float)
-        population = screen_report(correct, confidence)
+        population = screen_report(correct, confidence)  # its cut: p_max >= 0.5
         # Another coder follows the default queue: the 400 least confident pairs per code.
         for code in study.codes:
             tail = sorted((p for p in pairs if p[1] == code.id), key=lambda p: p[3])[:400]
             for rid, cid, _, _ in tail:
                 study.record(rid, cid, truth[(rid, cid)], coder="bob")
-        audit = screen_study(study, coder="ana").pooled
-        biased = screen_study(study, coder="bob", sample="all").pooled
+        # The same cut as the population's: the screens must describe the same quantity.
+        audit = screen_study(study, coder="ana", cut=CUT).pooled
+        biased = screen_study(study, coder="bob", sample="all", cut=CUT).pooled
     for index in ("l", "fp"):
         truth_value = getattr(population, index).value
         covered = getattr(audit, index).interval
@@ -291,7 +297,7 @@ def test_uncoded_audit_pairs_are_left_for_the_blind_audit(
     path = copy_of(path, tmp_path)
     with Study.open(path) as study:
         sample = study.extend_audit(100)  # 100 more audit responses per code, not coded yet
-        plan = plan_delegation(study)
+        plan = plan_delegation(study, cut=CUT)
         for code in plan.codes:
             assert code.uncoded == 2000 - 500
         study.apply_delegation(plan, coder="ana")

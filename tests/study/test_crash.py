@@ -92,7 +92,9 @@ def test_killed_writer_loses_nothing_it_returned(crash_study: Path) -> None:
     undone: set[int] = set()
     iterations = 0
     seed = 0
-    while iterations < 20 and time.monotonic() - started < 20:
+    # At least 8 kills whatever the machine's load (each starts an interpreter), then
+    # more while 20 s last.
+    while iterations < 8 or (iterations < 20 and time.monotonic() - started < 20):
         iterations += 1
         lines = run_and_kill(crash_study, seed, rng.uniform(0.0, 0.25))
         seed += 1000
@@ -113,7 +115,6 @@ def test_killed_writer_loses_nothing_it_returned(crash_study: Path) -> None:
                 d = study.decision(rid, code, coder="kim")
                 assert (None if d is None else d.value) == value
             expected = _replay(list(events.values()))
-    assert iterations >= 8
     assert expected  # something was decided across the runs
 
 

@@ -84,6 +84,12 @@ def register(subparsers: Any) -> None:
         "--code", action="append", metavar="CODE", help="only this code (repeatable)"
     )
     parser.add_argument("--coder", help="whose decisions count (needed with several coders)")
+    parser.add_argument(
+        "--cut",
+        default="scale",
+        help="the screen's confidence cut, as for 'codecurve screen': 'scale' (default), "
+        "'median' or a number in [0, 1]",
+    )
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format")
     parser.set_defaults(func=run)
 
@@ -116,7 +122,7 @@ def _show(study: Study, args: argparse.Namespace, *, action: str) -> int:
     sample = study.audit()
     assert sample is not None
     progress = study.audit_progress(coder=args.coder)
-    verdicts = _verdicts(study, args.coder)
+    verdicts = _verdicts(study, args.coder, cut=args.cut)
     codes = [study.code(c) for c in args.code] if args.code else list(study.codes)
     rows = []
     for code in codes:
@@ -150,19 +156,22 @@ def _show(study: Study, args: argparse.Namespace, *, action: str) -> int:
     return 0
 
 
-def _verdicts(study: Study, coder: str | None) -> dict[str, dict[str, str]]:
+def _verdicts(study: Study, coder: str | None, *, cut: str) -> dict[str, dict[str, str]]:
     """code id -> how far the code is from a verdict and from delegation, in words."""
     from study.delegation import plan_delegation
     from study.errors import StudyError
     from study.screening import screen_study
+    from tui.commands.screen import parse_cut
     from tui.text import plural
+
+    chosen = parse_cut(cut)
 
     if study.active_config_id() is None:
         note = "not scored yet"
         return {c.id: {"verdict": note, "delegation": note} for c in study.codes}
     try:
-        screened = screen_study(study, coder=coder, sample="audit")
-        plan = plan_delegation(study, coder=coder)
+        screened = screen_study(study, coder=coder, sample="audit", cut=chosen)
+        plan = plan_delegation(study, coder=coder, cut=chosen)
     except StudyError as exc:
         if "no blind decisions" not in str(exc):
             raise

@@ -72,8 +72,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--cut",
-        default="0.5",
-        help="the screen's confidence cut: a number in [0, 1] or 'median' (default 0.5)",
+        default="scale",
+        help="the screen's confidence cut, as for 'codecurve screen': 'scale' (default), "
+        "'median' or a number in [0, 1]",
     )
     parser.add_argument(
         "--agreement",
@@ -114,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
             level=args.level,
             code=args.code,
             coder=args.coder,
-            cut=cut,  # type: ignore[arg-type]
+            cut=cut,
             agreement=args.agreement,
         )
         applied = None

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from screening.report import VRSReport
-    from study.screening import Agreement, StudyScreening
+    from study.screening import Agreement, Cut, StudyScreening
 
 FORMATS = ("table", "markdown", "json")
 
@@ -75,15 +75,17 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def parse_cut(text: str) -> float | str:
+def parse_cut(text: str) -> Cut:
     """``--cut``: ``scale``, ``median`` or a number in [0, 1].
 
     Raises:
         UsageError: anything else.
     """
     word = text.strip().lower()
-    if word in ("median", "scale"):
-        return word
+    if word == "median":
+        return "median"
+    if word == "scale":
+        return "scale"
     try:
         cut = float(text)
     except ValueError:
@@ -109,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
             args.config,
             code=args.code,
             coder=args.coder,
-            cut=cut,  # type: ignore[arg-type]
+            cut=cut,
             agreement=args.agreement,
             confidence=args.confidence,
             phase_b=args.phase_b,

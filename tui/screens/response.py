@@ -275,7 +275,7 @@ class ResponseScreen(Screen[None]):
         )
         label = RESPONSE_ORDER_LABELS.get(self.order, self.order)
         if self.reverse:
-            label += ", reversed"
+            label = f"reversed: {label}"
         box.border_title = f"Response {markup_safe(self.response_id)}"
         box.border_subtitle = (
             f"{position + 1:,} of {study.response_count():,} · {markup_safe(label)} · ] next"

@@ -347,8 +347,9 @@ class ReviewScreen(Screen[None]):
             decided=int(progress.get("decided", 0)),
             total=int(progress.get("total", 0)),
             agreement=self._agreement,
-            order=ORDER_LABELS.get(query.order, query.order)
-            + (", reversed" if query.reverse else ""),
+            # "reversed" first: a narrow status line cuts its end off.
+            order=("reversed: " if query.reverse else "")
+            + ORDER_LABELS.get(query.order, query.order),
             filters=self._describe_filters(query),
             model=self._model_state,
         )
