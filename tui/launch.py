@@ -90,15 +90,20 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
         "concurrency for openai:NAME)",
     )
     parser.add_argument("--coder", metavar="NAME", help="your coder id (default: your user name)")
+    parser.add_argument(
+        "--allow-download",
+        action="store_true",
+        help="fetch a Hugging Face model that is not in the local cache (never by default)",
+    )
 
 
-def backend_factory(model: str | None) -> Callable[[], Backend]:
+def backend_factory(model: str | None, *, allow_download: bool = False) -> Callable[[], Backend]:
     """A loader run in the app's worker thread, so the window opens before the model."""
 
     def load() -> Backend:
         from scoring import load_backend
 
-        return load_backend(model)
+        return load_backend(model, allow_download=allow_download)
 
     return load
 
@@ -140,7 +145,9 @@ def run_app(path: Path, args: argparse.Namespace, *, score_on_open: bool) -> int
     note = context_note(path, context, None if args.no_model else args.model)
     if note:
         sys.stderr.write(printable(note) + "\n")
-    factory = None if args.no_model else backend_factory(args.model)
+    factory = (
+        None if args.no_model else backend_factory(args.model, allow_download=args.allow_download)
+    )
     app = make_app(
         path,
         backend_factory=factory,

@@ -42,6 +42,27 @@ if TYPE_CHECKING:
 OUTPUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl"}
 CONTEXTS = ("none", "definition", "full")
 
+#: scoring.engine.DEFAULT_PROMPT_TOKENS, written out so that --help imports no numpy (a
+#: test checks that the two agree).
+DEFAULT_PROMPT_TOKENS = 2048
+
+
+def prompt_tokens(text: str) -> int | None:
+    """``--max-prompt-tokens``: a whole number of at least 64, or ``model`` (None: the
+    model's whole context)."""
+    if text.strip().lower() == "model":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of tokens or 'model', not {text!r}"
+        ) from None
+    if value < 64:
+        raise argparse.ArgumentTypeError(f"a prompt needs at least 64 tokens, not {value}")
+    return value
+
+
 #: Columns of every row, in order (per-option columns follow the curve's summary).
 ID_COLUMNS = ("response_id", "code_id", "code_name", "scale")
 SUMMARY_COLUMNS = (
@@ -112,9 +133,25 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--context",
         choices=CONTEXTS,
-        default="definition",
+        default=None,
         help="what the prompt says about a code: its name, its definition, or everything "
-        "(criteria and examples too); default definition",
+        "(criteria and examples too); default: the study's active configuration's, else "
+        "definition",
+    )
+    parser.add_argument(
+        "--max-prompt-tokens",
+        type=prompt_tokens,
+        default=DEFAULT_PROMPT_TOKENS,
+        metavar="N",
+        help=f"longest prompt in tokens; a longer response is cut from the middle and its "
+        f"score flagged truncated (default {DEFAULT_PROMPT_TOKENS}; 'model' for the model's "
+        "whole context)",
+    )
+    parser.add_argument(
+        "--allow-download",
+        action="store_true",
+        help="fetch a Hugging Face model that is not in the local cache (the only time "
+        "codecurve reaches the network; never by default)",
     )
     parser.add_argument(
         "--strict",
@@ -162,6 +199,7 @@ def score_study_file(args: argparse.Namespace) -> int:
     """The study mode: score the study's pending pairs, each batch stored when finished."""
     from scoring import load_backend
     from scoring.engine import ScoringEngine
+    from study.configs import active_context
     from study.score_run import ScoreProgress, score_study
     from study.store import Study
 
@@ -195,11 +233,15 @@ def score_study_file(args: argparse.Namespace) -> int:
             )
         study = Study.open(args.study)
     with study:
+        if args.context is None:
+            # Resuming: the configuration being scored, not a new one at the default level.
+            args.context = active_context(study)
         backend = load_backend(
             args.model,
             device=args.device,
             chat=False if args.no_chat else None,
             server=args.server,
+            allow_download=args.allow_download,
         )
         try:
             engine = ScoringEngine(
@@ -208,6 +250,7 @@ def score_study_file(args: argparse.Namespace) -> int:
                 context=args.context,
                 strict=args.strict,
                 batch_size=args.batch_size,
+                max_prompt_tokens=args.max_prompt_tokens,
             )
             activate = bool(getattr(args, "activate", False))
             first = study.active_config_id() is None
@@ -223,7 +266,7 @@ def score_study_file(args: argparse.Namespace) -> int:
             )
 
             def report(step: ScoreProgress) -> None:
-                rate = f", {step.batch.rate:.1f} pairs/s" if step.batch.rate > 0 else ""
+                rate = _rate(step.batch)
                 sys.stderr.write(f"\rscored {step.scored:,}/{step.total:,}{rate}   ")
                 sys.stderr.flush()
 
@@ -274,23 +317,28 @@ def score_files(args: argparse.Namespace) -> int:
         raise InputError("the codebook has no codable codes", path=args.codebook)
 
     backend = load_backend(
-        args.model, device=args.device, chat=False if args.no_chat else None, server=args.server
+        args.model,
+        device=args.device,
+        chat=False if args.no_chat else None,
+        server=args.server,
+        allow_download=args.allow_download,
     )
     try:
         engine = ScoringEngine(
             backend,
             codebook,
-            context=args.context,
+            context=args.context or "definition",
             strict=args.strict,
             batch_size=args.batch_size,
             template=None,
+            max_prompt_tokens=args.max_prompt_tokens,
         )
         pairs = [Pair(r.id, r.text, code) for r in table for code in codes]
         _say(
             f"scoring {plural(len(table), 'response')} x {plural(len(codes), 'code')} = "
             f"{plural(len(pairs), 'pair')} "
             f"with {backend.identity.describe()}, template {engine.template.id}, "
-            f"context {args.context}{', strict' if args.strict else ''}"
+            f"context {engine.config.context}{', strict' if args.strict else ''}"
         )
         scores = _score_with_progress(engine, pairs)
     finally:
@@ -361,8 +409,7 @@ def _score_with_progress(engine: ScoringEngine, pairs: list[Any]) -> list[Score]
         task = bar.add_task("scoring", total=len(pairs), rate="")
 
         def report(batch: BatchResult) -> None:
-            rate = f"{batch.rate:.1f} pairs/s" if batch.rate > 0 else ""
-            bar.update(task, completed=batch.done, rate=rate)
+            bar.update(task, completed=batch.done, rate=_rate(batch).lstrip(", "))
 
         return engine.score(pairs, progress=report)
 
@@ -512,3 +559,14 @@ def _print_table(scores: Iterable[Score], names: dict[str, str], texts: dict[str
 
 def _say(message: str) -> None:
     sys.stderr.write(printable(message) + "\n")
+
+
+def _rate(batch: BatchResult) -> str:
+    """The rate to show: pairs per second, and tokens per second while pairs take longer
+    than a second each (long prompts), so a slow run never reads "0.0 pairs/s"."""
+    parts = []
+    if batch.rate >= 1 or (batch.rate > 0 and not batch.token_rate):
+        parts.append(f"{batch.rate:.1f} pairs/s")
+    if batch.token_rate and batch.rate < 1:
+        parts.append(f"{batch.token_rate:,.0f} tokens/s")
+    return "".join(f", {p}" for p in parts)
