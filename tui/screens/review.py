@@ -19,10 +19,10 @@ from textual.containers import Container, Vertical
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input
 
-from study.rows import Status
+from study.rows import CONSENSUS, Status
 from tui.messages import ScreeningShown, StudyChanged
+from tui.screens.filter import DISAGREEMENT_LABEL, FilterBar
 from tui.screens.filter import KEYS as FILTER_KEYS
-from tui.screens.filter import FilterBar
 from tui.screens.outcomes import report
 from tui.screens.small import TooSmall
 from tui.session import Outcome, ReviewSession
@@ -154,6 +154,14 @@ class ReviewScreen(Screen[None]):
             "By response",
             id="response_mode",
             tooltip="By response: code whole responses, least sure first; ] next, [ previous",
+        ),
+        Binding(
+            "D",
+            "disagreements",
+            "Disagreements",
+            show=False,
+            id="disagreements",
+            tooltip="Disagreements: pairs coders decided differently; settle them as consensus",
         ),
         Binding(
             "e",
@@ -367,7 +375,7 @@ class ReviewScreen(Screen[None]):
             code = self.session.code(query.code_id)
             parts.append(code.name if code else query.code_id)
         if query.status is not None:
-            parts.append(STATUS_LABELS[query.status])
+            parts.append(STATUS_LABELS.get(query.status, DISAGREEMENT_LABEL))
         if query.search:
             parts.append(f"“{query.search}”")
         return ", ".join(parts)
@@ -496,6 +504,9 @@ class ReviewScreen(Screen[None]):
         from tui.screens.response import ResponseScreen
 
         row = self._current()
+        if row is not None and self.pair_queue.pair_query.status == "disagreement":
+            self.action_disagreements()
+            return
         if row is not None:
             # ] and [ there follow responses in the queue's order where one exists.
             query = self.pair_queue.pair_query
@@ -505,6 +516,14 @@ class ReviewScreen(Screen[None]):
                     self.session, row.response_id, row.code_id, order=order, reverse=query.reverse
                 )
             )
+
+    def action_disagreements(self) -> None:
+        """Reconcile: the coders' disagreements side by side, from the highlighted pair."""
+        from tui.screens.disagreements import DisagreementsScreen
+
+        row = self._current()
+        start = None if row is None else (row.response_id, row.code_id)
+        self.app.push_screen(DisagreementsScreen(self.session, start=start))
 
     def action_response_mode(self) -> None:
         """Code response by response, the one whose least sure code is least sure first."""
@@ -538,6 +557,11 @@ class ReviewScreen(Screen[None]):
 
     def _apply_filter(self, code_id: str | None, status: Status | None) -> None:
         """Show the pairs of ``code_id`` and ``status`` (called by the filter bar)."""
+        if (
+            status == "disagreement"
+            and len([c for c in self.session.study.coders() if c != CONSENSUS]) < 2
+        ):
+            self.notify("Disagreements need the decisions of two coders; this study has fewer.")
         query = replace(self.pair_queue.pair_query, code_id=code_id, status=status)
         if query != self.pair_queue.pair_query:
             self.set_query(query)
