@@ -109,8 +109,11 @@ async def test_take_a_coder_set_a_value_with_a_note_and_undo(tmp_path: Path) -> 
         assert study.decision("r2", "workload", coder="consensus").value == 0  # type: ignore[union-attr]
         assert study.decision("r2", "workload", coder="consensus").source == "human"  # type: ignore[union-attr]
         assert screen.progress_text() == "1 of 3 disagreements resolved"
-        # A new value with a note, on the next disagreement.
-        await pilot.press("down", "v")
+        # The cursor moved on to the next unresolved disagreement: a new value, a note.
+        following = screen.current()
+        assert following is not None
+        assert following.response_id == "r4"
+        await pilot.press("v")
         await settle(pilot)
         assert isinstance(app.screen, ConsensusValueScreen)
         app.screen.query_one("#consensus-value", Input).value = "Yes"
@@ -130,6 +133,14 @@ async def test_take_a_coder_set_a_value_with_a_note_and_undo(tmp_path: Path) -> 
         assert study.note("r4", "workload", coder="consensus") is None
         assert study.decision("r2", "workload", coder="consensus") is not None
         assert screen.progress_text() == "1 of 3 disagreements resolved"
+        # The cursor is back on the undone pair: take ana's decision there instead.
+        undone = screen.current()
+        assert undone is not None
+        assert undone.response_id == "r4"
+        await pilot.press("1")
+        await settle(pilot)
+        assert study.decision("r4", "workload", coder="consensus").value == 1  # type: ignore[union-attr]
+        assert screen.progress_text() == "2 of 3 disagreements resolved"
         # The coders' own decisions are untouched.
         assert study.decision("r2", "workload", coder="ana").value == 1  # type: ignore[union-attr]
         # Back to the queue, which shows the consensus decision made meanwhile.

@@ -307,8 +307,16 @@ class DisagreementsScreen(Screen[None]):
     # -- keys ----------------------------------------------------------------------
 
     def _saved(self, outcome: Outcome) -> None:
-        if report(self, outcome) is not None:
-            self.load()
+        """Show a saved consensus and move on to the next unresolved disagreement."""
+        if report(self, outcome) is None:
+            return
+        self.load()
+        here = self.table.cursor_row
+        following = next(
+            (i for i in range(here + 1, len(self.items)) if not self.items[i].resolved), None
+        )
+        if following is not None:
+            self.table.move_cursor(row=following)
 
     def _write(self, item: Disagreement, value: int, note: str | None) -> Outcome:
         try:
