@@ -252,6 +252,10 @@ def wide_frame(
     taken |= {f"{c.name} (confidence)" for c in codes}
     if fill == "model":
         taken |= {f"{c.name} (source)" for c in codes}
+    by_coder = (
+        _coder_columns(study, _config_id(study, config_id), responses, codes) if all_coders else {}
+    )
+    taken |= set(by_coder)
     attr_columns = {a: (a if a not in taken else f"{a} (attribute)") for a in attr_names}
     shape = (len(responses), len(codes))
     decided = long["decision"].notna().to_numpy().reshape(shape)
@@ -276,8 +280,7 @@ def wide_frame(
     if fill == "model":
         for j, code in enumerate(codes):
             columns[f"{code.name} (source)"] = list(sources[:, j])
-    if all_coders:
-        columns.update(_coder_columns(study, _config_id(study, config_id), responses, codes))
+    columns.update(by_coder)
     for j, code in enumerate(codes):
         columns[f"{code.name} (confidence)"] = pd.array(confidence[:, j], dtype="Float64")
     return pd.DataFrame(columns)
