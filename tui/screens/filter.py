@@ -23,9 +23,6 @@ from rich.text import Text
 from study.rows import Status
 from tui.source import STATUS_LABELS, STATUSES, Query
 
-#: The status value of the pairs two coders decided differently (enter reconciles one).
-DISAGREEMENT_LABEL = "coders disagree"
-
 #: The fields of the bar, in the order ``↓`` visits them.
 FIELDS = ("code", "status")
 
@@ -67,10 +64,7 @@ class FilterBar:
         self._on_miss = on_miss
         self._choices: dict[str, list[tuple[str | None, str]]] = {
             "code": [(None, "every code"), *((cid, name) for cid, name in codes)],
-            "status": [
-                *((status, STATUS_LABELS[status]) for status in STATUSES),
-                ("disagreement", DISAGREEMENT_LABEL),
-            ],
+            "status": [(status, STATUS_LABELS[status]) for status in STATUSES],
         }
         self._index = {"code": 0, "status": 0}
         self._field = "code"

@@ -21,8 +21,8 @@ from textual.widgets import ContentSwitcher, Input
 
 from study.rows import CONSENSUS, Status
 from tui.messages import ScreeningShown, StudyChanged
-from tui.screens.filter import DISAGREEMENT_LABEL, FilterBar
 from tui.screens.filter import KEYS as FILTER_KEYS
+from tui.screens.filter import FilterBar
 from tui.screens.outcomes import report
 from tui.screens.small import TooSmall
 from tui.session import Outcome, ReviewSession
@@ -375,7 +375,7 @@ class ReviewScreen(Screen[None]):
             code = self.session.code(query.code_id)
             parts.append(code.name if code else query.code_id)
         if query.status is not None:
-            parts.append(STATUS_LABELS.get(query.status, DISAGREEMENT_LABEL))
+            parts.append(STATUS_LABELS[query.status])
         if query.search:
             parts.append(f"“{query.search}”")
         return ", ".join(parts)
