@@ -219,3 +219,22 @@ def test_disagreements_need_shared_units(tmp_path: Path) -> None:
     study.import_decisions([("r1", "workload", 1)], coder="ana")
     study.import_decisions([("r2", "workload", 0)], coder="ben")
     assert disagreements(study) == []
+
+
+async def test_note_on_a_taken_consensus(tmp_path: Path) -> None:
+    study = two_coders(tmp_path / "w.codecurve")
+    app = make_app(study, coder="ana")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("D")
+        await settle(pilot)
+        await pilot.press("1", "up")  # take ana's Yes on r2, then back to r2
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        app.screen.query_one("#note-input", Input).value = "hours, not pay"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert study.note("r2", "workload", coder="consensus") == "hours, not pay"
+        assert study.note("r2", "workload", coder="ben") == "talks about pay, not workload"
+        assert "hours, not pay" in str(screen_of(pilot).query_one("#reconcile-detail").render())

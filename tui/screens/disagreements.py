@@ -306,11 +306,13 @@ class DisagreementsScreen(Screen[None]):
 
     # -- keys ----------------------------------------------------------------------
 
-    def _saved(self, outcome: Outcome) -> None:
-        """Show a saved consensus and move on to the next unresolved disagreement."""
+    def _saved(self, outcome: Outcome, *, advance: bool = True) -> None:
+        """Show a saved consensus and (``advance``) move on to the next unresolved one."""
         if report(self, outcome) is None:
             return
         self.load()
+        if not advance:
+            return
         here = self.table.cursor_row
         following = next(
             (i for i in range(here + 1, len(self.items)) if not self.items[i].resolved), None
@@ -373,7 +375,7 @@ class DisagreementsScreen(Screen[None]):
 
         def save(note: str | None) -> None:
             if note is not None:
-                self._saved(self.consensus.annotate(pair, note))
+                self._saved(self.consensus.annotate(pair, note), advance=False)
 
         title = f"{item.response_id} · {item.code_id} ({self.consensus.coder})"
         self.app.push_screen(NoteScreen(title, item.consensus_note), save)
