@@ -16,7 +16,8 @@ Layouts:
           model pick never reads as a code) and one ``<code> (confidence)`` column per
           code (the model's ``max_k p_k``). With ``fill="model"`` the blank cells take
           the model's pick and a ``<code> (source)`` column per code says where each
-          value came from (``final_from``).
+          value came from (``final_from``). With ``all_coders`` one ``<code> [<coder>]``
+          0/1 column per code and coder follows (blank where that coder did not decide).
 
 The final decision is the coder's where there is one, else the model's pick, and
 ``final_from`` says which: ``human`` (the coder's own value), ``accepted`` (the coder
@@ -100,6 +101,7 @@ def export_study(
     coder: str | None = None,
     protect: Iterable[str | Path] = (),
     fill: str = "none",
+    all_coders: bool = False,
 ) -> Path:
     """Write the coded dataset (layouts and safety in the module docstring).
 
@@ -113,6 +115,7 @@ def export_study(
         coder: Export this coder's decisions (default: the latest decision of any coder).
         protect: Files never to overwrite (besides the study and any SQLite file).
         fill: The wide layout's undecided cells: ``none`` (blank) or ``model``.
+        all_coders: Wide layout: add a ``CODE [coder]`` column per code and coder.
 
     Returns:
         The path written.
@@ -125,6 +128,8 @@ def export_study(
     fmt = export_format(target, format)
     if layout not in LAYOUTS:
         raise StudyError(f"unknown layout {layout!r}; use long or wide")
+    if all_coders and layout != "wide":
+        raise StudyError("every coder's columns are for the wide layout")
     protect = (study.path, *protect)
     check_target(target, protect=protect, error=StudyError)
     if not study.read_only:
@@ -143,6 +148,7 @@ def export_study(
                 coder=coder,
                 protect=protect,
                 fill=fill,
+                all_coders=all_coders,
             )
     # A damaged page would otherwise read as "not scored" and export silently.
     study.quick_check()
@@ -151,7 +157,9 @@ def export_study(
             study, config_id=config_id, coder=coder, curves_as_json=fmt in ("csv", "xlsx")
         )
     else:
-        frame = wide_frame(study, config_id=config_id, coder=coder, fill=fill)
+        frame = wide_frame(
+            study, config_id=config_id, coder=coder, fill=fill, all_coders=all_coders
+        )
     info = provenance(study, config_id=config_id, layout=layout, coder=coder, fill=fill)
     if fmt == "csv":
         return atomic_write(target, lambda tmp: write_csv(frame, tmp), protect=protect)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from codebooks.model import Code
 from study.configs import resolve_config
 from study.errors import StudyError
 from study.index import StudyView
@@ -221,8 +222,13 @@ def wide_frame(
     config_id: int | str | None = "active",
     coder: str | None = None,
     fill: str = "none",
+    all_coders: bool = False,
 ) -> pd.DataFrame:
     """The wide layout (module docstring) as a DataFrame.
+
+    ``all_coders`` adds, after the code columns, one ``CODE [coder]`` 0/1 column per
+    code and coder with a decision (coders sorted by name), empty where that coder did
+    not decide the pair.
 
     A code's 0/1 cell holds a decision (the coder's own, one accepted from the model or
     one delegated); a pair nobody decided is empty, so that an unreviewed model pick is
@@ -246,6 +252,10 @@ def wide_frame(
     taken |= {f"{c.name} (confidence)" for c in codes}
     if fill == "model":
         taken |= {f"{c.name} (source)" for c in codes}
+    by_coder = (
+        _coder_columns(study, _config_id(study, config_id), responses, codes) if all_coders else {}
+    )
+    taken |= set(by_coder)
     attr_columns = {a: (a if a not in taken else f"{a} (attribute)") for a in attr_names}
     shape = (len(responses), len(codes))
     decided = long["decision"].notna().to_numpy().reshape(shape)
@@ -270,9 +280,38 @@ def wide_frame(
     if fill == "model":
         for j, code in enumerate(codes):
             columns[f"{code.name} (source)"] = list(sources[:, j])
+    columns.update(by_coder)
     for j, code in enumerate(codes):
         columns[f"{code.name} (confidence)"] = pd.array(confidence[:, j], dtype="Float64")
     return pd.DataFrame(columns)
+
+
+def _coder_columns(
+    study: StudyView,
+    cfg: int | None,
+    responses: list[tuple[int, str, str, dict[str, Any]]],
+    codes: Sequence[Code],
+) -> dict[str, Any]:
+    """One ``CODE [coder]`` applies column per code and coder (``wide_frame``)."""
+    with study.snapshot() as conn:
+        rows = conn.execute("SELECT rid, cid, coder, value FROM annotations").fetchall()
+    coders = sorted({str(r[2]) for r in rows})
+    row_of = {rid: i for i, (rid, _id, _text, _attrs) in enumerate(responses)}
+    cids = [study.index.code_key(code.id) for code in codes]
+    col_of = {cid: j for j, cid in enumerate(cids)}
+    # Read on the scale the long layout reads each code on.
+    thresholds = {j: pair_scale(study, cfg, code).threshold for j, code in enumerate(codes)}
+    grids = {c: np.full((len(responses), len(codes)), np.nan) for c in coders}
+    for rid, cid, coder, value in rows:
+        if rid in row_of and cid in col_of:
+            j = col_of[cid]
+            grids[str(coder)][row_of[rid], j] = 1.0 if int(value) >= thresholds[j] else 0.0
+    out: dict[str, Any] = {}
+    for j, code in enumerate(codes):
+        for coder in coders:
+            name = f"{code.name} [{coder}]"
+            out[name] = pd.array(grids[coder][:, j], dtype="Float64").astype("Int64")
+    return out
 
 
 def source_counts(

@@ -16,7 +16,8 @@ pairs come first in the chosen order; pairs not yet scored follow in id order (o
 ``id``          response id (natural order), then code order.
 
 Filters: ``code_id``; ``status`` ``undecided`` (no decision), ``decided`` (any),
-``human`` or ``model`` (a decision of that source); ``search``, a case-insensitive
+``human`` or ``model`` (a decision of that source), ``disagreement`` (two coders other
+than ``consensus`` decided different values); ``search``, a case-insensitive
 substring of the response text or id; ``coder`` restricts decisions to one coder (by
 default any coder's decision counts, and a row shows the latest).
 """
@@ -30,7 +31,7 @@ from codebooks.model import Code, Scale
 from study.codec import blob_to_floats
 from study.errors import StudyError
 from study.index import StudyView
-from study.rows import ORDERS, STATUSES, PairRow
+from study.rows import CONSENSUS, ORDERS, STATUSES, PairRow
 
 #: The score columns of each order, with True where they sort descending (the indexes in
 #: :mod:`study.schema` follow these; a reversed order walks them backwards).
@@ -136,7 +137,10 @@ def _filters(
     if code_id is not None:
         clauses.append(f"{cid} = ?")
         params.append(study.index.code_key(code_id))
-    if status is not None:
+    if status == "disagreement":
+        clauses.append(_disagreement(rid, cid))
+        params += [CONSENSUS, CONSENSUS]
+    elif status is not None:
         sub = f"SELECT 1 FROM annotations a WHERE a.rid = {rid} AND a.cid = {cid}"
         if coder is not None:
             sub += " AND a.coder = ?"
@@ -153,6 +157,16 @@ def _filters(
         )
         params += [folded, folded]
     return clauses, params
+
+
+def _disagreement(rid: str, cid: str) -> str:
+    """SQL: two coders other than the consensus coder (two ``?``) decided the pair
+    differently."""
+    return (
+        f"EXISTS (SELECT 1 FROM annotations a JOIN annotations b ON b.rid = a.rid "
+        f"AND b.cid = a.cid AND b.value <> a.value WHERE a.rid = {rid} AND a.cid = {cid} "
+        "AND a.coder <> ? AND b.coder <> ?)"
+    )
 
 
 def _where(clauses: list[str]) -> str:
@@ -514,6 +528,24 @@ class PairQueries:
             base = responses * codes
             if status is None:
                 return base
+            if status == "disagreement":
+                clauses, params = _filters(
+                    self,
+                    "p.rid",
+                    "p.cid",
+                    code_id=code_id,
+                    status=status,
+                    search=search,
+                    coder=None,
+                    wave=wave,
+                )
+                return int(
+                    conn.execute(
+                        "SELECT COUNT(*) FROM (SELECT DISTINCT rid, cid FROM annotations) p "
+                        f"WHERE 1 = 1{_where(clauses)}",
+                        params,
+                    ).fetchone()[0]
+                )
             clauses, params = _filters(
                 self,
                 "a.rid",

@@ -16,9 +16,13 @@ from scoring.score import CONTEXT_LEVELS, ScoreConfig
 Source = Literal["human", "model"]
 SOURCES: tuple[Source, ...] = get_args(Source)
 
-#: ``status`` filters of the queue.
-Status = Literal["undecided", "human", "model", "decided"]
+#: ``status`` filters of the queue; ``disagreement``: pairs two coders (other than the
+#: consensus coder) decided differently.
+Status = Literal["undecided", "human", "model", "decided", "disagreement"]
 STATUSES: tuple[Status, ...] = get_args(Status)
+
+#: The coder whose decisions settle the other coders' disagreements.
+CONSENSUS = "consensus"
 
 #: Orders of the queue, in the order the app cycles through them.
 Order = Literal["entropy", "id", "pick", "confidence"]

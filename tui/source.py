@@ -24,7 +24,14 @@ ORDER_LABELS: dict[Order, str] = {
 }
 
 #: Status filters in the order the filter bar offers them, ``None`` meaning every pair.
-STATUSES: tuple[Status | None, ...] = (None, "undecided", "decided", "human", "model")
+STATUSES: tuple[Status | None, ...] = (
+    None,
+    "undecided",
+    "decided",
+    "human",
+    "model",
+    "disagreement",
+)
 
 STATUS_LABELS: dict[Status | None, str] = {
     None: "any status",
@@ -32,6 +39,7 @@ STATUS_LABELS: dict[Status | None, str] = {
     "decided": "decided",
     "human": "coded by hand",
     "model": "accepted from the model",
+    "disagreement": "coders disagree",
 }
 
 

@@ -31,6 +31,11 @@ each coder as their own user, for inter-coder comparison in the QDA program).
   codecurve export survey.codecurve -o all.csv --layout wide --fill model
   codecurve export survey.codecurve --codebook codes.qdc
   codecurve export survey.codecurve --project survey.qdpx --all-coders
+  codecurve export survey.codecurve -o coders.csv --layout wide --all-coders
+
+--all-coders in the wide layout adds one 0/1 column per code and coder, such as
+"Workload [ana]", "Workload [ben]", "Workload [consensus]" (empty where that coder did
+not decide); --coder consensus exports the reconciled decisions.
 """
 
 
@@ -59,7 +64,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--all-coders",
         action="store_true",
-        help="in the project, every coder's decisions, each as their own user",
+        help="in the project, every coder's decisions, each as their own user; in the wide "
+        "layout (-o FILE --layout wide), one column per code and coder",
     )
     parser.add_argument(
         "--config",
@@ -127,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
                 config_id="active" if args.config is None else args.config,
                 coder=args.coder,
                 fill=args.fill,
+                all_coders=args.all_coders and args.layout == "wide",
             )
             sys.stderr.write(printable(f"wrote {written} ({args.layout} layout)") + "\n")
         if args.codebook is not None:
@@ -144,9 +151,13 @@ def check_project_options(args: argparse.Namespace) -> None:
 
     project = getattr(args, "project", None)
     if getattr(args, "all_coders", False):
-        if project is None:
-            raise UsageError("--all-coders is for the project: add --project FILE")
-        if args.coder is not None:
+        wide = args.output is not None and args.layout == "wide"
+        if project is None and not wide:
+            raise UsageError(
+                "--all-coders is for the project or the wide layout: add --project FILE "
+                "or -o FILE --layout wide"
+            )
+        if args.coder is not None and project is not None:
             raise UsageError("give --coder NAME or --all-coders, not both")
     if project is not None and not is_project_file(project):
         suffix = printable(project.suffix) or "a name without a suffix"

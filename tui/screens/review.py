@@ -19,7 +19,7 @@ from textual.containers import Container, Vertical
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input
 
-from study.rows import Status
+from study.rows import CONSENSUS, Status
 from tui.messages import ScreeningShown, StudyChanged
 from tui.screens.filter import KEYS as FILTER_KEYS
 from tui.screens.filter import FilterBar
@@ -154,6 +154,14 @@ class ReviewScreen(Screen[None]):
             "By response",
             id="response_mode",
             tooltip="By response: code whole responses, least sure first; ] next, [ previous",
+        ),
+        Binding(
+            "D",
+            "disagreements",
+            "Disagreements",
+            show=False,
+            id="disagreements",
+            tooltip="Disagreements: pairs coders decided differently; settle them as consensus",
         ),
         Binding(
             "e",
@@ -497,6 +505,9 @@ class ReviewScreen(Screen[None]):
         from tui.screens.response import ResponseScreen
 
         row = self._current()
+        if row is not None and self.pair_queue.pair_query.status == "disagreement":
+            self.action_disagreements()
+            return
         if row is not None:
             # ] and [ there follow responses in the queue's order where one exists.
             query = self.pair_queue.pair_query
@@ -506,6 +517,14 @@ class ReviewScreen(Screen[None]):
                     self.session, row.response_id, row.code_id, order=order, reverse=query.reverse
                 )
             )
+
+    def action_disagreements(self) -> None:
+        """Reconcile: the coders' disagreements side by side, from the highlighted pair."""
+        from tui.screens.disagreements import DisagreementsScreen
+
+        row = self._current()
+        start = None if row is None else (row.response_id, row.code_id)
+        self.app.push_screen(DisagreementsScreen(self.session, start=start))
 
     def action_response_mode(self) -> None:
         """Code response by response, the one whose least sure code is least sure first."""
@@ -539,6 +558,11 @@ class ReviewScreen(Screen[None]):
 
     def _apply_filter(self, code_id: str | None, status: Status | None) -> None:
         """Show the pairs of ``code_id`` and ``status`` (called by the filter bar)."""
+        if (
+            status == "disagreement"
+            and len([c for c in self.session.study.coders() if c != CONSENSUS]) < 2
+        ):
+            self.notify("Disagreements need the decisions of two coders; this study has fewer.")
         query = replace(self.pair_queue.pair_query, code_id=code_id, status=status)
         if query != self.pair_queue.pair_query:
             self.set_query(query)

@@ -1,0 +1,91 @@
+"""The consensus coder from the command line: ``export --coder consensus``, the wide
+layout's ``--all-coders`` columns and ``screen --coder consensus``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from study import Study
+from tests.cli.test_screen_cli import make_study
+from tui.cli import main
+
+
+def _two_coders_and_consensus(tmp_path: Path) -> Path:
+    """ana (from make_study) and ben decide pay on r0..r39; consensus settles r0..r9."""
+    path = make_study(tmp_path / "c.codecurve", {"pay": (10, 10, 10, 10)})
+    with Study.open(path) as study:
+        study.import_decisions(
+            [(f"r{i}", "pay", 5 if i % 4 else 1) for i in range(40)], coder="ben"
+        )
+        for i in range(10):
+            study.record(f"r{i}", "pay", 5, coder="consensus", note="agreed at the meeting")
+    return path
+
+
+def test_wide_export_has_one_column_per_coder_and_code(tmp_path: Path) -> None:
+    path = _two_coders_and_consensus(tmp_path)
+    out = tmp_path / "coders.csv"
+    assert main(["export", str(path), "-o", str(out), "--layout", "wide", "--all-coders"]) == 0
+    frame = pd.read_csv(out, encoding="utf-8-sig", dtype={"response_id": str})
+    for coder in ("ana", "ben", "consensus"):
+        assert f"Pay [{coder}]" in frame.columns
+        assert f"Team [{coder}]" in frame.columns
+    rows = frame.set_index("response_id")
+    # ana: r0..r9 decided 5 (applies), r10..r19 decided 1 (does not apply).
+    assert rows.loc["r0", "Pay [ana]"] == 1
+    assert rows.loc["r10", "Pay [ana]"] == 0
+    assert rows.loc["r0", "Pay [ben]"] == 0  # ben decided 1 on every fourth response
+    assert rows.loc["r1", "Pay [ben]"] == 1
+    assert rows.loc["r0", "Pay [consensus]"] == 1
+    assert pd.isna(rows.loc["r10", "Pay [consensus]"])  # consensus did not decide it
+    assert frame["Team [ana]"].isna().all()  # nobody decided Team
+
+
+def test_all_coders_needs_the_wide_layout_or_a_project(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _two_coders_and_consensus(tmp_path)
+    out = tmp_path / "long.csv"
+    assert main(["export", str(path), "-o", str(out), "--all-coders"]) == 2
+    err = capsys.readouterr().err
+    assert "--layout wide" in err
+    assert not out.exists()
+
+
+def test_export_coder_consensus_exports_the_reconciled_decisions(tmp_path: Path) -> None:
+    path = _two_coders_and_consensus(tmp_path)
+    out = tmp_path / "consensus.csv"
+    assert main(["export", str(path), "-o", str(out), "--coder", "consensus"]) == 0
+    frame = pd.read_csv(out, encoding="utf-8-sig", dtype={"response_id": str})
+    decided = frame[frame["decision"].notna()]
+    assert len(decided) == 10
+    assert set(decided["coder"]) == {"consensus"}
+    assert set(decided["note"]) == {"agreed at the meeting"}
+
+
+def test_export_an_unknown_coder_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _two_coders_and_consensus(tmp_path)
+    out = tmp_path / "x.csv"
+    assert main(["export", str(path), "-o", str(out), "--coder", "zed"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "no decisions by 'zed'" in err
+    assert len(err.splitlines()) == 1
+    assert not out.exists()
+
+
+def test_screen_takes_the_consensus_as_reference(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _two_coders_and_consensus(tmp_path)
+    assert main(["screen", str(path), "--format", "json", "--coder", "consensus"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["coder"] == "consensus"
+    # The consensus decided 5 on r0..r9, where the model picks 5 with high confidence.
+    assert payload["n_decisions"] == 10
+    assert payload["pooled"]["table"] == {"a": 10, "b": 0, "c": 0, "d": 0}

@@ -1,0 +1,403 @@
+"""Reconciliation: the pairs the coders decided differently, side by side, and the consensus.
+
+One row per disagreement (:func:`study.reconcile.disagreements`): each compared coder's
+decision, then the consensus coder's. Below, the highlighted pair's response and each
+coder's decision with their note. ``1``-``9`` take the decision of the coder with that
+number as the consensus, ``v`` records another value (with a note), ``n`` edits the
+consensus note, ``u`` undoes the consensus coder's last change, ``c`` chooses the
+coders compared. Every change is a decision of source ``human`` by the consensus coder
+(:data:`study.rows.CONSENSUS` unless told otherwise), saved at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Input, Label, Static
+
+from codebooks.model import Scale
+from study.errors import StudyError
+from study.reconcile import Disagreement, disagreements, resolved_count
+from study.rows import CONSENSUS
+from tui.screens.outcomes import report
+from tui.session import SAVE_ERRORS, Failed, Outcome, ReviewSession, Saved
+from tui.text import one_line, printable
+from tui.widgets.keys import KeyBar
+
+
+def _label(scale: Scale, value: int | None) -> str:
+    if value is None:
+        return "—"
+    for option in scale.options:
+        if option.value == value:
+            return f"{value} {option.label}"
+    return str(value)
+
+
+def parse_value(scale: Scale, typed: str) -> int | None:
+    """The scale value ``typed`` names (its number or, case-insensitively, its label)."""
+    word = typed.strip().casefold()
+    for option in scale.options:
+        if word in (str(option.value), option.label.casefold()):
+            return option.value
+    return None
+
+
+class ConsensusValueScreen(ModalScreen[tuple[int, str] | None]):
+    """Asks for a consensus value and an optional note; None when cancelled."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="consensus.cancel")
+    ]
+
+    def __init__(self, title: str, scale: Scale, note: str | None) -> None:
+        super().__init__()
+        self._title = title
+        self._scale = scale
+        self._note = note or ""
+
+    def compose(self) -> ComposeResult:
+        options = ", ".join(f"{o.value} {o.label}" for o in self._scale.options)
+        with Vertical(classes="dialog", id="consensus-dialog") as box:
+            box.border_title = "Consensus value"
+            box.border_subtitle = "enter saves · esc cancels"
+            yield Label(Text(printable(self._title, single_line=True)), classes="dialog-subtitle")
+            yield Label(Text(printable(f"{self._scale.name}: {options}", single_line=True)))
+            yield Input(placeholder="value (number or label)", id="consensus-value")
+            yield Input(self._note, placeholder="note: why (optional)", id="consensus-note")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        typed = self.query_one("#consensus-value", Input).value
+        value = parse_value(self._scale, typed)
+        if value is None:
+            self.notify(
+                printable(f"{typed!r} is not a value of {self._scale.name}", single_line=True),
+                severity="warning",
+                markup=False,
+            )
+            self.query_one("#consensus-value", Input).focus()
+            return
+        self.dismiss((value, self.query_one("#consensus-note", Input).value.strip()))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class CodersScreen(ModalScreen[list[str] | None]):
+    """Asks which coders to compare (comma-separated; empty: every coder)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="coders.cancel")
+    ]
+
+    def __init__(self, coders: Sequence[str], known: Sequence[str]) -> None:
+        super().__init__()
+        self._coders = ", ".join(coders)
+        self._known = ", ".join(known)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog", id="coders-dialog") as box:
+            box.border_title = "Coders compared"
+            box.border_subtitle = "enter applies · esc cancels"
+            yield Label(Text(printable(f"coders: {self._known}", single_line=True)))
+            yield Input(self._coders, placeholder="ana, ben (empty: every coder)", id="coders")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss([c.strip() for c in event.value.split(",") if c.strip()])
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class DisagreementsScreen(Screen[None]):
+    """The disagreements between coders and the keys that settle them."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "1",
+            "take(1)",
+            "Take coder",
+            key_display="1-9",
+            id="reconcile.take.1",
+            tooltip="Take coder N's decision as the consensus (N as numbered in the header)",
+        ),
+        *(
+            Binding(str(i), f"take({i})", f"Take coder {i}", show=False, id=f"reconcile.take.{i}")
+            for i in range(2, 10)
+        ),
+        Binding(
+            "v",
+            "set_value",
+            "New value",
+            id="reconcile.value",
+            tooltip="Record another value as the consensus, with a note",
+        ),
+        Binding(
+            "n", "note", "Note", id="reconcile.note", tooltip="Note: the consensus note on the pair"
+        ),
+        Binding(
+            "u",
+            "undo",
+            "Undo",
+            id="reconcile.undo",
+            tooltip="Undo: take back the consensus coder's last change",
+        ),
+        Binding(
+            "c", "coders", "Coders", id="reconcile.coders", tooltip="Choose the coders compared"
+        ),
+        Binding("escape,q", "close", "Back", key_display="esc", id="reconcile.close"),
+    ]
+
+    DEFAULT_CSS = """
+    DisagreementsScreen #reconcile-head { height: 2; padding: 0 1; }
+    DisagreementsScreen #reconcile-table { height: 1fr; }
+    DisagreementsScreen #reconcile-detail { height: auto; max-height: 50%; padding: 0 1;
+        border-top: solid $primary; }
+    """
+
+    def __init__(
+        self,
+        session: ReviewSession,
+        *,
+        coders: Sequence[str] | None = None,
+        consensus: str = CONSENSUS,
+        start: tuple[str, str] | None = None,
+    ) -> None:
+        super().__init__()
+        self.session = session
+        self.consensus = ReviewSession(session.study, coder=consensus)
+        self.coders: list[str] | None = None if coders is None else list(coders)
+        self.items: list[Disagreement] = []
+        self.problem: str | None = None
+        self._start = start
+
+    @property
+    def table(self) -> DataTable[Text]:
+        return self.query_one("#reconcile-table", DataTable)
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="reconcile-head")
+        yield DataTable(id="reconcile-table", cursor_type="row", zebra_stripes=True)
+        yield Static(id="reconcile-detail")
+        yield KeyBar()
+
+    def on_mount(self) -> None:
+        self.load(self._start)
+        self.table.focus()
+
+    # -- data ----------------------------------------------------------------------
+
+    def compared(self) -> list[str]:
+        if self.items:
+            return [view.coder for view in self.items[0].views]
+        return list(self.coders or [])
+
+    def load(self, keep: tuple[str, str] | None = None) -> None:
+        """Read the disagreements again and show them, the cursor on ``keep`` if listed."""
+        if keep is None and self.items and self.table.row_count:
+            item = self.current()
+            keep = None if item is None else (item.response_id, item.code_id)
+        try:
+            self.items = disagreements(
+                self.session.study, coders=self.coders, consensus=self.consensus.coder
+            )
+            self.problem = None
+        except StudyError as exc:
+            self.items = []
+            self.problem = str(exc)
+        table = self.table
+        table.clear(columns=True)
+        coders = [] if self.problem else self._coder_names()
+        table.add_columns(
+            "Response",
+            "Code",
+            *(f"{i} {one_line(c)}" for i, c in enumerate(coders, 1)),
+            one_line(self.consensus.coder),
+        )
+        for item in self.items:
+            scale = self.session.scale(item.code_id)
+            code = self.session.code(item.code_id)
+            table.add_row(
+                Text(one_line(item.response_id)),
+                Text(one_line(code.name if code else item.code_id)),
+                *(Text(_label(scale, view.value)) for view in item.views),
+                Text(_label(scale, item.consensus), style="bold" if item.resolved else "dim"),
+                key=f"{item.response_id}\x00{item.code_id}",
+            )
+        if keep is not None:
+            for i, item in enumerate(self.items):
+                if (item.response_id, item.code_id) == keep:
+                    table.move_cursor(row=i)
+                    break
+        self._head()
+        self._detail()
+
+    def _coder_names(self) -> list[str]:
+        if self.items:
+            return [view.coder for view in self.items[0].views]
+        from study.reconcile import compared_coders
+
+        return list(
+            compared_coders(self.session.study, coders=self.coders, consensus=self.consensus.coder)
+        )
+
+    def current(self) -> Disagreement | None:
+        row = self.table.cursor_row
+        return self.items[row] if 0 <= row < len(self.items) else None
+
+    # -- drawing -------------------------------------------------------------------
+
+    def progress_text(self) -> str:
+        """``12 of 48 disagreements resolved`` (or why there are none to show)."""
+        if self.problem is not None:
+            return self.problem
+        total = len(self.items)
+        if total == 0:
+            return "No disagreements between " + ", ".join(self._coder_names())
+        return f"{resolved_count(self.items)} of {total} disagreements resolved"
+
+    def _head(self) -> None:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(printable(self.progress_text(), single_line=True), style="bold")
+        if self.problem is None:
+            coders = " · ".join(f"{i} {c}" for i, c in enumerate(self._coder_names(), 1))
+            text.append(
+                printable(
+                    f"\ncoders {coders} · consensus: {self.consensus.coder}", single_line=False
+                )
+            )
+        self.query_one("#reconcile-head", Static).update(text)
+
+    def _detail(self) -> None:
+        item = self.current()
+        detail = self.query_one("#reconcile-detail", Static)
+        if item is None:
+            detail.update("")
+            return
+        scale = self.session.scale(item.code_id)
+        code = self.session.code(item.code_id)
+        text = Text()
+        name = code.name if code else item.code_id
+        text.append(printable(f"{item.response_id} · {name}", single_line=True), style="bold")
+        text.append("\n" + printable(item.text) + "\n")
+        for i, view in enumerate(item.views, 1):
+            text.append(f"\n{i} ", style="bold")
+            text.append(printable(view.coder, single_line=True) + ": ", style="bold")
+            text.append(_label(scale, view.value))
+            if view.note:
+                text.append("  " + printable(view.note, single_line=True), style="italic")
+        text.append("\n= ", style="bold")
+        text.append(printable(self.consensus.coder, single_line=True) + ": ", style="bold")
+        text.append(_label(scale, item.consensus) if item.resolved else "not yet decided")
+        if item.consensus_note:
+            text.append("  " + printable(item.consensus_note, single_line=True), style="italic")
+        detail.update(text)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._detail()
+
+    # -- keys ----------------------------------------------------------------------
+
+    def _saved(self, outcome: Outcome, *, advance: bool = True) -> None:
+        """Show a saved consensus and (``advance``) move on to the next unresolved one."""
+        if report(self, outcome) is None:
+            return
+        self.load()
+        if not advance:
+            return
+        here = self.table.cursor_row
+        following = next(
+            (i for i in range(here + 1, len(self.items)) if not self.items[i].resolved), None
+        )
+        if following is not None:
+            self.table.move_cursor(row=following)
+
+    def _write(self, item: Disagreement, value: int, note: str | None) -> Outcome:
+        try:
+            self.session.study.record(
+                item.response_id, item.code_id, value, coder=self.consensus.coder, note=note
+            )
+        except SAVE_ERRORS as exc:
+            return Failed(f"The consensus was not saved: {exc}. The study is unchanged.")
+        return Saved(item.response_id, item.code_id, value)
+
+    def action_take(self, position: int) -> None:
+        item = self.current()
+        if item is None:
+            self.app.bell()
+            return
+        if not 1 <= position <= len(item.views):
+            self.notify(f"There are {len(item.views)} coders: press 1-{len(item.views)}.")
+            return
+        view = item.views[position - 1]
+        if view.value is None:
+            self.notify(
+                printable(f"{view.coder} did not decide this pair.", single_line=True),
+                severity="warning",
+                markup=False,
+            )
+            return
+        self._saved(self._write(item, view.value, None))
+
+    def action_set_value(self) -> None:
+        item = self.current()
+        if item is None:
+            self.app.bell()
+            return
+        scale = self.session.scale(item.code_id)
+
+        def save(answer: tuple[int, str] | None) -> None:
+            if answer is not None:
+                self._saved(self._write(item, answer[0], answer[1] or None))
+
+        title = f"{item.response_id} · {item.code_id}"
+        self.app.push_screen(ConsensusValueScreen(title, scale, item.consensus_note), save)
+
+    def action_note(self) -> None:
+        from tui.screens.note import NoteScreen
+
+        item = self.current()
+        if item is None:
+            self.app.bell()
+            return
+        row = self.session.study.response_pairs(None, item.response_id)
+        pair = next((r for r in row if r.code_id == item.code_id), None)
+        if pair is None:
+            return
+
+        def save(note: str | None) -> None:
+            if note is not None:
+                self._saved(self.consensus.annotate(pair, note), advance=False)
+
+        title = f"{item.response_id} · {item.code_id} ({self.consensus.coder})"
+        self.app.push_screen(NoteScreen(title, item.consensus_note), save)
+
+    def action_undo(self) -> None:
+        outcome = self.consensus.take_back()
+        if isinstance(outcome, Saved):
+            report(self, outcome)
+            self.load((outcome.response_id, outcome.code_id))
+        else:
+            report(self, outcome)
+
+    def action_coders(self) -> None:
+        known = [c for c in self.session.study.coders() if c != self.consensus.coder]
+
+        def apply(coders: list[str] | None) -> None:
+            if coders is None:
+                return
+            self.coders = coders or None
+            self.load()
+
+        self.app.push_screen(CodersScreen(self.compared(), known), apply)
+
+    def action_close(self) -> None:
+        self.app.pop_screen()
