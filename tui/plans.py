@@ -52,22 +52,26 @@ def plan_for(study: Study, coder: str) -> tuple[DelegationPlan | None, str, str 
 
 def plan_renderable(plan: DelegationPlan | None, note: str, audit: str | None) -> Group:
     """The plan as a table, each refusal's reason below it, and the keys."""
-    parts: list[RenderableType] = [Text("\nDelegation", style="bold dim")]
+    parts: list[RenderableType] = [Text("Delegation", style="bold dim")]
     if audit is not None:
         parts.append(Text.assemble(("Audit: ", "dim"), audit, ("  b codes it blind", "dim")))
     if plan is None:
         parts.append(Text(printable(note), style="italic"))
+        parts.append(Text(""))
         return Group(*parts)
     parts.append(
         Text(
             f"At most {plan.max_error:.0%} errors among delegated pairs, "
-            f"{plan.level:.0%} confidence; blind audit decisions only.",
+            f"{plan.level:.0%} confidence; blind audit decisions only. From: the "
+            "confidence threshold; n, Err: audit pairs above it and the model's errors "
+            "there; Bound: the error rate's upper bound.",
             style="dim",
         )
     )
     table = Table(box=None, padding=(0, 1), header_style="bold dim", show_edge=False)
-    table.add_column("Code", no_wrap=True, max_width=24)
-    for column in ("Threshold", "Audit n", "Errors", "Bound", "Delegated", "Left"):
+    # Short headers: the panel is about 55 columns wide beside the queue.
+    table.add_column("Code", no_wrap=True, min_width=8, max_width=24, overflow="ellipsis")
+    for column in ("From", "n", "Err", "Bound", "Deleg.", "Left"):
         table.add_column(column, justify="right", no_wrap=True)
     for code in plan.codes:
         d = code.delegation
@@ -98,6 +102,7 @@ def plan_renderable(plan: DelegationPlan | None, note: str, audit: str | None) -
     if plan.delegated:
         keys = f"d delegates {plural(plan.delegated, 'pair')} (asks first) · " + keys
     parts.append(Text(keys + " · u undoes", style="dim"))
+    parts.append(Text(""))
     return Group(*parts)
 
 

@@ -174,10 +174,11 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
             id="screening-group",
         )
         yield Static("", id="screening-advice")
+        # The plan before the verdict's details: it is what the coder acts on.
+        yield Static("", id="screening-delegation")
         yield Static(
             Text("Screening the decisions so far…", style="dim italic"), id="screening-body"
         )
-        yield Static("", id="screening-delegation")
         yield Static("", id="screening-overview")
 
     @property
