@@ -105,7 +105,7 @@ async def test_the_plan_is_shown_applied_after_confirmation_and_undone(audited: 
         await pilot.press("u")
         await settle(pilot)
         assert delegated(study) == 0
-        assert "the delegation" in " ".join(str(n.message) for n in app._notifications)  # noqa: SLF001
+        assert "the delegation" in " ".join(str(n.message) for n in app._notifications)
 
 
 async def test_left_for_review_lists_undecided_pairs_outside_the_audit(audited: Path) -> None:
