@@ -64,14 +64,14 @@ def plan_renderable(plan: DelegationPlan | None, note: str, audit: str | None) -
             f"At most {plan.max_error:.0%} errors among delegated pairs, "
             f"{plan.level:.0%} confidence; blind audit decisions only. From: the "
             "confidence threshold; n, Err: audit pairs above it and the model's errors "
-            "there; Bound: the error rate's upper bound.",
+            "there; UB: the error rate's upper bound; Del.: pairs delegated.",
             style="dim",
         )
     )
     table = Table(box=None, padding=(0, 1), header_style="bold dim", show_edge=False)
     # Short headers: the panel is about 55 columns wide beside the queue.
-    table.add_column("Code", no_wrap=True, min_width=8, max_width=24, overflow="ellipsis")
-    for column in ("From", "n", "Err", "Bound", "Deleg.", "Left"):
+    table.add_column("Code", no_wrap=True, min_width=8, max_width=16, overflow="ellipsis")
+    for column in ("From", "n", "Err", "UB", "Del.", "Left"):
         table.add_column(column, justify="right", no_wrap=True)
     for code in plan.codes:
         d = code.delegation

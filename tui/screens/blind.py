@@ -50,7 +50,7 @@ class BlindWork(Screen[None]):
         confidence = "" if row.confidence is None else f" at {row.confidence:.0%} confidence"
         self.notify(
             f"Blind decision saved. The model said {one_line(pick)}{confidence}.",
-            timeout=3,
+            timeout=2,
             markup=False,
         )
 
