@@ -14,10 +14,20 @@ pairs come first in the chosen order; pairs not yet scored follow in id order (o
 ``pick``        the model's pick (scale value), highest first, then confidence,
                 highest first; same ties.
 ``id``          response id (natural order), then code order.
+``audit``       only the blind audit pairs, in the order to code them
+                (:meth:`study.audit.AuditSample.queue`: responses in their random
+                audit order, a response's codes together).
+``shared``      only the pairs a coder other than ``coder`` decided (not delegated),
+                in the seeded random order of :func:`study.blind.shared_order`.
+
+The last two are listings: their pairs are put in order in Python (a few thousand at
+most) and handed to SQLite as one JSON array, filtered and paged there. The audit
+listing is kept per draw (:func:`audit_listing`).
 
 Filters: ``code_id``; ``status`` ``undecided`` (no decision), ``decided`` (any),
 ``human`` or ``model`` (a decision of that source), ``disagreement`` (two coders other
-than ``consensus`` decided different values); ``search``, a case-insensitive
+than ``consensus`` decided different values), ``review`` (left for review: undecided
+and not an audit pair, what a delegation leaves to people); ``search``, a case-insensitive
 substring of the response text or id; ``coder`` restricts decisions to one coder (by
 default any coder's decision counts, and a row shows the latest).
 """
@@ -31,7 +41,20 @@ from codebooks.model import Code, Scale
 from study.codec import blob_to_floats
 from study.errors import StudyError
 from study.index import StudyView
-from study.rows import CONSENSUS, ORDERS, STATUSES, PairRow
+from study.listings import (
+    LISTED_ORDERS,
+    audit_listing,
+    audit_responses,
+    listing,
+)
+from study.listings import (
+    LISTING as _LISTING,
+)
+from study.pair_filters import listed_count as _listed_count
+from study.pair_filters import listed_position as _listed_position
+from study.pair_filters import pair_filters as _filters
+from study.pair_filters import where_sql as _where
+from study.rows import ORDERS, STATUSES, PairRow
 
 #: The score columns of each order, with True where they sort descending (the indexes in
 #: :mod:`study.schema` follow these; a reversed order walks them backwards).
@@ -80,6 +103,12 @@ RESPONSE_ORDER_KEYS: dict[str, tuple[str, bool] | None] = {
         True,
     ),
     "id": None,
+    # The audit's responses in their random order (the parameter: their rids, a JSON
+    # array; see _response_order); the other responses follow in id order.
+    "audit": (
+        "SELECT CAST(value AS INTEGER) AS rid, CAST(key AS INTEGER) AS k FROM json_each(?)",
+        False,
+    ),
 }
 
 #: The response orders, in the order the app cycles through them.
@@ -87,9 +116,15 @@ RESPONSE_ORDERS: tuple[str, ...] = tuple(RESPONSE_ORDER_KEYS)
 
 
 def _response_order(
-    config_id: int | None, order: str, *, reverse: bool
+    config_id: int | None,
+    order: str,
+    *,
+    reverse: bool,
+    study: StudyView | None = None,
+    conn: sqlite3.Connection | None = None,
 ) -> tuple[str, str, list[Any]]:
-    """FROM and ORDER BY of responses ``r`` in a response order, and their parameters."""
+    """FROM and ORDER BY of responses ``r`` in a response order, and their parameters
+    (the ``audit`` order reads the sample through ``study`` and ``conn``)."""
     if order not in RESPONSE_ORDER_KEYS:
         raise StudyError(
             f"unknown response order {order!r}; use one of {', '.join(RESPONSE_ORDERS)}"
@@ -100,10 +135,15 @@ def _response_order(
         return "responses r", rid, []
     key_sql, descending = keyed
     direction = "DESC" if descending != reverse else ""
+    param: Any = -1 if config_id is None else config_id
+    if order == "audit":
+        assert study is not None
+        assert conn is not None
+        param = audit_responses(study, conn)
     return (
         f"responses r LEFT JOIN ({key_sql}) m ON m.rid = r.rid",
         f"m.k IS NULL, m.k {direction}, {rid}",
-        [-1 if config_id is None else config_id],
+        [param],
     )
 
 
@@ -114,63 +154,6 @@ def _check(order: str | None, status: str | None, offset: int, limit: int) -> No
         raise StudyError(f"unknown status {status!r}; use one of {', '.join(STATUSES)}")
     if offset < 0 or limit < 0:
         raise StudyError("offset and limit must not be negative")
-
-
-def _filters(
-    study: StudyView,
-    rid: str,
-    cid: str,
-    *,
-    code_id: str | None,
-    status: str | None,
-    search: str | None,
-    coder: str | None,
-    wave: int | None = None,
-) -> tuple[list[str], list[Any]]:
-    """SQL conditions (and their parameters) on a pair whose keys are ``rid``/``cid``."""
-    # A code a codebook revision removed (archived) keeps its decisions but leaves the queue.
-    clauses: list[str] = [f"{cid} NOT IN (SELECT cid FROM codes WHERE archived = 1)"]
-    params: list[Any] = []
-    if wave is not None:
-        clauses.append(f"{rid} IN (SELECT rid FROM responses WHERE wave = ?)")
-        params.append(wave)
-    if code_id is not None:
-        clauses.append(f"{cid} = ?")
-        params.append(study.index.code_key(code_id))
-    if status == "disagreement":
-        clauses.append(_disagreement(rid, cid))
-        params += [CONSENSUS, CONSENSUS]
-    elif status is not None:
-        sub = f"SELECT 1 FROM annotations a WHERE a.rid = {rid} AND a.cid = {cid}"
-        if coder is not None:
-            sub += " AND a.coder = ?"
-            params.append(coder)
-        if status in ("human", "model"):
-            sub += " AND a.source = ?"
-            params.append(status)
-        clauses.append(f"NOT EXISTS ({sub})" if status == "undecided" else f"EXISTS ({sub})")
-    if search:
-        folded = search.casefold()
-        clauses.append(
-            f"{rid} IN (SELECT rid FROM responses WHERE instr(cc_fold(text), ?) > 0 "
-            "OR instr(cc_fold(id), ?) > 0)"
-        )
-        params += [folded, folded]
-    return clauses, params
-
-
-def _disagreement(rid: str, cid: str) -> str:
-    """SQL: two coders other than the consensus coder (two ``?``) decided the pair
-    differently."""
-    return (
-        f"EXISTS (SELECT 1 FROM annotations a JOIN annotations b ON b.rid = a.rid "
-        f"AND b.cid = a.cid AND b.value <> a.value WHERE a.rid = {rid} AND a.cid = {cid} "
-        "AND a.coder <> ? AND b.coder <> ?)"
-    )
-
-
-def _where(clauses: list[str]) -> str:
-    return "".join(f" AND {c}" for c in clauses)
 
 
 def pair_scale(study: StudyView, config_id: int | None, code: Code) -> Scale:
@@ -299,6 +282,31 @@ class PairQueries:
             return []
         codable = ",".join(str(c) for c in self.index.codable_keys)
         with self.snapshot() as conn:
+            audit = audit_listing(self, conn) if status == "review" else "[]"
+            if order in LISTED_ORDERS:
+                clauses, params = _filters(
+                    self,
+                    "l.rid",
+                    "l.cid",
+                    code_id=code_id,
+                    status=status,
+                    search=search,
+                    coder=coder,
+                    wave=wave,
+                    audit=audit,
+                )
+                direction = " DESC" if reverse else ""
+                return _page(
+                    conn,
+                    self,
+                    config_id,
+                    coder,
+                    f"SELECT l.rid, l.cid, l.pos FROM ({_LISTING}) l "
+                    f"WHERE l.cid IN ({codable}){_where(clauses)} "
+                    f"ORDER BY l.pos{direction} LIMIT ? OFFSET ?",
+                    [listing(self, conn, order, coder), *params, limit, offset],
+                    f"p.pos{direction}",
+                )
             if config_id is None or order == "id":
                 clauses, params = _filters(
                     self,
@@ -309,6 +317,7 @@ class PairQueries:
                     search=search,
                     coder=coder,
                     wave=wave,
+                    audit=audit,
                 )
                 return _page(
                     conn,
@@ -330,6 +339,7 @@ class PairQueries:
                 search=search,
                 coder=coder,
                 wave=wave,
+                audit=audit,
             )
             rows = _page(
                 conn,
@@ -362,6 +372,7 @@ class PairQueries:
                         search=search,
                         coder=coder,
                         wave=wave,
+                        audit=audit,
                     )
                     rows += _page(
                         conn,
@@ -421,6 +432,11 @@ class PairQueries:
         pairs = f"FROM responses r JOIN codes c ON c.cid IN ({codable})"
         earlier = ">" if reverse else "<"  # an id that sorts before, in id order
         with self.snapshot() as conn:
+            filters["audit"] = audit_listing(self, conn) if status == "review" else "[]"
+            if order in LISTED_ORDERS:
+                return _listed_position(
+                    self, conn, listing(self, conn, order, coder), rid, cid, filters, reverse
+                )
             clauses, params = _filters(self, "r.rid", "c.cid", **filters)
             listed = conn.execute(
                 f"SELECT 1 {pairs} WHERE r.rid = ? AND c.cid = ?{_where(clauses)}",
@@ -502,15 +518,44 @@ class PairQueries:
         search: str | None = None,
         coder: str | None = None,
         wave: int | None = None,
+        order: str | None = None,
     ) -> int:
         """How many pairs :func:`query_pairs` lists with these filters (all pages).
 
-        Every pair is listed whatever ``config_id``, so the count does not depend on it.
+        Every pair is listed whatever ``config_id``, so the count does not depend on it;
+        it depends on ``order`` only for the listings (``audit``, ``shared``).
         """
-        _check(None, status, 0, 0)
+        _check(order, status, 0, 0)
         if config_id is not None:
             self.config_row(config_id)
         with self.snapshot() as conn:
+            if order in LISTED_ORDERS or status == "review":
+                if status == "review" and order not in LISTED_ORDERS:
+                    # Undecided, less the audit pairs that are undecided.
+                    undecided = PairQueries.count_pairs(
+                        self,
+                        config_id,
+                        code_id=code_id,
+                        status="undecided",
+                        search=search,
+                        coder=coder,
+                        wave=wave,
+                    )
+                    listed, status = audit_listing(self, conn), "undecided"
+                    return undecided - _listed_count(
+                        self, conn, listed, code_id, status, search, coder, wave
+                    )
+                return _listed_count(
+                    self,
+                    conn,
+                    listing(self, conn, str(order), coder),
+                    code_id,
+                    status,
+                    search,
+                    coder,
+                    wave,
+                    audit=audit_listing(self, conn) if status == "review" else "[]",
+                )
             codes = 1 if code_id is not None else len(self.index.codable_keys)
             if code_id is not None:
                 self.index.code_key(code_id)
@@ -586,15 +631,19 @@ class PairQueries:
             config_id: The configuration whose scores order them (``None``: id order).
             order: One of :data:`RESPONSE_ORDERS`: ``entropy`` puts the response whose
                 least sure code is least sure first (highest normalised entropy across
-                its codes; unscored responses follow in id order); ``id`` natural order.
+                its codes; unscored responses follow in id order); ``id`` natural order;
+                ``audit`` the audit sample's responses in their random order (the
+                others follow in id order).
             reverse: The order backwards.
             offset: Responses to skip.
             limit: Most responses returned.
         """
         if offset < 0 or limit < 0:
             raise StudyError("offset and limit must not be negative")
-        source, order_by, params = _response_order(config_id, order, reverse=reverse)
         with self.snapshot() as conn:
+            source, order_by, params = _response_order(
+                config_id, order, reverse=reverse, study=self, conn=conn
+            )
             rows = conn.execute(
                 f"SELECT r.rid FROM {source} ORDER BY {order_by} LIMIT ? OFFSET ?",
                 [*params, limit, offset],
@@ -611,8 +660,10 @@ class PairQueries:
     ) -> int:
         """Index of ``response_id`` in a response order (see :meth:`response_page`)."""
         rid = self.index.response_key(response_id)
-        source, order_by, params = _response_order(config_id, order, reverse=reverse)
         with self.snapshot() as conn:
+            source, order_by, params = _response_order(
+                config_id, order, reverse=reverse, study=self, conn=conn
+            )
             if order_by in ("r.rid", "r.rid DESC"):
                 before = "r.rid > ?" if reverse else "r.rid < ?"
                 row = conn.execute(f"SELECT COUNT(*) FROM responses r WHERE {before}", [rid])

@@ -17,15 +17,18 @@ Source = Literal["human", "model"]
 SOURCES: tuple[Source, ...] = get_args(Source)
 
 #: ``status`` filters of the queue; ``disagreement``: pairs two coders (other than the
-#: consensus coder) decided differently.
-Status = Literal["undecided", "human", "model", "decided", "disagreement"]
+#: consensus coder) decided differently; ``review``: left for review (undecided, not in
+#: the audit sample: what a delegation leaves to people).
+Status = Literal["undecided", "human", "model", "decided", "disagreement", "review"]
 STATUSES: tuple[Status, ...] = get_args(Status)
 
 #: The coder whose decisions settle the other coders' disagreements.
 CONSENSUS = "consensus"
 
-#: Orders of the queue, in the order the app cycles through them.
-Order = Literal["entropy", "id", "pick", "confidence"]
+#: Orders of the queue, in the order the app cycles through them. ``audit`` walks the
+#: blind audit pairs in their random order; ``shared`` the pairs another coder decided,
+#: in a seeded random order (blind double coding).
+Order = Literal["entropy", "id", "pick", "confidence", "audit", "shared"]
 ORDERS: tuple[Order, ...] = get_args(Order)
 
 #: Layouts of an export: one row per pair, or one per response.

@@ -47,6 +47,7 @@ from study.score_run import ScoreProgress, score_study
 from tui.collector import IdleCollector
 from tui.messages import (
     AnnotationSaved,
+    DelegationPlanned,
     ExportFinished,
     ModelLoaded,
     Progress,
@@ -59,6 +60,7 @@ from tui.messages import (
     ScreeningUpdated,
     StudyChanged,
 )
+from tui.plans import plan_for
 from tui.screens.review import ReviewScreen
 from tui.session import ReviewSession
 from tui.text import printable
@@ -457,6 +459,13 @@ class CodecurveApp(App[None]):
     def screen_decisions(self, config_id: int | None) -> None:
         summary = summarise_study(self.study, config_id, self.session.coder, cut=self.screening_cut)
         self.post_message(ScreeningUpdated(summary))
+        self.post_message(DelegationPlanned(*plan_for(self.study, self.session.coder)))
+
+    @on(DelegationPlanned)
+    def _delegation_planned(self, message: DelegationPlanned) -> None:
+        if (review := self.live_review) is not None:
+            review.screening.show_plan(message.plan, message.note, message.audit)
+            review.update_status()
 
     @on(ScreeningCutChanged)
     def _screening_cut_changed(self, message: ScreeningCutChanged) -> None:

@@ -16,6 +16,7 @@ from textual.message import Message
 
 if TYPE_CHECKING:
     from scoring.engine import ScoringEngine
+    from study.delegation_log import DelegationPlan
     from tui.session import ChangeKind, Saved
     from tui.verdicts import ScreeningSummary
 
@@ -142,3 +143,33 @@ class ScreeningFilterRequested(Message):
     def __init__(self, code_id: str | None) -> None:
         super().__init__()
         self.code_id = code_id
+
+
+class AuditRequested(Message):
+    """The coder asked for the blind audit (from the screening panel): the review screen
+    shows the audit order."""
+
+
+class ReviewLeftRequested(Message):
+    """The coder asked for the pairs left for review (those a delegation did not
+    cover): the review screen filters the queue to them."""
+
+
+class DelegationRequested(Message):
+    """The coder asked to apply the delegation plan the screening panel shows (the
+    review screen confirms, then applies it)."""
+
+    def __init__(self, plan: DelegationPlan) -> None:
+        super().__init__()
+        self.plan = plan
+
+
+class DelegationPlanned(Message):
+    """A fresh delegation plan for the screening panel; ``plan`` None with ``note``
+    saying why there is none (no scores, no audit sample, no blind decisions)."""
+
+    def __init__(self, plan: DelegationPlan | None, note: str, audit: str | None) -> None:
+        super().__init__()
+        self.plan = plan
+        self.note = note
+        self.audit = audit

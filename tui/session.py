@@ -18,11 +18,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from codebooks.model import Code, Scale
+from study.blind import BlindSetting, blind_setting, set_blind_coding
 from study.errors import StudyError
 from study.rows import Source
-from tui.source import Query, Row
+from tui.source import BLIND_ORDERS, Query, Row, hide_model, is_hidden
 
 if TYPE_CHECKING:
+    from study.delegation_log import DelegationPlan
     from study.rows import Decision
     from study.store import Study
 
@@ -43,12 +45,15 @@ class Saved:
         code_id: The pair's code; ``""`` for a memo on the whole response.
         value: The value decided; None for an undo or a note.
         kind: ``record``, ``undo`` or ``note``.
+        many: The change touched many pairs (a delegation applied or undone): the pair
+            named is only the first.
     """
 
     response_id: str
     code_id: str
     value: int | None
     kind: ChangeKind = "record"
+    many: bool = False
 
 
 @dataclass(frozen=True)
@@ -81,29 +86,62 @@ def response_rows(study: Study, config_id: int | None, response_id: str) -> list
     return list(study.response_pairs(config_id, response_id))
 
 
-class StudySource:
-    """A :class:`~tui.source.PairSource` over one scoring configuration of a study."""
+def blind_rows(rows: Sequence[Row]) -> list[Row]:
+    """``rows`` with the model's answer hidden on each one not decided yet."""
+    return [row if row.decision is not None else hide_model(row) for row in rows]
 
-    def __init__(self, study: Study, config_id: int | None) -> None:
+
+class StudySource:
+    """A :class:`~tui.source.PairSource` over one scoring configuration of a study.
+
+    In a blind order (:data:`~tui.source.BLIND_ORDERS`), or for every order when
+    ``blind_coding``, rows show ``coder``'s own decisions only and, on a pair ``coder``
+    has not decided, no model answer (:func:`~tui.source.hide_model`).
+    """
+
+    def __init__(
+        self,
+        study: Study,
+        config_id: int | None,
+        *,
+        coder: str | None = None,
+        blind_coding: bool = False,
+    ) -> None:
         self.study = study
         self.config_id = config_id
+        self.coder = coder
+        self.blind_coding = blind_coding
+
+    def blind(self, query: Query) -> bool:
+        """Whether ``query``'s rows hide the model until the coder decides."""
+        return self.blind_coding or query.order in BLIND_ORDERS
+
+    def _coder(self, query: Query) -> str | None:
+        return self.coder if self.blind(query) else None
 
     def count(self, query: Query) -> int:
         return self.study.count_pairs(
-            self.config_id, code_id=query.code_id, status=query.status, search=query.search
+            self.config_id,
+            code_id=query.code_id,
+            status=query.status,
+            search=query.search,
+            coder=self._coder(query),
+            order=query.order,
         )
 
     def page(self, query: Query, offset: int, limit: int) -> Sequence[Row]:
-        return self.study.query_pairs(
+        rows: Sequence[Row] = self.study.query_pairs(
             self.config_id,
             order=query.order,
             code_id=query.code_id,
             status=query.status,
             search=query.search,
+            coder=self._coder(query),
             offset=offset,
             limit=limit,
             reverse=query.reverse,
         )
+        return blind_rows(rows) if self.blind(query) else rows
 
     def position(self, query: Query, key: tuple[str, str]) -> int | None:
         """Index of the pair ``key`` under ``query``, in any order, or None when the
@@ -118,6 +156,7 @@ class StudySource:
             code_filter=query.code_id,
             status=query.status,
             search=query.search,
+            coder=self._coder(query),
             reverse=query.reverse,
         )
 
@@ -134,10 +173,53 @@ class ReviewSession:
         self.scales: dict[str, Scale] = {
             c.id: self.codebook.scale_for(c) for c in self.codebook.codable
         }
+        #: The study's blind double coding setting (:mod:`study.blind`).
+        self.blind_setting: BlindSetting = blind_setting(study)
+
+    @property
+    def blind_coding(self) -> bool:
+        """Whether coders code blind to each other and to the model (a study setting)."""
+        return self.blind_setting.enabled
 
     @property
     def source(self) -> StudySource:
-        return StudySource(self.study, self.config_id)
+        return StudySource(
+            self.study, self.config_id, coder=self.coder, blind_coding=self.blind_coding
+        )
+
+    def hides_model(self, order: str) -> bool:
+        """Whether rows in ``order`` hide the model's answer until this coder decides."""
+        return self.blind_coding or order in BLIND_ORDERS
+
+    def toggle_blind_coding(self) -> Outcome:
+        """Turn blind double coding on or off for the study (a recorded setting)."""
+        try:
+            self.blind_setting = set_blind_coding(
+                self.study, not self.blind_coding, coder=self.coder
+            )
+        except SAVE_ERRORS as exc:
+            return Failed(_failure("The setting", exc))
+        return Saved("", "", None, kind="note", many=True)
+
+    def audit_status(self) -> str | None:
+        """``audit 37/150 blind``: this coder's blind audit decisions over the audit
+        pairs; None without an audit sample."""
+        if self.study.audit() is None:
+            return None
+        progress = self.study.audit_progress(coder=self.coder)
+        coded = sum(p.progress.coded for p in progress.values())
+        size = sum(p.progress.size for p in progress.values())
+        return f"audit {coded:,}/{size:,} blind"
+
+    def apply_delegation(self, plan: DelegationPlan) -> Outcome:
+        """Record the plan's delegated decisions under this coder's name (one action)."""
+        try:
+            applied = self.study.apply_delegation(plan, coder=self.coder)
+        except SAVE_ERRORS as exc:
+            return Failed(_failure("The delegation", exc))
+        if not applied.total and not sum(applied.withdrawn.values()):
+            return Refused("Nothing to delegate.")
+        return Saved("", "", applied.total, kind="record", many=True)
 
     def code(self, code_id: str) -> Code | None:
         return self.codes.get(code_id)
@@ -161,8 +243,18 @@ class ReviewSession:
         return self.scale(code_id).k == 2
 
     def record(self, row: Row, value: int, *, source: Source = "human") -> None:
-        """Save a decision (durable when this returns); raises what the study raises."""
-        self.study.record(row.response_id, row.code_id, value, coder=self.coder, source=source)
+        """Save a decision (durable when this returns); raises what the study raises.
+
+        A decision on a row whose model answer was hidden is recorded as blind.
+        """
+        self.study.record(
+            row.response_id,
+            row.code_id,
+            value,
+            coder=self.coder,
+            source=source,
+            blind=is_hidden(row) and source == "human",
+        )
 
     def undo(self) -> Decision | None:
         """Take back this coder's last decision; None when there is nothing to undo."""
@@ -187,6 +279,8 @@ class ReviewSession:
     def accept(self, row: Row) -> Outcome:
         """Record the model's pick, as accepted from the model."""
         pick = row.pick
+        if is_hidden(row):
+            return Refused("Coding blind: the model's pick is hidden until you decide.")
         if pick is None:
             return Refused("This pair is not scored yet: nothing to accept.")
         return self._save(row, lambda: self.record(row, pick, source="model"), pick)
@@ -228,7 +322,8 @@ class ReviewSession:
             return Failed(_failure("The undo", exc))
         if decision is None:
             return Refused("Nothing to undo.")
-        return Saved(decision.response_id, decision.code_id, None, kind="undo")
+        many = decision.kind == "delegate"
+        return Saved(decision.response_id, decision.code_id, None, kind="undo", many=many)
 
     def _save(
         self, row: Row, write: Callable[[], None], value: int | None, *, kind: ChangeKind = "record"
@@ -245,9 +340,14 @@ class ReviewSession:
         of the scores, so the status line, refreshed after every key, leaves it out)."""
         return self.study.progress(self.config_id if scored else None)
 
-    def response_rows(self, response_id: str) -> list[Row]:
-        """Every code's row for one response, in codebook order."""
-        return response_rows(self.study, self.config_id, response_id)
+    def response_rows(self, response_id: str, *, order: str = "id") -> list[Row]:
+        """Every code's row for one response, in codebook order; in a blind ``order``
+        (or under blind coding) this coder's decisions only, the model's answer hidden
+        where they have not decided."""
+        if not self.hides_model(order):
+            return response_rows(self.study, self.config_id, response_id)
+        rows = self.study.response_pairs(self.config_id, response_id, coder=self.coder)
+        return blind_rows(rows)
 
 
 def _failure(what: str, exc: Exception) -> str:

@@ -8,20 +8,41 @@ widget can compare the query it painted with the one it is asked to paint.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 from study.rows import ORDERS, Order, Status
 
-__all__ = ["ORDERS", "ORDER_LABELS", "STATUSES", "STATUS_LABELS", "PairSource", "Query", "Row"]
+__all__ = [
+    "BLIND_ORDERS",
+    "ORDERS",
+    "ORDER_LABELS",
+    "STATUSES",
+    "STATUS_LABELS",
+    "HiddenRow",
+    "PairSource",
+    "Query",
+    "Row",
+    "hide_model",
+]
 
 ORDER_LABELS: dict[Order, str] = {
     "entropy": "most uncertain first",
     "id": "response id",
     "pick": "model's pick",
     "confidence": "least confident first",
+    "audit": "blind audit",
+    "shared": "shared sample",
 }
+
+#: Orders that hide the model's answer on pairs the coder has not decided: the blind
+#: audit, and the shared sample of blind double coding.
+BLIND_ORDERS: tuple[Order, ...] = ("audit", "shared")
+
+#: Orders that sort by the model's scores: under blind coding they would give its answer
+#: away, so the app does not offer them then.
+MODEL_ORDERS: tuple[Order, ...] = ("entropy", "pick", "confidence")
 
 #: Status filters in the order the filter bar offers them, ``None`` meaning every pair.
 STATUSES: tuple[Status | None, ...] = (
@@ -31,6 +52,7 @@ STATUSES: tuple[Status | None, ...] = (
     "human",
     "model",
     "disagreement",
+    "review",
 )
 
 STATUS_LABELS: dict[Status | None, str] = {
@@ -40,6 +62,7 @@ STATUS_LABELS: dict[Status | None, str] = {
     "human": "coded by hand",
     "model": "accepted from the model",
     "disagreement": "coders disagree",
+    "review": "left for review",
 }
 
 
@@ -97,10 +120,12 @@ class Query:
     search: str | None = None
     reverse: bool = False
 
-    def next_order(self) -> Query:
-        """The next order of :data:`~study.rows.ORDERS`, forwards."""
-        index = ORDERS.index(self.order) if self.order in ORDERS else -1
-        return replace(self, order=ORDERS[(index + 1) % len(ORDERS)], reverse=False)
+    def next_order(self, *, skip: Collection[str] = ()) -> Query:
+        """The next order of :data:`~study.rows.ORDERS`, forwards, passing over ``skip``
+        (orders the study cannot offer now)."""
+        offered = [o for o in ORDERS if o not in skip or o == self.order]
+        index = offered.index(self.order) if self.order in offered else -1
+        return replace(self, order=offered[(index + 1) % len(offered)], reverse=False)
 
     def reversed(self) -> Query:
         """The same order backwards (or forwards again)."""
@@ -121,6 +146,50 @@ class PairSource(Protocol):
     def page(self, query: Query, offset: int, limit: int) -> Sequence[Row]:
         """Rows ``offset .. offset + limit`` of the query, in its order."""
         ...
+
+
+@dataclass(frozen=True)
+class HiddenRow:
+    """A pair whose model answer (curve, pick, confidence, entropy) is hidden: the coder
+    has not decided it yet, in a blind order or under blind coding. It reads as a
+    :class:`Row` with no scores; ``hidden`` tells it from a pair not scored yet."""
+
+    response_id: str
+    code_id: str
+    code_name: str
+    text: str
+    decision: int | None
+    source: str | None
+    coder: str | None
+    note: str | None
+    scored: bool
+    surprisal: tuple[float, ...] | None = None
+    probs: tuple[float, ...] | None = None
+    pick: int | None = None
+    pick_label: str | None = None
+    confidence: float | None = None
+    norm_entropy: float | None = None
+    hidden: bool = True
+
+
+def hide_model(row: Row) -> HiddenRow:
+    """``row`` with the model's answer taken out (see :class:`HiddenRow`)."""
+    return HiddenRow(
+        response_id=row.response_id,
+        code_id=row.code_id,
+        code_name=row.code_name,
+        text=row.text,
+        decision=row.decision,
+        source=row.source,
+        coder=row.coder,
+        note=row.note,
+        scored=row.probs is not None,
+    )
+
+
+def is_hidden(row: Row | None) -> bool:
+    """Whether the row's model answer is hidden from the coder."""
+    return bool(getattr(row, "hidden", False))
 
 
 def row_key(row: Row) -> tuple[str, str]:

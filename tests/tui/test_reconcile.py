@@ -68,8 +68,8 @@ async def test_filter_lists_disagreements_and_enter_opens_reconciliation(
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("f", "down")  # the status field
-        # Step to "coders disagree" (the last status value).
-        await pilot.press("left")
+        # Step back to "coders disagree" (before "left for review", the last value).
+        await pilot.press("left", "left")
         await pilot.press("enter")
         await settle(pilot)
         q = app.review.pair_queue
@@ -183,7 +183,7 @@ async def test_fewer_than_two_coders_says_so(tmp_path: Path) -> None:
         await pilot.press("escape")
         await settle(pilot)
         # The filter bar's value says so too, and lists nothing.
-        await pilot.press("f", "down", "left", "enter")
+        await pilot.press("f", "down", "left", "left", "enter")  # "coders disagree"
         await settle(pilot)
         assert app.review.pair_queue.total == 0
 

@@ -94,7 +94,7 @@ def test_the_import_check_sees_a_type_checking_import(tmp_path: Path) -> None:
 
 
 def test_the_vocabularies_are_defined_once() -> None:
-    assert ORDERS == get_args(Order) == ("entropy", "id", "pick", "confidence")
+    assert ORDERS == get_args(Order) == ("entropy", "id", "pick", "confidence", "audit", "shared")
     assert QUEUE_ORDERS is ORDERS
     assert set(STATUSES) == set(get_args(Status))
     assert set(QUEUE_STATUSES) == {None, *STATUSES}

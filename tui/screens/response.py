@@ -24,10 +24,10 @@ from textual.widgets import DataTable, Static
 from tui.screens.outcomes import report
 from tui.screens.small import TooSmall
 from tui.session import Outcome, ReviewSession
-from tui.source import Row
+from tui.source import Row, is_hidden
 from tui.text import markup_safe, one_line, printable
 from tui.widgets.curve import CurveChart, spark
-from tui.widgets.detail import code_text, question_text
+from tui.widgets.detail import HIDDEN_TEXT, code_text, question_text
 from tui.widgets.keys import KeyBar, decide_label, key_help
 from tui.widgets.queue import value_label
 
@@ -38,6 +38,7 @@ MINIMUM = (50, 16)
 RESPONSE_ORDER_LABELS: dict[str, str] = {
     "entropy": "least sure code first",
     "id": "response id",
+    "audit": "blind audit",
 }
 
 #: Widths of the table's fixed columns: curve, pick, conf, H, coded, note.
@@ -295,15 +296,19 @@ class ResponseScreen(Screen[None]):
         """Read the response's rows again and redraw the table, keeping the cursor."""
         table = self.codes_table
         cursor = table.cursor_row
-        self._rows = self.session.response_rows(self.response_id)
+        self._rows = self.session.response_rows(self.response_id, order=self.order)
         table.clear()
         for row in self._rows:
             scale = self.session.scale(row.code_id)
+            if is_hidden(row):
+                curve = Text("blind", style="dim")
+            elif row.surprisal is not None:
+                curve = Text(spark(row.surprisal), style="cyan")
+            else:
+                curve = Text("·" * scale.k, style="dim")
             table.add_row(
                 Text(printable(row.code_name, single_line=True)),
-                Text(spark(row.surprisal), style="cyan")
-                if row.surprisal is not None
-                else Text("·" * scale.k, style="dim"),
+                curve,
                 Text(printable(row.pick_label or "", single_line=True)),
                 "" if row.confidence is None else f"{row.confidence:.2f}",
                 "" if row.norm_entropy is None else f"{row.norm_entropy:.2f}",
@@ -336,7 +341,11 @@ class ResponseScreen(Screen[None]):
                 yes, no = scale.options[1].label, scale.options[0].label
                 text.append(f"\n1 or y: {printable(yes)} · 0 or n: {printable(no)}", style="dim")
             self.query_one("#response-code", Static).update(text)
-        self.query_one("#response-curve", CurveChart).show(
+        chart = self.query_one("#response-curve", CurveChart)
+        if is_hidden(row):
+            chart.update(Text(HIDDEN_TEXT, style="dim italic"))
+            return
+        chart.show(
             scale=scale,
             surprisal=row.surprisal,
             probs=row.probs,

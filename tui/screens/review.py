@@ -16,17 +16,24 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Vertical
-from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input
 
 from study.rows import CONSENSUS, Status
 from tui.messages import ScreeningShown, StudyChanged
+from tui.screens.blind import BlindWork
 from tui.screens.filter import KEYS as FILTER_KEYS
 from tui.screens.filter import FilterBar
 from tui.screens.outcomes import report
 from tui.screens.small import TooSmall
 from tui.session import Outcome, ReviewSession
-from tui.source import ORDER_LABELS, STATUS_LABELS, Query, Row, row_key
+from tui.source import (
+    ORDER_LABELS,
+    STATUS_LABELS,
+    Query,
+    Row,
+    is_hidden,
+    row_key,
+)
 from tui.text import markup_safe, one_line, plural
 from tui.widgets.detail import DetailPane
 from tui.widgets.keys import KeyBar, decide_label, key_help
@@ -58,7 +65,7 @@ DECIDE_BINDINGS: list[BindingType] = [
 ]
 
 
-class ReviewScreen(Screen[None]):
+class ReviewScreen(BlindWork):
     """Entropy-ordered queue of pairs with keyboard coding."""
 
     # In the order the key bar shows them; where the line is too short it leaves out
@@ -130,7 +137,16 @@ class ReviewScreen(Screen[None]):
             "cycle_order",
             "Order",
             id="order",
-            tooltip="Cycle order: uncertainty, id, model's pick, confidence",
+            tooltip="Cycle order: uncertainty, id, model's pick, confidence, blind audit, "
+            "shared sample",
+        ),
+        Binding(
+            "B",
+            "toggle_blind_coding",
+            "Blind coding",
+            show=False,
+            id="blind_coding",
+            tooltip="Blind coding: hide other coders' decisions and the model until you decide",
         ),
         Binding(
             "O",
@@ -351,6 +367,11 @@ class ReviewScreen(Screen[None]):
     def update_status(self) -> None:
         progress = self.session.progress()
         query = self.pair_queue.pair_query
+        mode = []
+        if query.order == "audit":
+            mode.append(self.session.audit_status() or "no audit sample")
+        if self.session.blind_coding:
+            mode.append("blind coding")
         self.status_line.show(
             decided=int(progress.get("decided", 0)),
             total=int(progress.get("total", 0)),
@@ -360,6 +381,7 @@ class ReviewScreen(Screen[None]):
             + ORDER_LABELS.get(query.order, query.order),
             filters=self._describe_filters(query),
             model=self._model_state,
+            mode=" · ".join(mode),
         )
 
     def set_model_state(self, text: str) -> None:
@@ -405,12 +427,15 @@ class ReviewScreen(Screen[None]):
 
     def _decided(self, row: Row, outcome: Outcome) -> None:
         """After a decision on ``row``: say so, refresh, move to the next undecided pair."""
-        if report(self, outcome) is None:
+        saved = report(self, outcome)
+        if saved is None:
             return
         queue = self.pair_queue
         index = queue.cursor
         self._history.append((row_key(row), index))
         self._refresh_after_change(index, highlight=False)
+        if is_hidden(row):
+            self._reveal(saved.response_id, saved.code_id)
         following = queue.next_undecided(index)
         queue.move_to(following if following is not None else index)
         self.update_status()
@@ -443,6 +468,11 @@ class ReviewScreen(Screen[None]):
     def action_undo(self) -> None:
         undone = report(self, self.session.take_back())
         if undone is None:
+            return
+        if undone.many:  # a delegation, taken back as one action
+            self.pair_queue.reload()
+            self.update_status()
+            self.notify("Undone: the delegation (every pair it recorded).", timeout=3)
             return
         if not undone.code_id:  # a memo on a whole response
             self.notify(f"Undone: the memo on {one_line(undone.response_id)}", markup=False)
@@ -511,7 +541,7 @@ class ReviewScreen(Screen[None]):
         if row is not None:
             # ] and [ there follow responses in the queue's order where one exists.
             query = self.pair_queue.pair_query
-            order = "entropy" if query.order == "entropy" else "id"
+            order = query.order if query.order in ("entropy", "audit") else "id"
             self.app.push_screen(
                 ResponseScreen(
                     self.session, row.response_id, row.code_id, order=order, reverse=query.reverse
@@ -531,18 +561,26 @@ class ReviewScreen(Screen[None]):
         from tui.screens.response import ResponseScreen
 
         session = self.session
-        first = session.study.response_page(session.config_id, order="entropy", limit=1)
+        # The blind audit's responses in audit order when the queue walks the audit;
+        # under blind coding, id order (an uncertainty order would give the model away).
+        order = self.pair_queue.pair_query.order
+        if order != "audit":
+            order = "id" if session.blind_coding else "entropy"
+        first = session.study.response_page(session.config_id, order=order, limit=1)
         if not first:
             self.app.bell()
             return
-        self.app.push_screen(ResponseScreen(session, first[0], order="entropy"))
+        self.app.push_screen(ResponseScreen(session, first[0], order=order))
 
     def action_reverse_order(self) -> None:
         self.set_query(self.pair_queue.pair_query.reversed())
 
     def action_cycle_order(self) -> None:
         # The status line names the order: no notification to wait for.
-        self.set_query(self.pair_queue.pair_query.next_order())
+        query = self.pair_queue.pair_query.next_order(skip=self.unavailable_orders())
+        self.set_query(query)
+        if query.order in ("audit", "shared"):
+            self.first_undecided()
 
     def action_filter(self) -> None:
         self.filter_bar.open(self.pair_queue.pair_query)

@@ -15,11 +15,17 @@ from textual.strip import Strip
 
 from codebooks.model import DEFAULT_QUESTION, Code, Scale
 from scoring.curves import OFF_SCALE_WARNING
-from tui.source import Row
+from tui.source import Row, is_hidden
 from tui.text import markup_safe, printable
 from tui.widgets.curve import curve_table
 from tui.widgets.queue import value_label
 from tui.widgets.scrolling import set_virtual_size
+
+#: What the detail pane and the response view say instead of the model's answer.
+HIDDEN_TEXT = (
+    "Coding blind: the model's answer is hidden until you decide this pair; "
+    "it is shown once you have."
+)
 
 
 def off_scale_mass(row: Row) -> float | None:
@@ -81,11 +87,12 @@ def decision_text(row: Row, scale: Scale, me: str | None = None) -> Text:
     who = "you" if row.coder is None or row.coder == me else printable(row.coder, single_line=True)
     if row.decision is None:
         text.append("Not decided yet. ", style="dim")
+        accept = "" if is_hidden(row) else ", a to accept"
         if scale.k == 2:
             yes, no = (printable(o.label, single_line=True) for o in scale.options[::-1])
-            text.append(f"Press 1 for {yes}, 0 for {no}, a to accept.", style="dim")
+            text.append(f"Press 1 for {yes}, 0 for {no}{accept}.", style="dim")
         else:
-            text.append("Press a digit, a to accept, x for does not apply.", style="dim")
+            text.append(f"Press a digit{accept}, x for does not apply.", style="dim")
     elif row.source == "model":
         text.append(f"≈ {label}", style="bold")
         text.append(" model's pick, accepted by ")
@@ -220,7 +227,9 @@ class DetailPane(ScrollView, can_focus=True):
         curve: RenderableType = Text(
             "Not scored yet: press r to score pending pairs.", style="dim italic"
         )
-        if row.surprisal is not None and row.probs is not None:
+        if is_hidden(row):
+            curve = Text(HIDDEN_TEXT, style="dim italic")
+        elif row.surprisal is not None and row.probs is not None:
             longest = max(cell_len(printable(o.label, single_line=True)) for o in scale.options)
             curve = curve_table(
                 scale=scale,

@@ -27,7 +27,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from codebooks.model import Scale
-from tui.source import PairSource, Query, Row, row_key
+from tui.source import PairSource, Query, Row, is_hidden, row_key
 from tui.text import cell_stable, one_line, printable
 from tui.widgets.curve import spark
 from tui.widgets.scrolling import set_virtual_size
@@ -76,6 +76,9 @@ HEADERS = ("id", "response", "code", "curve", "pick", "H", "coded", "✎")
 
 #: The note column's mark on a pair with a note.
 NOTE_MARK = "✎"
+
+#: The curve column of a pair whose model answer is hidden (blind coding).
+HIDDEN_MARK = "blind"
 
 
 def status_text(row: Row, label: str | None) -> str:
@@ -595,7 +598,12 @@ class PairQueue(ScrollView, can_focus=True):
         else:
             cell(shown, cols.snippet)
         cell(row.code_name, cols.code)
-        if row.surprisal is None:
+        if is_hidden(row):
+            # Blind: the model's answer stays hidden until the coder decides the pair.
+            cell(HIDDEN_MARK, cols.curve, dim)
+            cell("", cols.pick)
+            cell("", cols.entropy)
+        elif row.surprisal is None:
             cell("·" * (scale.k if scale else 1), cols.curve, dim)
             cell("", cols.pick)
             cell("", cols.entropy)

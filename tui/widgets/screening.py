@@ -3,12 +3,13 @@
 It opens with one headline (the verdict in words) and one next action, then the chosen
 group's verdict and VRS table, each index glossed. Keys while it has focus: left/right
 choose the code, c cycles the confidence cut, f filters the queue to the next action's
-pairs.
+pairs, b opens the blind audit, d applies the delegation plan shown below the verdict
+(after a confirmation), l shows the pairs left for review.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -20,9 +21,19 @@ from textual.widgets import Select, Static
 
 from screening.advice import GLOSSES
 from screening.report import TIER_STYLES
-from tui.messages import ScreeningCutChanged, ScreeningFilterRequested
+from tui.messages import (
+    AuditRequested,
+    DelegationRequested,
+    ReviewLeftRequested,
+    ScreeningCutChanged,
+    ScreeningFilterRequested,
+)
+from tui.plans import plan_renderable
 from tui.text import printable
 from tui.verdicts import POOLED, GroupVerdict, ScreeningSummary
+
+if TYPE_CHECKING:
+    from study.delegation_log import DelegationPlan
 
 _POOLED_KEY = "__pooled__"
 
@@ -120,6 +131,27 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
             id="screening.follow",
             tooltip="Show them: filter the queue to the next action's pairs",
         ),
+        Binding(
+            "b",
+            "blind_audit",
+            "Blind audit",
+            id="screening.audit",
+            tooltip="Blind audit: code the audit pairs in their random order, the model hidden",
+        ),
+        Binding(
+            "d",
+            "delegate",
+            "Delegate",
+            id="screening.delegate",
+            tooltip="Delegate: apply the certified delegation plan (asks first; u undoes)",
+        ),
+        Binding(
+            "l",
+            "left_for_review",
+            "Left for review",
+            id="screening.left",
+            tooltip="Left for review: the undecided pairs no delegation covers",
+        ),
     ]
 
     def __init__(
@@ -130,6 +162,8 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
         self._stale = False
         #: The confidence cut the screen uses (the app screens again when it changes).
         self.cut: float | str = CUTS[0]
+        #: The delegation plan shown (None: none yet, or none possible).
+        self.plan: DelegationPlan | None = None
 
     def compose(self) -> ComposeResult:
         yield Select(
@@ -140,6 +174,8 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
             id="screening-group",
         )
         yield Static("", id="screening-advice")
+        # The plan before the verdict's details: it is what the coder acts on.
+        yield Static("", id="screening-delegation")
         yield Static(
             Text("Screening the decisions so far…", style="dim italic"), id="screening-body"
         )
@@ -187,6 +223,24 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
             self.notify("Nothing to show yet.", timeout=2)
             return
         self.post_message(ScreeningFilterRequested(summary.advice_code_id))
+
+    def action_blind_audit(self) -> None:
+        self.post_message(AuditRequested())
+
+    def action_left_for_review(self) -> None:
+        self.post_message(ReviewLeftRequested())
+
+    def action_delegate(self) -> None:
+        plan = self.plan
+        if plan is None or not plan.delegated:
+            self.notify("Nothing to delegate: no code is certified yet.", timeout=3)
+            return
+        self.post_message(DelegationRequested(plan))
+
+    def show_plan(self, plan: DelegationPlan | None, note: str, audit: str | None) -> None:
+        """Show the delegation plan (or ``note``, why there is none) and the audit."""
+        self.plan = plan
+        self.query_one("#screening-delegation", Static).update(plan_renderable(plan, note, audit))
 
     def show(self, summary: ScreeningSummary) -> None:
         """Keep ``summary``; draw it now if the panel is on screen, else when it is shown.

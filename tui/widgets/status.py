@@ -53,6 +53,7 @@ class StatusLine(Widget):
         order: str,
         filters: str,
         model: str,
+        mode: str = "",
     ) -> None:
         """Update the line.
 
@@ -64,8 +65,13 @@ class StatusLine(Widget):
             filters: The active filters, in words ("" for none).
             model: The configuration shown and the model's state, short (``#1 SmolLM2
                 · full · chat-v1 · loading model…``).
+            mode: Blind work under way (``audit 37/150 blind``, ``blind coding``), shown
+                first.
         """
         text = Text(no_wrap=True, overflow="ellipsis")
+        if mode:
+            text.append(printable(mode, single_line=True), style="bold magenta")
+            text.append("  ")
         share = decided / total if total else 0.0
         text.append(f"{decided:,}/{total:,}", style="bold")
         text.append(f" decided ({share:.0%})")

@@ -1,0 +1,127 @@
+"""The delegation plan as the screening panel shows it (no textual here: it is made in the
+screening worker, on the study's thread-safe handle).
+
+Per code: the certified threshold and its audit evidence (n, errors, the upper bound),
+how many uncoded pairs would be delegated and how many are left for review, or why the
+code is refused (its screen is not Valid, no threshold qualifies, the audit still needs
+coding). :func:`study.delegation.plan_delegation` makes the plan; this module words it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from tui.text import plural, printable
+
+if TYPE_CHECKING:
+    from study.delegation_log import DelegationPlan
+    from study.store import Study
+
+
+def plan_for(study: Study, coder: str) -> tuple[DelegationPlan | None, str, str | None]:
+    """``(plan, note, audit)``: the plan on ``coder``'s blind audit decisions (None when
+    there is none, ``note`` saying why) and the audit's progress in words (None without
+    an audit sample)."""
+    from study.delegation import plan_delegation
+    from study.errors import StudyError
+
+    sample = study.audit()
+    if sample is None:
+        return (
+            None,
+            "No audit sample yet: draw one with 'codecurve audit STUDY', then code it blind (b).",
+            None,
+        )
+    progress = study.audit_progress(coder=coder)
+    coded = sum(p.progress.coded for p in progress.values())
+    audit = f"{coded:,} of {sample.total:,} audit pairs coded blind by you"
+    if study.active_config_id() is None:
+        return None, "No scores yet: press r to score the pairs.", audit
+    if not coded:
+        return None, "No blind audit decision of yours yet: press b to code the audit blind.", audit
+    try:
+        plan = plan_delegation(study, coder=coder)
+    except StudyError as exc:
+        return None, str(exc), audit
+    return plan, "", audit
+
+
+def plan_renderable(plan: DelegationPlan | None, note: str, audit: str | None) -> Group:
+    """The plan as a table, each refusal's reason below it, and the keys."""
+    parts: list[RenderableType] = [Text("Delegation", style="bold dim")]
+    if audit is not None:
+        parts.append(Text.assemble(("Audit: ", "dim"), audit, ("  b codes it blind", "dim")))
+    if plan is None:
+        parts.append(Text(printable(note), style="italic"))
+        parts.append(Text(""))
+        return Group(*parts)
+    parts.append(
+        Text(
+            f"At most {plan.max_error:.0%} errors among delegated pairs, "
+            f"{plan.level:.0%} confidence; blind audit decisions only. From: the "
+            "confidence threshold; n, Err: audit pairs above it and the model's errors "
+            "there; UB: the error rate's upper bound; Del.: pairs delegated.",
+            style="dim",
+        )
+    )
+    table = Table(box=None, padding=(0, 1), header_style="bold dim", show_edge=False)
+    # Short headers: the panel is about 55 columns wide beside the queue.
+    table.add_column("Code", no_wrap=True, min_width=8, max_width=16, overflow="ellipsis")
+    for column in ("From", "n", "Err", "UB", "Del.", "Left"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for code in plan.codes:
+        d = code.delegation
+        certified = d.threshold is not None
+        table.add_row(
+            Text(printable(code.code_name, single_line=True)),
+            f"≥ {d.threshold:.3f}" if certified else Text("refused", style="yellow"),
+            str(d.n) if certified else "-",
+            str(d.errors) if certified else "-",
+            f"{d.upper_bound:.1%}" if certified else "-",
+            f"{code.delegated:,}",
+            f"{code.left:,}",
+        )
+    table.add_row(
+        Text("Total", style="bold"), "", "", "", "", f"{plan.delegated:,}", f"{plan.left:,}"
+    )
+    parts.append(table)
+    for code in plan.codes:
+        if code.certified:
+            continue
+        name = printable(code.code_name, single_line=True)
+        reason = printable(code.delegation.reason or "no threshold qualifies")
+        line = Text.assemble((f"{name}: ", "bold"), reason)
+        if code.outlook is not None and code.outlook.n_above:
+            line.append(" " + printable(code.outlook.describe(code.code_name)), style="dim")
+        parts.append(line)
+    keys = "l shows the pairs left for review"
+    if plan.delegated:
+        keys = f"d delegates {plural(plan.delegated, 'pair')} (asks first) · " + keys
+    parts.append(Text(keys + " · u undoes", style="dim"))
+    parts.append(Text(""))
+    return Group(*parts)
+
+
+def confirm_text(plan: DelegationPlan) -> Text:
+    """What applying the plan will do, for the confirmation dialog."""
+    text = Text()
+    text.append(
+        f"Record the model's pick as a delegated decision on "
+        f"{plural(plan.delegated, 'uncoded pair')}:\n",
+        style="bold",
+    )
+    for code in plan.certified:
+        text.append(
+            f"• {printable(code.code_name, single_line=True)}: {code.delegated:,} pairs at "
+            f"confidence ≥ {code.delegation.threshold:.3f}\n"
+        )
+    text.append(
+        f"\n{plural(plan.left, 'pair')} stay left for review. No human decision is "
+        "touched; u undoes the whole delegation as one action.",
+        style="dim",
+    )
+    return text

@@ -1,0 +1,44 @@
+"""A yes/no dialog before an action that changes many decisions at once."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.console import RenderableType
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Returns True when the coder confirms (``y`` or enter), False otherwise."""
+
+    DEFAULT_CSS = """
+    ConfirmScreen > #confirm-dialog { width: 90; max-width: 95%; height: auto; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y,enter", "answer(True)", "Yes", id="confirm.yes"),
+        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
+    ]
+
+    def __init__(self, title: str, body: RenderableType) -> None:
+        """
+        Args:
+            title: The dialog's title (plain text).
+            body: What will happen, in words.
+        """
+        super().__init__()
+        self._title = title
+        self._body = body
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog", id="confirm-dialog") as box:
+            box.border_title = self._title
+            box.border_subtitle = "y or enter: yes · n or esc: no"
+            yield Static(self._body, id="confirm-body")
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)
