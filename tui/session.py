@@ -90,7 +90,11 @@ class StudySource:
 
     def count(self, query: Query) -> int:
         return self.study.count_pairs(
-            self.config_id, code_id=query.code_id, status=query.status, search=query.search
+            self.config_id,
+            code_id=query.code_id,
+            status=query.status,
+            search=query.search,
+            wave=query.wave,
         )
 
     def page(self, query: Query, offset: int, limit: int) -> Sequence[Row]:
@@ -103,6 +107,7 @@ class StudySource:
             offset=offset,
             limit=limit,
             reverse=query.reverse,
+            wave=query.wave,
         )
 
     def position(self, query: Query, key: tuple[str, str]) -> int | None:
@@ -119,6 +124,7 @@ class StudySource:
             status=query.status,
             search=query.search,
             reverse=query.reverse,
+            wave=query.wave,
         )
 
 

@@ -81,6 +81,7 @@ class Query:
         status: One of :data:`STATUSES`.
         search: Only responses whose text contains this (case-insensitive).
         reverse: The order backwards.
+        wave: Only the responses this wave added (:meth:`study.store.Study.waves`).
     """
 
     order: Order = "entropy"
@@ -88,6 +89,7 @@ class Query:
     status: Status | None = None
     search: str | None = None
     reverse: bool = False
+    wave: int | None = None
 
     def next_order(self) -> Query:
         """The next order of :data:`~study.rows.ORDERS`, forwards."""
@@ -100,7 +102,12 @@ class Query:
 
     @property
     def filtered(self) -> bool:
-        return self.code_id is not None or self.status is not None or bool(self.search)
+        return (
+            self.code_id is not None
+            or self.status is not None
+            or bool(self.search)
+            or self.wave is not None
+        )
 
 
 class PairSource(Protocol):
