@@ -104,7 +104,7 @@ def comparison_renderable(
             else f"{kappa.point:.2f} [{kappa.low:.2f}, {kappa.high:.2f}]"
         )
         agree = "n/a" if math.isnan(row.agreement) else f"{row.agreement:.0%}"
-        label = printable(labels.get(row.config_id, f"#{row.config_id}"), single_line=True)
+        label = f"#{row.config_id} " + printable(labels.get(row.config_id, ""), single_line=True)
         out.append(
             Text.assemble(
                 (label, "bold"),
