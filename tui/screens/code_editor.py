@@ -88,9 +88,6 @@ class CodeEditorScreen(ModalScreen[CodeEdit | None]):
     #code-editor VerticalScroll {
         height: 1fr;
     }
-    #code-editor Label {
-        margin-top: 0;
-    }
     #code-editor TextArea {
         height: 4;
     }
@@ -146,6 +143,11 @@ class CodeEditorScreen(ModalScreen[CodeEdit | None]):
             yield Static("", id="code-editor-message")
 
     def on_mount(self) -> None:
+        # Inline: the app's dialog rules (padding, a margin above each label) would win
+        # over this screen's defaults, and at 80x24 every line counts.
+        self.query_one("#code-editor").styles.padding = (0, 1)
+        for label in self.query("#code-editor-fields Label"):
+            label.styles.margin = (0, 0, 0, 0)
         self.query_one("#code-editor-plan", Static).display = False
         self.query_one("#edit-definition", TextArea).focus()
 
