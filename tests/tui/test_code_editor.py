@@ -8,12 +8,15 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from textual.app import App
 from textual.message import Message
 from textual.pilot import Pilot
-from textual.widgets import TextArea
+from textual.widgets import Static, TextArea
 
+from codebooks.model import Codebook
 from scoring import FakeBackend
 from scoring.engine import ScoringEngine
+from study.errors import StudyError
 from study.revisions import stale_pairs
 from study.score_run import score_study
 from study.store import Study
@@ -23,6 +26,7 @@ from tui.messages import ModelLoaded, ScoringFinished
 from tui.screens.code_editor import CodeEditorScreen, edited_codebook
 from tui.source import Query
 from tui.widgets.curve import STALE_NOTE
+from tui.widgets.keys import key_help
 
 SIZE = (120, 30)
 NEW_DEFINITION = "Complaints about the amount of work, deadlines or overtime."
@@ -225,4 +229,49 @@ async def test_the_queue_draws_a_stale_curve_dim(tmp_path: Path) -> None:
         greyed = queue.render_line(1)
         assert fresh.text == greyed.text
         assert list(fresh) != list(greyed)  # the same glyphs in another style
+    study.close()
+
+
+class _Host(App[None]):
+    """The editor alone, over a planner that refuses."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result: object = "open"
+
+    def on_mount(self) -> None:
+        from tests.tui.conftest import CODEBOOK
+
+        def refuse(codebook: Codebook) -> list[str]:
+            raise StudyError("cannot revise the codebook: refused for the test")
+
+        def done(result: object) -> None:
+            self.result = result
+
+        self.push_screen(CodeEditorScreen(CODEBOOK, "pay", planner=refuse), done)
+
+
+async def test_a_refused_revision_is_said_in_the_editor_which_stays_open() -> None:
+    app = _Host()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        editor = app.screen
+        assert isinstance(editor, CodeEditorScreen)
+        editor.query_one("#edit-definition", TextArea).text = "Money."
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert app.screen is editor
+        assert editor.planned is None
+        message = editor.query_one("#code-editor-message", Static)
+        assert "refused for the test" in str(message.render())
+        assert app.result == "open"
+
+
+async def test_help_lists_the_edit_and_configuration_keys(tmp_path: Path) -> None:
+    study = scored_study(tmp_path / "s.codecurve", n=3)
+    app = make_app(study, coder="tester", close_study=False)
+    async with app.run_test(size=SIZE):
+        items = {item.keys: item.title for item in key_help(app, app.review.BINDINGS)}
+        assert items["E"] == "Edit code"
+        assert items["C"] == "Configurations"
     study.close()
