@@ -22,7 +22,7 @@ from study.score_run import score_study
 from study.store import Study
 from tests.tui.conftest import build_study
 from tui.app import CodecurveApp, make_app
-from tui.messages import ModelLoaded, ScoringFinished
+from tui.messages import ModelLoaded, ScoringFinished, ScoringStarted
 from tui.screens.code_editor import CodeEditorScreen, edited_codebook
 from tui.source import Query
 from tui.widgets.curve import STALE_NOTE
@@ -274,4 +274,42 @@ async def test_help_lists_the_edit_and_configuration_keys(tmp_path: Path) -> Non
         items = {item.keys: item.title for item in key_help(app, app.review.BINDINGS)}
         assert items["E"] == "Edit code"
         assert items["C"] == "Configurations"
+    study.close()
+
+
+async def test_an_edit_during_a_scoring_run_is_rescored_after_it(tmp_path: Path) -> None:
+    study = build_study(tmp_path / "s.codecurve", n=12, scored=False)
+    backend = FakeBackend(delay=0.3)
+    seen: list[Message] = []
+    app = make_app(
+        study, backend_factory=lambda: backend, coder="tester", batch_size=4, close_study=False
+    )
+    async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+        await wait_for(pilot, lambda: any(isinstance(m, ModelLoaded) for m in seen))
+        await pilot.press("r")
+        await wait_for(pilot, lambda: any(isinstance(m, ScoringStarted) for m in seen))
+        assert app.scoring
+        editor = await open_editor_on(pilot, app, "workload")
+        editor.query_one("#edit-definition", TextArea).text = NEW_DEFINITION
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert study.codebook_version() == 2
+        assert app.scoring  # the first run goes on; the rescoring waits for it
+        assert not any(isinstance(m, ScoringFinished) for m in seen)
+        await wait_for(
+            pilot, lambda: sum(isinstance(m, ScoringFinished) for m in seen) >= 2, timeout=60
+        )
+        await wait_for(pilot, lambda: not app.scoring)
+        await pilot.pause()
+        config_id = study.active_config_id()
+        assert config_id is not None
+        assert study.scored_count(config_id) == study.pair_count()
+        with study.snapshot() as conn:
+            assert stale_pairs(conn, study.index, config_id) == []
+        assert app.stale_keys == frozenset()
+        # Every workload pair was scored with the new text in the end.
+        last = [p for batch in backend.batches for p in batch if NEW_DEFINITION in p]
+        assert len(set(last)) == 12
     study.close()
