@@ -16,6 +16,9 @@ screen when that message arrives. Export runs in a thread worker too.
 Screens never call the app: they post :class:`~tui.messages.AnnotationSaved` and the
 like, bind app-wide keys to the app's actions (``app.score``), and the app tells the
 screens under the active one with :class:`~tui.messages.StudyChanged`.
+
+Editing a code (``E``), choosing the configuration (``C``) and the panel's comparison of
+configurations live in :mod:`tui.iterating`.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from study.configs import active_context, config_label
 from study.rows import Context
 from study.score_run import ScoreProgress, score_study
 from tui.collector import IdleCollector
+from tui.iterating import IterationActions
 from tui.messages import (
     AnnotationSaved,
     DelegationPlanned,
@@ -70,6 +74,7 @@ from tui.widgets.keys import key_help
 if TYPE_CHECKING:
     from scoring.backend import Backend
     from scoring.engine import ScoringEngine
+    from study.compare import Comparison
     from study.store import Study
     from tui.screens.export import ExportOptions
 
@@ -81,7 +86,7 @@ BackendFactory = Callable[[], "Backend"]
 SCREENING_DELAY = 0.25
 
 
-class CodecurveApp(App[None]):
+class CodecurveApp(IterationActions, App[None]):
     """Entropy-ordered, keyboard-driven review of a study."""
 
     CSS_PATH = Path(__file__).with_name("codecurve.tcss")
@@ -138,6 +143,13 @@ class CodecurveApp(App[None]):
         self.screening_summary: ScreeningSummary | None = None
         self.scoring_runs = 0
         self._collector = IdleCollector()
+        #: A rescoring of an edited code's pairs waits for the model or for a run.
+        self._rescore_requested = False
+        self._rescoring = False
+        #: Pairs whose shown score was computed from an older text (drawn greyed).
+        self.stale_keys: frozenset[tuple[str, str]] = frozenset()
+        #: The comparison of configurations the screening panel shows, if any.
+        self.comparison: Comparison | None = None
 
     # -- typed accessors ---------------------------------------------------------------
 
@@ -248,6 +260,8 @@ class CodecurveApp(App[None]):
         review.set_model_state(self.config_state())
         if self._score_requested:
             self.start_scoring()
+        elif self._rescore_requested:
+            self.rescore_edited()
 
     def start_scoring(self) -> None:
         """Score the pending pairs (loading the model first if needed)."""
@@ -273,9 +287,10 @@ class CodecurveApp(App[None]):
         self.start_scoring()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="scoring", name="score")
-    def score_pending(self, engine: ScoringEngine) -> None:
+    def score_pending(self, engine: ScoringEngine, activate: bool = True) -> None:
         """Run :func:`study.score_run.score_study`: it stores batch by batch and stops
-        between batches once the worker is cancelled."""
+        between batches once the worker is cancelled (``activate``: make the engine's
+        configuration the active one)."""
         worker = get_current_worker()
         stored = pending = 0
 
@@ -299,6 +314,7 @@ class CodecurveApp(App[None]):
                 started=started,
                 progress=progressed,
                 cancel=worker.cancelled_event,
+                activate=activate,
             )
         except ScoringCancelled:
             self.post_message(ScoringFinished(stored, pending, cancelled=True))
@@ -335,11 +351,12 @@ class CodecurveApp(App[None]):
         if (review := self.live_review) is not None:
             review.pair_queue.set_source(self.session.source)
             review.update_status()
+        self.update_stale()
         self.refresh_screening(delay=0.0)
 
     @on(ScoringStarted)
     def _scoring_started(self, message: ScoringStarted) -> None:
-        if message.config_id != self.session.config_id:
+        if message.config_id != self.session.config_id and not self._rescoring:
             self._show_config(message.config_id)
             if (review := self.live_review) is not None:
                 review.set_model_state(self.config_state())
@@ -353,16 +370,22 @@ class CodecurveApp(App[None]):
         if review is None:
             return
         review.scoring_progress.progress = message.progress
+        if self.stale_keys:
+            self.update_stale()
         review.pair_queue.reload(follow=True)
         review.update_status()
 
     @on(ScoringFinished)
     def _scoring_finished(self, message: ScoringFinished) -> None:
         self._scoring = False
+        self._rescoring = False
         self.scoring_runs += 1
         review = self.live_review
         if review is None:
             return
+        self.update_stale()
+        if self._rescore_requested and not message.cancelled:
+            self.call_after_refresh(self.rescore_edited)
         review.scoring_progress.progress = None
         review.pair_queue.reload(follow=True)
         review.scoring_finished()
@@ -380,7 +403,7 @@ class CodecurveApp(App[None]):
         worker = event.worker
         if event.state != WorkerState.ERROR:
             if event.state == WorkerState.CANCELLED and worker.group == "scoring":
-                self._scoring = False
+                self._scoring = self._rescoring = False
             return
         error = worker.error
         log.error("worker %s failed: %s", worker.name, error, exc_info=error)
@@ -398,7 +421,7 @@ class CodecurveApp(App[None]):
                 markup=False,
             )
         elif worker.group == "scoring":
-            self._scoring = False
+            self._scoring = self._rescoring = False
             if review is not None:
                 review.scoring_progress.progress = None
                 review.pair_queue.reload()
@@ -454,6 +477,7 @@ class CodecurveApp(App[None]):
     def _start_screening(self) -> None:
         self._screening_timer = None
         self.screen_decisions(self.session.config_id)
+        self.compare_decisions()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="screening", name="screening")
     def screen_decisions(self, config_id: int | None) -> None:

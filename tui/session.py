@@ -127,6 +127,7 @@ class StudySource:
             search=query.search,
             coder=self._coder(query),
             order=query.order,
+            wave=query.wave,
         )
 
     def page(self, query: Query, offset: int, limit: int) -> Sequence[Row]:
@@ -140,6 +141,7 @@ class StudySource:
             offset=offset,
             limit=limit,
             reverse=query.reverse,
+            wave=query.wave,
         )
         return blind_rows(rows) if self.blind(query) else rows
 
@@ -158,6 +160,7 @@ class StudySource:
             search=query.search,
             coder=self._coder(query),
             reverse=query.reverse,
+            wave=query.wave,
         )
 
 

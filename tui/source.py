@@ -112,6 +112,7 @@ class Query:
         status: One of :data:`STATUSES`.
         search: Only responses whose text contains this (case-insensitive).
         reverse: The order backwards.
+        wave: Only the responses this wave added (:meth:`study.store.Study.waves`).
     """
 
     order: Order = "entropy"
@@ -119,6 +120,7 @@ class Query:
     status: Status | None = None
     search: str | None = None
     reverse: bool = False
+    wave: int | None = None
 
     def next_order(self, *, skip: Collection[str] = ()) -> Query:
         """The next order of :data:`~study.rows.ORDERS`, forwards, passing over ``skip``
@@ -133,7 +135,12 @@ class Query:
 
     @property
     def filtered(self) -> bool:
-        return self.code_id is not None or self.status is not None or bool(self.search)
+        return (
+            self.code_id is not None
+            or self.status is not None
+            or bool(self.search)
+            or self.wave is not None
+        )
 
 
 class PairSource(Protocol):

@@ -47,6 +47,8 @@ class FilterBar:
         on_close: Callable[[], None],
         on_redraw: Callable[[], None],
         on_miss: Callable[[], None] = lambda: None,
+        waves: Sequence[int] = (),
+        on_wave: Callable[[int | None], None] | None = None,
     ) -> None:
         """
         Args:
@@ -57,6 +59,9 @@ class FilterBar:
             on_redraw: Called when the bar's look changed (the line that draws it
                 repaints).
             on_miss: Called when a typed letter matches no value (a bell).
+            waves: The study's wave numbers; with more than one the bar has a third
+                field, the wave.
+            on_wave: Called at once with the wave (None: every wave) when it changes.
         """
         self._on_change = on_change
         self._on_close = on_close
@@ -67,6 +72,15 @@ class FilterBar:
             "status": [(status, STATUS_LABELS[status]) for status in STATUSES],
         }
         self._index = {"code": 0, "status": 0}
+        self._on_wave = on_wave
+        self._fields: tuple[str, ...] = FIELDS
+        if len(waves) > 1:
+            self._fields = (*FIELDS, "wave")
+            self._choices["wave"] = [
+                (None, "every wave"),
+                *((str(n), f"wave {n}") for n in waves),
+            ]
+            self._index["wave"] = 0
         self._field = "code"
         self._open = False
 
@@ -89,6 +103,19 @@ class FilterBar:
     def status(self) -> Status | None:
         return cast("Status | None", self._value("status"))
 
+    @property
+    def wave(self) -> int | None:
+        """The wave chosen (None: every wave, or a study of one wave)."""
+        if "wave" not in self._choices:
+            return None
+        value = self._value("wave")
+        return None if value is None else int(value)
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The bar's fields, in the order ``↓`` visits them."""
+        return self._fields
+
     def _value(self, field: str) -> str | None:
         return self._choices[field][self._index[field]][0]
 
@@ -97,6 +124,10 @@ class FilterBar:
         for field, wanted in (("code", query.code_id), ("status", query.status)):
             values = [value for value, _ in self._choices[field]]
             self._index[field] = values.index(wanted) if wanted in values else 0
+        if "wave" in self._choices:
+            wanted_wave = None if query.wave is None else str(query.wave)
+            values = [value for value, _ in self._choices["wave"]]
+            self._index["wave"] = values.index(wanted_wave) if wanted_wave in values else 0
         self._field = "code"
         self._open = True
         self._on_redraw()
@@ -111,6 +142,10 @@ class FilterBar:
             return
         self._index[field] = index
         self._on_redraw()
+        if field == "wave":
+            if self._on_wave is not None:
+                self._on_wave(self.wave)
+            return
         self._on_change(self.code_id, self.status)
 
     # -- keys ----------------------------------------------------------------------
@@ -122,7 +157,8 @@ class FilterBar:
             self._set(field, self._index[field] + (1 if key == "right" else -1))
         elif key in ("up", "down", "tab", "shift+tab"):
             step = 1 if key in ("down", "tab") else -1
-            self._field = FIELDS[(FIELDS.index(field) + step) % len(FIELDS)]
+            fields = self._fields
+            self._field = fields[(fields.index(field) + step) % len(fields)]
             self._on_redraw()
         elif key == "home":
             self._set(field, 0)
@@ -151,7 +187,7 @@ class FilterBar:
         """The bar as one line: the highlighted field in ``active``."""
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("Filter ", style=value)
-        for field in FIELDS:
+        for field in self._fields:
             name = self._choices[field][self._index[field]][1]
             text.append(f" {field} ", style=label)
             text.append(f"◂ {name} ▸", style=active if field == self._field else value)

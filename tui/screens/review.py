@@ -189,6 +189,22 @@ class ReviewScreen(BlindWork):
         Binding(
             "p", "progress", "Progress", id="progress", tooltip="Progress per code: decided / total"
         ),
+        Binding(
+            "E",
+            "app.edit_code",
+            "Edit code",
+            show=False,
+            id="edit_code",
+            tooltip="Edit code: its definition, criteria and examples (a new codebook version)",
+        ),
+        Binding(
+            "C",
+            "app.choose_config",
+            "Configurations",
+            show=False,
+            id="choose_config",
+            tooltip="Configurations: choose the scoring configuration the queue shows",
+        ),
         # Not in the key bar: the app's own tab binding would put it first.
         Binding(
             "tab",
@@ -232,6 +248,8 @@ class ReviewScreen(BlindWork):
             on_close=self._close_filter,
             on_redraw=self._redraw_filter_bar,
             on_miss=lambda: self.app.bell(),
+            waves=[w.wave for w in session.study.waves()],
+            on_wave=self._apply_wave,
         )
 
     # -- typed accessors ---------------------------------------------------------------
@@ -384,6 +402,12 @@ class ReviewScreen(BlindWork):
             mode=" · ".join(mode),
         )
 
+    def set_stale(self, keys: frozenset[tuple[str, str]]) -> None:
+        """Draw the curves of ``keys`` greyed: scores from an older text of their code."""
+        self.pair_queue.stale_keys = keys
+        self.pair_queue.refresh()
+        self.detail.set_stale(keys)
+
     def set_model_state(self, text: str) -> None:
         self._model_state = text
         self.update_status()
@@ -401,6 +425,8 @@ class ReviewScreen(BlindWork):
             parts.append(STATUS_LABELS[query.status])
         if query.search:
             parts.append(f"“{query.search}”")
+        if query.wave is not None:
+            parts.append(f"wave {query.wave}")
         return ", ".join(parts)
 
     def set_query(self, query: Query) -> None:
@@ -602,6 +628,12 @@ class ReviewScreen(BlindWork):
         ):
             self.notify("Disagreements need the decisions of two coders; this study has fewer.")
         query = replace(self.pair_queue.pair_query, code_id=code_id, status=status)
+        if query != self.pair_queue.pair_query:
+            self.set_query(query)
+
+    def _apply_wave(self, wave: int | None) -> None:
+        """Show the pairs of the responses wave ``wave`` added (called by the filter bar)."""
+        query = replace(self.pair_queue.pair_query, wave=wave)
         if query != self.pair_queue.pair_query:
             self.set_query(query)
 

@@ -18,6 +18,9 @@ from codebooks.model import Scale
 from scoring.curves import sparkline
 from tui.text import printable
 
+#: Under a greyed curve: why it is grey.
+STALE_NOTE = "Old curve: the code's text changed; its new score is on the way."
+
 #: Eighth blocks for bars with sub-cell resolution.
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 
@@ -48,6 +51,7 @@ def curve_table(
     pick: int | None,
     decision: int | None,
     bar_width: int = 24,
+    stale: bool = False,
 ) -> Text:
     """The curve drawn large: one line per option with its bar, probability and surprisal.
 
@@ -61,6 +65,8 @@ def curve_table(
         pick: The model's pick (a value of the scale).
         decision: The coder's decision (a value), if any.
         bar_width: Cells of the longest bar.
+        stale: Drawn greyed: a score from an older text of the code, shown until the
+            new one arrives.
     """
     top = max(probs) if len(probs) else 1.0
     labels = [printable(o.label, single_line=True) for o in scale.options]
@@ -73,7 +79,7 @@ def curve_table(
         pad = " " * (label_width - cell_len(label))
         text.append(pad + set_cell_size(label, label_width - len(pad)), style="bold")
         text.append(" ")
-        text.append(bar(p / top if top > 0 else 0.0, bar_width), style="cyan")
+        text.append(bar(p / top if top > 0 else 0.0, bar_width), style="dim" if stale else "cyan")
         text.append(f" {p:4.0%} ")
         text.append(f"{bits(s):5.2f} bits ", style="dim")
         if option.value == pick:
@@ -81,6 +87,10 @@ def curve_table(
         if option.value == decision:
             text.append("✓ you ", style="bold green")
         text.append(printable(option.anchor, single_line=True), style="dim")
+    if stale:
+        text.stylize("dim")
+        text.append("\n")
+        text.append(STALE_NOTE, style="dim italic")
     return text
 
 

@@ -184,7 +184,19 @@ class DetailPane(ScrollView, can_focus=True):
         self._rendered_width = -1
         self._blank: Strip | None = None
         self._search: str | None = None
+        self._stale: frozenset[tuple[str, str]] = frozenset()
         self.row: Row | None = None
+
+    def set_stale(self, keys: frozenset[tuple[str, str]]) -> None:
+        """Draw the curve greyed when the pair shown is one of ``keys``."""
+        was = self.row is not None and (self.row.response_id, self.row.code_id) in self._stale
+        self._stale = keys
+        now = self.row is not None and (self.row.response_id, self.row.code_id) in keys
+        if was != now:
+            self._rendered_width = -1
+            if self.is_mounted:
+                self._render_content()
+                self.refresh()
 
     def set_search(self, search: str | None) -> None:
         """Mark each occurrence of ``search`` in the response (None: no marks)."""
@@ -238,6 +250,7 @@ class DetailPane(ScrollView, can_focus=True):
                 pick=row.pick,
                 decision=row.decision,
                 bar_width=max(6, min(30, width - longest - 40)),
+                stale=(row.response_id, row.code_id) in self._stale,
             )
         # The curve and the decision come before the code's criteria: at 80x24 they
         # are what the coder must see without scrolling.

@@ -243,8 +243,19 @@ class PairQueue(ScrollView, can_focus=True):
         # until the styles (theme, focus) change.
         self._styles: dict[str, Style] = {}
         self._headers: dict[int, Strip] = {}
+        self._stale: frozenset[tuple[str, str]] = frozenset()
 
     # -- public API -------------------------------------------------------------------
+
+    @property
+    def stale_keys(self) -> frozenset[tuple[str, str]]:
+        """Pairs whose curve is drawn greyed (a score from an older text of the code)."""
+        return self._stale
+
+    @stale_keys.setter
+    def stale_keys(self, keys: frozenset[tuple[str, str]]) -> None:
+        self._stale = keys
+        self._lines.clear()
 
     @property
     def source(self) -> PairSource:
@@ -608,7 +619,12 @@ class PairQueue(ScrollView, can_focus=True):
             cell("", cols.pick)
             cell("", cols.entropy)
         else:
-            cell(spark(row.surprisal), cols.curve, get("pair-queue--spark", partial=True))
+            stale = row_key(row) in self._stale
+            cell(
+                spark(row.surprisal),
+                cols.curve,
+                dim if stale else get("pair-queue--spark", partial=True),
+            )
             pick = printable(row.pick_label or "", single_line=True)
             confidence = "" if row.confidence is None else f"{row.confidence:.2f}"[1:]
             if row.confidence is not None and row.confidence >= 0.995:

@@ -9,6 +9,7 @@ pairs, b opens the blind audit, d applies the delegation plan shown below the ve
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.console import Group, RenderableType
@@ -33,7 +34,11 @@ from tui.text import printable
 from tui.verdicts import POOLED, GroupVerdict, ScreeningSummary
 
 if TYPE_CHECKING:
+    from study.compare import Comparison
     from study.delegation_log import DelegationPlan
+
+#: The comparison's pooled row (``study.compare.POOLED``; not imported at run time).
+POOLED_ROW = "All codes"
 
 _POOLED_KEY = "__pooled__"
 
@@ -74,6 +79,62 @@ def advice_renderable(summary: ScreeningSummary, cut: float | str) -> Group:
     )
     parts.append(Text(""))
     return Group(*parts)
+
+
+def comparison_renderable(
+    comparison: Comparison | None, code_id: str | None, name: str, note: str
+) -> Group:
+    """The configurations side by side on one code (``None``: pooled): n, agreement,
+    kappa with its interval and the screen's tier; empty with fewer than two."""
+    if comparison is None:
+        if not note:
+            return Group()
+        return Group(
+            Text("\nConfigurations", style="bold dim"),
+            Text(printable(note), style="dim italic"),
+        )
+    wanted = code_id if code_id is not None else POOLED_ROW
+    rows = [r for r in comparison.rows if r.code == wanted]
+    labels = dict(comparison.configs)
+    out: list[RenderableType] = [
+        Text(
+            f"\nConfigurations on {printable(name, single_line=True)} "
+            f"(your decisions, {comparison.coder})",
+            style="bold dim",
+        )
+    ]
+    if not rows:
+        out.append(Text("No decided pair of this code is scored by every one.", style="dim"))
+    for row in rows:
+        kappa = row.kappa
+        interval = (
+            "n/a"
+            if math.isnan(kappa.point)
+            else f"{kappa.point:.2f} [{kappa.low:.2f}, {kappa.high:.2f}]"
+        )
+        agree = "n/a" if math.isnan(row.agreement) else f"{row.agreement:.0%}"
+        label = f"#{row.config_id} " + printable(labels.get(row.config_id, ""), single_line=True)
+        out.append(
+            Text.assemble(
+                (label, "bold"),
+                f"\n  n {row.n}  agree {agree}  κ {interval}  ",
+                (row.tier, TIER_STYLES.get(row.tier, "")),
+            )
+        )
+    clear = [
+        d
+        for d in comparison.differences
+        if d.code == wanted and d.clear and not math.isnan(d.kappa.point)
+    ]
+    out.extend(
+        Text(
+            f"#{d.a} vs #{d.b}: κ differs by {d.kappa.point:+.2f} "
+            f"[{d.kappa.low:+.2f}, {d.kappa.high:+.2f}], larger than its interval",
+            style="dim",
+        )
+        for d in clear
+    )
+    return Group(*out)
 
 
 def verdict_renderable(group: GroupVerdict) -> Group:
@@ -160,6 +221,8 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self._summary: ScreeningSummary | None = None
         self._stale = False
+        self._comparison: Comparison | None = None
+        self._comparison_note = ""
         #: The confidence cut the screen uses (the app screens again when it changes).
         self.cut: float | str = CUTS[0]
         #: The delegation plan shown (None: none yet, or none possible).
@@ -180,6 +243,7 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
             Text("Screening the decisions so far…", style="dim italic"), id="screening-body"
         )
         yield Static("", id="screening-overview")
+        yield Static("", id="screening-comparison")
 
     @property
     def summary(self) -> ScreeningSummary | None:
@@ -297,6 +361,32 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
             for g in self._summary.groups[1:]
         ]
         overview.update(Group(Text("\nPer code", style="bold dim"), *rows) if rows else "")
+        self._render_comparison()
+
+    # -- the comparison of configurations (two or more scored) ----------------------------
+
+    def show_comparison(self, comparison: Comparison | None, note: str = "") -> None:
+        """Keep the comparison of configurations and draw the chosen code's rows."""
+        self._comparison = comparison
+        self._comparison_note = note
+        if self.is_mounted:
+            self._render_comparison()
+
+    def _render_comparison(self) -> None:
+        shown = self.query_one("#screening-comparison", Static)
+        code = self.selected_code
+        name = code or "every code"
+        if self._summary is not None and code is not None:
+            group = self._summary.group(code)
+            name = group.name if group is not None else code
+        shown.update(comparison_renderable(self._comparison, code, name, self._comparison_note))
+
+    @property
+    def comparison_text(self) -> str:
+        """The comparison section as plain text (for tests)."""
+        code = self.selected_code
+        renderable = comparison_renderable(self._comparison, code, code or "every code", "")
+        return "\n".join(t.plain for t in renderable.renderables if isinstance(t, Text))
 
     @property
     def tier(self) -> str | None:

@@ -1,0 +1,197 @@
+"""The code editor: revise one code's definition, criteria and examples in the app.
+
+The dialog shows the highlighted code's definition, inclusion and exclusion criteria and
+examples (one a line) in text areas. ``ctrl+s`` checks the edit against the study
+(:meth:`study.store.Study.plan_revision`, nothing written) and shows the planned change;
+a second ``ctrl+s`` returns it, and the caller records it as the next codebook version
+exactly like ``codecurve codebook --revise``. ``esc`` goes back from the plan to the
+text, and from the text closes the dialog with nothing changed. An unchanged text says
+so and returns nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Label, Static, TextArea
+
+from codebooks.errors import CodebookError, CodecurveError
+from codebooks.model import Code, Codebook
+from tui.text import printable
+
+__all__ = ["FIELDS", "CodeEdit", "CodeEditorScreen", "edited_codebook"]
+
+#: The editable fields: (attribute of :class:`~codebooks.model.Code`, label).
+FIELDS: tuple[tuple[str, str], ...] = (
+    ("definition", "Definition"),
+    ("inclusion", "Inclusion criteria: when to apply it"),
+    ("exclusion", "Exclusion criteria: when not to apply it"),
+    ("examples", "Examples where it applies (one a line)"),
+)
+
+#: Plans the revision (``Study.plan_revision(codebook).lines()``); raises on refusal.
+Planner = Callable[[Codebook], list[str]]
+
+
+@dataclass(frozen=True)
+class CodeEdit:
+    """A checked edit of one code: the revised codebook and the change in words."""
+
+    code_id: str
+    codebook: Codebook
+    lines: tuple[str, ...]
+
+
+def edited_codebook(codebook: Codebook, code_id: str, texts: dict[str, str]) -> Codebook:
+    """``codebook`` with code ``code_id``'s fields replaced by ``texts``.
+
+    Text is stripped at both ends; examples are the non-blank lines.
+
+    Raises:
+        KeyError: no code ``code_id``.
+    """
+    code = next(c for c in codebook.codes if c.id == code_id)
+    changes: dict[str, object] = {}
+    for field, _ in FIELDS:
+        value = texts.get(field)
+        if value is None:
+            continue
+        if field == "examples":
+            changes[field] = tuple(line.strip() for line in value.splitlines() if line.strip())
+        else:
+            changes[field] = value.strip()
+    revised = replace(code, **changes)  # type: ignore[arg-type]
+    return replace(codebook, codes=tuple(revised if c.id == code_id else c for c in codebook.codes))
+
+
+def _field_text(code: Code, field: str) -> str:
+    if field == "examples":
+        return "\n".join(code.examples)
+    return str(getattr(code, field))
+
+
+class CodeEditorScreen(ModalScreen[CodeEdit | None]):
+    """Returns the checked edit once confirmed, or None (cancelled or unchanged)."""
+
+    DEFAULT_CSS = """
+    #code-editor {
+        width: 90;
+        height: 90%;
+    }
+    #code-editor VerticalScroll {
+        height: 1fr;
+    }
+    #code-editor TextArea {
+        height: 4;
+    }
+    #code-editor TextArea#edit-definition {
+        height: 5;
+    }
+    #code-editor #code-editor-plan {
+        height: auto;
+    }
+    #code-editor #code-editor-message {
+        height: auto;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+s", "save", "Save", id="code_editor.save", priority=True),
+        Binding("escape", "cancel", "Cancel", id="code_editor.cancel"),
+    ]
+
+    def __init__(self, codebook: Codebook, code_id: str, *, planner: Planner) -> None:
+        """
+        Args:
+            codebook: The study's current codebook.
+            code_id: The code to edit (a code of ``codebook``).
+            planner: Checks a revised codebook against the study and describes it.
+        """
+        super().__init__()
+        self._codebook = codebook
+        self._code = next(c for c in codebook.codes if c.id == code_id)
+        self._planner = planner
+        self._planned: CodeEdit | None = None
+
+    @property
+    def planned(self) -> CodeEdit | None:
+        """The edit shown for confirmation, if the plan is on screen."""
+        return self._planned
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog", id="code-editor") as box:
+            box.border_title = f"Edit code: {printable(self._code.name, single_line=True)}"
+            box.border_subtitle = "ctrl+s saves · esc cancels"
+            with VerticalScroll(id="code-editor-fields"):
+                for field, label in FIELDS:
+                    yield Label(label)
+                    yield TextArea(
+                        _field_text(self._code, field),
+                        id=f"edit-{field}",
+                        soft_wrap=True,
+                        show_line_numbers=False,
+                        tab_behavior="focus",
+                    )
+            yield Static("", id="code-editor-plan")
+            yield Static("", id="code-editor-message")
+
+    def on_mount(self) -> None:
+        # Inline: the app's dialog rules (padding, a margin above each label) would win
+        # over this screen's defaults, and at 80x24 every line counts.
+        self.query_one("#code-editor").styles.padding = (0, 1)
+        for label in self.query("#code-editor-fields Label"):
+            label.styles.margin = (0, 0, 0, 0)
+        self.query_one("#code-editor-plan", Static).display = False
+        self.query_one("#edit-definition", TextArea).focus()
+
+    def texts(self) -> dict[str, str]:
+        """What the text areas hold now, by field."""
+        return {field: self.query_one(f"#edit-{field}", TextArea).text for field, _ in FIELDS}
+
+    def _say(self, text: str, style: str = "") -> None:
+        self.query_one("#code-editor-message", Static).update(Text(text, style=style))
+
+    def action_save(self) -> None:
+        if self._planned is not None:
+            self.dismiss(self._planned)
+            return
+        try:
+            revised = edited_codebook(self._codebook, self._code.id, self.texts())
+        except CodebookError as exc:
+            self._say(printable(str(exc)), "bold red")
+            return
+        if revised == self._codebook:
+            self.notify("The code's text is unchanged: nothing recorded.", timeout=4)
+            self.dismiss(None)
+            return
+        try:
+            lines = self._planner(revised)
+        except CodecurveError as exc:  # a refused revision: say why, stay in the editor
+            self._say(f"Cannot record this: {printable(str(exc))}", "bold red")
+            return
+        self._planned = CodeEdit(self._code.id, revised, tuple(lines))
+        plan = Text("The new codebook version would change:\n", style="bold")
+        for line in lines:
+            plan.append("  " + printable(line, single_line=True) + "\n", style="")
+        plan.append("ctrl+s records it and rescores the code's pairs · esc edits again", "dim")
+        shown = self.query_one("#code-editor-plan", Static)
+        shown.update(plan)
+        shown.display = True
+        self.query_one("#code-editor-fields").display = False
+        self._say("")
+
+    def action_cancel(self) -> None:
+        if self._planned is not None:
+            self._planned = None
+            self.query_one("#code-editor-plan", Static).display = False
+            self.query_one("#code-editor-fields").display = True
+            self.query_one("#edit-definition", TextArea).focus()
+            return
+        self.dismiss(None)

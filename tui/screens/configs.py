@@ -1,0 +1,112 @@
+"""The configuration picker: choose the scoring configuration the queue shows.
+
+Every configuration of the study is listed with its label and scored count (the same
+words as :func:`study.configs.config_listing`); the active one is marked and highlighted.
+Choosing one returns its id; the caller makes it the study's active configuration
+(:meth:`study.store.Study.set_active_config`), so the queue, the status line, the
+screening panel and the exports follow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Label, OptionList
+from textual.widgets.option_list import Option
+
+from study.configs import config_label
+from tui.text import printable
+
+if TYPE_CHECKING:
+    from study.compare import Comparison
+    from study.store import Study
+
+__all__ = ["ComparisonReady", "ConfigChoice", "ConfigPicker", "config_choices"]
+
+
+@dataclass(frozen=True)
+class ConfigChoice:
+    """One configuration as the picker lists it."""
+
+    config_id: int
+    label: str
+    scored: int
+    total: int
+    active: bool
+
+    def words(self) -> str:
+        mark = ", active" if self.active else ""
+        return f"{self.label} ({self.scored:,} of {self.total:,} scored{mark})"
+
+
+def config_choices(study: Study) -> list[ConfigChoice]:
+    """Every configuration of ``study``, oldest first, with its scored count."""
+    active = study.active_config_id()
+    total = study.pair_count()
+    return [
+        ConfigChoice(
+            config_id=row.id,
+            label=config_label(row),
+            scored=study.scored_count(row.id),
+            total=total,
+            active=row.id == active,
+        )
+        for row in study.configs()
+    ]
+
+
+class ConfigPicker(ModalScreen[int | None]):
+    """Returns the chosen configuration's id, or None when cancelled."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="configs.cancel")
+    ]
+
+    def __init__(self, choices: list[ConfigChoice]) -> None:
+        super().__init__()
+        self._choices = choices
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog", id="config-picker") as box:
+            box.border_title = "Scoring configurations"
+            box.border_subtitle = "enter chooses · esc cancels"
+            yield Label(
+                "The queue, the status line, the screening panel and the exports show "
+                "the active one."
+            )
+            yield OptionList(
+                *(
+                    Option(Text(printable(c.words(), single_line=True)), id=str(c.config_id))
+                    for c in self._choices
+                ),
+                id="config-options",
+            )
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        active = [i for i, c in enumerate(self._choices) if c.active]
+        options.highlighted = active[0] if active else 0
+        options.focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(int(event.option.id or 0))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ComparisonReady(Message):
+    """The comparison of the study's configurations (None: fewer than two scored)."""
+
+    def __init__(self, comparison: Comparison | None, note: str = "") -> None:
+        super().__init__()
+        self.comparison = comparison
+        self.note = note
