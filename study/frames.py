@@ -439,9 +439,8 @@ def provenance(
             ", ".join(archived) + " (removed by a codebook revision; their decisions are "
             "exported, marked archived)"
         )
-    info["memos"] = (
-        f"{len(memos(study, coder=coder))} response(s) with a memo "
-        + ("(the coder's)" if coder else "(the latest memo of any coder)")
+    info["memos"] = f"{len(memos(study, coder=coder))} response(s) with a memo " + (
+        "(the coder's)" if coder else "(the latest memo of any coder)"
     )
     # The sentence a methods section can quote, per code a delegation (not undone) planned.
     for code_id, sentence in guarantee_sentences(study).items():

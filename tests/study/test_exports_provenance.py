@@ -82,7 +82,8 @@ def test_archived_codes_decisions_are_exported_and_marked(
     # The model's old pick is never an archived code's value.
     undecided = row(frame, "r3", "team")
     assert bool(undecided["scored"])
-    assert pd.isna(undecided["final"]) and pd.isna(undecided["final_from"])
+    assert pd.isna(undecided["final"])
+    assert pd.isna(undecided["final_from"])
     wide = wide_frame(coded, fill="model")
     assert "Team" not in wide.columns
     cells = dict(zip(wide.response_id, wide["Team (archived)"], strict=True))
