@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from codebooks.errors import CodecurveError, InputError
 from tui.commands import UsageError
 from tui.commands.outputs import check_output, refuse_inputs
-from tui.launch import device_name, positive_int
+from tui.launch import CONTEXTS, device_name, positive_int
 from tui.text import one_line, plural, printable
 
 if TYPE_CHECKING:
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from study.responses import ResponseTable
 
 OUTPUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl"}
-CONTEXTS = ("none", "definition", "full")
 
 #: Columns of every row, in order (per-option columns follow the curve's summary).
 ID_COLUMNS = ("response_id", "code_id", "code_name", "scale")
@@ -112,9 +111,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--context",
         choices=CONTEXTS,
+        metavar="LEVEL",  # a metavar keeps argparse from reading the choices before use
         default="definition",
-        help="what the prompt says about a code: its name, its definition, or everything "
-        "(criteria and examples too); default definition",
+        help="what the prompt says about a code (%(choices)s): its name, its definition, "
+        "or everything (criteria and examples too); default definition",
     )
     parser.add_argument(
         "--strict",
