@@ -47,8 +47,8 @@ and XLSX, a text cell that a spreadsheet would run as a formula (starting with `
 prefixed with ``'``. XLSX has a second sheet ``provenance`` (model, template, context,
 scale, codebook, software version, export time, archived codes, and, per delegated code,
 ``delegation guarantee (<code>)``: the one sentence a methods section can quote); Parquet
-carries the same as schema metadata (key ``codecurve.provenance``, JSON); CSV is written as UTF-8 with a BOM, so that
-spreadsheet programs detect the encoding.
+carries the same as schema metadata (key ``codecurve.provenance``, JSON); CSV is written
+as UTF-8 with a BOM, so that spreadsheet programs detect the encoding.
 """
 
 from __future__ import annotations
