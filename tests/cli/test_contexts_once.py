@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -18,7 +19,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_commands_use_the_study_vocabulary() -> None:
-    assert score.CONTEXTS is launch.CONTEXTS
+    parser = argparse.ArgumentParser()
+    subparsers = parser.add_subparsers()
+    score.register(subparsers)
+    app = argparse.ArgumentParser()
+    launch.add_app_options(app)
+    for command in (subparsers.choices["score"], app):
+        (context,) = [a for a in command._actions if a.dest == "context"]
+        assert context.choices is launch.CONTEXTS
     assert tuple(launch.CONTEXTS) == CONTEXTS
     assert "full" in launch.CONTEXTS
     assert "bogus" not in launch.CONTEXTS
