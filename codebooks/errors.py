@@ -9,8 +9,10 @@ others' modules instead of importing them)::
     ├── CodebookError(CodecurveError, ValueError)      a codebook that cannot be read or
     │                                                  does not make sense
     ├── InputError(CodecurveError, ValueError)         an input file that cannot be read
-    │   └── ResponsesError(InputError)                 study.errors: a responses or codes
-    │                                                  file (columns, ids, encoding)
+    │   ├── ResponsesError(InputError)                 study.errors: a responses or codes
+    │   │                                              file (columns, ids, encoding)
+    │   └── ProjectFileError(InputError)               study.errors: a REFI-QDA project
+    │                                                  (.qdpx/.qde) to read or write
     ├── ScoringError(CodecurveError, RuntimeError)     scoring.errors: a model or backend
     │   │                                              failed to produce scores
     │   ├── ModelNotFoundError(ScoringError, FileNotFoundError)

@@ -17,6 +17,11 @@ differ only by the configuration. Per code and pooled over codes:
   (applies agreement) where the tier allows phase B (Valid or Indeterminate);
 * the mean normalised ``entropy`` and the mean ``off_scale`` mass (1 - on-scale mass).
 
+``sample="audit"`` compares on the coder's blind decisions on the audit sample only (as
+``codecurve screen --sample audit`` screens them), and the tiers are the audit screen's.
+The pooled row sums the codes' audit pairs without weights: it compares configurations
+on the same pairs, it does not estimate the population.
+
 Differences: for every two configurations, the paired bootstrap interval of their kappa
 difference (the same resampled pairs for both); a difference whose interval excludes 0
 is larger than its uncertainty.
@@ -237,25 +242,56 @@ def _resolve_coder(study: Study, coder: str | None) -> str:
     return human[0]
 
 
-def _frames(study: Study, config_ids: Sequence[int], coder: str) -> dict[int, Any]:
+def _frames(
+    study: Study, config_ids: Sequence[int], coder: str, *, sample: Sample
+) -> dict[int, Any]:
     codable = {c.id for c in study.codes}
+    audit = _audit_pairs(study, coder) if sample == "audit" else None
     frames = {}
     for cid in config_ids:
         frame = study.annotated_pairs(cid, coder=coder)
         if len(frame):
             frame = frame[(frame["source"] == "human") & frame["scored"]]
             frame = frame[frame["code_id"].isin(codable)]
+        if audit is not None and len(frame):
+            keep = [
+                pair in audit for pair in zip(frame["response_id"], frame["code_id"], strict=True)
+            ]
+            frame = frame[np.asarray(keep, dtype=bool)]
         frames[cid] = frame.set_index(["response_id", "code_id"]) if len(frame) else frame
     return frames
 
 
-def _tiers(study: Study, config_id: int, coder: str) -> dict[str, str]:
+def _audit_pairs(study: Study, coder: str) -> set[tuple[str, str]]:
+    """``coder``'s blind decisions on the audit sample, as the screen uses them.
+
+    Raises:
+        StudyError: no audit sample, or no blind decision of ``coder`` on it.
+    """
+    drawn = study.audit()
+    if drawn is None:
+        raise StudyError(
+            "no audit sample drawn: compare on --sample all, or draw the audit sample first "
+            "(codecurve audit)",
+            path=study.path,
+        )
+    pairs = {(r, c) for r, c, _ in study.blind_pairs(coder=coder) if drawn.is_audit(r, c)}
+    if not pairs:
+        raise StudyError(
+            f"no blind decisions by {coder!r} on the audit sample yet: code the audit "
+            "blind first, or compare on --sample all",
+            path=study.path,
+        )
+    return pairs
+
+
+def _tiers(study: Study, config_id: int, coder: str, sample: Sample) -> dict[str, str]:
     from study.screening import screen_study
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            screened = screen_study(study, config_id, coder=coder)
+            screened = screen_study(study, config_id, coder=coder, sample=sample)
     except StudyError:
         return {}
     tiers = {POOLED: str(screened.pooled.screen.tier)}
@@ -281,13 +317,14 @@ def compare_configs(
     Raises:
         StudyError: no configurations, no decisions, an unknown or ambiguous coder, no
             pair decided and scored by every configuration, or ``sample="audit"`` before
-            an audit sample was drawn.
+            an audit sample was drawn or before the coder decided any of it blind.
     """
     if sample not in SAMPLES:
         raise StudyError(f"unknown sample {sample!r}; use one of {', '.join(SAMPLES)}")
-    if sample == "audit":
+    if sample == "audit" and study.audit() is None:
         raise StudyError(
-            "no audit sample drawn: compare on --sample all, or draw the audit sample first",
+            "no audit sample drawn: compare on --sample all, or draw the audit sample first "
+            "(codecurve audit)",
             path=study.path,
         )
     ids = [c.id for c in study.configs()] if config_ids is None else list(config_ids)
@@ -297,7 +334,7 @@ def compare_configs(
             path=study.path,
         )
     chosen = _resolve_coder(study, coder)
-    frames = _frames(study, ids, chosen)
+    frames = _frames(study, ids, chosen, sample=sample)
     common = None
     for frame in frames.values():
         keys = set(frame.index) if len(frame) else set()
@@ -313,7 +350,7 @@ def compare_configs(
     groups = _groups(study, frames, ids, pairs)
     rows: list[ConfigMetrics] = []
     differences: list[Difference] = []
-    tiers = {cid: _tiers(study, cid, chosen) for cid in ids}
+    tiers = {cid: _tiers(study, cid, chosen, sample) for cid in ids}
     for group in groups:
         n = group.value.size
         draws = rng.integers(0, n, size=(resamples, n))

@@ -1,12 +1,4 @@
-"""Errors of the study layer (see :mod:`codebooks.errors` for the whole hierarchy)::
-
-CodecurveError
-├── InputError(CodecurveError, ValueError)
-│   ├── ResponsesError(InputError)       a responses or codes file cannot be read as asked
-│   └── ProjectFileError(InputError)     a REFI-QDA project (.qdpx/.qde) cannot be read or written
-└── StudyError(CodecurveError, RuntimeError)   the study file: missing, newer, corrupt
-    └── StudyLockedError(StudyError)     another process holds the study open for writing
-"""
+"""Errors of the study layer (the whole hierarchy is drawn in :mod:`codebooks.errors`)."""
 
 from __future__ import annotations
 

@@ -3,21 +3,30 @@
 Layouts:
 
 ``long``  one row per (response, code), responses in file order, codes in codebook order:
-          ``response_id, code_id, code_name, scale``; the model's score under the
-          configuration (``scored, model_pick, model_pick_label, model_applies,
+          ``response_id, code_id, code_name, archived, scale``; the model's score under
+          the configuration (``scored, model_pick, model_pick_label, model_applies,
           confidence, norm_entropy, entropy, expected, spread, on_scale_mass, off_scale,
           truncated, probs, surprisal``); the coder's decision (``decision,
-          decision_label, decision_source, coder, decided_at, note``); and the final
-          decision (``final, final_label, final_applies, final_from``).
+          decision_label, decision_source, blind, coder, decided_at, note``); the
+          response's ``memo``; and the final decision (``final, final_label,
+          final_applies, final_from``). ``blind`` is true for a decision made without
+          seeing the model's answer (the blind audit, imports). An archived code (one a
+          codebook revision removed) that has decisions follows the current codes of
+          each response with ``archived`` true; its final value is the decision alone.
 ``wide``  one row per response, in file order: ``response_id, text``, the response's other
-          columns, ``codes_decided`` (codes with a coder's decision), then one 0/1 column
-          per code named by the code (the decision reduced to applies = value >= the
-          scale's ``applies_from``; blank where nobody decided, so that an unreviewed
-          model pick never reads as a code) and one ``<code> (confidence)`` column per
-          code (the model's ``max_k p_k``). With ``fill="model"`` the blank cells take
-          the model's pick and a ``<code> (source)`` column per code says where each
-          value came from (``final_from``). With ``all_coders`` one ``<code> [<coder>]``
-          0/1 column per code and coder follows (blank where that coder did not decide).
+          columns, ``codes_decided`` (codes with a coder's decision), ``memo``, then one
+          0/1 column per code named by the code (the decision reduced to applies = value
+          >= the scale's ``applies_from``; blank where nobody decided, so that an
+          unreviewed model pick never reads as a code), one ``<code> (confidence)``
+          column per code (the model's ``max_k p_k``), and one ``<code> (archived)``
+          column of decisions per archived code that has any. With ``fill="model"`` the
+          blank cells of current codes take the model's pick and a ``<code> (source)``
+          column per code says where each value came from (``final_from``). With
+          ``all_coders`` one ``<code> [<coder>]`` 0/1 column per code and coder follows
+          (blank where that coder did not decide).
+
+``memo`` is the coder's memo on the whole response when ``coder`` is given, else the
+latest memo of any coder (the same text on each of the response's long rows).
 
 The final decision is the coder's where there is one, else the model's pick, and
 ``final_from`` says which: ``human`` (the coder's own value), ``accepted`` (the coder
@@ -38,9 +47,10 @@ study (any SQLite file) or a file in ``protect`` is never overwritten. In CSV
 and XLSX, a text cell that a spreadsheet would run as a formula (starting with ``=``,
 ``+``, ``-``, ``@``, tab or carriage return, and not simply a number such as ``-2``) is
 prefixed with ``'``. XLSX has a second sheet ``provenance`` (model, template, context,
-scale, codebook, software version, export time); Parquet carries the same as schema
-metadata (key ``codecurve.provenance``); CSV is written as UTF-8 with a BOM, so that
-spreadsheet programs detect the encoding.
+scale, codebook, software version, export time, archived codes, and, per delegated code,
+``delegation guarantee (<code>)``: the one sentence a methods section can quote); Parquet
+carries the same as schema metadata (key ``codecurve.provenance``, JSON); CSV is written
+as UTF-8 with a BOM, so that spreadsheet programs detect the encoding.
 """
 
 from __future__ import annotations

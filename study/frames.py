@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,6 +17,7 @@ import pandas as pd
 
 from codebooks.model import Code
 from study.configs import resolve_config
+from study.delegation_log import guarantee_sentences
 from study.errors import StudyError
 from study.index import StudyView
 from study.queries import pair_scale
@@ -27,6 +29,7 @@ LONG_COLUMNS = (
     "response_id",
     "code_id",
     "code_name",
+    "archived",
     "scale",
     "scored",
     "model_pick",
@@ -45,9 +48,11 @@ LONG_COLUMNS = (
     "decision",
     "decision_label",
     "decision_source",
+    "blind",
     "coder",
     "decided_at",
     "note",
+    "memo",
     "final",
     "final_label",
     "final_applies",
@@ -124,6 +129,39 @@ _SCORE_COLUMNS = (
 )
 
 
+def archived_keys(study: StudyView, *, coder: str | None = None) -> list[int]:
+    """The ``cid`` of every archived code (one a revision removed) with a decision.
+
+    Only ``coder``'s decisions count when a coder is given. An archived code nobody
+    decided has nothing to export.
+    """
+    sql = (
+        "SELECT cid FROM codes WHERE archived = 1 AND cid IN "
+        "(SELECT cid FROM annotations" + (" WHERE coder = ?" if coder is not None else "") + ")"
+    )
+    with study.snapshot() as conn:
+        try:
+            rows = conn.execute(sql + " ORDER BY cid", [] if coder is None else [coder])
+            return [int(r[0]) for r in rows.fetchall()]
+        except sqlite3.OperationalError:  # a file at a schema without archived codes
+            return []
+
+
+def memos(study: StudyView, *, coder: str | None = None) -> dict[int, str]:
+    """``rid`` -> the response's memo: ``coder``'s, or the latest of any coder."""
+    sql = "SELECT rid, note FROM memos"
+    params: list[Any] = []
+    if coder is not None:
+        sql += " WHERE coder = ?"
+        params.append(coder)
+    with study.snapshot() as conn:
+        try:
+            rows = conn.execute(sql + " ORDER BY event_id", params).fetchall()
+        except sqlite3.OperationalError:  # a file at a schema without memos
+            return {}
+    return {int(rid): str(note) for rid, note in rows}
+
+
 def long_frame(
     study: StudyView,
     *,
@@ -134,9 +172,12 @@ def long_frame(
     """The long layout (module docstring) as a DataFrame.
 
     ``probs``/``surprisal`` are lists of floats, or JSON text with ``curves_as_json``.
+    Archived codes with a decision follow the current codes of each response (``archived``
+    True); their final value is the decision alone, never the model's pick.
     """
     cfg = _config_id(study, config_id)
-    codable = list(study.index.codable_keys)
+    archived = archived_keys(study, coder=coder)
+    codable = [*study.index.codable_keys, *archived]
     with study.snapshot() as conn:
         responses = _response_order(study)
         scores = (
@@ -149,20 +190,22 @@ def long_frame(
                 (cfg,),
             ).fetchall()
         )
-        sql = "SELECT rid, cid, value, source, coder, decided_at FROM annotations"
+        sql = "SELECT rid, cid, value, source, blind, coder, decided_at FROM annotations"
         params: list[Any] = []
         if coder is not None:
             sql += " WHERE coder = ?"
             params.append(coder)
         decisions = conn.execute(sql + " ORDER BY decided_at, event_id", params).fetchall()
         notes = conn.execute("SELECT rid, cid, coder, note FROM notes").fetchall()
+        memo_of = memos(study, coder=coder)
     rids = np.repeat(np.array([r[0] for r in responses], dtype=np.int64), len(codable))
     cids = np.tile(np.array(codable, dtype=np.int64), len(responses))
     frame = pd.DataFrame({"rid": rids, "cid": cids})
     score_frame = pd.DataFrame.from_records(scores, columns=["rid", "cid", *_SCORE_COLUMNS])
     frame = frame.merge(score_frame, on=["rid", "cid"], how="left")
     decision_frame = pd.DataFrame.from_records(
-        decisions, columns=["rid", "cid", "decision", "decision_source", "coder", "decided_at"]
+        decisions,
+        columns=["rid", "cid", "decision", "decision_source", "blind", "coder", "decided_at"],
     ).drop_duplicates(["rid", "cid"], keep="last")  # the latest decision counts
     frame = frame.merge(decision_frame, on=["rid", "cid"], how="left")
     note_frame = pd.DataFrame.from_records(notes, columns=["rid", "cid", "note_coder", "note"])
@@ -173,15 +216,20 @@ def long_frame(
     scales = {cid: pair_scale(study, cfg, code) for cid, code in codes.items()}
     labels = {cid: {o.value: o.label for o in scale.options} for cid, scale in scales.items()}
     cid_list = frame["cid"].tolist()
+    is_archived = frame["cid"].isin(archived).to_numpy(dtype=bool)
     frame["response_id"] = frame["rid"].map(study.index.response_ids_by_key())
     frame["code_id"] = [codes[c].id for c in cid_list]
     frame["code_name"] = [codes[c].name for c in cid_list]
+    frame["archived"] = is_archived
     frame["scale"] = [scales[c].name for c in cid_list]
     threshold = pd.array([scales[c].threshold for c in cid_list], dtype="Int64")
     for column in ("model_pick", "decision"):
         frame[column] = frame[column].astype("Int64")
+    frame["blind"] = frame["blind"].astype("Float64").astype("boolean")
     frame["scored"] = frame["model_pick"].notna()
-    frame["final"] = frame["decision"].fillna(frame["model_pick"])
+    # An archived code is not in the current codebook: only a decision is a value of it.
+    fallback = frame["model_pick"].mask(pd.Series(is_archived, index=frame.index))
+    frame["final"] = frame["decision"].fillna(fallback)
     for column, source in (
         ("model_pick_label", "model_pick"),
         ("decision_label", "decision"),
@@ -199,7 +247,7 @@ def long_frame(
             frame["decision_source"].eq("human").to_numpy(dtype=bool),
             frame["decision_source"].eq("model").to_numpy(dtype=bool),
             frame["decision_source"].eq("delegated").to_numpy(dtype=bool),
-            frame["scored"].to_numpy(dtype=bool),
+            frame["scored"].to_numpy(dtype=bool) & ~is_archived,
         ],
         ["human", "accepted", "delegated", "model"],
         default="",
@@ -211,6 +259,9 @@ def long_frame(
         frame[column] = pd.Series(
             _curves(frame[column].tolist(), as_json=curves_as_json), index=frame.index, dtype=object
         )
+    frame["memo"] = pd.Series(
+        [memo_of.get(int(r)) for r in frame["rid"].tolist()], index=frame.index, dtype=object
+    )
     for column in ("decision_source", "coder", "decided_at", "note"):
         frame[column] = frame[column].astype(object).where(frame[column].notna(), None)
     return frame[list(LONG_COLUMNS)]
@@ -234,7 +285,9 @@ def wide_frame(
     one delegated); a pair nobody decided is empty, so that an unreviewed model pick is
     never read as a code. ``fill="model"`` fills those cells with the model's pick and
     adds a ``CODE (source)`` column per code saying where each value came from
-    (``human``, ``accepted``, ``delegated``, ``model``).
+    (``human``, ``accepted``, ``delegated``, ``model``). An archived code with decisions
+    has one ``CODE (archived)`` column of its decisions after the current codes (never
+    filled). ``memo`` holds each response's memo.
 
     Raises:
         StudyError: ``fill`` is neither ``"none"`` nor ``"model"``.
@@ -244,6 +297,7 @@ def wide_frame(
     long = long_frame(study, config_id=config_id, coder=coder, curves_as_json=True)
     responses = _response_order(study)
     codes = list(study.index.codable_codes())
+    archived = [study.index.code_at(cid) for cid in archived_keys(study, coder=coder)]
     attr_names: dict[str, None] = {}
     for _rid, _id, _text, attrs in responses:
         for key in attrs:
@@ -256,8 +310,17 @@ def wide_frame(
         _coder_columns(study, _config_id(study, config_id), responses, codes) if all_coders else {}
     )
     taken |= set(by_coder)
+    archived_columns = []
+    for code in archived:
+        name = f"{code.name} (archived)"
+        while name in taken:
+            name += " (archived)"
+        taken.add(name)
+        archived_columns.append(name)
+    memo_column = "memo" if "memo" not in taken else "memo (response)"
+    taken.add(memo_column)
     attr_columns = {a: (a if a not in taken else f"{a} (attribute)") for a in attr_names}
-    shape = (len(responses), len(codes))
+    shape = (len(responses), len(codes) + len(archived))
     decided = long["decision"].notna().to_numpy().reshape(shape)
     applies = long["final_applies"].astype("Float64").to_numpy("float64", na_value=np.nan)
     applies = applies.reshape(shape)
@@ -266,6 +329,7 @@ def wide_frame(
     confidence = long["confidence"].astype("Float64").to_numpy("float64", na_value=np.nan)
     confidence = confidence.reshape(shape)
     sources = np.asarray(long["final_from"].to_numpy(object)).reshape(shape)
+    memo_of = memos(study, coder=coder)
     # Every column built first and framed once: adding columns one at a time to a frame
     # made the export's time grow with the square of the number of codes.
     columns: dict[str, Any] = {
@@ -275,6 +339,7 @@ def wide_frame(
     for name, column in attr_columns.items():
         columns[column] = [r[3].get(name) for r in responses]
     columns["codes_decided"] = decided.sum(axis=1).astype(int)
+    columns[memo_column] = [memo_of.get(int(r[0])) for r in responses]
     for j, code in enumerate(codes):
         columns[code.name] = pd.array(applies[:, j], dtype="Float64").astype("Int64")
     if fill == "model":
@@ -283,6 +348,9 @@ def wide_frame(
     columns.update(by_coder)
     for j, code in enumerate(codes):
         columns[f"{code.name} (confidence)"] = pd.array(confidence[:, j], dtype="Float64")
+    for j, name in enumerate(archived_columns, start=len(codes)):
+        cells = np.where(decided[:, j], applies[:, j], np.nan)
+        columns[name] = pd.array(cells, dtype="Float64").astype("Int64")
     return pd.DataFrame(columns)
 
 
@@ -352,6 +420,13 @@ def source_counts(
     return counts
 
 
+def _code_name(study: StudyView, code_id: str) -> str:
+    try:
+        return study.codebook.code(code_id).name
+    except (KeyError, ValueError):  # a code a later revision removed
+        return code_id
+
+
 def provenance(
     study: StudyView,
     *,
@@ -397,6 +472,19 @@ def provenance(
         }
     counts = source_counts(study, config_id=cfg, coder=coder)
     info["values by source"] = ", ".join(f"{key} {value}" for key, value in counts.items())
+    archived = [study.index.code_at(cid).name for cid in archived_keys(study, coder=coder)]
+    if archived:
+        info["archived codes"] = (
+            ", ".join(archived) + " (removed by a codebook revision; their decisions are "
+            "exported, marked archived)"
+        )
+    info["memos"] = f"{len(memos(study, coder=coder))} response(s) with a memo " + (
+        "(the coder's)" if coder else "(the latest memo of any coder)"
+    )
+    # The sentence a methods section can quote, per code a delegation (not undone) planned.
+    for code_id, sentence in guarantee_sentences(study).items():
+        name = _code_name(study, code_id)
+        info[f"delegation guarantee ({name})"] = sentence
     if layout is not None:
         info["layout"] = layout
     if layout == "wide":

@@ -6,8 +6,9 @@ the face of the package; the work is done by modules cut by concern::
 
     study.lifecycle   create, open, upgrade, check the file
     study.index       response and code ids <-> table keys (Study.index)
-    study.scores      scoring configurations and stored scores
-    study.decisions   the event-sourced decision log
+    study.scores      scoring configurations and stored scores (methods:
+                      study.score_methods)
+    study.decisions   the event-sourced decision log (methods: study.decision_methods)
     study.queries     the review queue and its counts
     study.summaries   progress, screening input
     study.codec       float curves as BLOBs, natural id order
@@ -36,18 +37,17 @@ import contextlib
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from codebooks.model import Code, Codebook
-from scoring.score import Pair, Score, ScoreConfig
-from study import decisions, lifecycle, revisions, schema
-from study import scores as stored
+from study import lifecycle, revisions, schema
 from study.audit import AuditMethods
 from study.checkpoint import WalCheckpointer
 from study.codec import blob_to_floats, floats_to_blob, natural_key
-from study.decisions import ImportResult, check_coder
+from study.decision_methods import DecisionMethods
+from study.decisions import ImportResult
 from study.delegation_log import DelegationMethods
 from study.errors import StudyError, StudyLockedError
 from study.index import StudyIndex
@@ -55,7 +55,8 @@ from study.iteration import CodebookIteration
 from study.locking import StudyLock
 from study.queries import PairQueries
 from study.responses import Response, ResponseTable
-from study.rows import SOURCES, ConfigRow, Decision, Event
+from study.rows import ConfigRow
+from study.score_methods import ScoreMethods
 from study.stamps import now, software_version
 from study.summaries import StudySummaries
 
@@ -75,12 +76,25 @@ __all__ = [
 ]
 
 
-class Study(PairQueries, StudySummaries, AuditMethods, DelegationMethods, CodebookIteration):
+class Study(
+    ScoreMethods,
+    DecisionMethods,
+    PairQueries,
+    StudySummaries,
+    AuditMethods,
+    DelegationMethods,
+    CodebookIteration,
+):
     """An open study. Use :meth:`create` or :meth:`open`; close it (or use ``with``).
 
-    The queue's queries (:meth:`query_pairs`, :meth:`count_pairs`, :meth:`pair_position`,
-    :meth:`response_pairs`) come from :class:`study.queries.PairQueries`, the summaries
-    (:meth:`progress`, :meth:`annotated_pairs`) from :class:`study.summaries.StudySummaries`,
+    Configurations and scores (:meth:`ensure_config`, :meth:`write_scores`, ...) come
+    from :class:`study.score_methods.ScoreMethods`; decisions, notes, memos, undo and the
+    event log (:meth:`record`, :meth:`undo`, :meth:`events`, ...) from
+    :class:`study.decision_methods.DecisionMethods`; the queue's queries
+    (:meth:`query_pairs`, :meth:`count_pairs`, :meth:`pair_position`,
+    :meth:`response_pairs`) from :class:`study.queries.PairQueries`; the summaries
+    (:meth:`progress`, :meth:`annotated_pairs`) from :class:`study.summaries.StudySummaries`;
+    the audit and delegation from :mod:`study.audit` and :mod:`study.delegation_log`;
     codebook versions and waves from :class:`study.iteration.CodebookIteration`.
     """
 
@@ -281,298 +295,6 @@ class Study(PairQueries, StudySummaries, AuditMethods, DelegationMethods, Codebo
     def code(self, code_id: str) -> Code:
         """A codable code by id or (case-insensitive) name."""
         return self._index.code_at(self._index.code_key(code_id))
-
-    # --- configurations and scores (study.scores) --------------------------------------
-
-    def ensure_config(self, config: ScoreConfig, *, activate: bool = True) -> int:
-        """The id of ``config`` in this study, adding it if new; make it the active one."""
-        with self._write() as conn:
-            config_id = stored.add_config(conn, config)
-            if activate:
-                stored.set_meta(conn, "active_config", str(config_id))
-        if activate:
-            self._active = config_id  # after the commit: a rolled-back change is not cached
-        return config_id
-
-    def active_config_id(self) -> int | None:
-        """The configuration scores are shown from (the last one scored with), if any."""
-        if self._active is not None:
-            return self._active  # the writer is the only one who changes it
-        with self._query() as conn:
-            active = stored.active_config(conn)
-        if not self.read_only:
-            self._active = active
-        return active
-
-    def set_active_config(self, config_id: int) -> None:
-        """Choose the configuration the queue and exports use (an ``activate`` event)."""
-        self.config_row(config_id)
-        with self._write() as conn:
-            stored.set_meta(conn, "active_config", str(config_id))
-            conn.execute(
-                "INSERT INTO events (at, kind, config_id) VALUES (?, 'activate', ?)",
-                (now(), config_id),
-            )
-        self._active = config_id
-
-    def config_row(self, config_id: int) -> ConfigRow:
-        """A stored configuration by id.
-
-        Raises:
-            StudyError: no such configuration.
-        """
-        cached = self._config_rows.get(config_id)
-        if cached is not None:
-            return cached
-        with self._query() as conn:
-            config = stored.read_config(conn, config_id, path=self._path)
-        self._config_rows[config_id] = config
-        return config
-
-    def configs(self) -> list[ConfigRow]:
-        with self._query() as conn:
-            ids = [int(r[0]) for r in conn.execute("SELECT id FROM configs ORDER BY id")]
-        return [self.config_row(i) for i in ids]
-
-    def pair_count(self) -> int:
-        """Number of (response, codable code) pairs."""
-        return self._index.response_count * len(self._index.codable_keys)
-
-    def scored_count(self, config_id: int) -> int:
-        with self._query() as conn:
-            row = conn.execute(
-                "SELECT COUNT(*) FROM scores WHERE config_id = ?", (config_id,)
-            ).fetchone()
-        return int(row[0])
-
-    def pending_pairs(self, config_id: int) -> list[Pair]:
-        """The pairs not yet scored under ``config_id``, in response then code order."""
-        self.config_row(config_id)
-        with self._query() as conn:
-            pending = stored.pending(conn, self._index, config_id)
-            return pending + revisions.stale_pairs(conn, self._index, config_id)
-
-    def write_scores(self, config_id: int, scores: Iterable[Score]) -> int:
-        """Store scores under ``config_id`` in one transaction; return how many were new.
-
-        A pair already scored under this configuration keeps its first score.
-
-        Raises:
-            StudyError: a score from another configuration, or of an unknown pair.
-        """
-        config = self.config_row(config_id)
-        rows = stored.score_rows(self._index, config, scores, path=self._path)
-        if not rows:
-            return 0
-        with self._write() as conn:
-            # _write clears the token-set cache on rollback: it never names a row not kept.
-            revisions.drop_replaced(conn, rows)
-            return stored.insert_scores(conn, rows, self._token_sets)
-
-    def token_ids(self, config_id: int, response_id: str, code_id: str) -> Any:
-        """The token ids a stored score was computed from (nested lists), or ``None``."""
-        rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
-        with self._query() as conn:
-            return stored.token_ids(conn, config_id, rid, cid)
-
-    # --- decisions (study.decisions) ----------------------------------------------------
-
-    def record(
-        self,
-        response_id: str,
-        code_id: str,
-        value: int,
-        *,
-        coder: str,
-        source: str = "human",
-        note: str | None = None,
-        config_id: int | None = None,
-        blind: bool = False,
-    ) -> Decision:
-        """Record ``coder``'s decision on a pair, durably, before returning.
-
-        Args:
-            response_id: The response.
-            code_id: The code, by id or name.
-            value: A value of the code's scale.
-            coder: Who decides (non-empty).
-            source: ``human``, or ``model`` when the coder accepted the model's pick.
-            note: A note to set with the decision (``None`` leaves the note as it is).
-            config_id: The configuration whose pick was shown (defaults to the active one).
-            blind: The coder decided without seeing the model's answer (the blind
-                audit); a blind decision cannot be an accepted pick (``source="model"``).
-
-        Raises:
-            StudyError: unknown pair, a value off the scale, a bad source, read-only.
-        """
-        rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
-        value = decisions.check_value(self._codebook, self._index.code_at(cid), value)
-        if source not in SOURCES:
-            raise StudyError(f"source must be one of {', '.join(SOURCES)}, not {source!r}")
-        coder = check_coder(coder)
-        if blind and source != "human":
-            raise StudyError("a blind decision is the coder's own (source 'human')")
-        if config_id is None:
-            config_id = self.active_config_id()
-        with self._write() as conn:
-            return decisions.apply_event(
-                conn,
-                self._index,
-                "record",
-                rid,
-                cid,
-                coder,
-                value=value,
-                source=source,
-                note=note,
-                sets_note=note is not None,
-                config_id=config_id,
-                blind=blind,
-            )
-
-    def clear(self, response_id: str, code_id: str, *, coder: str) -> Decision:
-        """Take back ``coder``'s decision on a pair (undoable; a note stays)."""
-        rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
-        coder = check_coder(coder)
-        with self._write() as conn:
-            return decisions.apply_event(
-                conn, self._index, "clear", rid, cid, coder, value=None, source=None
-            )
-
-    def set_note(self, response_id: str, code_id: str, note: str | None, *, coder: str) -> Decision:
-        """Set (or with ``None``/empty, remove) ``coder``'s note on a pair (undoable)."""
-        rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
-        coder = check_coder(coder)
-        with self._write() as conn:
-            state = decisions.pair_state(conn, rid, cid, coder)
-            return decisions.apply_event(
-                conn,
-                self._index,
-                "note",
-                rid,
-                cid,
-                coder,
-                value=state.value,
-                source=state.source,
-                note=note,
-                sets_note=True,
-                keep_decision=True,
-            )
-
-    def set_memo(self, response_id: str, note: str | None, *, coder: str) -> Decision:
-        """Set (or with ``None``/empty, remove) ``coder``'s memo on a whole response
-        (undoable like a note; the returned decision's ``code_id`` is ``""``)."""
-        rid = self._index.response_key(response_id)
-        coder = check_coder(coder)
-        with self._write() as conn:
-            return decisions.set_memo(conn, self._index, rid, coder, note)
-
-    def memo(self, response_id: str, *, coder: str | None = None) -> str | None:
-        """``coder``'s memo on a response, or (no coder given) the latest of any coder."""
-        rid = self._index.response_key(response_id)
-        sql = "SELECT note FROM memos WHERE rid = ?"
-        params: list[object] = [rid]
-        if coder is not None:
-            sql += " AND coder = ?"
-            params.append(coder)
-        with self._query() as conn:
-            row = conn.execute(sql + " ORDER BY event_id DESC LIMIT 1", params).fetchone()
-        return None if row is None else str(row[0])
-
-    def skip(self, response_id: str, code_id: str, *, coder: str | None = None) -> None:
-        """Move past a pair without deciding: nothing is stored (checks the pair exists)."""
-        self._index.response_key(response_id)
-        self._index.code_key(code_id)
-
-    def undo(self, *, coder: str) -> Decision | None:
-        """Revert ``coder``'s latest decision, clearing or note not yet undone.
-
-        Returns:
-            The reverted decision as it had been recorded (so the caller can go back to
-            its pair), or ``None`` when there is nothing left to undo.
-        """
-        coder = check_coder(coder)
-        with self._write() as conn:
-            return decisions.undo_latest(conn, self._index, coder)
-
-    def decision(
-        self, response_id: str, code_id: str, *, coder: str | None = None
-    ) -> Decision | None:
-        """The current decision on a pair: ``coder``'s, or the latest of any coder."""
-        rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
-        with self._query() as conn:
-            return decisions.current_decision(conn, self._index, rid, cid, coder)
-
-    def note(self, response_id: str, code_id: str, *, coder: str) -> str | None:
-        rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
-        with self._query() as conn:
-            row = conn.execute(
-                "SELECT note FROM notes WHERE rid = ? AND cid = ? AND coder = ?",
-                (rid, cid, coder),
-            ).fetchone()
-        return None if row is None else str(row[0])
-
-    def coders(self) -> list[str]:
-        """Everyone with a decision or a note in this study, sorted."""
-        with self._query() as conn:
-            rows = conn.execute(
-                "SELECT coder FROM annotations UNION SELECT coder FROM notes ORDER BY 1"
-            ).fetchall()
-        return [str(r[0]) for r in rows]
-
-    def decision_count(self, *, coder: str | None = None) -> int:
-        with self._query() as conn:
-            if coder is None:
-                row = conn.execute("SELECT COUNT(*) FROM annotations").fetchone()
-            else:
-                row = conn.execute(
-                    "SELECT COUNT(*) FROM annotations WHERE coder = ?", (coder,)
-                ).fetchone()
-        return int(row[0])
-
-    def import_decisions(
-        self,
-        items: Sequence[tuple[str, str, int]],
-        *,
-        coder: str,
-        replace: bool = False,
-        detail: dict[str, Any] | None = None,
-    ) -> ImportResult:
-        """Store many ``(response_id, code_id, value)`` decisions of one coder, all or none.
-
-        Each stored decision is an ``import`` event (source ``human``); imports are not on
-        the undo stack. A pair ``coder`` already decided differently is a conflict: the
-        whole import is refused unless ``replace``.
-
-        Raises:
-            StudyError: unknown pairs, values off the scale, conflicts; nothing is stored.
-        """
-        coder = check_coder(coder)
-        resolved = decisions.resolve_items(self._index, self._codebook, items)
-        blob = json.dumps(detail, ensure_ascii=False) if detail else None
-        with self._write() as conn:
-            return decisions.import_resolved(
-                conn,
-                self._index,
-                resolved,
-                coder=coder,
-                replace=replace,
-                detail=blob,
-                path=self._path,
-            )
-
-    def events(
-        self,
-        *,
-        response_id: str | None = None,
-        code_id: str | None = None,
-        coder: str | None = None,
-    ) -> list[Event]:
-        """The event log (audit trail), oldest first, optionally for one pair or coder."""
-        rid = None if response_id is None else self._index.response_key(response_id)
-        cid = None if code_id is None else self._index.code_key(code_id)
-        with self._query() as conn:
-            return decisions.read_events(conn, self._index, rid=rid, cid=cid, coder=coder)
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

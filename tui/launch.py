@@ -7,17 +7,51 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 from tui.text import plural, printable
 
 if TYPE_CHECKING:
     from scoring.backend import Backend
 
-#: Prompt context levels (METHOD.md section 1), mirrored to keep ``--help`` light.
-CONTEXTS = ("none", "definition", "full")
+
+class StudyVocabulary(Sequence[str]):
+    """A vocabulary of :mod:`study.rows` (``CONTEXTS``...) as argparse ``choices``.
+
+    Read on first use (checking a value, writing ``--help``), so that building the
+    parsers does not import the study package (about a second): ``codecurve --help``
+    stays light, and the words are still defined once. Give the option a ``metavar``:
+    without one argparse lists the choices while the parser is built.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def _words(self) -> tuple[str, ...]:
+        from study import rows
+
+        return tuple(getattr(rows, self.name))
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        return self._words()[index]
+
+    def __len__(self) -> int:
+        return len(self._words())
+
+    def __repr__(self) -> str:
+        return f"StudyVocabulary({self.name!r})"
+
+
+#: Prompt context levels (METHOD.md section 1): :data:`study.rows.CONTEXTS`.
+CONTEXTS = StudyVocabulary("CONTEXTS")
 
 
 def positive_int(text: str) -> int:
@@ -76,10 +110,11 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--context",
         choices=CONTEXTS,
+        metavar="LEVEL",  # a metavar keeps argparse from reading the choices before use
         default=None,
-        help="what the prompt tells the model about a code (default: the study's active "
-        "configuration's, else definition); another one than the active configuration's "
-        "starts a new configuration",
+        help="what the prompt tells the model about a code: %(choices)s (default: the "
+        "study's active configuration's, else definition); another one than the active "
+        "configuration's starts a new configuration",
     )
     parser.add_argument(
         "--batch-size",

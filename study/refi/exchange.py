@@ -170,17 +170,12 @@ def _store_decisions(
 
 
 def _store_notes(study: Study, notes: Iterable[ImportedNote], messages: list[str]) -> int:
+    """Store notes on a coding as pair notes, and notes on a whole source as memos."""
     stored = 0
-    on_responses = 0
     for note in notes:
         if note.code_id is None:
-            on_responses += 1
-            continue
-        study.set_note(note.response_id, note.code_id, note.text, coder=note.coder)
+            study.set_memo(note.response_id, note.text, coder=note.coder)
+        else:
+            study.set_note(note.response_id, note.code_id, note.text, coder=note.coder)
         stored += 1
-    if on_responses:
-        messages.append(
-            f"{on_responses} note(s) on whole sources, not on a coding, are left out "
-            "(a study keeps notes on a response and a code)"
-        )
     return stored

@@ -16,7 +16,12 @@ decision            a ``Coding`` spanning the whole text, for each code that app
 coder               ``User`` of the same name; the model (name, template, context) is
                     a ``User`` too, credited with accepted and unreviewed picks
 note on a pair      ``Note`` (by its coder) with a ``NoteRef`` on the source
-provenance          a project ``Note``
+memo on a response  ``Note`` (by its coder) with a ``NoteRef`` on the source and no
+                    code; on import, a note on a source with no code becomes a memo
+provenance          a project ``Note``: model, configuration, screen tiers and each
+                    delegated code's guarantee sentence
+archived code       left out (the project holds the current codebook); named in the
+                    provenance
 ==================  ==========================================================
 
 GUIDs are UUID5 of the study's UUID (``study_uuid`` in its meta, stored at creation;
@@ -163,6 +168,9 @@ class _Exporter:
         decisions = self.decisions(config_id, coder=coder, all_coders=all_coders)
         codings: dict[str, list[Coding]] = defaultdict(list)
         record: list[list[Any]] = []
+        current = {c.id for c in book.codes}
+        archived = sorted({d.code_id for d in decisions if d.code_id not in current})
+        decisions = [d for d in decisions if d.code_id in current]
         for d in decisions:
             code = book.code(d.code_id)
             scale = book.scale_for(code)
@@ -186,7 +194,8 @@ class _Exporter:
                 )
             )
         notes, note_codes = self.notes(coder=None if all_coders else coder, sources=source_guids)
-        provenance = self.provenance(config_id, coder)
+        notes += self.memos(coder=None if all_coders else coder, sources=source_guids)
+        provenance = self.provenance(config_id, coder, left_out=archived)
         sources = tuple(
             TextSource(
                 guid=source_guids[r.id],
@@ -316,8 +325,11 @@ class _Exporter:
             for e in self.study.events(coder=coder)
             if e.response_id and e.code_id and e.coder and (e.note or e.prev_note)
         }
+        current = {c.id for c in self.book.codes}
         notes, note_codes = [], {}
         for response_id, code_id, who in sorted(candidates):
+            if code_id not in current:  # an archived code's note: not in the codebook
+                continue
             text = self.study.note(response_id, code_id, coder=who)
             if not text:
                 continue
@@ -335,12 +347,45 @@ class _Exporter:
             note_codes[guid] = code_id
         return notes, note_codes
 
-    def provenance(self, config_id: int | None, coder: str | None) -> Note:
+    def memos(self, *, coder: str | None, sources: dict[str, str]) -> list[Note]:
+        """Each coder's memo on a whole response, as a note on its source (no code)."""
+        sql = "SELECT rid, coder, note FROM memos"
+        params: list[Any] = []
+        if coder is not None:
+            sql += " WHERE coder = ?"
+            params.append(coder)
+        with self.study.snapshot() as conn:
+            rows = conn.execute(sql + " ORDER BY rid, coder", params).fetchall()
+        notes = []
+        for rid, who, text in rows:
+            response_id = self.study.index.response_id(int(rid))
+            notes.append(
+                Note(
+                    guid=self.guid("memo", response_id, str(who)),
+                    name=f"memo by {who}",
+                    text=str(text),
+                    user_guid=self.user(str(who)),
+                    targets=(sources[response_id],),
+                )
+            )
+        return notes
+
+    def provenance(
+        self, config_id: int | None, coder: str | None, *, left_out: Iterable[str] = ()
+    ) -> Note:
+        """The export's provenance (with each code's delegation guarantee) as a note."""
         from study.export import provenance
 
+        # study.export.provenance states each delegated code's guarantee in one sentence
+        # (study.delegation_log.guarantee_sentences), which a methods section can quote.
         info = provenance(self.study, config_id=config_id, coder=coder)
         lines = [f"{key}: {value}" for key, value in info.items()]
         lines += self.screen_tiers(config_id, coder)
+        if left_out:
+            lines.append(
+                "decisions of archived codes left out (not in the current codebook): "
+                + ", ".join(left_out)
+            )
         return Note(
             guid=self.guid("provenance"), name="codecurve provenance", text="\n".join(lines)
         )

@@ -66,6 +66,7 @@ def rich_study(tmp_path: Path, codebook: Codebook) -> Study:
     s.record("r3", "workload", 1, coder="bob")
     s.record("r1", "workload", 2, coder="bob")
     s.record("r10", "team", 1, coder="bob", source="model")
+    s.set_memo("r3", "a memo on the whole response 😀", coder="bob")
     yield s
     s.close()
 
@@ -104,6 +105,7 @@ def test_round_trip_all_coders(rich_study: Study, tmp_path: Path) -> None:
     assert {(n.response_id, n.code_id, n.coder, n.text) for n in inputs.notes} == {
         ("r1", "workload", "alice", "long shifts 😀"),
         ("r3", "pay", "bob", "overtime"),
+        ("r3", None, "bob", "a memo on the whole response 😀"),  # a memo: no code
     }
     # ...and a study made of it holds the same.
     made = Study.create(

@@ -25,10 +25,12 @@ scored: per code and pooled, n, agreement on applies / does not apply, Cohen's k
 (quadratic-weighted on ordinal scales) with a 95% bootstrap interval, Spearman's rho,
 the validity screen's tier, the AUROC of confidence for correctness where the tier allows
 phase B, mean normalised entropy and mean off-scale mass; then which kappa differences
-are larger than their paired bootstrap intervals.
+are larger than their paired bootstrap intervals. With --sample audit, only the
+coder's blind decisions on the audit sample count (see 'codecurve audit').
 
   codecurve compare survey.codecurve
   codecurve compare survey.codecurve --coder ann --format markdown
+  codecurve compare survey.codecurve --sample audit
 """
 
 HEADERS = ("config", "n", "agree", "kappa [95% CI]", "rho", "tier", "AUROC", "entropy", "off-scale")
@@ -47,7 +49,7 @@ def register(subparsers: Any) -> None:
         "--sample",
         choices=("all", "audit"),
         default="all",
-        help="all decided pairs (default), or the audit sample",
+        help="all decided pairs (default), or the blind decisions on the audit sample",
     )
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
@@ -114,7 +116,15 @@ def _by_code(result: Comparison) -> dict[str, list[ConfigMetrics]]:
 def _footer(result: Comparison) -> list[str]:
     from tui.text import printable
 
-    lines = [f"configurations (coder {printable(result.coder, single_line=True)}):"]
+    sample = (
+        "the blind decisions on the audit sample"
+        if result.sample == "audit"
+        else "every decided pair (not a random sample)"
+    )
+    lines = [
+        f"compared on {sample}: {result.n_pairs} pairs",
+        f"configurations (coder {printable(result.coder, single_line=True)}):",
+    ]
     lines += [f"  {cid}: {printable(label, single_line=True)}" for cid, label in result.configs]
     clear = [d for d in result.differences if d.clear]
     lines.append(

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from codebooks.errors import CodecurveError, InputError
 from tui.commands import UsageError
 from tui.commands.outputs import check_output, refuse_inputs
-from tui.launch import device_name, positive_int
+from tui.launch import CONTEXTS, device_name, positive_int
 from tui.text import one_line, plural, printable
 
 if TYPE_CHECKING:
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from study.responses import ResponseTable
 
 OUTPUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl"}
-CONTEXTS = ("none", "definition", "full")
 
 #: scoring.engine.DEFAULT_PROMPT_TOKENS, written out so that --help imports no numpy (a
 #: test checks that the two agree).
@@ -133,10 +132,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--context",
         choices=CONTEXTS,
+        metavar="LEVEL",  # a metavar keeps argparse from reading the choices before use
         default=None,
-        help="what the prompt says about a code: its name, its definition, or everything "
-        "(criteria and examples too); default: the study's active configuration's, else "
-        "definition",
+        help="what the prompt says about a code (%(choices)s): its name, its definition, or "
+        "everything (criteria and examples too); default: the study's active "
+        "configuration's, else definition",
     )
     parser.add_argument(
         "--max-prompt-tokens",
