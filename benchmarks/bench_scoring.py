@@ -125,6 +125,7 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     started = time.perf_counter()
     backend = load_backend(None, device="cpu")
+    assert isinstance(backend, scoring.transformers_backend.TransformersBackend)
     load_seconds = time.perf_counter() - started
     book, pairs = sample_pairs(args.responses, args.codes)
     n = len(pairs)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -59,7 +59,7 @@ def config() -> ScoreConfig:
 
 
 @pytest.fixture
-def study(tmp_path: Path, responses: ResponseTable, codebook: Codebook) -> Study:
+def study(tmp_path: Path, responses: ResponseTable, codebook: Codebook) -> Iterator[Study]:
     s = Study.create(tmp_path / "s.codecurve", responses=responses, codebook=codebook)
     yield s
     s.close()

@@ -109,9 +109,9 @@ def test_killed_writer_loses_nothing_it_returned(crash_study: Path) -> None:
                     undone.add(int(line[1]))
                     assert any(e.undoes == int(line[1]) for e in events.values())
             # The current state matches a replay of the log
-            for (rid, code), value in _replay(list(events.values())).items():
+            for (rid, code), replayed in _replay(list(events.values())).items():
                 d = study.decision(rid, code, coder="kim")
-                assert (None if d is None else d.value) == value
+                assert (None if d is None else d.value) == replayed
             expected = _replay(list(events.values()))
     assert iterations >= 8
     assert expected  # something was decided across the runs

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 import sqlite3
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from .conftest import synthetic_score
 
 
 @pytest.fixture
-def scored(tmp_path: Path, codebook: Codebook, config: ScoreConfig) -> tuple[Study, int]:
+def scored(tmp_path: Path, codebook: Codebook, config: ScoreConfig) -> Iterator[tuple[Study, int]]:
     texts = {f"q{i}": ("apple pie" if i % 4 == 0 else "Banana split") + f" #{i}" for i in range(30)}
     study = Study.create(
         tmp_path / "q.codecurve", responses=ResponseTable.from_texts(texts), codebook=codebook

@@ -168,8 +168,9 @@ def test_undo_walks_back_through_several_decisions(study: Study) -> None:
     assert study.decision("r2", "team", coder="ann") is None
     assert study.undo(coder="ann").kind == "note"  # type: ignore[union-attr]
     assert study.note("r1", "pay", coder="ann") is None
-    assert study.decision("r1", "pay").value == 5  # type: ignore[union-attr]
     first = study.decision("r1", "pay")
+    assert first is not None
+    assert first.value == 5
     back = study.undo(coder="ann")
     assert back is not None
     assert back.value == 5
@@ -255,7 +256,7 @@ def test_second_writer_in_another_process_is_refused(study: Study) -> None:
 # --- scores ------------------------------------------------------------------------------
 
 
-def test_scores_pending_and_idempotent(study: Study, config: ScoreConfig, score_pairs) -> None:  # type: ignore[no-untyped-def]
+def test_scores_pending_and_idempotent(study: Study, config: ScoreConfig, score_pairs) -> None:
     cid = study.ensure_config(config)
     assert study.ensure_config(config) == cid
     assert study.active_config_id() == cid

@@ -85,7 +85,7 @@ def test_decisions_survive_sigkill(tmp_path: Path) -> None:
             elif key == "u":
                 expected_count -= 1
             wait(
-                lambda n=expected_count: len(decisions(path)) == n,  # type: ignore[misc]
+                lambda n=expected_count: len(decisions(path)) == n,
                 20,
                 f"{expected_count} decisions after {key!r}; have {decisions(path)}",
             )

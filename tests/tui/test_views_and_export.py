@@ -34,7 +34,8 @@ async def test_o_cycles_the_order(study: Study) -> None:
         queue = app.review.pair_queue
         assert queue.pair_query.order == "entropy"
         await pilot.press("j", "j", "o")
-        assert queue.pair_query.order == "id"
+        order: str = queue.pair_query.order  # a fresh read: o changed the order
+        assert order == "id"
         assert queue.cursor == 0
         ids = column(app, "response_id")
         assert ids[:6] == ["r1", "r1", "r1", "r2", "r2", "r2"]
@@ -42,11 +43,11 @@ async def test_o_cycles_the_order(study: Study) -> None:
         await pilot.press("o")
         assert queue.pair_query.order == "pick"
         picks = column(app, "pick")
-        assert picks == sorted(picks, reverse=True)  # type: ignore[type-var]
+        assert picks == sorted(picks, reverse=True)
         await pilot.press("o")
         assert queue.pair_query.order == "confidence"
         confidence = column(app, "confidence")
-        assert confidence == sorted(confidence)  # type: ignore[type-var]
+        assert confidence == sorted(confidence)
         await pilot.press("o")
         assert queue.pair_query.order == "entropy"
         assert "most uncertain first" in str(app.review.status_line.render())
@@ -82,7 +83,8 @@ async def test_f_filters_by_code_and_status_from_the_keyboard(study: Study) -> N
         assert queue.has_focus
         await pilot.press("c")  # "coded by hand"
         await settle(pilot)
-        assert (bar.code_id, bar.status) == (None, "human")
+        state: tuple[str | None, str | None] = (bar.code_id, bar.status)  # after c, read anew
+        assert state == (None, "human")
         assert queue.total == 2
         assert all(d is not None for d in column(app, "decision"))
         assert "coded by hand" in str(app.review.status_line.render())
@@ -157,11 +159,11 @@ async def test_export_dialog_writes_the_file(study: Study, tmp_path: Path) -> No
         assert any(str(target) in m for m in messages)
 
         await pilot.press("e")
-        dialog = app.screen
-        assert isinstance(dialog, ExportScreen)
-        dialog.choose(format="jsonl")
+        second: object = app.screen
+        assert isinstance(second, ExportScreen)
+        second.choose(format="jsonl")
         await pilot.pause()
-        path = dialog.query_one("#export-path", Input)
+        path = second.query_one("#export-path", Input)
         assert path.value.endswith(".jsonl")
         path.value = str(target.with_suffix(".jsonl"))
         path.focus()
