@@ -117,7 +117,7 @@ def main() -> None:
     import torch
     from transformers.utils import logging as hf_logging
 
-    import scoring.transformers_backend  # noqa: F401  (the backend's own imports)
+    import scoring.transformers_backend
 
     import_seconds = time.perf_counter() - started
     hf_logging.set_verbosity_error()

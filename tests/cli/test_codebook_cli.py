@@ -95,7 +95,8 @@ def test_revise_lists_and_exports_each_version(
         assert ("Team" in names) is has_team
     with Study.open(study, read_only=True) as s:
         decision = s.decision("r1", "workload", coder="ana")
-        assert decision is not None and decision.value == 5
+        assert decision is not None
+        assert decision.value == 5
 
 
 def test_export_of_an_unknown_version_is_one_clear_error(

@@ -144,7 +144,11 @@ class FakeServer:
 
     def route(self, path: str, body: dict[str, Any]) -> httpx.Response:
         if path == "/v1/models":
-            entry: dict[str, Any] = {"id": self.name, "object": "model", "root": f"/models/{self.name}"}
+            entry: dict[str, Any] = {
+                "id": self.name,
+                "object": "model",
+                "root": f"/models/{self.name}",
+            }
             entry.update(owned_by=self.owned_by, max_model_len=self.max_model_len)
             return httpx.Response(200, json={"object": "list", "data": [entry]})
         if path == "/tokenize":

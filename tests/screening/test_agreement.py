@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np

@@ -264,9 +264,7 @@ def test_the_audit_screen_describes_the_population_and_the_uncertain_tail_does_n
         assert config_id is not None
         rows = study.query_pairs(config_id, order="id", limit=10_000)
         assert all(row.confidence is not None for row in rows)  # every pair is scored
-        pairs = [
-            (row.response_id, row.code_id, row.pick, row.confidence or 0.0) for row in rows
-        ]
+        pairs = [(row.response_id, row.code_id, row.pick, row.confidence or 0.0) for row in rows]
         correct = np.array([truth[(r, c)] == pick for r, c, pick, _ in pairs])
         confidence = np.array([conf for *_, conf in pairs], dtype=float)
         population = screen_report(correct, confidence)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 import hashlib
 import math
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 

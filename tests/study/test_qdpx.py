@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,7 +31,7 @@ from study.refi import (
     write_qde,
     write_qdpx,
 )
-from tests.study.conftest import synthetic_score
+from tests.factories import synthetic_score
 
 SCHEMA = xmlschema.XMLSchema(str(Path(__file__).parent / "data" / "Project.xsd"))
 
@@ -151,9 +151,7 @@ def test_final_decisions_credit_the_model(
 ) -> None:
     config_id = rich_study.ensure_config(config)
     pairs = rich_study.pending_pairs(config_id)
-    rich_study.write_scores(
-        config_id, [synthetic_score(p, config, rich_study.codebook) for p in pairs]
-    )
+    rich_study.write_scores(config_id, [synthetic_score(p, config) for p in pairs])
     project = project_from_study(rich_study)
     valid(project_bytes(project))
     users = {u.guid: u.name for u in project.users}
@@ -370,7 +368,7 @@ def test_generated_projects_are_valid_and_read_back(project: Project, zipped: bo
 
 
 def test_provenance_note_names_the_screen_tier_per_coder(tmp_path: Path) -> None:
-    from tests.tui.conftest import build_study
+    from tests.factories import build_study
 
     study = build_study(tmp_path / "scored.codecurve", n=30)
     with study:

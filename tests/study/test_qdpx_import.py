@@ -219,7 +219,8 @@ def test_import_codes_into_an_existing_study(tmp_path: Path) -> None:
             [(d.response_id, d.code_id, d.value) for d in decisions["gold"]], coder="gold"
         )
         decision = s.decision("P1 interview", "hours", coder="gold")
-        assert decision is not None and decision.value == 1
+        assert decision is not None
+        assert decision.value == 1
     assert not messages
 
 

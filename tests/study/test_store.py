@@ -263,8 +263,8 @@ def test_scores_pending_and_idempotent(study: Study, config: ScoreConfig, score_
     assert study.config_row(cid).config == config
     pending = study.pending_pairs(cid)
     assert len(pending) == 12
-    assert study.write_scores(cid, score_pairs(pending[:5], config, study.codebook)) == 5
-    assert study.write_scores(cid, score_pairs(pending[:6], config, study.codebook)) == 1
+    assert study.write_scores(cid, score_pairs(pending[:5], config)) == 5
+    assert study.write_scores(cid, score_pairs(pending[:6], config)) == 1
     assert len(study.pending_pairs(cid)) == 6
     assert study.scored_count(cid) == 6
     assert study.token_ids(cid, pending[0].response_id, pending[0].code.id) is not None
@@ -276,5 +276,5 @@ def test_scores_pending_and_idempotent(study: Study, config: ScoreConfig, score_
         scale=config.scale,
     )
     with pytest.raises(StudyError, match="cannot be stored under"):
-        study.write_scores(cid, score_pairs(pending[6:7], other, study.codebook))
+        study.write_scores(cid, score_pairs(pending[6:7], other))
     assert study.scored_count(cid) == 6

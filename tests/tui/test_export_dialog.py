@@ -18,7 +18,7 @@ from textual.widgets import Button, Input
 from study.export import read_export
 from study.refi import read_project
 from study.store import Study
-from tests.tui.conftest import build_study
+from tests.factories import build_study
 from tui.app import make_app
 from tui.screens.export import ChoiceSet, ExportScreen, default_name
 

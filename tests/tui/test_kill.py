@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from study.store import Study
-from tests.tui.conftest import build_study
+from tests.factories import build_study
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,7 +14,7 @@ from textual.pilot import Pilot
 
 from scoring import FakeBackend, ModelNotFoundError
 from scoring.backend import Backend, OptionLogprobs, OptionVariants
-from tests.tui.conftest import build_study
+from tests.factories import build_study
 from tui.app import CodecurveApp, make_app
 from tui.messages import ModelLoaded, ScoringFinished, ScoringProgressed
 from tui.source import row_key
@@ -255,10 +255,11 @@ async def test_quitting_while_the_screening_runs_closes_cleanly(
     import threading
 
     import tui.app
+    from tui.verdicts import summarise_study
 
     study = build_study(tmp_path / "s.codecurve", n=10)
     started, release = threading.Event(), threading.Event()
-    real = tui.app.summarise_study
+    real = summarise_study
 
     def slow_summary(*args: object, **kwargs: object) -> object:
         started.set()
