@@ -12,6 +12,7 @@ import hashlib
 import os
 import random
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -223,3 +224,18 @@ def build_study(
         limit = None if scored is True else int(scored)
         study.write_scores(config_id, synthetic_scores(study, config, limit=limit))
     return study
+
+
+# -- the vLLM integration tests -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VllmServer:
+    """A running vLLM server, as the ``vllm_server`` fixture yields it."""
+
+    url: str
+    name: str
+    model_dir: Path
+    log: Path
+    pid: int
+    started_in: float

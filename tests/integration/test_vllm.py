@@ -22,7 +22,7 @@ import pytest
 
 from scoring.errors import ModelNotFoundError
 from scoring.openai_backend import OpenAIBackend, ServerTimeoutError, ServerUnreachableError
-from tests.integration.conftest import VllmServer
+from tests.factories import VllmServer
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
