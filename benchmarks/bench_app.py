@@ -36,7 +36,7 @@ from textual.screen import Screen
 from codebooks.model import LIKERT_5, Code, Codebook
 from study.responses import ResponseTable
 from study.store import Study
-from tests.tui.conftest import iter_synthetic_scores, synthetic_config, texts
+from tests.factories import iter_synthetic_scores, synthetic_config, texts
 from tui.app import CodecurveApp
 from tui.screens.review import ReviewScreen
 

@@ -17,6 +17,7 @@ kappa and ordinal alpha), else from the sorted distinct observed values.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -120,7 +121,7 @@ def cohen_kappa(
 
 
 def krippendorff_alpha(
-    reliability_data: npt.ArrayLike,
+    reliability_data: npt.ArrayLike | Sequence[Sequence[Any]],
     *,
     level: AlphaLevel = "nominal",
     labels: npt.ArrayLike | None = None,

@@ -277,8 +277,8 @@ def percent_coefficient(
 
 
 def kappa_coefficient(
-    y1: npt.ArrayLike,
-    y2: npt.ArrayLike,
+    y1: npt.ArrayLike | Sequence[Any],
+    y2: npt.ArrayLike | Sequence[Any],
     *,
     labels: npt.ArrayLike | None = None,
     weights: KappaWeights = None,

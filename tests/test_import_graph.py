@@ -76,8 +76,8 @@ def imports_of(module: str, path: Path, known: set[str]) -> set[str]:
                 hit = target(f"{base}.{alias.name}") or target(base)
                 if hit is not None:
                     found.add(hit)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
+        for inner in ast.iter_child_nodes(node):
+            visit(inner)
 
     visit(tree)
     found.discard(module)

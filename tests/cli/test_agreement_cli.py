@@ -100,7 +100,7 @@ def digest(path: Path) -> str:
 def agreement_json(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict:  # type: ignore[type-arg]
     capsys.readouterr()
     assert main(["agreement", str(path), "--format", "json", *extra]) == 0
-    return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
+    return json.loads(capsys.readouterr().out)
 
 
 def test_agreement_without_scores_matches_scikit_learn(

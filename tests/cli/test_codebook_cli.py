@@ -94,7 +94,9 @@ def test_revise_lists_and_exports_each_version(
         names = str(yaml.safe_load(out_file.read_text(encoding="utf-8")))
         assert ("Team" in names) is has_team
     with Study.open(study, read_only=True) as s:
-        assert s.decision("r1", "workload", coder="ana").value == 5
+        decision = s.decision("r1", "workload", coder="ana")
+        assert decision is not None
+        assert decision.value == 5
 
 
 def test_export_of_an_unknown_version_is_one_clear_error(

@@ -59,7 +59,7 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 def screen_json(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict:  # type: ignore[type-arg]
     capsys.readouterr()
     assert main(["screen", str(path), "--format", "json", *extra]) == 0
-    return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
+    return json.loads(capsys.readouterr().out)
 
 
 def test_the_readme_workflow_ends_with_a_screen_over_the_scored_decisions(

@@ -83,7 +83,10 @@ def decisions_of(study: Study) -> dict[str, set[tuple[str, str, int]]]:
     for coder in study.coders():
         frame = study.annotated_pairs(None, coder=coder)
         out[coder] = {
-            (r.response_id, r.code_id, int(r.value)) for r in frame.itertuples(index=False)
+            (rid, cid, int(value))
+            for rid, cid, value in zip(
+                frame["response_id"], frame["code_id"], frame["value"], strict=True
+            )
         }
     return out
 

@@ -41,7 +41,7 @@ def test_wide_export_has_one_column_per_coder_and_code(tmp_path: Path) -> None:
     assert rows.loc["r0", "Pay [ben]"] == 0  # ben decided 1 on every fourth response
     assert rows.loc["r1", "Pay [ben]"] == 1
     assert rows.loc["r0", "Pay [consensus]"] == 1
-    assert pd.isna(rows.loc["r10", "Pay [consensus]"])  # consensus did not decide it
+    assert rows.loc[["r10"], "Pay [consensus]"].isna().all()  # consensus did not decide it
     assert frame["Team [ana]"].isna().all()  # nobody decided Team
 
 

@@ -48,8 +48,8 @@ def test_sets_words_mark_their_word_and_use_each_sense() -> None:
     frame = pd.read_csv(sample_paths("sets_words")[0])
     words = {"bug", "virus", "mouse", "cloud", "network", "stream", "web", "tree", "crash", "root"}
     assert set(frame["word"]) == words
-    for row in frame.itertuples():
-        assert f"*{row.word}*" in row.text
+    for word, text in zip(frame["word"], frame["text"], strict=True):
+        assert f"*{word}*" in text
     senses = frame.groupby("word")["expected"].nunique()
     assert (senses == 3).all()
 

@@ -25,11 +25,12 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.factories import VllmServer
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".venv-vllm"
@@ -41,16 +42,6 @@ SERVED_NAME = "smollm2"
 
 #: Seconds to wait for /v1/models (measured: 40-50 s on two idle cores, 100 s on busy ones).
 START_TIMEOUT = 300.0
-
-
-@dataclass(frozen=True)
-class VllmServer:
-    url: str
-    name: str
-    model_dir: Path
-    log: Path
-    pid: int
-    started_in: float
 
 
 def in_ci() -> bool:

@@ -22,7 +22,7 @@ import pytest
 
 from scoring.errors import ModelNotFoundError
 from scoring.openai_backend import OpenAIBackend, ServerTimeoutError, ServerUnreachableError
-from tests.integration.conftest import VllmServer
+from tests.factories import VllmServer
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
@@ -30,9 +30,9 @@ pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 TOLERANCE = 1e-3
 
 #: A pooled 1-5 scale; " 3" is two tokens for SmolLM2 (space, digit): teacher-forced.
-LIKERT = [(str(v), f" {v}") for v in range(1, 6)]
+LIKERT: list[tuple[str, ...]] = [(str(v), f" {v}") for v in range(1, 6)]
 #: Words; "Somewhat" is two tokens.
-WORDS = [("No",), ("Yes",), ("Somewhat",)]
+WORDS: list[tuple[str, ...]] = [("No",), ("Yes",), ("Somewhat",)]
 #: A smaller mix for the paths that compute a sequence per variant.
 MIXED = [("1", " 1"), ("3", " 3"), ("No",), ("Somewhat",)]
 

@@ -259,7 +259,8 @@ def test_a_cached_hub_id_loads_from_the_cache_only(
     _fake_hub_cache(hub_cache, "owner/tiny")
     recorder = _Recorder()
     monkeypatch.setattr("scoring.loading._transformers", recorder)
-    assert load_backend("owner/tiny", device="cpu") is recorder
+    loaded: object = load_backend("owner/tiny", device="cpu")
+    assert loaded is recorder
     assert recorder.calls[0]["local_files_only"] is True
     assert recorder.revision == "c" * 40
 

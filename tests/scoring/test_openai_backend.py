@@ -16,6 +16,7 @@ import math
 import socket
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
@@ -63,7 +64,7 @@ def true_sequence_lp(prefix: list[int], cont: list[int]) -> float:
     return total
 
 
-def expected(prompt_ids: list[int], options: list[tuple[str, ...]]) -> np.ndarray:
+def expected(prompt_ids: list[int], options: Sequence[tuple[str, ...]]) -> np.ndarray:
     out = []
     for opt in options:
         values = [true_sequence_lp(prompt_ids, encode(v)) for v in opt]
@@ -143,7 +144,11 @@ class FakeServer:
 
     def route(self, path: str, body: dict[str, Any]) -> httpx.Response:
         if path == "/v1/models":
-            entry = {"id": self.name, "object": "model", "root": f"/models/{self.name}"}
+            entry: dict[str, Any] = {
+                "id": self.name,
+                "object": "model",
+                "root": f"/models/{self.name}",
+            }
             entry.update(owned_by=self.owned_by, max_model_len=self.max_model_len)
             return httpx.Response(200, json={"object": "list", "data": [entry]})
         if path == "/tokenize":

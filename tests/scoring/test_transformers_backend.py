@@ -317,7 +317,8 @@ def test_a_100000_character_response_reads_the_prompt_budget_only(
     text = "FIRST " + sentence * (100_000 // len(sentence) + 1) + " LAST"
     assert len(text) > 100_000
     engine = ScoringEngine(embedded_backend, book)
-    assert embedded_backend.max_context > engine.max_prompt_tokens == 2048
+    assert engine.max_prompt_tokens == 2048
+    assert embedded_backend.max_context > 2048
     seen: list[Any] = []
     started = time.monotonic()
     (score,) = engine.score([Pair("long", text, book.codes[0])], progress=seen.append)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -86,7 +87,7 @@ def test_krippendorff_alpha_two_observers_binary_textbook() -> None:
     assert round(krippendorff_alpha([a, b]), 3) == 0.095
 
 
-def _alpha_by_pairs(r1: list[object], r2: list[object]) -> float:
+def _alpha_by_pairs(r1: Sequence[object], r2: Sequence[object]) -> float:
     """Nominal alpha for two raters from its pairwise definition (independent check)."""
     pairs = [(u, v) for u, v in zip(r1, r2, strict=True) if u is not None and v is not None]
     values = [x for p in pairs for x in p]

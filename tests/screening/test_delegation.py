@@ -36,7 +36,7 @@ def _ranked(n: int, errors_at: list[int]) -> tuple[np.ndarray, np.ndarray]:
     return conf, correct
 
 
-def _reference(conf: np.ndarray, correct: np.ndarray, eps: float, level: float):  # type: ignore[no-untyped-def]
+def _reference(conf: np.ndarray, correct: np.ndarray, eps: float, level: float):
     """A plain loop over the rules of METHOD.md section 3 (with our skip rule)."""
     n_min = min_audit_pairs(0, max_error=eps, level=level)
     chosen, tested = None, []

@@ -149,7 +149,12 @@ def _table(conf: np.ndarray, correct: np.ndarray) -> Table2x2:
 def test_audit_screen_matches_the_population_and_the_uncertainty_order_does_not() -> None:
     codes = _study()
     whole = [_table(*pop) for pop in codes.values()]
-    total = Table2x2(*(sum(t.cells()[k] for t in whole) for k in "abcd"))
+    total = Table2x2(
+        a=sum(t.a for t in whole),
+        b=sum(t.b for t in whole),
+        c=sum(t.c for t in whole),
+        d=sum(t.d for t in whole),
+    )
     true_l, true_fp = total.b / total.n_incorrect, total.c / total.n_correct
     ids = [f"r{i:05d}" for i in range(N_RESPONSES)]
     position = {rid: i for i, rid in enumerate(ids)}

@@ -31,7 +31,7 @@ tables = st.builds(Table2x2, cell, cell, cell, cell)
 full_tables = st.builds(Table2x2, full_cell, full_cell, full_cell, full_cell)
 
 
-def _quiet_screen(t: Table2x2):  # type: ignore[no-untyped-def]
+def _quiet_screen(t: Table2x2):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ScreeningWarning)
         return screen_table(t)

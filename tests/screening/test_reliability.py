@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
 from screening import cohen_kappa, krippendorff_alpha
+from screening.coefficients import AlphaLevel
 from screening.reliability import (
     Estimate,
     alpha_coefficient,
@@ -65,7 +66,7 @@ def many_coders(draw: st.DrawFn) -> tuple[np.ndarray, list[int]]:
 
 @SETTINGS
 @given(two_coders(), st.sampled_from([None, "linear", "quadratic"]))
-def test_kappa_matches_scikit_learn(case, weights) -> None:  # type: ignore[no-untyped-def]
+def test_kappa_matches_scikit_learn(case, weights) -> None:
     first, second, labels = case
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -80,7 +81,7 @@ def test_kappa_matches_scikit_learn(case, weights) -> None:  # type: ignore[no-u
 
 @SETTINGS
 @given(two_coders())
-def test_kappa_with_missing_values_drops_those_units(case) -> None:  # type: ignore[no-untyped-def]
+def test_kappa_with_missing_values_drops_those_units(case) -> None:
     first, second, labels = case
     gappy = [None if i % 3 == 0 else v for i, v in enumerate(first)]
     kept = [i for i in range(len(first)) if i % 3]
@@ -97,7 +98,7 @@ def test_kappa_with_missing_values_drops_those_units(case) -> None:  # type: ign
         assert ours.value == pytest.approx(expected, abs=1e-9)
 
 
-def _reference_alpha(data: np.ndarray, level: str, labels: list[int]) -> float | None:
+def _reference_alpha(data: np.ndarray, level: AlphaLevel, labels: list[int]) -> float | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -111,7 +112,7 @@ def _reference_alpha(data: np.ndarray, level: str, labels: list[int]) -> float |
 
 @SETTINGS
 @given(many_coders(), st.sampled_from(["nominal", "ordinal", "interval"]))
-def test_alpha_matches_the_krippendorff_package(case, level) -> None:  # type: ignore[no-untyped-def]
+def test_alpha_matches_the_krippendorff_package(case, level) -> None:
     data, labels = case
     ours = alpha_coefficient(data, level=level, labels=labels)
     pairable = int(np.sum(np.sum(~np.isnan(data), axis=0) >= 2))
@@ -128,7 +129,7 @@ def test_alpha_matches_the_krippendorff_package(case, level) -> None:  # type: i
 
 @SETTINGS
 @given(many_coders())
-def test_percent_agreement_is_the_mean_share_of_agreeing_pairs(case) -> None:  # type: ignore[no-untyped-def]
+def test_percent_agreement_is_the_mean_share_of_agreeing_pairs(case) -> None:
     data, labels = case
     shares = []
     for column in data.T:
@@ -201,7 +202,7 @@ def test_intervals_cover_the_point_estimate_and_repeat_with_the_seed(
 
 @settings(max_examples=40, deadline=None)
 @given(many_coders(), st.integers(0, 2**32 - 1))
-def test_bootstrap_is_reproducible_for_any_data(case, seed) -> None:  # type: ignore[no-untyped-def]
+def test_bootstrap_is_reproducible_for_any_data(case, seed) -> None:
     data, labels = case
     one = reliability(data, labels=labels, level="ordinal", resamples=50, seed=seed)
     two = reliability(data, labels=labels, level="ordinal", resamples=50, seed=seed)
@@ -278,7 +279,8 @@ def test_one_category_in_all_data_is_undefined_with_a_reason() -> None:
 
 
 def test_fewer_than_two_units_is_undefined() -> None:
-    for data in ([[1, None], [2, 3]], [[None, None], [1, 2]]):
+    cases: list[list[list[int | None]]] = [[[1, None], [2, 3]], [[None, None], [1, 2]]]
+    for data in cases:
         result = reliability(data, resamples=50)
         for estimate in (result.percent, result.kappa, result.alpha):
             assert estimate is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -97,12 +98,15 @@ def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+Simulated = tuple[Path, dict[tuple[str, str], int]]
+
+
 @pytest.fixture
-def sim(tmp_path: Path) -> tuple[Path, dict[tuple[str, str], int]]:
+def sim(tmp_path: Path) -> Simulated:
     return simulated_study(tmp_path / "sim.codecurve", n=300)
 
 
-def test_draw_is_the_seeded_permutation_and_is_logged(sim: tuple[Path, dict]) -> None:
+def test_draw_is_the_seeded_permutation_and_is_logged(sim: Simulated) -> None:
     path, _ = sim
     with Study.open(path) as study:
         assert study.audit() is None
@@ -135,7 +139,7 @@ def test_default_size_is_capped_by_the_population(tmp_path: Path) -> None:
         assert set(sizes.values()) == {DEFAULT_AUDIT_PER_CODE}
 
 
-def test_extend_takes_the_next_items_of_the_same_permutation(sim: tuple[Path, dict]) -> None:
+def test_extend_takes_the_next_items_of_the_same_permutation(sim: Simulated) -> None:
     path, _ = sim
     with Study.open(path) as study:
         drawn = study.draw_audit(per_code=20, seed=3)
@@ -150,7 +154,7 @@ def test_extend_takes_the_next_items_of_the_same_permutation(sim: tuple[Path, di
 
 
 def test_the_queue_walks_responses_in_audit_order_with_all_their_codes(
-    sim: tuple[Path, dict],
+    sim: Simulated,
 ) -> None:
     path, _ = sim
     with Study.open(path) as study:
@@ -166,13 +170,13 @@ def test_the_queue_walks_responses_in_audit_order_with_all_their_codes(
         )
 
 
-def test_total_size_is_split_over_the_codes(sim: tuple[Path, dict]) -> None:
+def test_total_size_is_split_over_the_codes(sim: Simulated) -> None:
     path, _ = sim
     with Study.open(path) as study:
         assert dict(study.draw_audit(total=41, seed=1).sizes) == {"workload": 21, "pay": 20}
 
 
-def test_a_second_draw_is_refused(sim: tuple[Path, dict]) -> None:
+def test_a_second_draw_is_refused(sim: Simulated) -> None:
     path, _ = sim
     with Study.open(path) as study:
         study.draw_audit(per_code=10, seed=1)
@@ -194,7 +198,7 @@ def test_a_second_draw_is_refused(sim: tuple[Path, dict]) -> None:
     ],
 )
 def test_bad_draws_leave_the_study_unchanged(
-    sim: tuple[Path, dict], kwargs: dict, message: str
+    sim: Simulated, kwargs: dict[str, Any], message: str
 ) -> None:
     path, _ = sim
     before = file_digest(path)
@@ -207,7 +211,7 @@ def test_bad_draws_leave_the_study_unchanged(
     assert file_digest(path) == before
 
 
-def test_bad_extensions(sim: tuple[Path, dict]) -> None:
+def test_bad_extensions(sim: Simulated) -> None:
     path, _ = sim
     with Study.open(path) as study:
         with pytest.raises(StudyError, match="no audit sample"):
@@ -222,7 +226,7 @@ def test_bad_extensions(sim: tuple[Path, dict]) -> None:
         assert set(study.audit().sizes.values()) == {290}  # type: ignore[union-attr]
 
 
-def test_the_sample_ignores_responses_added_later(sim: tuple[Path, dict]) -> None:
+def test_the_sample_ignores_responses_added_later(sim: Simulated) -> None:
     # The permutation is of the responses stored with the first draw: rebuilt from them.
     path, _ = sim
     with Study.open(path) as study:
@@ -230,7 +234,7 @@ def test_the_sample_ignores_responses_added_later(sim: tuple[Path, dict]) -> Non
         assert sample.population == 300
 
 
-def test_blind_decisions_are_marked_and_progress_counts_them(sim: tuple[Path, dict]) -> None:
+def test_blind_decisions_are_marked_and_progress_counts_them(sim: Simulated) -> None:
     path, truth = sim
     with Study.open(path) as study:
         sample = study.draw_audit(per_code=10, seed=4)
@@ -257,13 +261,13 @@ def test_blind_decisions_are_marked_and_progress_counts_them(sim: tuple[Path, di
         assert [r[0] for r in rows] == [1, 1, 1, 1, 0, 0, 1]
 
 
-def test_a_blind_decision_cannot_be_an_accepted_pick(sim: tuple[Path, dict]) -> None:
+def test_a_blind_decision_cannot_be_an_accepted_pick(sim: Simulated) -> None:
     path, _ = sim
     with Study.open(path) as study, pytest.raises(StudyError, match="blind"):
         study.record("r1", "pay", 5, coder="ana", source="model", blind=True)
 
 
-def test_undo_restores_the_blind_flag(sim: tuple[Path, dict]) -> None:
+def test_undo_restores_the_blind_flag(sim: Simulated) -> None:
     path, _ = sim
     with Study.open(path) as study:
         study.record("r1", "pay", 5, coder="ana", blind=True)
@@ -273,7 +277,7 @@ def test_undo_restores_the_blind_flag(sim: tuple[Path, dict]) -> None:
         assert ("r1", "pay", "ana") in study.blind_pairs()
 
 
-def test_imported_decisions_count_as_blind(sim: tuple[Path, dict]) -> None:
+def test_imported_decisions_count_as_blind(sim: Simulated) -> None:
     path, _ = sim
     with Study.open(path) as study:
         study.import_decisions([("r1", "pay", 1), ("r2", "workload", 5)], coder="gold")

@@ -267,10 +267,9 @@ def test_the_audit_screen_describes_the_population_and_the_uncertain_tail_does_n
     with Study.open(path) as study:
         config_id = study.active_config_id()
         assert config_id is not None
-        pairs = [
-            (row.response_id, row.code_id, row.pick, row.confidence)
-            for row in study.query_pairs(config_id, order="id", limit=10_000)
-        ]
+        rows = study.query_pairs(config_id, order="id", limit=10_000)
+        assert all(row.confidence is not None for row in rows)  # every pair is scored
+        pairs = [(row.response_id, row.code_id, row.pick, row.confidence or 0.0) for row in rows]
         correct = np.array([truth[(r, c)] == pick for r, c, pick, _ in pairs])
         confidence = np.array([conf for *_, conf in pairs], dtype=float)
         population = screen_report(correct, confidence)  # its cut: p_max >= 0.5

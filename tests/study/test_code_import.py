@@ -16,8 +16,7 @@ from study.cells import FORMULA_STARTS, unguard_formula
 from study.code_import import import_codes, read_codes
 from study.export import FORMULA_STARTS as EXPORT_FORMULA_STARTS
 from study.export import export_study, neutralise, wide_frame
-
-from .conftest import NHS_RESPONSES, nhs_codebook
+from tests.factories import NHS_RESPONSES, nhs_codebook
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def truth_of(response_id: str, code: str, k: int) -> int:
 
 
 @pytest.fixture
-def prepared(tmp_path: Path, codebook: Codebook, config: ScoreConfig) -> Study:
+def prepared(tmp_path: Path, codebook: Codebook, config: ScoreConfig) -> Iterator[Study]:
     responses = ResponseTable.from_texts({f"r{i}": f"answer {i}" for i in range(1, N + 1)})
     study = Study.create(tmp_path / "c.codecurve", responses=responses, codebook=codebook)
     decisions = [

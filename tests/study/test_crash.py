@@ -111,9 +111,9 @@ def test_killed_writer_loses_nothing_it_returned(crash_study: Path) -> None:
                     undone.add(int(line[1]))
                     assert any(e.undoes == int(line[1]) for e in events.values())
             # The current state matches a replay of the log
-            for (rid, code), value in _replay(list(events.values())).items():
+            for (rid, code), replayed in _replay(list(events.values())).items():
                 d = study.decision(rid, code, coder="kim")
-                assert (None if d is None else d.value) == value
+                assert (None if d is None else d.value) == replayed
             expected = _replay(list(events.values()))
     assert expected  # something was decided across the runs
 
@@ -131,8 +131,7 @@ def test_killed_scoring_keeps_whole_batches(crash_study: Path) -> None:
     script = textwrap.dedent(
         """
         import sys
-        sys.path.insert(0, sys.argv[2])
-        from conftest import synthetic_score, IDENTITY
+        from tests.factories import synthetic_score, IDENTITY
         from codebooks.model import LIKERT_5
         from scoring.score import ScoreConfig
         from study import Study
@@ -145,14 +144,14 @@ def test_killed_scoring_keeps_whole_batches(crash_study: Path) -> None:
         print("ready", flush=True)
         for start in range(0, len(pending), 4):
             batch = pending[start:start + 4]
-            study.write_scores(cid, [synthetic_score(p, config, study.codebook) for p in batch])
+            study.write_scores(cid, [synthetic_score(p, config) for p in batch])
             print("batch", len(batch), flush=True)
         print("done", flush=True)
         """
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     child = subprocess.Popen(
-        [sys.executable, "-c", script, str(crash_study), str(Path(__file__).parent)],
+        [sys.executable, "-c", script, str(crash_study)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -12,7 +12,7 @@ from codebooks.model import Codebook
 from scoring.score import ScoreConfig
 from study import ResponseTable, Study, StudyError, StudyLockedError, schema
 from study.export import export_study
-from tests.study.conftest import synthetic_score
+from tests.factories import synthetic_score
 
 
 def _scored(study: Study, config: ScoreConfig) -> Path:
@@ -20,7 +20,7 @@ def _scored(study: Study, config: ScoreConfig) -> Path:
     config_id = study.ensure_config(config)
     study.write_scores(
         config_id,
-        [synthetic_score(p, config, study.codebook) for p in study.pending_pairs(config_id)],
+        [synthetic_score(p, config) for p in study.pending_pairs(config_id)],
     )
     path = study.path
     study.close()

@@ -15,8 +15,7 @@ from scoring.score import ScoreConfig
 from study import Study, StudyError
 from study import export as export_module
 from study.export import LONG_COLUMNS, export_study, long_frame, neutralise, read_export, wide_frame
-
-from .conftest import synthetic_score
+from tests.factories import synthetic_score
 
 
 @pytest.fixture
@@ -31,9 +30,7 @@ def out(tmp_path: Path) -> Path:
 def coded(study: Study, config: ScoreConfig) -> Study:
     config_id = study.ensure_config(config)
     pending = study.pending_pairs(config_id)
-    study.write_scores(
-        config_id, [synthetic_score(p, config, study.codebook) for p in pending[:-2]]
-    )
+    study.write_scores(config_id, [synthetic_score(p, config) for p in pending[:-2]])
     study.record("r1", "pay", 5, coder="ann", note="=SUM(A1:A9)")
     study.record("r2", "team", 0, coder="ann", source="model")
     study.record("r2", "pay", 2, coder="bob")

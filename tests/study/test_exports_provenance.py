@@ -20,7 +20,7 @@ from study.delegation_log import guarantee_sentences
 from study.export import export_study, long_frame, read_export, wide_frame
 from study.refi import project_from_study, read_project, study_inputs_from_project, write_qdpx
 from study.refi.exchange import create_from_project
-from tests.study.conftest import synthetic_score
+from tests.factories import synthetic_score
 from tests.study.test_audit import code_audit_blind, simulated_study
 
 
@@ -29,7 +29,7 @@ def coded(study: Study, config: ScoreConfig) -> Study:
     config_id = study.ensure_config(config)
     study.write_scores(
         config_id,
-        [synthetic_score(p, config, study.codebook) for p in study.pending_pairs(config_id)],
+        [synthetic_score(p, config) for p in study.pending_pairs(config_id)],
     )
     study.record("r1", "pay", 5, coder="ann", blind=True)
     study.record("r2", "pay", 2, coder="ann")

@@ -15,7 +15,7 @@ from codebooks.files import check_target, write_atomic, write_file
 from scoring.score import ScoreConfig
 from study import Study, StudyError
 from study.export import export_study, read_export
-from tests.study.conftest import synthetic_score
+from tests.factories import synthetic_score
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def coded(study: Study, config: ScoreConfig) -> Study:
     config_id = study.ensure_config(config)
     study.write_scores(
         config_id,
-        [synthetic_score(p, config, study.codebook) for p in study.pending_pairs(config_id)],
+        [synthetic_score(p, config) for p in study.pending_pairs(config_id)],
     )
     study.record("r1", "pay", 5, coder="ann")
     return study

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,7 @@ from study.refi import (
     write_qde,
     write_qdpx,
 )
-from tests.study.conftest import synthetic_score
+from tests.factories import synthetic_score
 
 SCHEMA = xmlschema.XMLSchema(str(Path(__file__).parent / "data" / "Project.xsd"))
 
@@ -47,7 +48,7 @@ def qde_of(path: Path) -> bytes:
 
 
 @pytest.fixture
-def rich_study(tmp_path: Path, codebook: Codebook) -> Study:
+def rich_study(tmp_path: Path, codebook: Codebook) -> Iterator[Study]:
     responses = ResponseTable(
         responses=(
             Response("r1", UNICODE, {"age": 34, "dept": "Sales", "score": 2.5, "remote": True}),
@@ -76,7 +77,10 @@ def decisions_of(study: Study) -> dict[str, set[tuple[str, str, int]]]:
     for coder in study.coders():
         frame = study.annotated_pairs(None, coder=coder)
         out[coder] = {
-            (r.response_id, r.code_id, int(r.value)) for r in frame.itertuples(index=False)
+            (rid, cid, int(value))
+            for rid, cid, value in zip(
+                frame["response_id"], frame["code_id"], frame["value"], strict=True
+            )
         }
     return out
 
@@ -149,9 +153,7 @@ def test_final_decisions_credit_the_model(
 ) -> None:
     config_id = rich_study.ensure_config(config)
     pairs = rich_study.pending_pairs(config_id)
-    rich_study.write_scores(
-        config_id, [synthetic_score(p, config, rich_study.codebook) for p in pairs]
-    )
+    rich_study.write_scores(config_id, [synthetic_score(p, config) for p in pairs])
     project = project_from_study(rich_study)
     valid(project_bytes(project))
     users = {u.guid: u.name for u in project.users}
@@ -214,7 +216,7 @@ def test_ids_that_are_not_guids_become_guids() -> None:
 # --- generated projects --------------------------------------------------------------------
 
 _text = st.text(
-    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00\r"), max_size=40
+    st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00\r"), max_size=40
 ).filter(lambda t: not any(ord(c) < 32 and c not in "\t\n" for c in t))
 _name = _text.map(str.strip).filter(bool)
 
@@ -279,7 +281,7 @@ def test_generated_studies_validate_and_round_trip(
 
 _guid = st.uuids().map(str)
 _any_text = st.text(
-    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=30
+    st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=30
 ).filter(lambda t: not any(ord(c) < 32 and c not in "\t\n\r" for c in t))
 
 
@@ -301,7 +303,7 @@ def projects(draw: st.DrawFn) -> Project:
     users = tuple(User(draw(_guid), draw(_name)) for _ in range(draw(st.integers(0, 2))))
     codes = tuple(draw(st.lists(code_trees(), min_size=1, max_size=2)))
     code_guids = [c.guid for c, _ in Project("x", codes=codes).all_codes()]
-    kinds = {
+    kinds: dict[str, st.SearchStrategy[str | bool | int | float | None]] = {
         "Text": _any_text,
         "Integer": st.integers(-(10**12), 10**12),
         "Float": st.floats(allow_nan=False, allow_infinity=False, width=64),
@@ -368,7 +370,7 @@ def test_generated_projects_are_valid_and_read_back(project: Project, zipped: bo
 
 
 def test_provenance_note_names_the_screen_tier_per_coder(tmp_path: Path) -> None:
-    from tests.tui.conftest import build_study
+    from tests.factories import build_study
 
     study = build_study(tmp_path / "scored.codecurve", n=30)
     with study:

@@ -218,7 +218,9 @@ def test_import_codes_into_an_existing_study(tmp_path: Path) -> None:
         s.import_decisions(
             [(d.response_id, d.code_id, d.value) for d in decisions["gold"]], coder="gold"
         )
-        assert s.decision("P1 interview", "hours", coder="gold").value == 1
+        decision = s.decision("P1 interview", "hours", coder="gold")
+        assert decision is not None
+        assert decision.value == 1
     assert not messages
 
 

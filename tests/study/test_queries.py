@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,12 +14,11 @@ from codebooks.model import Codebook
 from scoring.score import ScoreConfig
 from study import ResponseTable, Study, StudyError
 from study.store import natural_key
-
-from .conftest import synthetic_score
+from tests.factories import synthetic_score
 
 
 @pytest.fixture
-def scored(tmp_path: Path, codebook: Codebook, config: ScoreConfig) -> tuple[Study, int]:
+def scored(tmp_path: Path, codebook: Codebook, config: ScoreConfig) -> Iterator[tuple[Study, int]]:
     texts = {f"q{i}": ("apple pie" if i % 4 == 0 else "Banana split") + f" #{i}" for i in range(30)}
     study = Study.create(
         tmp_path / "q.codecurve", responses=ResponseTable.from_texts(texts), codebook=codebook
@@ -26,7 +26,7 @@ def scored(tmp_path: Path, codebook: Codebook, config: ScoreConfig) -> tuple[Stu
     config_id = study.ensure_config(config)
     pending = study.pending_pairs(config_id)
     # leave the last responses unscored, to test the scored/unscored boundary
-    study.write_scores(config_id, [synthetic_score(p, config, codebook) for p in pending[:75]])
+    study.write_scores(config_id, [synthetic_score(p, config) for p in pending[:75]])
     yield study, config_id
     study.close()
 

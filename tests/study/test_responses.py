@@ -246,8 +246,8 @@ records = st.lists(
 )
 @given(rows=records, fmt=st.sampled_from(["jsonl", "json", "csv"]))
 def test_malformed_structures_give_responses_errors(
-    tmp_path: Path, rows: list[dict], fmt: str
-) -> None:  # type: ignore[type-arg]
+    tmp_path: Path, rows: list[dict[str, object]], fmt: str
+) -> None:
     path = tmp_path / f"s.{fmt}"
     if fmt == "jsonl":
         path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
@@ -277,7 +277,7 @@ def test_malformed_structures_give_responses_errors(
     texts=st.lists(
         # NUL is refused on purpose (a sign of UTF-16 without a BOM), see test_bad_files
         st.text(
-            st.characters(exclude_characters="\x00", exclude_categories=("Cs",)),
+            st.characters(exclude_characters="\x00", exclude_categories=["Cs"]),
             min_size=1,
             max_size=40,
         ),

@@ -71,7 +71,9 @@ def test_a_version_1_study_upgrades_with_every_row_kept(
 
     with Study.open(path) as s:
         assert s.check() == []
-        assert s.decision("r1", "workload", coder="ana").value == 4
+        decision = s.decision("r1", "workload", coder="ana")
+        assert decision is not None
+        assert decision.value == 4
         assert s.decision("r3", "pay", coder="ana") is None
         assert s.note("r1", "workload", coder="ana") == "long hours"
         assert _rows(path, "notes") == notes

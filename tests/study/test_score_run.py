@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from study.score_run import ScoreProgress, score_study
 
 
 @pytest.fixture
-def big(tmp_path: Path, codebook: Codebook) -> Study:
+def big(tmp_path: Path, codebook: Codebook) -> Iterator[Study]:
     texts = {f"b{i}": f"answer number {i} about pay and colleagues" for i in range(20)}
     study = Study.create(
         tmp_path / "b.codecurve", responses=ResponseTable.from_texts(texts), codebook=codebook

@@ -168,8 +168,9 @@ def test_undo_walks_back_through_several_decisions(study: Study) -> None:
     assert study.decision("r2", "team", coder="ann") is None
     assert study.undo(coder="ann").kind == "note"  # type: ignore[union-attr]
     assert study.note("r1", "pay", coder="ann") is None
-    assert study.decision("r1", "pay").value == 5  # type: ignore[union-attr]
     first = study.decision("r1", "pay")
+    assert first is not None
+    assert first.value == 5
     back = study.undo(coder="ann")
     assert back is not None
     assert back.value == 5
@@ -255,15 +256,15 @@ def test_second_writer_in_another_process_is_refused(study: Study) -> None:
 # --- scores ------------------------------------------------------------------------------
 
 
-def test_scores_pending_and_idempotent(study: Study, config: ScoreConfig, score_pairs) -> None:  # type: ignore[no-untyped-def]
+def test_scores_pending_and_idempotent(study: Study, config: ScoreConfig, score_pairs) -> None:
     cid = study.ensure_config(config)
     assert study.ensure_config(config) == cid
     assert study.active_config_id() == cid
     assert study.config_row(cid).config == config
     pending = study.pending_pairs(cid)
     assert len(pending) == 12
-    assert study.write_scores(cid, score_pairs(pending[:5], config, study.codebook)) == 5
-    assert study.write_scores(cid, score_pairs(pending[:6], config, study.codebook)) == 1
+    assert study.write_scores(cid, score_pairs(pending[:5], config)) == 5
+    assert study.write_scores(cid, score_pairs(pending[:6], config)) == 1
     assert len(study.pending_pairs(cid)) == 6
     assert study.scored_count(cid) == 6
     assert study.token_ids(cid, pending[0].response_id, pending[0].code.id) is not None
@@ -275,5 +276,5 @@ def test_scores_pending_and_idempotent(study: Study, config: ScoreConfig, score_
         scale=config.scale,
     )
     with pytest.raises(StudyError, match="cannot be stored under"):
-        study.write_scores(cid, score_pairs(pending[6:7], other, study.codebook))
+        study.write_scores(cid, score_pairs(pending[6:7], other))
     assert study.scored_count(cid) == 6

@@ -61,7 +61,9 @@ def test_update_replaces_the_text_and_clears_decisions_for_re_review(study: Stud
     assert result.cleared == 1
     assert study.response("r1").text == "Pay went up, thanks."
     assert study.decision("r1", "pay", coder="ana") is None  # re-review: undecided ...
-    assert study.decision("r2", "pay", coder="ana").value == 2  # same text: kept
+    decision = study.decision("r2", "pay", coder="ana")
+    assert decision is not None
+    assert decision.value == 2  # same text: kept
     history = [e.kind for e in study.events(response_id="r1")]
     assert history[-1] == "update"  # ... with its history in the log
     assert "record" in history

@@ -8,7 +8,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 
 from study.store import Study
-from tests.tui.conftest import build_study
+from tests.factories import build_study
 from tui.app import make_app
 from tui.source import HiddenRow, Query
 from tui.widgets.queue import HIDDEN_MARK

@@ -10,9 +10,15 @@ from textual.pilot import Pilot
 
 from study.blind import blind_setting, set_blind_coding, shared_order
 from study.store import Study
-from tests.tui.conftest import build_study
+from tests.factories import build_study
 from tui.app import make_app
 from tui.source import HiddenRow, Query
+from tui.widgets.queue import PairQueue
+
+
+def order_of(queue: PairQueue) -> str:
+    """The queue's order, read anew (mypy would keep a narrowing across a key press)."""
+    return queue.pair_query.order
 
 
 async def settle(pilot: Pilot[None]) -> None:
@@ -91,7 +97,7 @@ async def test_blind_coding_hides_the_other_coder_and_the_model(tmp_path: Path) 
             assert row.coder is None
             assert row.note is None
         # The shared sample: exactly the pairs ana decided, in the seeded order.
-        while queue.pair_query.order != "shared":
+        while order_of(queue) != "shared":
             await pilot.press("o")
         seed = blind_setting(study).seed
         listed = [

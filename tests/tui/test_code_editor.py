@@ -20,7 +20,7 @@ from study.errors import StudyError
 from study.revisions import stale_pairs
 from study.score_run import score_study
 from study.store import Study
-from tests.tui.conftest import build_study
+from tests.factories import build_study
 from tui.app import CodecurveApp, make_app
 from tui.messages import ModelLoaded, ScoringFinished, ScoringStarted
 from tui.screens.code_editor import CodeEditorScreen, edited_codebook
@@ -75,7 +75,7 @@ async def open_editor_on(pilot: Pilot[None], app: CodecurveApp, code_id: str) ->
 
 
 def test_edited_codebook_replaces_only_that_code() -> None:
-    from tests.tui.conftest import CODEBOOK
+    from tests.factories import CODEBOOK
 
     revised = edited_codebook(
         CODEBOOK,
@@ -155,8 +155,8 @@ async def test_cancel_leaves_everything_unchanged(tmp_path: Path) -> None:
         assert editor.planned is not None
         await pilot.press("escape")
         await pilot.pause()
-        assert app.screen is editor
         assert editor.planned is None
+        assert app.screen is editor
         await pilot.press("escape")
         await pilot.pause(0.2)
         assert not isinstance(app.screen, CodeEditorScreen)
@@ -240,7 +240,7 @@ class _Host(App[None]):
         self.result: object = "open"
 
     def on_mount(self) -> None:
-        from tests.tui.conftest import CODEBOOK
+        from tests.factories import CODEBOOK
 
         def refuse(codebook: Codebook) -> list[str]:
             raise StudyError("cannot revise the codebook: refused for the test")
@@ -260,8 +260,8 @@ async def test_a_refused_revision_is_said_in_the_editor_which_stays_open() -> No
         editor.query_one("#edit-definition", TextArea).text = "Money."
         await pilot.press("ctrl+s")
         await pilot.pause()
-        assert app.screen is editor
         assert editor.planned is None
+        assert app.screen is editor
         message = editor.query_one("#code-editor-message", Static)
         assert "refused for the test" in str(message.render())
         assert app.result == "open"

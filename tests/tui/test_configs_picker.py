@@ -16,7 +16,7 @@ from study.compare import POOLED
 from study.responses import ResponseTable
 from study.score_run import score_study
 from study.store import Study
-from tests.tui.conftest import build_study, texts
+from tests.factories import build_study, texts
 from tui.app import make_app
 from tui.screens.configs import ComparisonReady, ConfigPicker, config_choices
 from tui.widgets.screening import POOLED_ROW

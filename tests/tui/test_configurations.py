@@ -13,7 +13,7 @@ from scoring import FakeBackend
 from scoring.engine import ScoringEngine
 from study.score_run import score_study
 from study.store import Study
-from tests.tui.conftest import build_study
+from tests.factories import build_study
 from tui.app import CodecurveApp, make_app
 from tui.messages import ModelLoaded, ScoringFinished
 

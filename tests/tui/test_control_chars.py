@@ -21,7 +21,7 @@ from rich.cells import cell_len
 
 from study.responses import ResponseTable
 from study.store import Study
-from tests.tui.conftest import CODEBOOK, synthetic_config, synthetic_scores
+from tests.factories import CODEBOOK, synthetic_config, synthetic_scores
 from tui.app import make_app
 from tui.cli import main
 from tui.text import cell_stable, markup_safe, one_line, plural, printable

@@ -141,7 +141,7 @@ async def test_left_for_review_lists_undecided_pairs_outside_the_audit(audited: 
 
 
 async def test_no_audit_says_how_to_draw_one(tmp_path: Path) -> None:
-    from tests.tui.conftest import build_study
+    from tests.factories import build_study
 
     study = build_study(tmp_path / "s.codecurve", n=10)
     app = make_app(study, coder="tester", close_study=True)
@@ -163,7 +163,7 @@ async def test_no_audit_says_how_to_draw_one(tmp_path: Path) -> None:
 
 
 async def test_b_in_the_panel_opens_the_audit(tmp_path: Path) -> None:
-    from tests.tui.conftest import build_study
+    from tests.factories import build_study
 
     study = build_study(tmp_path / "s.codecurve", n=20)
     study.draw_audit(per_code=5, seed=1)

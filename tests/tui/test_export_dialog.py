@@ -18,7 +18,7 @@ from textual.widgets import Button, Input
 from study.export import read_export
 from study.refi import read_project
 from study.store import Study
-from tests.tui.conftest import build_study
+from tests.factories import build_study
 from tui.app import make_app
 from tui.screens.export import ChoiceSet, ExportScreen, default_name
 
@@ -74,10 +74,12 @@ async def test_the_keyboard_alone_exports_a_wide_workbook(
         await pilot.press("left")
         assert path_of(dialog).endswith("work-coded_long.xlsx")
         await pilot.press("right", "tab")
-        assert app.focused is dialog.query_one("#export-path", Input)
+        focused: object = app.focused  # a fresh read: tab moved the focus
+        assert focused is dialog.query_one("#export-path", Input)
         await pilot.press("enter")
         await settle(pilot)
-        assert app.screen is app.review
+        screen: object = app.screen  # a fresh read: enter closed the dialog
+        assert screen is app.review
     frame = read_export(tmp_path / "work-coded_wide.xlsx")
     assert len(frame) == 30  # one row per response
 
@@ -142,7 +144,7 @@ async def test_the_buttons_are_visible(study: Study, size: tuple[int, int]) -> N
             assert region.right <= size[0]
 
 
-def snap_app(tmp_path: Path):  # type: ignore[no-untyped-def]
+def snap_app(tmp_path: Path):
     study = build_study(tmp_path / "snap.codecurve", n=40)
     return make_app(study, coder="tester", close_study=True)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from study.store import Study
-from tests.tui.conftest import build_study
+from tests.factories import build_study
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -85,7 +85,7 @@ def test_decisions_survive_sigkill(tmp_path: Path) -> None:
             elif key == "u":
                 expected_count -= 1
             wait(
-                lambda n=expected_count: len(decisions(path)) == n,  # type: ignore[misc]
+                lambda n=expected_count: len(decisions(path)) == n,
                 20,
                 f"{expected_count} decisions after {key!r}; have {decisions(path)}",
             )

@@ -12,9 +12,10 @@ from textual.widgets import Input
 
 from study.reconcile import disagreements
 from study.store import Study
-from tests.tui.conftest import build_study
+from tests.factories import build_study
 from tui.app import make_app
 from tui.screens.disagreements import ConsensusValueScreen, DisagreementsScreen
+from tui.screens.review import ReviewScreen
 
 SIZE = (110, 34)
 
@@ -146,7 +147,7 @@ async def test_take_a_coder_set_a_value_with_a_note_and_undo(tmp_path: Path) -> 
         # Back to the queue, which shows the consensus decision made meanwhile.
         await pilot.press("escape")
         await settle(pilot)
-        assert app.screen is app.review
+        assert isinstance(app.screen_stack[-1], ReviewScreen)
 
 
 async def test_a_value_off_the_scale_is_refused_and_nothing_saved(tmp_path: Path) -> None:

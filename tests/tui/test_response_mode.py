@@ -11,7 +11,7 @@ from textual.pilot import Pilot
 from codebooks.model import BINARY, Code, Codebook
 from study.responses import Response, ResponseTable
 from study.store import Study
-from tests.tui.conftest import build_study, synthetic_config, synthetic_scores
+from tests.factories import build_study, synthetic_config, synthetic_scores
 from tui.app import make_app
 from tui.screens.help import HelpScreen
 from tui.screens.response import ResponseScreen

@@ -8,7 +8,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 
 from codebooks.model import LIKERT_5, Code, Codebook
-from tests.tui.conftest import build_study
+from tests.factories import build_study
 from tui.app import make_app
 from tui.widgets.screening import ScreeningPanel
 

@@ -21,7 +21,7 @@ from scoring import FakeBackend
 from scoring.score import CONTEXT_LEVELS
 from study.rows import CONTEXTS, LAYOUTS, ORDERS, STATUSES, Context, Layout, Order, Status
 from study.store import Study
-from tests.tui.conftest import build_study
+from tests.factories import build_study
 from tui.app import make_app
 from tui.messages import AnnotationSaved, ExportFinished, ScoringFinished, StudyChanged
 from tui.screens.export import LAYOUTS as EXPORT_LAYOUTS

@@ -12,7 +12,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from tests.tui.conftest import build_study
+from tests.factories import build_study
 from tui.app import CodecurveApp, make_app
 
 SnapCompare = Callable[..., bool]

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from textual.pilot import Pilot
 from textual.widgets import Input
 
 from study.export import read_export
 from study.store import Study
-from tui.app import make_app
+from tui.app import CodecurveApp, make_app
 from tui.screens.export import ExportScreen
 from tui.source import Query
+from tui.widgets.queue import PairQueue
 
 SIZE = (100, 30)
 
@@ -22,8 +24,14 @@ async def settle(pilot: Pilot[None]) -> None:
     await pilot.pause()
 
 
-def column(app: object, attribute: str) -> list[object]:
-    queue = app.review.pair_queue  # type: ignore[attr-defined]
+def order_of(queue: PairQueue) -> str:
+    """The queue's order, read anew (mypy would keep a narrowing across a key press)."""
+    return queue.pair_query.order
+
+
+def column(app: CodecurveApp, attribute: str) -> list[Any]:
+    """One attribute of every row of the queue, in queue order."""
+    queue = app.review.pair_queue
     return [getattr(queue.row_at(i), attribute) for i in range(queue.total)]
 
 
@@ -32,23 +40,23 @@ async def test_o_cycles_the_order(study: Study) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         queue = app.review.pair_queue
-        assert queue.pair_query.order == "entropy"
+        assert order_of(queue) == "entropy"
         await pilot.press("j", "j", "o")
-        assert queue.pair_query.order == "id"
+        assert order_of(queue) == "id"
         assert queue.cursor == 0
         ids = column(app, "response_id")
         assert ids[:6] == ["r1", "r1", "r1", "r2", "r2", "r2"]
         assert ids.index("r10") > ids.index("r9")  # natural order
         await pilot.press("o")
-        assert queue.pair_query.order == "pick"
+        assert order_of(queue) == "pick"
         picks = column(app, "pick")
-        assert picks == sorted(picks, reverse=True)  # type: ignore[type-var]
+        assert picks == sorted(picks, reverse=True)
         await pilot.press("o")
-        assert queue.pair_query.order == "confidence"
+        assert order_of(queue) == "confidence"
         confidence = column(app, "confidence")
-        assert confidence == sorted(confidence)  # type: ignore[type-var]
+        assert confidence == sorted(confidence)
         await pilot.press("o")
-        assert queue.pair_query.order == "entropy"
+        assert order_of(queue) == "entropy"
         assert "most uncertain first" in str(app.review.status_line.render())
 
 
@@ -82,7 +90,8 @@ async def test_f_filters_by_code_and_status_from_the_keyboard(study: Study) -> N
         assert queue.has_focus
         await pilot.press("c")  # "coded by hand"
         await settle(pilot)
-        assert (bar.code_id, bar.status) == (None, "human")
+        state: tuple[str | None, str | None] = (bar.code_id, bar.status)  # after c, read anew
+        assert state == (None, "human")
         assert queue.total == 2
         assert all(d is not None for d in column(app, "decision"))
         assert "coded by hand" in str(app.review.status_line.render())
@@ -157,11 +166,11 @@ async def test_export_dialog_writes_the_file(study: Study, tmp_path: Path) -> No
         assert any(str(target) in m for m in messages)
 
         await pilot.press("e")
-        dialog = app.screen
-        assert isinstance(dialog, ExportScreen)
-        dialog.choose(format="jsonl")
+        second: object = app.screen
+        assert isinstance(second, ExportScreen)
+        second.choose(format="jsonl")
         await pilot.pause()
-        path = dialog.query_one("#export-path", Input)
+        path = second.query_one("#export-path", Input)
         assert path.value.endswith(".jsonl")
         path.value = str(target.with_suffix(".jsonl"))
         path.focus()
