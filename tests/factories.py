@@ -112,8 +112,19 @@ def likert_config() -> ScoreConfig:
 
 # -- the NHS patient feedback data --------------------------------------------------------
 
-NHS_RESPONSES = Path(os.environ["CODECURVE_SHARED_DATA"]) / "nhs_patient_feedback.csv"
-NHS_CODEBOOK = Path(os.environ["CODECURVE_SHARED_DATA"]) / "nhs_patient_feedback_codebook.csv"
+
+def shared_data() -> Path:
+    """The labelled data sets: ``CODECURVE_SHARED_DATA`` (the test run sets it), else
+    ``../shared/data`` beside the checkout, wherever it lies (a benchmark imports this
+    module without the tests' conftest)."""
+    if "CODECURVE_SHARED_DATA" in os.environ:
+        return Path(os.environ["CODECURVE_SHARED_DATA"])
+    beside = Path(__file__).resolve().parents[2] / "shared" / "data"
+    return beside if beside.is_dir() else Path("/work/shared/data")
+
+
+NHS_RESPONSES = shared_data() / "nhs_patient_feedback.csv"
+NHS_CODEBOOK = shared_data() / "nhs_patient_feedback_codebook.csv"
 
 
 def nhs_codebook() -> Codebook:
