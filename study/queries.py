@@ -34,17 +34,13 @@ default any coder's decision counts, and a row shows the latest).
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
-from codebooks.model import Code, Scale
-from study.codec import blob_to_floats
 from study.errors import StudyError
 from study.index import StudyView
 from study.listings import (
     LISTED_ORDERS,
     audit_listing,
-    audit_responses,
     listing,
 )
 from study.listings import (
@@ -54,7 +50,11 @@ from study.pair_filters import listed_count as _listed_count
 from study.pair_filters import listed_position as _listed_position
 from study.pair_filters import pair_filters as _filters
 from study.pair_filters import where_sql as _where
+from study.pair_rows import page_rows, pair_scale
 from study.rows import ORDERS, STATUSES, PairRow
+
+# Re-exported: callers imported it from here before the cut.
+__all__ = ["PairQueries", "pair_scale"]
 
 #: The score columns of each order, with True where they sort descending (the indexes in
 #: :mod:`study.schema` follow these; a reversed order walks them backwards).
@@ -93,60 +93,6 @@ def _sorts_before(keys: tuple[tuple[str, bool], ...], values: list[Any]) -> tupl
     return "(" + " OR ".join(terms) + ")", params
 
 
-#: Orders of the response-by-response mode: the SQL that gives each response its sort
-#: key (responses without a key follow, in id order), and whether the key sorts
-#: descending; ``None`` orders by id alone. Another order (an audit permutation) is one
-#: more entry.
-RESPONSE_ORDER_KEYS: dict[str, tuple[str, bool] | None] = {
-    "entropy": (
-        "SELECT rid, MAX(norm_entropy) AS k FROM scores WHERE config_id = ? GROUP BY rid",
-        True,
-    ),
-    "id": None,
-    # The audit's responses in their random order (the parameter: their rids, a JSON
-    # array; see _response_order); the other responses follow in id order.
-    "audit": (
-        "SELECT CAST(value AS INTEGER) AS rid, CAST(key AS INTEGER) AS k FROM json_each(?)",
-        False,
-    ),
-}
-
-#: The response orders, in the order the app cycles through them.
-RESPONSE_ORDERS: tuple[str, ...] = tuple(RESPONSE_ORDER_KEYS)
-
-
-def _response_order(
-    config_id: int | None,
-    order: str,
-    *,
-    reverse: bool,
-    study: StudyView | None = None,
-    conn: sqlite3.Connection | None = None,
-) -> tuple[str, str, list[Any]]:
-    """FROM and ORDER BY of responses ``r`` in a response order, and their parameters
-    (the ``audit`` order reads the sample through ``study`` and ``conn``)."""
-    if order not in RESPONSE_ORDER_KEYS:
-        raise StudyError(
-            f"unknown response order {order!r}; use one of {', '.join(RESPONSE_ORDERS)}"
-        )
-    keyed = RESPONSE_ORDER_KEYS[order]
-    rid = "r.rid DESC" if reverse else "r.rid"
-    if keyed is None:
-        return "responses r", rid, []
-    key_sql, descending = keyed
-    direction = "DESC" if descending != reverse else ""
-    param: Any = -1 if config_id is None else config_id
-    if order == "audit":
-        assert study is not None
-        assert conn is not None
-        param = audit_responses(study, conn)
-    return (
-        f"responses r LEFT JOIN ({key_sql}) m ON m.rid = r.rid",
-        f"m.k IS NULL, m.k {direction}, {rid}",
-        [param],
-    )
-
-
 def _check(order: str | None, status: str | None, offset: int, limit: int) -> None:
     if order is not None and order not in ORDERS:
         raise StudyError(f"unknown order {order!r}; use one of {', '.join(ORDERS)}")
@@ -154,89 +100,6 @@ def _check(order: str | None, status: str | None, offset: int, limit: int) -> No
         raise StudyError(f"unknown status {status!r}; use one of {', '.join(STATUSES)}")
     if offset < 0 or limit < 0:
         raise StudyError("offset and limit must not be negative")
-
-
-def pair_scale(study: StudyView, config_id: int | None, code: Code) -> Scale:
-    """The scale a pair is read on: the code's own, else the configuration's or codebook's."""
-    if config_id is None:
-        return study.codebook.scale_for(code)
-    return code.scale or study.config_row(config_id).scale
-
-
-def _label(scale: Scale, value: int | None) -> str | None:
-    if value is None:
-        return None
-    for option in scale.options:
-        if option.value == value:
-            return option.label
-    return str(value)
-
-
-def _page(
-    conn: sqlite3.Connection,
-    study: StudyView,
-    config_id: int | None,
-    coder: str | None,
-    keys_sql: str,
-    keys_params: list[Any],
-    order_sql: str,
-) -> list[PairRow]:
-    """The rows of the pairs ``keys_sql`` selects (``rid``, ``cid``), in ``order_sql``.
-
-    ``keys_sql`` runs first, as a subquery (its ``LIMIT`` keeps the joins to one page);
-    ``order_sql`` orders the page again by the same keys, over ``p`` (the page) and ``s``
-    (its scores). A row shows the latest decision (of ``coder``, if given) and the note of
-    that decision's coder; without a decision, ``coder``'s note, or else the latest note.
-    """
-    coder_filter = " AND a.coder = ?" if coder is not None else ""
-    sql = (
-        "SELECT p.rid, p.cid, r.text, s.surprisal, s.probs, s.pick, s.confidence, "
-        "s.norm_entropy, s.off_scale, s.expected, s.spread, s.on_scale_mass, s.truncated, "
-        "d.value, d.source, d.coder, d.decided_at, "
-        "(SELECT n.note FROM notes n WHERE n.rid = p.rid AND n.cid = p.cid "
-        "AND (COALESCE(d.coder, ?) IS NULL OR n.coder = COALESCE(d.coder, ?)) "
-        "ORDER BY n.event_id DESC LIMIT 1) "
-        f"FROM ({keys_sql}) p JOIN responses r ON r.rid = p.rid "
-        "LEFT JOIN scores s ON s.config_id = ? AND s.rid = p.rid AND s.cid = p.cid "
-        "LEFT JOIN annotations d ON d.rid = p.rid AND d.cid = p.cid AND d.coder = "
-        "(SELECT a.coder FROM annotations a WHERE a.rid = p.rid AND a.cid = p.cid"
-        f"{coder_filter} ORDER BY a.decided_at DESC, a.event_id DESC LIMIT 1) "
-        f"ORDER BY {order_sql}"
-    )
-    # The parameters in the order their ``?`` appear: note, keys, scores, decision.
-    params: list[Any] = [coder, coder, *keys_params, -1 if config_id is None else config_id]
-    if coder is not None:
-        params.append(coder)
-    return [_pair_row(study, config_id, row) for row in conn.execute(sql, params)]
-
-
-def _pair_row(study: StudyView, config_id: int | None, row: tuple[Any, ...]) -> PairRow:
-    (rid, cid, text, surprisal, probs, pick, confidence, norm_entropy, off_scale) = row[:9]
-    (expected, spread, on_scale_mass, truncated, value, source, who, at, note) = row[9:]
-    code = study.index.code_at(cid)
-    scored = probs is not None
-    return PairRow(
-        response_id=study.index.response_id(rid),
-        code_id=code.id,
-        code_name=code.name,
-        text=str(text),
-        surprisal=blob_to_floats(surprisal) if scored else None,
-        probs=blob_to_floats(probs) if scored else None,
-        pick=int(pick) if scored else None,
-        pick_label=_label(pair_scale(study, config_id, code), int(pick)) if scored else None,
-        confidence=float(confidence) if scored else None,
-        norm_entropy=float(norm_entropy) if scored else None,
-        off_scale=bool(off_scale) if scored else None,
-        decision=None if value is None else int(value),
-        source=None if value is None else str(source),
-        coder=None if value is None else str(who),
-        note=None if note is None else str(note),
-        decided_at=None if value is None else str(at),
-        expected=float(expected) if scored else None,
-        spread=float(spread) if scored else None,
-        on_scale_mass=float(on_scale_mass) if scored else None,
-        truncated=bool(truncated) if scored else None,
-    )
 
 
 class PairQueries:
@@ -296,7 +159,7 @@ class PairQueries:
                     audit=audit,
                 )
                 direction = " DESC" if reverse else ""
-                return _page(
+                return page_rows(
                     conn,
                     self,
                     config_id,
@@ -319,7 +182,7 @@ class PairQueries:
                     wave=wave,
                     audit=audit,
                 )
-                return _page(
+                return page_rows(
                     conn,
                     self,
                     config_id,
@@ -341,7 +204,7 @@ class PairQueries:
                 wave=wave,
                 audit=audit,
             )
-            rows = _page(
+            rows = page_rows(
                 conn,
                 self,
                 config_id,
@@ -374,7 +237,7 @@ class PairQueries:
                         wave=wave,
                         audit=audit,
                     )
-                    rows += _page(
+                    rows += page_rows(
                         conn,
                         self,
                         config_id,
@@ -498,7 +361,7 @@ class PairQueries:
         rid = self.index.response_key(response_id)
         codable = ",".join(str(c) for c in self.index.codable_keys)
         with self.snapshot() as conn:
-            return _page(
+            return page_rows(
                 conn,
                 self,
                 config_id,
@@ -615,84 +478,3 @@ class PairQueries:
                 ).fetchone()[0]
             )
             return base - decided if status == "undecided" else decided
-
-    def response_page(
-        self: StudyView,
-        config_id: int | None,
-        *,
-        order: str = "entropy",
-        reverse: bool = False,
-        offset: int = 0,
-        limit: int = 40,
-    ) -> list[str]:
-        """Response ids ``offset .. offset + limit`` in a response order.
-
-        Args:
-            config_id: The configuration whose scores order them (``None``: id order).
-            order: One of :data:`RESPONSE_ORDERS`: ``entropy`` puts the response whose
-                least sure code is least sure first (highest normalised entropy across
-                its codes; unscored responses follow in id order); ``id`` natural order;
-                ``audit`` the audit sample's responses in their random order (the
-                others follow in id order).
-            reverse: The order backwards.
-            offset: Responses to skip.
-            limit: Most responses returned.
-        """
-        if offset < 0 or limit < 0:
-            raise StudyError("offset and limit must not be negative")
-        with self.snapshot() as conn:
-            source, order_by, params = _response_order(
-                config_id, order, reverse=reverse, study=self, conn=conn
-            )
-            rows = conn.execute(
-                f"SELECT r.rid FROM {source} ORDER BY {order_by} LIMIT ? OFFSET ?",
-                [*params, limit, offset],
-            ).fetchall()
-        return [self.index.response_id(int(row[0])) for row in rows]
-
-    def response_position(
-        self: StudyView,
-        config_id: int | None,
-        response_id: str,
-        *,
-        order: str = "entropy",
-        reverse: bool = False,
-    ) -> int:
-        """Index of ``response_id`` in a response order (see :meth:`response_page`)."""
-        rid = self.index.response_key(response_id)
-        with self.snapshot() as conn:
-            source, order_by, params = _response_order(
-                config_id, order, reverse=reverse, study=self, conn=conn
-            )
-            if order_by in ("r.rid", "r.rid DESC"):
-                before = "r.rid > ?" if reverse else "r.rid < ?"
-                row = conn.execute(f"SELECT COUNT(*) FROM responses r WHERE {before}", [rid])
-                return int(row.fetchone()[0])
-            row = conn.execute(
-                f"SELECT pos FROM (SELECT r.rid AS rid, ROW_NUMBER() OVER (ORDER BY {order_by}) "
-                f"- 1 AS pos FROM {source}) WHERE rid = ?",
-                [*params, rid],
-            )
-            return int(row.fetchone()[0])
-
-    def response_after(
-        self: StudyView,
-        config_id: int | None,
-        response_id: str,
-        *,
-        step: int = 1,
-        order: str = "entropy",
-        reverse: bool = False,
-    ) -> str | None:
-        """The response ``step`` places after ``response_id`` (before, when negative) in
-        a response order; None past either end."""
-        position = PairQueries.response_position(
-            self, config_id, response_id, order=order, reverse=reverse
-        )
-        target = position + step
-        if target < 0:
-            return None
-        page = PairQueries.response_page(
-            self, config_id, order=order, reverse=reverse, offset=target, limit=1
-        )
-        return page[0] if page else None

@@ -9,7 +9,8 @@ the face of the package; the work is done by modules cut by concern::
     study.scores      scoring configurations and stored scores (methods:
                       study.score_methods)
     study.decisions   the event-sourced decision log (methods: study.decision_methods)
-    study.queries     the review queue and its counts
+    study.queries     the review queue and its counts (rows: study.pair_rows;
+                      response by response: study.response_queries)
     study.summaries   progress, screening input
     study.codec       float curves as BLOBs, natural id order
 
@@ -54,6 +55,7 @@ from study.index import StudyIndex
 from study.iteration import CodebookIteration
 from study.locking import StudyLock
 from study.queries import PairQueries
+from study.response_queries import ResponseQueries
 from study.responses import Response, ResponseTable
 from study.rows import ConfigRow
 from study.score_methods import ScoreMethods
@@ -80,6 +82,7 @@ class Study(
     ScoreMethods,
     DecisionMethods,
     PairQueries,
+    ResponseQueries,
     StudySummaries,
     AuditMethods,
     DelegationMethods,
@@ -92,7 +95,9 @@ class Study(
     event log (:meth:`record`, :meth:`undo`, :meth:`events`, ...) from
     :class:`study.decision_methods.DecisionMethods`; the queue's queries
     (:meth:`query_pairs`, :meth:`count_pairs`, :meth:`pair_position`,
-    :meth:`response_pairs`) from :class:`study.queries.PairQueries`; the summaries
+    :meth:`response_pairs`) from :class:`study.queries.PairQueries`; the response mode's
+    (:meth:`response_page`, :meth:`response_after`) from
+    :class:`study.response_queries.ResponseQueries`; the summaries
     (:meth:`progress`, :meth:`annotated_pairs`) from :class:`study.summaries.StudySummaries`;
     the audit and delegation from :mod:`study.audit` and :mod:`study.delegation_log`;
     codebook versions and waves from :class:`study.iteration.CodebookIteration`.

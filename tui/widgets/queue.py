@@ -6,12 +6,12 @@ shows million-line logs): its virtual height is the row count, and :meth:`render
 asks the :class:`~tui.source.PairSource` only for the pages that are on screen. Pages
 and rendered lines are cached; :meth:`PairQueue.reload` drops both after a decision or
 when scores arrive, and the next paint replaces the old lines in place (no flicker).
+What a row shows, cell by cell, is drawn by :mod:`tui.widgets.queue_cells`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from itertools import chain
 from typing import ClassVar
 
@@ -27,10 +27,28 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from codebooks.model import Scale
-from tui.source import PairSource, Query, Row, is_hidden, row_key
-from tui.text import cell_stable, one_line, printable
-from tui.widgets.curve import spark
+from tui.source import PairSource, Query, Row, row_key
+from tui.text import cell_stable, one_line
+from tui.widgets.queue_cells import (
+    HEADERS,
+    HIDDEN_MARK,
+    Columns,
+    layout_columns,
+    render_row,
+    value_label,
+)
 from tui.widgets.scrolling import set_virtual_size
+
+# Re-exported: callers imported these from here before the cut.
+__all__ = [
+    "FOLLOW_PAGES_AFTER",
+    "FOLLOW_PAGES_BEFORE",
+    "HIDDEN_MARK",
+    "PAGE_SIZE",
+    "SCAN_PAGES",
+    "PairQueue",
+    "value_label",
+]
 
 #: Rows fetched from the study per query: about one screenful, so a repaint after a
 #: change reads one or two pages.
@@ -43,86 +61,6 @@ SCAN_PAGES = 100
 #: old row (scores arriving insert rows above it) and before it.
 FOLLOW_PAGES_AFTER = 4
 FOLLOW_PAGES_BEFORE = 1
-
-
-@dataclass(frozen=True)
-class Columns:
-    """Cell widths of one rendering width; the snippet takes what is left."""
-
-    id: int
-    snippet: int
-    code: int
-    curve: int
-    pick: int
-    entropy: int
-    status: int
-    note: int = 1
-
-    @property
-    def widths(self) -> tuple[int, ...]:
-        return (
-            self.id,
-            self.snippet,
-            self.code,
-            self.curve,
-            self.pick,
-            self.entropy,
-            self.status,
-            self.note,
-        )
-
-
-HEADERS = ("id", "response", "code", "curve", "pick", "H", "coded", "✎")
-
-#: The note column's mark on a pair with a note.
-NOTE_MARK = "✎"
-
-#: The curve column of a pair whose model answer is hidden (blind coding).
-HIDDEN_MARK = "blind"
-
-
-def status_text(row: Row, label: str | None) -> str:
-    """``·`` undecided, ``✓ 4`` coded by the coder, ``≈ 4`` accepted from the model."""
-    if row.decision is None:
-        return "·"
-    mark = "≈" if row.source == "model" else "✓"
-    return f"{mark} {label if label is not None else row.decision}"
-
-
-def value_label(scale: Scale | None, value: int | None) -> str | None:
-    """The option label of a stored value (``Yes`` for 1 on No/Yes)."""
-    if value is None:
-        return None
-    if scale is not None:
-        for option in scale.options:
-            if option.value == value:
-                return option.label
-    return str(value)
-
-
-def snippet(text: str, search: str | None = None) -> str:
-    """The response on one line, control characters shown as pictures (never sent to the
-    terminal); whitespace runs (line breaks too) become one space. With ``search``, it
-    starts a little before the first match, so the match is on screen."""
-    line = one_line(text)
-    if search:
-        at = line.casefold().find(search.casefold())
-        if at > 12:
-            line = "…" + line[at - 10 :]
-    return line[:400]
-
-
-def match_spans(text: str, search: str | None) -> list[tuple[int, int]]:
-    """Where ``search`` occurs in ``text`` (case-insensitive), as (start, end) indexes."""
-    if not search:
-        return []
-    folded, needle = text.casefold(), search.casefold()
-    spans: list[tuple[int, int]] = []
-    at = folded.find(needle)
-    while at >= 0 and len(folded) == len(text):
-        spans.append((at, at + len(needle)))
-        at = folded.find(needle, at + len(needle))
-    return spans
 
 
 class PairQueue(ScrollView, can_focus=True):
@@ -516,19 +454,11 @@ class PairQueue(ScrollView, can_focus=True):
     def _layout(self, width: int) -> Columns:
         columns = self._columns.get(width)
         if columns is None:
-            wide = width >= 110
-            code = 24 if wide else 14
-            pick = max(4, self._label_width + 4)
-            status = max(5, self._label_width + 2)
-            fixed = self._id_width + code + self._curve_width + pick + 4 + status + 1 + 7
-            columns = Columns(
-                id=self._id_width,
-                snippet=max(8, width - fixed),
-                code=code,
-                curve=self._curve_width,
-                pick=pick,
-                entropy=4,
-                status=status,
+            columns = layout_columns(
+                width,
+                id_width=self._id_width,
+                curve_width=self._curve_width,
+                label_width=self._label_width,
             )
             self._columns[width] = columns
         return columns
@@ -555,20 +485,6 @@ class PairQueue(ScrollView, can_focus=True):
             self._lines.set(key, strip)
         return strip
 
-    def _highlighted_cell(
-        self, segments: list[Segment], text: str, search: str | None, size: int, base: Style
-    ) -> None:
-        """A cell of ``size`` cells showing ``text`` with each match of ``search`` marked."""
-        text = set_cell_size(text, size)
-        mark = base + self._style("pair-queue--match")
-        start = 0
-        for lo, hi in match_spans(text, search):
-            segments.append(Segment(text[start:lo], base))
-            segments.append(Segment(text[lo:hi], mark))
-            start = hi
-        segments.append(Segment(text[start:], base))
-        segments.append(Segment(" ", base))
-
     def _header(self, width: int) -> Strip:
         strip = self._headers.get(width)
         if strip is None:
@@ -582,63 +498,14 @@ class PairQueue(ScrollView, can_focus=True):
         return strip
 
     def _render_row(self, row: Row, width: int, *, selected: bool) -> Strip:
-        base = self._style()
-        if selected:
-            base = base + self._style("pair-queue--cursor")
-
-        def get(component: str, *, partial: bool = False) -> Style:
-            return self._style(component, partial=partial)
-
-        cols = self._layout(width)
-        scale = self._scales.get(row.code_id)
-        segments: list[Segment] = []
-
-        def cell(text: str, size: int, style: Style | None = None, right: bool = False) -> None:
-            text = cell_stable(printable(text, single_line=True))
-            if right and cell_len(text) < size:
-                text = " " * (size - cell_len(text)) + text
-            segments.append(Segment(set_cell_size(text, size), base + style if style else base))
-            segments.append(Segment(" ", base))
-
-        dim = get("pair-queue--dim", partial=True)
-        cell(row.response_id, cols.id, dim)
-        search = self._query.search
-        shown = cell_stable(snippet(row.text, search))
-        if match_spans(shown, search):
-            self._highlighted_cell(segments, shown, search, cols.snippet, base)
-        else:
-            cell(shown, cols.snippet)
-        cell(row.code_name, cols.code)
-        if is_hidden(row):
-            # Blind: the model's answer stays hidden until the coder decides the pair.
-            cell(HIDDEN_MARK, cols.curve, dim)
-            cell("", cols.pick)
-            cell("", cols.entropy)
-        elif row.surprisal is None:
-            cell("·" * (scale.k if scale else 1), cols.curve, dim)
-            cell("", cols.pick)
-            cell("", cols.entropy)
-        else:
-            stale = row_key(row) in self._stale
-            cell(
-                spark(row.surprisal),
-                cols.curve,
-                dim if stale else get("pair-queue--spark", partial=True),
-            )
-            pick = printable(row.pick_label or "", single_line=True)
-            confidence = "" if row.confidence is None else f"{row.confidence:.2f}"[1:]
-            if row.confidence is not None and row.confidence >= 0.995:
-                confidence = "1.0"
-            pick_text = f"{set_cell_size(pick, self._label_width)} {confidence}"
-            cell(pick_text, cols.pick)
-            entropy = "" if row.norm_entropy is None else f"{row.norm_entropy:.2f}"
-            cell(entropy, cols.entropy, right=True)
-        if row.decision is None:
-            status_style = dim
-        elif row.source == "model":
-            status_style = get("pair-queue--model", partial=True)
-        else:
-            status_style = get("pair-queue--human", partial=True)
-        cell(status_text(row, value_label(scale, row.decision)), cols.status, status_style)
-        cell(NOTE_MARK if row.note else "", cols.note, get("pair-queue--warn", partial=True))
-        return Strip(segments).adjust_cell_length(width, base)
+        return render_row(
+            row,
+            width=width,
+            columns=self._layout(width),
+            scale=self._scales.get(row.code_id),
+            search=self._query.search,
+            stale=row_key(row) in self._stale,
+            label_width=self._label_width,
+            selected=selected,
+            style=self._style,
+        )

@@ -1,0 +1,223 @@
+"""Cells of the queue (:mod:`tui.widgets.queue`): column widths, cell texts, one row drawn.
+
+Pure of the widget: :func:`render_row` draws a row from the row, its column widths and a
+style lookup, so the widget keeps only scrolling, paging and caching.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
+
+from codebooks.model import Scale
+from tui.source import Row, is_hidden
+from tui.text import cell_stable, one_line, printable
+from tui.widgets.curve import spark
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Cell widths of one rendering width; the snippet takes what is left."""
+
+    id: int
+    snippet: int
+    code: int
+    curve: int
+    pick: int
+    entropy: int
+    status: int
+    note: int = 1
+
+    @property
+    def widths(self) -> tuple[int, ...]:
+        return (
+            self.id,
+            self.snippet,
+            self.code,
+            self.curve,
+            self.pick,
+            self.entropy,
+            self.status,
+            self.note,
+        )
+
+
+HEADERS = ("id", "response", "code", "curve", "pick", "H", "coded", "✎")
+
+#: The note column's mark on a pair with a note.
+NOTE_MARK = "✎"
+
+#: The curve column of a pair whose model answer is hidden (blind coding).
+HIDDEN_MARK = "blind"
+
+
+def status_text(row: Row, label: str | None) -> str:
+    """``·`` undecided, ``✓ 4`` coded by the coder, ``≈ 4`` accepted from the model."""
+    if row.decision is None:
+        return "·"
+    mark = "≈" if row.source == "model" else "✓"
+    return f"{mark} {label if label is not None else row.decision}"
+
+
+def value_label(scale: Scale | None, value: int | None) -> str | None:
+    """The option label of a stored value (``Yes`` for 1 on No/Yes)."""
+    if value is None:
+        return None
+    if scale is not None:
+        for option in scale.options:
+            if option.value == value:
+                return option.label
+    return str(value)
+
+
+def snippet(text: str, search: str | None = None) -> str:
+    """The response on one line, control characters shown as pictures (never sent to the
+    terminal); whitespace runs (line breaks too) become one space. With ``search``, it
+    starts a little before the first match, so the match is on screen."""
+    line = one_line(text)
+    if search:
+        at = line.casefold().find(search.casefold())
+        if at > 12:
+            line = "…" + line[at - 10 :]
+    return line[:400]
+
+
+def match_spans(text: str, search: str | None) -> list[tuple[int, int]]:
+    """Where ``search`` occurs in ``text`` (case-insensitive), as (start, end) indexes."""
+    if not search:
+        return []
+    folded, needle = text.casefold(), search.casefold()
+    spans: list[tuple[int, int]] = []
+    at = folded.find(needle)
+    while at >= 0 and len(folded) == len(text):
+        spans.append((at, at + len(needle)))
+        at = folded.find(needle, at + len(needle))
+    return spans
+
+
+def layout_columns(width: int, *, id_width: int, curve_width: int, label_width: int) -> Columns:
+    """The column widths at ``width`` cells: fixed columns, the snippet takes the rest."""
+    wide = width >= 110
+    code = 24 if wide else 14
+    pick = max(4, label_width + 4)
+    status = max(5, label_width + 2)
+    fixed = id_width + code + curve_width + pick + 4 + status + 1 + 7
+    return Columns(
+        id=id_width,
+        snippet=max(8, width - fixed),
+        code=code,
+        curve=curve_width,
+        pick=pick,
+        entropy=4,
+        status=status,
+    )
+
+
+class StyleOf(Protocol):
+    """The widget's style (``component`` None) or a component's (``PairQueue._style``)."""
+
+    def __call__(self, component: str | None = None, *, partial: bool = False) -> Style: ...
+
+
+def highlighted_cell(
+    segments: list[Segment], text: str, search: str | None, size: int, base: Style, mark: Style
+) -> None:
+    """A cell of ``size`` cells showing ``text`` with each match of ``search`` in ``mark``."""
+    text = set_cell_size(text, size)
+    start = 0
+    for lo, hi in match_spans(text, search):
+        segments.append(Segment(text[start:lo], base))
+        segments.append(Segment(text[lo:hi], mark))
+        start = hi
+    segments.append(Segment(text[start:], base))
+    segments.append(Segment(" ", base))
+
+
+def render_row(
+    row: Row,
+    *,
+    width: int,
+    columns: Columns,
+    scale: Scale | None,
+    search: str | None,
+    stale: bool,
+    label_width: int,
+    selected: bool,
+    style: StyleOf,
+) -> Strip:
+    """One line of the queue showing ``row``.
+
+    Args:
+        row: The pair.
+        width: The line's width in cells.
+        columns: The column widths at ``width``.
+        scale: The code's scale (decisions shown by label), if known.
+        search: The queue's search, marked in the snippet.
+        stale: Grey the curve (a score from an older text of the code).
+        label_width: Cells of the pick's label.
+        selected: The cursor's row.
+        style: The widget's styles.
+    """
+    base = style()
+    if selected:
+        base = base + style("pair-queue--cursor")
+
+    def get(component: str, *, partial: bool = False) -> Style:
+        return style(component, partial=partial)
+
+    cols = columns
+    segments: list[Segment] = []
+
+    def cell(text: str, size: int, style: Style | None = None, right: bool = False) -> None:
+        text = cell_stable(printable(text, single_line=True))
+        if right and cell_len(text) < size:
+            text = " " * (size - cell_len(text)) + text
+        segments.append(Segment(set_cell_size(text, size), base + style if style else base))
+        segments.append(Segment(" ", base))
+
+    dim = get("pair-queue--dim", partial=True)
+    cell(row.response_id, cols.id, dim)
+    shown = cell_stable(snippet(row.text, search))
+    if match_spans(shown, search):
+        mark = base + get("pair-queue--match")
+        highlighted_cell(segments, shown, search, cols.snippet, base, mark)
+    else:
+        cell(shown, cols.snippet)
+    cell(row.code_name, cols.code)
+    if is_hidden(row):
+        # Blind: the model's answer stays hidden until the coder decides the pair.
+        cell(HIDDEN_MARK, cols.curve, dim)
+        cell("", cols.pick)
+        cell("", cols.entropy)
+    elif row.surprisal is None:
+        cell("·" * (scale.k if scale else 1), cols.curve, dim)
+        cell("", cols.pick)
+        cell("", cols.entropy)
+    else:
+        cell(
+            spark(row.surprisal),
+            cols.curve,
+            dim if stale else get("pair-queue--spark", partial=True),
+        )
+        pick = printable(row.pick_label or "", single_line=True)
+        confidence = "" if row.confidence is None else f"{row.confidence:.2f}"[1:]
+        if row.confidence is not None and row.confidence >= 0.995:
+            confidence = "1.0"
+        pick_text = f"{set_cell_size(pick, label_width)} {confidence}"
+        cell(pick_text, cols.pick)
+        entropy = "" if row.norm_entropy is None else f"{row.norm_entropy:.2f}"
+        cell(entropy, cols.entropy, right=True)
+    if row.decision is None:
+        status_style = dim
+    elif row.source == "model":
+        status_style = get("pair-queue--model", partial=True)
+    else:
+        status_style = get("pair-queue--human", partial=True)
+    cell(status_text(row, value_label(scale, row.decision)), cols.status, status_style)
+    cell(NOTE_MARK if row.note else "", cols.note, get("pair-queue--warn", partial=True))
+    return Strip(segments).adjust_cell_length(width, base)
