@@ -476,14 +476,21 @@ class CodecurveApp(IterationActions, App[None]):
 
     def _start_screening(self) -> None:
         self._screening_timer = None
-        self.screen_decisions(self.session.config_id)
-        self.compare_decisions()
+        # The delegation plan and the comparison of configurations are only drawn in the
+        # panel: while it is hidden they would cost every burst of decisions a thread's
+        # work for nothing (showing the panel screens again at once).
+        review = self.live_review
+        shown = review is not None and review.screening_shown
+        self.screen_decisions(self.session.config_id, plan=shown)
+        if shown:
+            self.compare_decisions()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="screening", name="screening")
-    def screen_decisions(self, config_id: int | None) -> None:
+    def screen_decisions(self, config_id: int | None, *, plan: bool = True) -> None:
         summary = summarise_study(self.study, config_id, self.session.coder, cut=self.screening_cut)
         self.post_message(ScreeningUpdated(summary))
-        self.post_message(DelegationPlanned(*plan_for(self.study, self.session.coder)))
+        if plan:
+            self.post_message(DelegationPlanned(*plan_for(self.study, self.session.coder)))
 
     @on(DelegationPlanned)
     def _delegation_planned(self, message: DelegationPlanned) -> None:

@@ -147,11 +147,11 @@ async def test_the_panel_compares_the_configurations_on_the_chosen_code(tmp_path
     seen: list[Message] = []
     app = make_app(study, coder="tester", close_study=False)
     async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+        await pilot.press("s")  # the comparison is computed for the panel on show
         await wait_for(
             pilot,
             lambda: any(isinstance(m, ComparisonReady) and m.comparison for m in seen),
         )
-        await pilot.press("s")
         await pilot.pause()
         panel = app.review.screening
         pooled = panel.comparison_text
@@ -180,9 +180,29 @@ async def test_one_configuration_shows_no_comparison(tmp_path: Path) -> None:
     seen: list[Message] = []
     app = make_app(study, coder="tester", close_study=False)
     async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
-        await wait_for(pilot, lambda: any(isinstance(m, ComparisonReady) for m in seen))
         await pilot.press("s")
+        await wait_for(pilot, lambda: any(isinstance(m, ComparisonReady) for m in seen))
         await pilot.pause()
         assert app.comparison is None
         assert app.review.screening.comparison_text == ""
+    study.close()
+
+
+async def test_a_hidden_panel_costs_no_comparison_or_plan(tmp_path: Path) -> None:
+    """While the screening panel is hidden, decisions recompute only the screen's summary:
+    the comparison and the delegation plan wait until the panel is shown."""
+    from tui.messages import DelegationPlanned, ScreeningUpdated
+
+    study, _, _ = two_configs(tmp_path / "s.codecurve", n=20)
+    seen: list[Message] = []
+    app = make_app(study, coder="tester", close_study=False)
+    async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+        await pilot.press("1", "1", "1")
+        await wait_for(pilot, lambda: sum(isinstance(m, ScreeningUpdated) for m in seen) >= 2)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not any(isinstance(m, ComparisonReady | DelegationPlanned) for m in seen)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: any(isinstance(m, ComparisonReady) for m in seen))
+        await wait_for(pilot, lambda: any(isinstance(m, DelegationPlanned) for m in seen))
     study.close()

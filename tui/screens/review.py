@@ -506,6 +506,12 @@ class ReviewScreen(BlindWork):
 
     # -- panels and dialogs ------------------------------------------------------------
 
+    @property
+    def screening_shown(self) -> bool:
+        """Whether the screening panel is the pane on show (its plan and comparison are
+        only worth computing then)."""
+        return self.query_one(ContentSwitcher).current == "screening"
+
     def action_toggle_screening(self) -> None:
         switcher = self.query_one(ContentSwitcher)
         if switcher.current == "screening":
