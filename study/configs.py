@@ -7,6 +7,7 @@ Only the study's public face is used (:class:`study.index.StudyView`).
 from __future__ import annotations
 
 import sqlite3
+import weakref
 
 from study.errors import StudyError
 from study.index import StudyView
@@ -96,11 +97,32 @@ OFF_SCALE_ADVICE = (
 )
 
 
+#: The last off-scale warning per study handle and configuration, with the score
+#: generation it was read at: the app screens after every burst of decisions, and a scan
+#: of 100,000 scores there made each decision wait for the study's connection.
+_OFF_SCALE: weakref.WeakKeyDictionary[StudyView, dict[int, tuple[int, str | None]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def off_scale_warning(study: StudyView, config_id: int | None) -> str | None:
     """One study-level warning when most scored pairs of a configuration fall off the
-    scale (the model's probability mostly on tokens that are no option), else None."""
+    scale (the model's probability mostly on tokens that are no option), else None.
+
+    Read again only when the study handle has stored scores since the last call."""
     if config_id is None:
         return None
+    known = _OFF_SCALE.setdefault(study, {})
+    generation = study.score_generation
+    cached = known.get(config_id)
+    if cached is not None and cached[0] == generation:
+        return cached[1]
+    warning = _read_off_scale(study, config_id)
+    known[config_id] = (generation, warning)
+    return warning
+
+
+def _read_off_scale(study: StudyView, config_id: int) -> str | None:
     with study.snapshot() as conn:
         row = conn.execute(
             "SELECT COUNT(*), COALESCE(SUM(off_scale), 0) FROM scores WHERE config_id = ?",

@@ -29,6 +29,14 @@ class ScoreMethods:
     _active: int | None
     _config_rows: dict[int, ConfigRow]
     _token_sets: dict[str, int]
+    #: Bumped whenever scores are stored, so that summaries over all of a configuration's
+    #: scores (the off-scale warning) are read again only when they can have changed.
+    _score_generation: int = 0
+
+    @property
+    def score_generation(self) -> int:
+        """How many times this handle has stored scores (0 until it does)."""
+        return self._score_generation
 
     @property
     def read_only(self) -> bool:
@@ -123,7 +131,9 @@ class ScoreMethods:
         with self._write() as conn:
             # _write clears the token-set cache on rollback: it never names a row not kept.
             revisions.drop_replaced(conn, rows)
-            return stored.insert_scores(conn, rows, self._token_sets)
+            stored_count = stored.insert_scores(conn, rows, self._token_sets)
+        self._score_generation += 1
+        return stored_count
 
     def token_ids(self, config_id: int, response_id: str, code_id: str) -> Any:
         """The token ids a stored score was computed from (nested lists), or ``None``."""
