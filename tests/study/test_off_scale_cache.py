@@ -1,0 +1,37 @@
+"""The off-scale warning scans every score of a configuration: it is read again only
+after the study handle has stored scores, not on every screen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from study import configs
+from tests.factories import build_study, synthetic_config, synthetic_scores
+
+
+def test_the_warning_is_read_again_only_after_scores_are_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    study = build_study(tmp_path / "s.codecurve", n=6, scored=4)
+    reads: list[int] = []
+    original = configs._read_off_scale
+
+    def counting(view: configs.StudyView, config_id: int) -> str | None:
+        reads.append(config_id)
+        return original(view, config_id)
+
+    monkeypatch.setattr(configs, "_read_off_scale", counting)
+    config_id = study.active_config_id()
+    assert config_id is not None
+    first = configs.off_scale_warning(study, config_id)
+    assert configs.off_scale_warning(study, config_id) == first
+    assert reads == [config_id]  # the second screen read nothing
+    before = study.score_generation
+    config = synthetic_config()
+    assert study.write_scores(config_id, synthetic_scores(study, config)) > 0
+    assert study.score_generation == before + 1
+    configs.off_scale_warning(study, config_id)
+    assert reads == [config_id, config_id]  # new scores: read again
+    study.close()
