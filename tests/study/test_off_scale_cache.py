@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from study import configs
+from study.index import StudyView
 from tests.factories import build_study, synthetic_config, synthetic_scores
 
 
@@ -18,7 +19,7 @@ def test_the_warning_is_read_again_only_after_scores_are_stored(
     reads: list[int] = []
     original = configs._read_off_scale
 
-    def counting(view: configs.StudyView, config_id: int) -> str | None:
+    def counting(view: StudyView, config_id: int) -> str | None:
         reads.append(config_id)
         return original(view, config_id)
 
