@@ -146,18 +146,17 @@ class PairQueries:
         codable = ",".join(str(c) for c in self.index.codable_keys)
         with self.snapshot() as conn:
             audit = audit_listing(self, conn) if status == "review" else "[]"
+            # The same filters on each of the listings below, under their own aliases.
+            filters: dict[str, Any] = {
+                "code_id": code_id,
+                "status": status,
+                "search": search,
+                "coder": coder,
+                "wave": wave,
+                "audit": audit,
+            }
             if order in LISTED_ORDERS:
-                clauses, params = _filters(
-                    self,
-                    "l.rid",
-                    "l.cid",
-                    code_id=code_id,
-                    status=status,
-                    search=search,
-                    coder=coder,
-                    wave=wave,
-                    audit=audit,
-                )
+                clauses, params = _filters(self, "l.rid", "l.cid", **filters)
                 direction = " DESC" if reverse else ""
                 return page_rows(
                     conn,
@@ -171,17 +170,7 @@ class PairQueries:
                     f"p.pos{direction}",
                 )
             if config_id is None or order == "id":
-                clauses, params = _filters(
-                    self,
-                    "r.rid",
-                    "c.cid",
-                    code_id=code_id,
-                    status=status,
-                    search=search,
-                    coder=coder,
-                    wave=wave,
-                    audit=audit,
-                )
+                clauses, params = _filters(self, "r.rid", "c.cid", **filters)
                 return page_rows(
                     conn,
                     self,
@@ -193,17 +182,7 @@ class PairQueries:
                     [*params, limit, offset],
                     _id_order("p", reverse),
                 )
-            clauses, params = _filters(
-                self,
-                "s.rid",
-                "s.cid",
-                code_id=code_id,
-                status=status,
-                search=search,
-                coder=coder,
-                wave=wave,
-                audit=audit,
-            )
+            clauses, params = _filters(self, "s.rid", "s.cid", **filters)
             rows = page_rows(
                 conn,
                 self,
@@ -226,17 +205,7 @@ class PairQueries:
                         ).fetchone()[0]
                     )
                 if self.scored_count(config_id) < self.pair_count():
-                    clauses, params = _filters(
-                        self,
-                        "r.rid",
-                        "c.cid",
-                        code_id=code_id,
-                        status=status,
-                        search=search,
-                        coder=coder,
-                        wave=wave,
-                        audit=audit,
-                    )
+                    clauses, params = _filters(self, "r.rid", "c.cid", **filters)
                     rows += page_rows(
                         conn,
                         self,
@@ -290,8 +259,8 @@ class PairQueries:
             "status": status,
             "search": search,
             "coder": coder,
+            "wave": wave,
         }
-        filters["wave"] = wave
         pairs = f"FROM responses r JOIN codes c ON c.cid IN ({codable})"
         earlier = ">" if reverse else "<"  # an id that sorts before, in id order
         with self.snapshot() as conn:
