@@ -456,7 +456,9 @@ class CodecurveApp(IterationActions, App[None]):
     def _annotation_saved(self, message: AnnotationSaved) -> None:
         """A screen saved a change: the screens below it are out of date, and the
         screening is recomputed soon."""
-        for screen in self.screen_stack[:-1]:
+        # The first screen is Textual's empty default one: a message to it would repaint
+        # the whole terminal on every decision.
+        for screen in self.screen_stack[1:-1]:
             screen.post_message(StudyChanged())
         self.refresh_screening()
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 import pytest
+from textual._compositor import LayoutUpdate  # the full-screen update, to tell it apart
 from textual.message import Message
 from textual.pilot import Pilot
 from textual.screen import Screen
@@ -190,6 +191,64 @@ async def test_decisions_post_annotation_saved_from_both_screens(study: Study) -
         kinds = [m.kind for m in unique(seen, AnnotationSaved)]
         assert kinds == ["record", "record", "undo", "record"]
         assert study.decision_count(coder="tester") == 2
+
+
+async def test_a_decision_repaints_only_what_changed(study: Study) -> None:
+    """A decision, an undo and a move redraw the regions they changed, never the whole
+    terminal: a message to a screen under the top one (Textual's empty default screen)
+    used to repaint every cell on every decision."""
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.pause(0.3)  # the first screening's repaint
+        full: list[str] = []
+        display = app._display
+
+        def record(screen: Screen[Any], renderable: Any) -> None:
+            if isinstance(renderable, LayoutUpdate):  # the compositor's full update
+                full.append(keys[-1] if keys else "")
+            display(screen, renderable)
+
+        keys: list[str] = []
+        app._display = record  # type: ignore[method-assign]
+        for key in ("1", "x", "j", "u", "1"):
+            keys.append(key)
+            await pilot.press(key)
+            await pilot.pause(0.05)
+        assert study.decision_count(coder="tester") == 2
+        assert full == []
+
+
+async def test_the_review_screen_under_the_response_view_catches_up_when_shown(
+    study: Study,
+) -> None:
+    """Decisions in the response view leave the review screen below it to catch up once,
+    when it is shown again, not on every key."""
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        review = app.review
+        reloads = 0
+        reload = review.pair_queue.reload
+
+        def counted() -> None:
+            nonlocal reloads
+            reloads += 1
+            reload()
+
+        review.pair_queue.reload = counted  # type: ignore[method-assign]
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ResponseScreen)
+        await pilot.press("1", "down", "1", "down", "0")
+        await settle(pilot)
+        assert reloads == 0
+        assert review.stale
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is review
+        assert reloads == 1
+        assert not review.stale
 
 
 # -- the session's rules ------------------------------------------------------------

@@ -174,10 +174,12 @@ class ReviewScreen(BlindWork):
 
     @on(StudyChanged)
     def _study_changed(self, message: StudyChanged) -> None:
-        # Posted while another screen is on top: catch up when this one is shown again.
+        # Posted while another screen is on top: catch up when this one is shown again
+        # (a screen under the top one counts as "current" to Textual, and repainting it
+        # would repaint the screen above on every decision made there).
         if not self.composed:
             return
-        if self.is_current:
+        if self.is_active:
             self._catch_up()
         else:
             self.stale = True
