@@ -138,6 +138,12 @@ def highlighted_cell(
     segments.append(Segment(" ", base))
 
 
+def safe(text: str) -> str:
+    """Text from a file (an id, a code's name, a label) for a one-line table cell: no
+    control characters, every character in the cells Rich counts for it."""
+    return cell_stable(printable(text, single_line=True))
+
+
 def render_row(
     row: Row,
     *,
@@ -174,21 +180,23 @@ def render_row(
     segments: list[Segment] = []
 
     def cell(text: str, size: int, style: Style | None = None, right: bool = False) -> None:
-        text = cell_stable(printable(text, single_line=True))
+        """A cell of ``text`` that is safe to draw (see :func:`safe`)."""
         if right and cell_len(text) < size:
             text = " " * (size - cell_len(text)) + text
         segments.append(Segment(set_cell_size(text, size), base + style if style else base))
         segments.append(Segment(" ", base))
 
     dim = get("pair-queue--dim", partial=True)
-    cell(row.response_id, cols.id, dim)
-    shown = cell_stable(snippet(row.text, search))
+    cell(safe(row.response_id), cols.id, dim)
+    # At most two characters per cell of the snippet: the rest is cut off anyway.
+    shown = cell_stable(snippet(row.text, search)[: 2 * cols.snippet])
     if match_spans(shown, search):
         mark = base + get("pair-queue--match")
         highlighted_cell(segments, shown, search, cols.snippet, base, mark)
     else:
         cell(shown, cols.snippet)
-    cell(row.code_name, cols.code)
+    cell(safe(row.code_name), cols.code)
+    # The cells below are the app's own numbers and marks, except the labels.
     if is_hidden(row):
         # Blind: the model's answer stays hidden until the coder decides the pair.
         cell(HIDDEN_MARK, cols.curve, dim)
@@ -204,7 +212,7 @@ def render_row(
             cols.curve,
             dim if stale else get("pair-queue--spark", partial=True),
         )
-        pick = printable(row.pick_label or "", single_line=True)
+        pick = safe(row.pick_label or "")
         confidence = "" if row.confidence is None else f"{row.confidence:.2f}"[1:]
         if row.confidence is not None and row.confidence >= 0.995:
             confidence = "1.0"
@@ -218,6 +226,12 @@ def render_row(
         status_style = get("pair-queue--model", partial=True)
     else:
         status_style = get("pair-queue--human", partial=True)
-    cell(status_text(row, value_label(scale, row.decision)), cols.status, status_style)
+    cell(safe(status_text(row, value_label(scale, row.decision))), cols.status, status_style)
     cell(NOTE_MARK if row.note else "", cols.note, get("pair-queue--warn", partial=True))
-    return Strip(segments).adjust_cell_length(width, base)
+    # Every cell was cut or padded to its size, and one space follows each but the last
+    # (the line's last cell is its own).
+    segments.pop()
+    drawn = sum(cols.widths) + len(cols.widths) - 1
+    if drawn == width:
+        return Strip(segments, width)
+    return Strip(segments, drawn).adjust_cell_length(width, base)
