@@ -258,14 +258,16 @@ class ReviewScreen(BlindWork):
         searched = query.search != self.pair_queue.pair_query.search
         self.pair_queue.set_query(query)
         self.detail.set_search(query.search)
-        box = self.query_one("#queue-box", Vertical)
+        subtitle = ""
         if query.search:
             count = plural(self.pair_queue.total, "match", "matches")
-            box.border_subtitle = f"{count} for “{markup_safe(query.search)}”"
+            subtitle = f"{count} for “{markup_safe(query.search)}”"
             if searched:
                 self.notify(f"{count} for “{one_line(query.search)}”", timeout=3, markup=False)
-        else:
-            box.border_subtitle = ""
+        box = self.query_one("#queue-box", Vertical)
+        # Setting a border's text repaints the whole box, even to the same text.
+        if (box.border_subtitle or "") != subtitle:
+            box.border_subtitle = subtitle
         self.update_status()
 
     # -- decisions ---------------------------------------------------------------------
