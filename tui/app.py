@@ -125,6 +125,9 @@ class CodecurveApp(IterationActions, App[None]):
             batch_size: Pairs per scoring batch (default: the backend's own).
             close_study: Close the study when the app exits (the CLI's own study).
         """
+        # The modules imported so far live as long as the process: out of the
+        # collector's scans before Textual builds the app (see tui.collector).
+        IdleCollector.freeze()
         super().__init__()
         self.study = study
         self.session = ReviewSession(study, coder=coder)
@@ -178,6 +181,10 @@ class CodecurveApp(IterationActions, App[None]):
     # -- life cycle --------------------------------------------------------------------
 
     async def on_mount(self) -> None:
+        # Everything loaded so far (textual, pandas, the study's index) lives as long as
+        # the app: keep it out of the collector's scans, and again what the first paint
+        # loads; full collections run while the coder pauses, not on a random key.
+        self._collector.start()
         await self.push_screen(ReviewScreen(self.session))
         if self._backend_factory is not None:
             self._score_requested = self._score_on_open
@@ -186,10 +193,7 @@ class CodecurveApp(IterationActions, App[None]):
         else:
             self.review.set_model_state(self.config_state("no model"))
         self.refresh_screening(delay=0.0)
-        # Everything loaded so far (textual, pandas, the study's caches) lives as long as
-        # the app: keep it out of the collector's scans, and run full collections while
-        # the coder pauses instead of on a random key press.
-        self.call_after_refresh(self._collector.start)
+        self.call_after_refresh(self._collector.freeze)
         self.set_interval(0.5, self._collector.tick)
 
     async def on_event(self, event: events.Event) -> None:

@@ -4,7 +4,9 @@ A full collection walks every tracked object: in the app, with a study's pages a
 rendered lines cached, that is 20-40 ms, and it used to land on a random key press (the
 p99 of key-to-screen). The app freezes what it loaded at start (never garbage), stops
 automatic full collections, and runs one itself once the keyboard has been idle for a
-moment, only if younger collections promoted anything since the last one. Young
+moment, only if younger collections promoted anything since the last one. What the
+imports made is frozen when the app is built (a full collection of it would delay the
+first paint by tens of milliseconds), and what the first paint loaded after it. Young
 collections (a millisecond or two) run as usual, so memory stays bounded.
 """
 
@@ -43,6 +45,13 @@ class IdleCollector:
         young, middle, _ = self._thresholds
         gc.set_threshold(young, middle, NEVER)
         self._promotions = self._middle_collections()
+
+    @staticmethod
+    def freeze() -> None:
+        """Move every object that exists now out of the collector's scans (what the
+        imports made, then what the first paint loaded: the study's caches, the first
+        page); :meth:`stop` puts them back."""
+        gc.freeze()
 
     def stop(self) -> None:
         """Give full collections back to the interpreter, for good."""

@@ -48,6 +48,35 @@ def test_start_takes_over_full_collections_and_stop_hands_them_back() -> None:
     assert gc.get_freeze_count() == 0
 
 
+def test_freeze_adds_what_exists_now_and_stop_puts_it_back() -> None:
+    collector = IdleCollector()
+    collector.start()
+    try:
+        frozen = gc.get_freeze_count()
+        later = [[i] for i in range(1000)]
+        collector.freeze()
+        assert gc.get_freeze_count() >= frozen + len(later)
+    finally:
+        collector.stop()
+    assert gc.get_freeze_count() == 0
+
+
+async def test_the_app_takes_over_collections_before_its_first_paint(study: Study) -> None:
+    seen: list[int] = []
+    app = make_app(study, coder="tester")
+    paint = app._display
+
+    def display(screen: object, renderable: object) -> None:
+        if renderable is not None and not seen:
+            seen.append(gc.get_threshold()[2])
+        paint(screen, renderable)  # type: ignore[arg-type]
+
+    app._display = display  # type: ignore[method-assign]
+    async with app.run_test() as pilot:
+        await pilot.pause(0.2)
+    assert seen == [NEVER]
+
+
 def test_a_start_after_stop_changes_nothing() -> None:
     before = gc.get_threshold()
     collector = IdleCollector()
