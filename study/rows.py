@@ -151,6 +151,9 @@ class PairRow:
     spread: float | None = None
     on_scale_mass: float | None = None
     truncated: bool | None = None
+    #: The response has a memo (``coder``'s when the listing asked for a coder, else
+    #: any coder's).
+    memo: bool = False
 
     @property
     def scored(self) -> bool:

@@ -161,3 +161,13 @@ def test_a_removed_code_no_longer_orders_the_responses(tmp_path: Path) -> None:
         )
     finally:
         study.close()
+
+
+def test_pair_rows_mark_a_memo_on_their_response(study: Study) -> None:
+    config_id = study.active_config_id()
+    rows = study.query_pairs(config_id, order="id", limit=1000)
+    marked = {r.response_id for r in rows if r.memo}
+    assert marked == {"r4", "r5"}
+    mine = study.query_pairs(config_id, order="id", limit=1000, coder="ana")
+    assert {r.response_id for r in mine if r.memo} == {"r4"}
+    assert all(r.memo for r in study.response_pairs(config_id, "r4"))

@@ -26,6 +26,7 @@ LEGEND: tuple[tuple[str, str], ...] = (
     ("pick", "The model's pick (the curve's minimum) and its confidence (p of that option)."),
     ("H", "Normalised entropy, 0 (sure) to 1 (torn). The queue puts high H first."),
     ("coded", "· undecided   ✓ coded by hand   ≈ the model's pick, accepted."),
+    ("✎¶", "✎ a note on the pair   ¶ a memo on its whole response (m in the response view)."),
     ("yes/no", "On a yes/no code 1 records Yes (present) and 0 No."),
 )
 
