@@ -46,7 +46,8 @@ def page_rows(
     ``keys_sql`` runs first, as a subquery (its ``LIMIT`` keeps the joins to one page);
     ``order_sql`` orders the page again by the same keys, over ``p`` (the page) and ``s``
     (its scores). A row shows the latest decision (of ``coder``, if given) and the note of
-    that decision's coder; without a decision, ``coder``'s note, or else the latest note.
+    that decision's coder; without a decision, ``coder``'s note, or else the latest note;
+    and whether the response has a memo (``coder``'s, or else any coder's).
     """
     coder_filter = " AND a.coder = ?" if coder is not None else ""
     sql = (
@@ -55,7 +56,9 @@ def page_rows(
         "d.value, d.source, d.coder, d.decided_at, "
         "(SELECT n.note FROM notes n WHERE n.rid = p.rid AND n.cid = p.cid "
         "AND (COALESCE(d.coder, ?) IS NULL OR n.coder = COALESCE(d.coder, ?)) "
-        "ORDER BY n.event_id DESC LIMIT 1) "
+        "ORDER BY n.event_id DESC LIMIT 1), "
+        # A memo on the response: coder's, or any coder's (memos' key is (rid, coder)).
+        "EXISTS (SELECT 1 FROM memos m WHERE m.rid = p.rid AND (? IS NULL OR m.coder = ?)) "
         f"FROM ({keys_sql}) p JOIN responses r ON r.rid = p.rid "
         "LEFT JOIN scores s ON s.config_id = ? AND s.rid = p.rid AND s.cid = p.cid "
         "LEFT JOIN annotations d ON d.rid = p.rid AND d.cid = p.cid AND d.coder = "
@@ -63,8 +66,8 @@ def page_rows(
         f"{coder_filter} ORDER BY a.decided_at DESC, a.event_id DESC LIMIT 1) "
         f"ORDER BY {order_sql}"
     )
-    # The parameters in the order their ``?`` appear: note, keys, scores, decision.
-    params: list[Any] = [coder, coder, *keys_params, -1 if config_id is None else config_id]
+    # The parameters in the order their ``?`` appear: note, memo, keys, scores, decision.
+    params: list[Any] = [coder] * 4 + [*keys_params, -1 if config_id is None else config_id]
     if coder is not None:
         params.append(coder)
     return [pair_row(study, config_id, row) for row in conn.execute(sql, params)]
@@ -73,7 +76,7 @@ def page_rows(
 def pair_row(study: StudyView, config_id: int | None, row: tuple[Any, ...]) -> PairRow:
     """One row of :func:`page_rows`'s query as a :class:`PairRow`."""
     (rid, cid, text, surprisal, probs, pick, confidence, norm_entropy, off_scale) = row[:9]
-    (expected, spread, on_scale_mass, truncated, value, source, who, at, note) = row[9:]
+    (expected, spread, on_scale_mass, truncated, value, source, who, at, note, memo) = row[9:]
     code = study.index.code_at(cid)
     scored = probs is not None
     return PairRow(
@@ -97,4 +100,5 @@ def pair_row(study: StudyView, config_id: int | None, row: tuple[Any, ...]) -> P
         spread=float(spread) if scored else None,
         on_scale_mass=float(on_scale_mass) if scored else None,
         truncated=bool(truncated) if scored else None,
+        memo=bool(memo),
     )

@@ -31,6 +31,12 @@ CONSENSUS = "consensus"
 Order = Literal["entropy", "id", "pick", "confidence", "audit", "shared"]
 ORDERS: tuple[Order, ...] = get_args(Order)
 
+#: Orders of the responses, response by response (:mod:`study.response_queries`), in the
+#: order the app cycles through them: the response whose least sure code is least sure
+#: first, by id, the blind audit's responses in their random order.
+ResponseOrder = Literal["entropy", "id", "audit"]
+RESPONSE_ORDERS: tuple[ResponseOrder, ...] = get_args(ResponseOrder)
+
 #: Layouts of an export: one row per pair, or one per response.
 Layout = Literal["long", "wide"]
 LAYOUTS: tuple[Layout, ...] = get_args(Layout)
@@ -145,6 +151,9 @@ class PairRow:
     spread: float | None = None
     on_scale_mass: float | None = None
     truncated: bool | None = None
+    #: The response has a memo (``coder``'s when the listing asked for a coder, else
+    #: any coder's).
+    memo: bool = False
 
     @property
     def scored(self) -> bool:
@@ -153,3 +162,35 @@ class PairRow:
     @property
     def decided(self) -> bool:
         return self.decision is not None
+
+
+@dataclass(frozen=True)
+class ResponseRow:
+    """One response as the response list shows it (:meth:`Study.query_responses`).
+
+    Attributes:
+        response_id: The response.
+        text: The start of its text (enough for a one-line snippet).
+        max_entropy: The highest normalised entropy among its codes' scores under the
+            configuration asked (its least sure code); ``None`` when none is scored.
+        scored: How many of its codes are scored under that configuration.
+        decided: How many of its codes are decided (by ``coder`` when one was asked).
+        codes: How many codes there are to decide (the codable codes; a code a revision
+            removed is not one).
+        memo: It has a memo (``coder``'s when one was asked, else any coder's).
+        noted: One of its pairs has a note (same rule).
+    """
+
+    response_id: str
+    text: str
+    max_entropy: float | None
+    scored: int
+    decided: int
+    codes: int
+    memo: bool
+    noted: bool
+
+    @property
+    def complete(self) -> bool:
+        """Every code of the response is decided."""
+        return self.decided >= self.codes

@@ -100,6 +100,8 @@ class Row(Protocol):
     def coder(self) -> str | None: ...
     @property
     def note(self) -> str | None: ...
+    @property
+    def memo(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -170,6 +172,7 @@ class HiddenRow:
     coder: str | None
     note: str | None
     scored: bool
+    memo: bool = False
     surprisal: tuple[float, ...] | None = None
     probs: tuple[float, ...] | None = None
     pick: int | None = None
@@ -191,6 +194,7 @@ def hide_model(row: Row) -> HiddenRow:
         coder=row.coder,
         note=row.note,
         scored=row.probs is not None,
+        memo=row.memo,
     )
 
 

@@ -94,3 +94,14 @@ def test_response_mode_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
 def test_response_mode_140x40(snap_compare: SnapCompare, tmp_path: Path) -> None:
     run_before = pressing("v", "y", "n", "y", "right_square_bracket", "n")
     assert snap_compare(response_mode_app(tmp_path), terminal_size=(140, 40), run_before=run_before)
+
+
+def test_response_list_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    assert snap_compare(app_for(tmp_path), run_before=pressing("1", "x", "V", "down"))
+
+
+def test_response_list_140x40(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    # A response coded in the view, with a memo; a note on another response's pair.
+    keys = ("enter", "1", "1", "1", "m", *"sarcastic", "enter", "escape")
+    run_before = pressing(*keys, "j", "n", *"check", "enter", "V", "down", "down")
+    assert snap_compare(app_for(tmp_path), terminal_size=(140, 40), run_before=run_before)

@@ -26,6 +26,7 @@ LEGEND: tuple[tuple[str, str], ...] = (
     ("pick", "The model's pick (the curve's minimum) and its confidence (p of that option)."),
     ("H", "Normalised entropy, 0 (sure) to 1 (torn). The queue puts high H first."),
     ("coded", "· undecided   ✓ coded by hand   ≈ the model's pick, accepted."),
+    ("✎¶", "✎ a note on the pair   ¶ a memo on its whole response (m in the response view)."),
     ("yes/no", "On a yes/no code 1 records Yes (present) and 0 No."),
 )
 
@@ -42,25 +43,34 @@ def bindings_table(bindings: Iterable[tuple[str, str]]) -> Table:
     return table
 
 
-def legend_table() -> Table:
+def legend_table(legend: Iterable[tuple[str, str]] = LEGEND) -> Table:
     table = Table.grid(padding=(0, 1))
     table.add_column(style="bold", no_wrap=True, justify="right")
     table.add_column(ratio=1)
-    for term, text in LEGEND:
+    for term, text in legend:
         table.add_row(term, text)
     return table
 
 
 class HelpScreen(ModalScreen[None]):
-    """Lists ``(key, description)`` pairs collected from the screen that opened it."""
+    """Lists ``(key, description)`` pairs collected from the screen that opened it, and
+    how to read what that screen shows (``legend``, under ``heading``)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,question_mark,q", "dismiss", "Close", id="help.close"),
     ]
 
-    def __init__(self, keys: list[tuple[str, str]]) -> None:
+    def __init__(
+        self,
+        keys: list[tuple[str, str]],
+        *,
+        legend: Iterable[tuple[str, str]] = LEGEND,
+        heading: str = "Reading the queue",
+    ) -> None:
         super().__init__()
         self._keys = keys
+        self._legend = tuple(legend)
+        self._heading = heading
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body", classes="dialog") as body:
@@ -69,8 +79,8 @@ class HelpScreen(ModalScreen[None]):
             yield Static(bindings_table(self._keys), id="help-keys")
             yield Static(
                 Group(
-                    Text("Reading the queue", style="bold"),
-                    legend_table(),
+                    Text(self._heading, style="bold"),
+                    legend_table(self._legend),
                     Text("Every decision is saved the moment you make it.", style="dim"),
                 ),
                 id="help-legend",

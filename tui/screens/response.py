@@ -1,8 +1,9 @@
 """The response view: one response with its other columns and every code's curve and decision.
 
-Two ways in: ``enter`` on a pair of the queue opens its response, and the response mode
+Three ways in: ``enter`` on a pair of the queue opens its response, the response mode
 (``v``) codes response by response, in a response order (the response whose least sure
-code is least sure first, or by id). Either way ``]`` / ``[`` go to the next / previous
+code is least sure first, or by id), and ``enter`` on the list of responses (``V``,
+:mod:`tui.screens.responses`) opens the one chosen. Each way ``]`` / ``[`` go to the next / previous
 response of that order, so a response is read once and decided across the whole codebook:
 ``up`` / ``down`` move between codes, the scale's digits decide (on a yes/no code ``1`` or
 ``y`` is Yes, ``0`` or ``n`` No), and after a decision the cursor moves to the response's
@@ -178,7 +179,7 @@ class ResponseScreen(Screen[None]):
             "Back",
             key_display="esc",
             id="response.back",
-            tooltip="Back: to the queue of pairs",
+            tooltip="Back: to the queue or the list of responses",
         ),
     ]
 

@@ -425,6 +425,16 @@ class ReviewScreen(BlindWork):
             return
         self.app.push_screen(ResponseScreen(session, first[0], order=order))
 
+    def action_response_list(self) -> None:
+        """The responses, one a line, to choose which to code (:mod:`.responses`)."""
+        from tui.screens.responses import ResponsesScreen
+        from tui.widgets.response_list import ResponseQuery
+
+        # As ``v``: the audit's responses when the queue walks the audit.
+        audit = self.pair_queue.pair_query.order == "audit"
+        query = ResponseQuery(order="audit") if audit else None
+        self.app.push_screen(ResponsesScreen(self.session, query=query))
+
     def action_reverse_order(self) -> None:
         self.set_query(self.pair_queue.pair_query.reversed())
 

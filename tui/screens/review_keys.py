@@ -128,6 +128,14 @@ REVIEW_BINDINGS: list[BindingType] = [
         tooltip="By response: code whole responses, least sure first; ] next, [ previous",
     ),
     Binding(
+        "V",
+        "response_list",
+        "Responses",
+        show=False,
+        id="response_list",
+        tooltip="Responses: every response, one a line, least sure first; enter codes it",
+    ),
+    Binding(
         "D",
         "disagreements",
         "Disagreements",

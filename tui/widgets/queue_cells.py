@@ -31,7 +31,8 @@ class Columns:
     pick: int
     entropy: int
     status: int
-    note: int = 1
+    #: The pair's note mark, then its response's memo mark.
+    note: int = 2
 
     @property
     def widths(self) -> tuple[int, ...]:
@@ -47,10 +48,13 @@ class Columns:
         )
 
 
-HEADERS = ("id", "response", "code", "curve", "pick", "H", "coded", "✎")
+HEADERS = ("id", "response", "code", "curve", "pick", "H", "coded", "✎¶")
 
 #: The note column's mark on a pair with a note.
 NOTE_MARK = "✎"
+
+#: The note column's mark (in its second cell) on a pair whose response has a memo.
+MEMO_MARK = "¶"
 
 #: The curve column of a pair whose model answer is hidden (blind coding).
 HIDDEN_MARK = "blind"
@@ -106,7 +110,7 @@ def layout_columns(width: int, *, id_width: int, curve_width: int, label_width: 
     code = 24 if wide else 14
     pick = max(4, label_width + 4)
     status = max(5, label_width + 2)
-    fixed = id_width + code + curve_width + pick + 4 + status + 1 + 7
+    fixed = id_width + code + curve_width + pick + 4 + status + 2 + 7
     return Columns(
         id=id_width,
         snippet=max(8, width - fixed),
@@ -227,7 +231,8 @@ def render_row(
     else:
         status_style = get("pair-queue--human", partial=True)
     cell(safe(status_text(row, value_label(scale, row.decision))), cols.status, status_style)
-    cell(NOTE_MARK if row.note else "", cols.note, get("pair-queue--warn", partial=True))
+    marks = (NOTE_MARK if row.note else " ") + (MEMO_MARK if row.memo else "")
+    cell(marks, cols.note, get("pair-queue--warn", partial=True))
     # Every cell was cut or padded to its size, and one space follows each but the last
     # (the line's last cell is its own).
     segments.pop()
