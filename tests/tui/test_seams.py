@@ -231,10 +231,10 @@ async def test_the_review_screen_under_the_response_view_catches_up_when_shown(
         reloads = 0
         reload = review.pair_queue.reload
 
-        def counted() -> None:
+        def counted(**options: bool) -> None:
             nonlocal reloads
             reloads += 1
-            reload()
+            reload(**options)
 
         review.pair_queue.reload = counted  # type: ignore[method-assign]
         await pilot.press("enter")
@@ -246,7 +246,8 @@ async def test_the_review_screen_under_the_response_view_catches_up_when_shown(
         assert review.stale
         await pilot.press("escape")
         await settle(pilot)
-        assert app.screen is review
+        shown: Screen[Any] = app.screen
+        assert shown is review
         assert reloads == 1
         assert not review.stale
 
