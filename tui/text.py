@@ -70,6 +70,28 @@ def cell_stable(text: str) -> str:
     return _REGIONAL.sub(lambda m: chr(ord(m.group()) - 0x1F1E6 + ord("A")), text)
 
 
+def middle_cut(text: str, cells: int) -> str:
+    """``text`` in at most ``cells`` cells, cut in the middle when too long.
+
+    Ids often share a long start and differ at the end (``NEAS S&C 2692 - Q1`` and
+    ``... - Q2``): ``NEAS S&C…92 - Q2`` keeps both ends.
+    """
+    from rich.cells import cell_len, set_cell_size
+
+    if cell_len(text) <= cells:
+        return text
+    if cells < 5:
+        return set_cell_size(text, cells)
+    tail_cells = (cells - 1) // 2
+    tail = ""
+    for char in reversed(text):
+        if cell_len(char + tail) > tail_cells:
+            break
+        tail = char + tail
+    head = set_cell_size(text, cells - 1 - cell_len(tail))
+    return f"{head}…{tail}"
+
+
 def markup_safe(text: str) -> str:
     """``text`` made printable and escaped for Rich markup (a border title, a label)."""
     from rich.markup import escape

@@ -24,7 +24,7 @@ from study.store import Study
 from tests.factories import CODEBOOK, synthetic_config, synthetic_scores
 from tui.app import make_app
 from tui.cli import main
-from tui.text import cell_stable, markup_safe, one_line, plural, printable
+from tui.text import cell_stable, markup_safe, middle_cut, one_line, plural, printable
 from tui.widgets.detail import DetailPane
 from tui.widgets.queue import PairQueue
 
@@ -102,6 +102,19 @@ def test_cell_stable_splits_clusters_a_terminal_draws_narrower() -> None:
     assert cell_stable("👨\u200d👩\u200d👧") == "👨👩👧"
     assert cell_stable("👍🏽 ❤️") == "👍 ❤"
     assert cell_stable("🇫🇷 flag") == "FR flag"
+
+
+def test_middle_cut_keeps_both_ends_of_a_long_id() -> None:
+    assert middle_cut("NEAS S&C 2692 - Q1", 16) == "NEAS S&C…92 - Q1"
+    assert middle_cut("NEAS S&C 2692 - Q2", 16) != middle_cut("NEAS S&C 2692 - Q1", 16)
+    assert middle_cut("r12", 16) == "r12"
+    assert middle_cut("abcdef", 3) == "abc"
+
+
+@given(st.text(min_size=0, max_size=40), st.integers(min_value=0, max_value=30))
+def test_middle_cut_never_exceeds_its_cells(text: str, cells: int) -> None:
+    shown = middle_cut(cell_stable(printable(text, single_line=True)), cells)
+    assert cell_len(shown) <= cells
 
 
 def test_plural() -> None:

@@ -16,7 +16,7 @@ from textual.strip import Strip
 
 from codebooks.model import Scale
 from tui.source import Row, is_hidden
-from tui.text import cell_stable, one_line, printable
+from tui.text import cell_stable, middle_cut, one_line, printable
 from tui.widgets.curve import spark
 
 
@@ -191,7 +191,7 @@ def render_row(
         segments.append(Segment(" ", base))
 
     dim = get("pair-queue--dim", partial=True)
-    cell(safe(row.response_id), cols.id, dim)
+    cell(middle_cut(safe(row.response_id), cols.id), cols.id, dim)
     # At most two characters per cell of the snippet: the rest is cut off anyway.
     shown = cell_stable(snippet(row.text, search)[: 2 * cols.snippet])
     if match_spans(shown, search):

@@ -26,7 +26,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from study.rows import RESPONSE_ORDERS, ResponseOrder, ResponseRow
-from tui.text import cell_stable, one_line, printable
+from tui.text import cell_stable, middle_cut, one_line, printable
 from tui.widgets.curve import bar
 from tui.widgets.queue_cells import HIDDEN_MARK, MEMO_MARK, NOTE_MARK
 from tui.widgets.scrolling import set_virtual_size
@@ -406,7 +406,8 @@ class ResponseList(ScrollView, can_focus=True):
 
         dim = self._style("response-list--dim", partial=True)
         id_cells, text_cells, entropy_cells, coded_cells, mark_cells = self._widths(width)
-        cell(row.response_id, id_cells, dim)
+        safe_id = cell_stable(printable(row.response_id, single_line=True))
+        cell(middle_cut(safe_id, id_cells), id_cells, dim)
         cell(one_line(row.text), text_cells)
         hidden = self._blind and not row.complete
         shown = entropy_text(row, hidden=hidden)
