@@ -340,8 +340,13 @@ class ReviewSession:
 
     def progress(self, *, scored: bool = False) -> dict[str, Any]:
         """Decided / total, overall and per code; ``scored`` adds scored counts (a scan
-        of the scores, so the status line, refreshed after every key, leaves it out)."""
-        return self.study.progress(self.config_id if scored else None)
+        of the scores, so the status line, refreshed after every key, leaves it out).
+
+        Under blind coding each coder codes every pair on their own: "decided" counts
+        this coder's decisions, not the pairs anyone decided.
+        """
+        coder = self.coder if self.blind_coding else None
+        return self.study.progress(self.config_id if scored else None, coder=coder)
 
     def response_rows(self, response_id: str, *, order: str = "id") -> list[Row]:
         """Every code's row for one response, in codebook order; in a blind ``order``

@@ -131,6 +131,24 @@ async def test_blind_coding_hides_the_other_coder_and_the_model(tmp_path: Path) 
         assert len([e for e in study.events() if e.kind == "setting"]) == 2
 
 
+async def test_under_blind_coding_the_status_line_counts_the_coders_own_decisions(
+    tmp_path: Path,
+) -> None:
+    study = build_study(tmp_path / "s.codecurve", n=20)
+    first_coder(study, [(f"r{i}", c) for i in range(1, 7) for c in ("workload", "pay")])
+    app = make_app(study, coder="ben", close_study=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        total = app.review.pair_queue.total
+        assert f"12/{total} decided" in app.review.status_line.render_line(0).text
+        await pilot.press("B")
+        await settle(pilot)
+        assert f"0/{total} decided" in app.review.status_line.render_line(0).text
+        await pilot.press("1")
+        await settle(pilot)
+        assert f"1/{total} decided" in app.review.status_line.render_line(0).text
+
+
 async def test_shared_is_offered_only_with_another_coders_decisions(tmp_path: Path) -> None:
     study = build_study(tmp_path / "s.codecurve", n=10)
     app = make_app(study, coder="ben", close_study=True)
