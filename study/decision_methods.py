@@ -141,6 +141,19 @@ class DecisionMethods:
             row = conn.execute(sql + " ORDER BY event_id DESC LIMIT 1", params).fetchone()
         return None if row is None else str(row[0])
 
+    def decided_ever(self, *, coder: str) -> set[tuple[str, str]]:
+        """``(response_id, code_id)`` of every pair ``coder`` has decided at some time,
+        a decision since taken back included: the pairs where the coder has seen the
+        model's answer (the app shows it once a pair is decided), so a decision there can
+        no longer be blind."""
+        with self._query() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT rid, cid FROM events WHERE kind = 'record' AND coder = ? "
+                "AND rid IS NOT NULL AND cid IS NOT NULL",
+                (coder,),
+            ).fetchall()
+        return {(self._index.response_id(rid), self._index.code_at(cid).id) for rid, cid in rows}
+
     def skip(self, response_id: str, code_id: str, *, coder: str | None = None) -> None:
         """Move past a pair without deciding: nothing is stored (checks the pair exists)."""
         self._index.response_key(response_id)

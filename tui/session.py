@@ -13,7 +13,7 @@ from __future__ import annotations
 import getpass
 import os
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -86,9 +86,15 @@ def response_rows(study: Study, config_id: int | None, response_id: str) -> list
     return list(study.response_pairs(config_id, response_id))
 
 
-def blind_rows(rows: Sequence[Row]) -> list[Row]:
-    """``rows`` with the model's answer hidden on each one not decided yet."""
-    return [row if row.decision is not None else hide_model(row) for row in rows]
+def blind_rows(rows: Sequence[Row], seen: Collection[tuple[str, str]] = ()) -> list[Row]:
+    """``rows`` with the model's answer hidden on each one not decided yet, except on
+    the pairs in ``seen`` (decided once and taken back: the coder has seen it)."""
+    return [
+        row
+        if row.decision is not None or (row.response_id, row.code_id) in seen
+        else hide_model(row)
+        for row in rows
+    ]
 
 
 class StudySource:
@@ -106,11 +112,14 @@ class StudySource:
         *,
         coder: str | None = None,
         blind_coding: bool = False,
+        seen: Collection[tuple[str, str]] = (),
     ) -> None:
         self.study = study
         self.config_id = config_id
         self.coder = coder
         self.blind_coding = blind_coding
+        #: Pairs whose model answer ``coder`` has seen (:meth:`Study.decided_ever`).
+        self.seen = seen
 
     def blind(self, query: Query) -> bool:
         """Whether ``query``'s rows hide the model until the coder decides."""
@@ -143,7 +152,7 @@ class StudySource:
             reverse=query.reverse,
             wave=query.wave,
         )
-        return blind_rows(rows) if self.blind(query) else rows
+        return blind_rows(rows, self.seen) if self.blind(query) else rows
 
     def position(self, query: Query, key: tuple[str, str]) -> int | None:
         """Index of the pair ``key`` under ``query``, in any order, or None when the
@@ -178,6 +187,16 @@ class ReviewSession:
         }
         #: The study's blind double coding setting (:mod:`study.blind`).
         self.blind_setting: BlindSetting = blind_setting(study)
+        self._seen: set[tuple[str, str]] | None = None
+
+    @property
+    def seen(self) -> set[tuple[str, str]]:
+        """The pairs whose model answer this coder has seen: decided at some time (read
+        once from the log, then kept up to date by :meth:`record`). Undoing a decision
+        does not hide the model again, and a new decision there is not blind."""
+        if self._seen is None:
+            self._seen = self.study.decided_ever(coder=self.coder)
+        return self._seen
 
     @property
     def blind_coding(self) -> bool:
@@ -187,7 +206,11 @@ class ReviewSession:
     @property
     def source(self) -> StudySource:
         return StudySource(
-            self.study, self.config_id, coder=self.coder, blind_coding=self.blind_coding
+            self.study,
+            self.config_id,
+            coder=self.coder,
+            blind_coding=self.blind_coding,
+            seen=self.seen,
         )
 
     def hides_model(self, order: str) -> bool:
@@ -258,6 +281,7 @@ class ReviewSession:
             source=source,
             blind=is_hidden(row) and source == "human",
         )
+        self.seen.add((row.response_id, row.code_id))
 
     def undo(self) -> Decision | None:
         """Take back this coder's last decision; None when there is nothing to undo."""
@@ -355,7 +379,7 @@ class ReviewSession:
         if not self.hides_model(order):
             return response_rows(self.study, self.config_id, response_id)
         rows = self.study.response_pairs(self.config_id, response_id, coder=self.coder)
-        return blind_rows(rows)
+        return blind_rows(rows, self.seen)
 
 
 def _failure(what: str, exc: Exception) -> str:

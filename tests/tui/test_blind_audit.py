@@ -135,6 +135,48 @@ async def test_the_model_is_hidden_until_the_coder_decides(tmp_path: Path) -> No
         assert "confidence" in detail
 
 
+async def test_an_undone_blind_decision_leaves_the_model_shown_and_the_next_not_blind(
+    tmp_path: Path,
+) -> None:
+    """Once decided, the coder has seen the model's answer: undo does not hide it again,
+    and the decision made after the undo is not counted as blind."""
+    study = audited(tmp_path / "s.codecurve")
+    sample = study.audit()
+    assert sample is not None
+    first = sample.queue()[0]
+    app = make_app(study, coder="tester", close_study=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        for _ in range(4):
+            await pilot.press("o")
+        queue = app.review.pair_queue
+        assert isinstance(queue.current, HiddenRow)
+        await pilot.press("1")
+        await settle(pilot)
+        assert (*first, "tester") in study.blind_pairs(coder="tester")
+        await pilot.press("u")
+        await settle(pilot)
+        row = queue.current
+        assert row is not None
+        assert (row.response_id, row.code_id) == first
+        assert row.decision is None
+        assert not isinstance(row, HiddenRow)
+        assert row.pick is not None
+        assert HIDDEN_MARK not in row_text(app, 0)
+        assert "audit 0/" in app.review.status_line.render_line(0).text
+        await pilot.press("0")
+        await settle(pilot)
+        assert study.decision(*first, coder="tester") is not None
+        assert study.blind_pairs(coder="tester") == set()
+    # The log remembers it: a new session does not hide that pair either.
+    reopened = Study.open(tmp_path / "s.codecurve")
+    try:
+        assert first in reopened.decided_ever(coder="tester")
+        assert reopened.decided_ever(coder="someone else") == set()
+    finally:
+        reopened.close()
+
+
 async def test_outside_the_audit_order_decisions_are_not_blind(tmp_path: Path) -> None:
     study = audited(tmp_path / "s.codecurve")
     app = make_app(study, coder="tester", close_study=True)
