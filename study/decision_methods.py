@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,7 @@ from study.decisions import ImportResult, check_coder
 from study.errors import StudyError
 from study.index import StudyIndex
 from study.rows import SOURCES, Decision, Event
+from study.schema import DECISION_SOURCES
 
 
 class DecisionMethods:
@@ -212,18 +213,32 @@ class DecisionMethods:
         coder: str,
         replace: bool = False,
         detail: dict[str, Any] | None = None,
+        sources: Mapping[tuple[str, str], str] | None = None,
     ) -> ImportResult:
         """Store many ``(response_id, code_id, value)`` decisions of one coder, all or none.
 
-        Each stored decision is an ``import`` event (source ``human``); imports are not on
-        the undo stack. A pair ``coder`` already decided differently is a conflict: the
-        whole import is refused unless ``replace``.
+        Each stored decision is an ``import`` event, of source ``human`` unless
+        ``sources`` says otherwise for its pair (``model``: a pick the coder accepted
+        from the model, ``delegated``: as a project codecurve wrote records them); only
+        ``human`` ones count as blind. Imports are not on the undo stack. A pair
+        ``coder`` already decided differently is a conflict: the whole import is refused
+        unless ``replace``.
 
         Raises:
-            StudyError: unknown pairs, values off the scale, conflicts; nothing is stored.
+            StudyError: unknown pairs, values off the scale, an unknown source,
+                conflicts; nothing is stored.
         """
         coder = check_coder(coder)
         resolved = decisions.resolve_items(self._index, self._codebook, items)
+        keyed: dict[tuple[int, int], str] = {}
+        for (response_id, code_id), source in (sources or {}).items():
+            if source not in DECISION_SOURCES:
+                raise StudyError(
+                    f"unknown decision source {source!r} for {response_id!r}/{code_id}; "
+                    f"use one of {', '.join(DECISION_SOURCES)}"
+                )
+            key = (self._index.response_key(response_id), self._index.code_key(code_id))
+            keyed[key] = source
         blob = json.dumps(detail, ensure_ascii=False) if detail else None
         with self._write() as conn:
             return decisions.import_resolved(
@@ -234,6 +249,7 @@ class DecisionMethods:
                 replace=replace,
                 detail=blob,
                 path=self._path,
+                sources=keyed,
             )
 
     def events(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -275,8 +275,10 @@ def import_resolved(
     replace: bool,
     detail: str | None,
     path: Path,
+    sources: Mapping[tuple[int, int], str] | None = None,
 ) -> ImportResult:
-    """Store ``(rid, cid, value)`` decisions of ``coder`` as ``import`` events, all or none.
+    """Store ``(rid, cid, value)`` decisions of ``coder`` as ``import`` events, all or none
+    (of source ``human``, or what ``sources`` gives for the pair).
 
     Raises:
         StudyError: conflicts with the coder's decisions (unless ``replace``).
@@ -309,6 +311,7 @@ def import_resolved(
         if old == value:
             unchanged += 1
             continue
+        source = (sources or {}).get((rid, cid), "human")
         apply_event(
             conn,
             index,
@@ -317,9 +320,11 @@ def import_resolved(
             cid,
             coder,
             value=value,
-            source="human",
+            source=source,
             detail=detail,
-            blind=True,  # imported decisions are independent of the model (METHOD.md 3)
+            # A coder's own imported decisions are independent of the model (METHOD.md 3);
+            # a pick accepted from the model, or delegated to it, is not.
+            blind=source == "human",
         )
         existing[(rid, cid)] = value
         if old is None:

@@ -162,9 +162,16 @@ def _store_decisions(
     source: str | Path,
     replace: bool = False,
 ) -> int:
+    items = list(items)
     triples = [(d.response_id, d.code_id, d.value) for d in items]
+    # A pick the coder accepted from the model stays one (codecurve's own record says so).
+    sources = {(d.response_id, d.code_id): d.source for d in items if d.source != "human"}
     study.import_decisions(
-        triples, coder=coder, replace=replace, detail={"file": str(source), "format": "refi-qda"}
+        triples,
+        coder=coder,
+        replace=replace,
+        detail={"file": str(source), "format": "refi-qda"},
+        sources=sources,
     )
     return len(triples)
 

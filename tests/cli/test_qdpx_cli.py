@@ -143,6 +143,38 @@ def test_round_trip_through_a_project(
     assert {u.name for u in project_read.users} == {"bob"}
 
 
+def test_accepted_picks_stay_accepted_through_a_project(coded: Path, place: Path) -> None:
+    """A decision the coder accepted from the model comes back as one (not as the coder's
+    own, and not blind); the coder's own decisions come back blind, as imports are."""
+    with Study.open(coded) as study:
+        study.record("r2", "hours", 1, coder="carol", source="model")
+        study.record("r3", "hours", 0, coder="carol")
+    project = place / "accepted.qdpx"
+    assert main(["export", str(coded), "--project", str(project), "--all-coders"]) == 0
+    again = place / "accepted.codecurve"
+    assert main(["new", str(again), "--project", str(project)]) == 0
+    with Study.open(again, read_only=True) as after:
+        carol = after.annotated_pairs(None, coder="carol")
+        sources = dict(zip(carol["response_id"], carol["source"], strict=True))
+        assert sources == {"r2": "model", "r3": "human"}
+        blind = after.blind_pairs(coder="carol")
+        assert ("r3", "hours", "carol") in blind
+        assert ("r2", "hours", "carol") not in blind
+    # import-codes of the same project into another study keeps it too.
+    other = place / "other.codecurve"
+    new = ["new", str(other), "--responses", str(place / "answers.csv")]
+    assert main([*new, "--codebook", str(place / "codes.yaml")]) == 0
+    assert (
+        main(["import-codes", str(other), str(project), "--coder", "carol", "--user", "carol"]) == 0
+    )
+    with Study.open(other, read_only=True) as imported:
+        frame = imported.annotated_pairs(None, coder="carol")
+        assert dict(zip(frame["response_id"], frame["source"], strict=True)) == {
+            "r2": "model",
+            "r3": "human",
+        }
+
+
 def test_exports_of_one_study_keep_their_guids(coded: Path, place: Path) -> None:
     one, two = place / "one.qdpx", place / "two.qdpx"
     assert main(["export", str(coded), "--project", str(one)]) == 0

@@ -216,6 +216,25 @@ def test_import_decisions_all_or_nothing(study: Study) -> None:
     assert study.undo(coder="ann").value == 2  # type: ignore[union-attr]
 
 
+def test_imported_decisions_keep_the_source_they_are_given(study: Study) -> None:
+    with pytest.raises(StudyError, match="unknown decision source 'guess'"):
+        study.import_decisions([("r1", "pay", 3)], coder="ann", sources={("r1", "pay"): "guess"})
+    assert study.decision_count() == 0
+    study.import_decisions(
+        [("r1", "pay", 3), ("r2", "pay", 4), ("r3", "pay", 1)],
+        coder="ann",
+        sources={("r1", "pay"): "model", ("r2", "pay"): "delegated"},
+    )
+    decided = {r: study.decision(r, "pay", coder="ann") for r in ("r1", "r2", "r3")}
+    assert {r: d.source for r, d in decided.items() if d is not None} == {
+        "r1": "model",
+        "r2": "delegated",
+        "r3": "human",
+    }
+    # Only the coder's own decisions are blind: the others came from the model.
+    assert study.blind_pairs(coder="ann") == {("r3", "pay", "ann")}
+
+
 # --- one writer --------------------------------------------------------------------------
 
 
