@@ -49,8 +49,11 @@ and XLSX, a text cell that a spreadsheet would run as a formula (starting with `
 prefixed with ``'``. XLSX has a second sheet ``provenance`` (model, template, context,
 scale, codebook, software version, export time, archived codes, and, per delegated code,
 ``delegation guarantee (<code>)``: the one sentence a methods section can quote); Parquet
-carries the same as schema metadata (key ``codecurve.provenance``, JSON); CSV is written
-as UTF-8 with a BOM, so that spreadsheet programs detect the encoding.
+carries the same as schema metadata (key ``codecurve.provenance``, JSON); CSV and JSONL
+hold no metadata, so the same goes in a file beside them, ``<file>-metadata.json`` (for
+CSV a CSV on the Web table description, :func:`study.writers.write_metadata`), unless
+the target is a device or pipe. CSV is written as UTF-8 with a BOM, so that spreadsheet
+programs detect the encoding.
 """
 
 from __future__ import annotations
@@ -68,10 +71,12 @@ from study.writers import (
     XLSX_CELL_LIMIT,
     atomic_write,
     export_format,
+    metadata_path,
     neutralise,
     read_export,
     write_csv,
     write_jsonl,
+    write_metadata,
     write_parquet,
     write_xlsx,
 )
@@ -90,6 +95,7 @@ __all__ = [
     "export_format",
     "export_study",
     "long_frame",
+    "metadata_path",
     "neutralise",
     "provenance",
     "read_export",
@@ -142,6 +148,12 @@ def export_study(
         raise StudyError("every coder's columns are for the wide layout")
     protect = (study.path, *protect)
     check_target(target, protect=protect, error=StudyError)
+    # CSV and JSONL hold no metadata: their provenance goes in a file beside them (not
+    # beside a device or pipe, such as /dev/stdout).
+    metadata = None
+    if fmt in ("csv", "jsonl") and (target.is_file() or not target.exists()):
+        metadata = metadata_path(target)
+        check_target(metadata, protect=(*protect, target), error=StudyError)
     if not study.read_only:
         # Read through a handle of its own: the writer's stays free for the coder's
         # decisions while a large export runs (every decision is committed, so the
@@ -171,15 +183,21 @@ def export_study(
             study, config_id=config_id, coder=coder, fill=fill, all_coders=all_coders
         )
     info = provenance(study, config_id=config_id, layout=layout, coder=coder, fill=fill)
-    if fmt == "csv":
-        return atomic_write(target, lambda tmp: write_csv(frame, tmp), protect=protect)
     if fmt == "xlsx":
         return atomic_write(target, lambda tmp: write_xlsx(frame, tmp, info=info), protect=protect)
     if fmt == "parquet":
         return atomic_write(
             target, lambda tmp: write_parquet(frame, tmp, info=info), protect=protect
         )
-    return atomic_write(target, lambda tmp: write_jsonl(frame, tmp), protect=protect)
+    write_table = write_csv if fmt == "csv" else write_jsonl
+    written = atomic_write(target, lambda tmp: write_table(frame, tmp), protect=protect)
+    if metadata is not None:
+        atomic_write(
+            metadata,
+            lambda tmp: write_metadata(frame, tmp, table=target.name, format=fmt, info=info),
+            protect=(*protect, target),
+        )
+    return written
 
 
 def export_codebook(study: Study, path: str | Path) -> Path:

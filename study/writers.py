@@ -194,6 +194,38 @@ def write_jsonl(frame: pd.DataFrame, path: Path) -> None:
             handle.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
 
 
+#: CSV on the Web's metadata vocabulary (W3C), which the CSV's metadata file follows.
+CSVW_CONTEXT = "http://www.w3.org/ns/csvw"
+
+
+def metadata_path(path: Path) -> Path:
+    """Where the metadata of a CSV or JSONL export goes: beside it, named as CSV on the
+    Web (W3C) locates a table's metadata: ``coded.csv`` -> ``coded.csv-metadata.json``."""
+    return path.with_name(f"{path.name}-metadata.json")
+
+
+def write_metadata(
+    frame: pd.DataFrame, path: Path, *, table: str, format: str, info: dict[str, str]
+) -> None:
+    """The export's provenance (what the XLSX sheet and the Parquet metadata hold) as a
+    JSON file: for CSV, a CSV on the Web table description (its URL, its columns in
+    order) with the provenance under ``dc:provenance``; for JSONL the same without the
+    CSVW context and columns."""
+    doc: dict[str, Any] = {}
+    if format == "csv":
+        doc["@context"] = CSVW_CONTEXT
+    doc |= {
+        "url": table,
+        "dc:title": f"codecurve export of {info.get('study', '')}".strip(),
+        "dc:created": info.get("exported at", ""),
+        "dc:provenance": info,
+    }
+    if format == "csv":
+        doc["tableSchema"] = {"columns": [{"titles": str(c)} for c in frame.columns]}
+    with open(path, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+
+
 def export_format(path: Path, format: str | None) -> str:
     if format is not None:
         fmt = format.lower().lstrip(".")

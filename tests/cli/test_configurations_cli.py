@@ -217,3 +217,28 @@ def test_review_context_note_names_the_active_configuration(workflow: Path) -> N
     assert note is not None
     assert "starts a new configuration" in note
     assert "fake · full" in note
+
+
+def test_export_to_standard_output(
+    workflow: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert main(["export", str(workflow), "-o", "-", "--format", "jsonl"]) == 0
+    out = capsys.readouterr().out
+    rows = [json.loads(line) for line in out.splitlines()]
+    file_rows = tmp_path / "rows.jsonl"
+    assert main(["export", str(workflow), "-o", str(file_rows)]) == 0
+    assert rows == [json.loads(line) for line in file_rows.read_text("utf-8").splitlines()]
+    assert main(["export", str(workflow), "-o", "-", "--format", "csv", "--layout", "wide"]) == 0
+    wide = list(csv.DictReader(capsys.readouterr().out.lstrip("\ufeff").splitlines()))
+    assert len(wide) == len({r["response_id"] for r in rows})
+    # Standard output needs a text format; nothing is written anywhere when refused.
+    assert main(["export", str(workflow), "-o", "-"]) == 2
+    assert "--format csv or jsonl" in capsys.readouterr().err
+    assert main(["export", str(workflow), "-o", "-", "--format", "xlsx"]) == 2
+    after = sorted(p.name for p in tmp_path.iterdir())
+    assert after == sorted([*before, "rows.jsonl", "rows.jsonl-metadata.json"])

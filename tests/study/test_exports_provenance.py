@@ -17,6 +17,7 @@ from scoring.score import ScoreConfig
 from study import Study
 from study.delegation import plan_delegation
 from study.delegation_log import guarantee_sentences
+from study.errors import StudyError
 from study.export import export_study, long_frame, read_export, wide_frame
 from study.refi import project_from_study, read_project, study_inputs_from_project, write_qdpx
 from study.refi.exchange import create_from_project
@@ -124,6 +125,44 @@ def test_provenance_quotes_each_codes_guarantee(delegated: Path, tmp_path: Path)
     note = next(n for n in project.notes if n.name == "codecurve provenance")
     assert sentences["pay"] in note.text
     assert sentences["workload"] in note.text
+
+
+def test_csv_and_jsonl_carry_their_provenance_in_a_file_beside_them(
+    delegated: Path, tmp_path: Path
+) -> None:
+    with Study.open(delegated, read_only=True) as study:
+        sentences = guarantee_sentences(study)
+        csv_path = export_study(study, tmp_path / "d.csv", layout="wide")
+        jsonl_path = export_study(study, tmp_path / "d.jsonl")
+        export_study(study, tmp_path / "d.xlsx")
+    described = json.loads((tmp_path / "d.csv-metadata.json").read_text(encoding="utf-8"))
+    # A CSV on the Web table description: its table and its columns, in order.
+    assert described["@context"] == "http://www.w3.org/ns/csvw"
+    assert described["url"] == "d.csv"
+    header = list(pd.read_csv(csv_path, nrows=0, encoding="utf-8-sig").columns)
+    assert [c["titles"] for c in described["tableSchema"]["columns"]] == header
+    info = described["dc:provenance"]
+    assert info["delegation guarantee (Pay)"] == sentences["pay"]
+    assert info["layout"] == "wide"
+    assert "ana" in info["coders"]
+    assert described["dc:created"] == info["exported at"]
+    lines = json.loads((tmp_path / "d.jsonl-metadata.json").read_text(encoding="utf-8"))
+    assert lines["url"] == jsonl_path.name
+    assert "@context" not in lines
+    assert lines["dc:provenance"]["layout"] == "long"
+    assert not (tmp_path / "d.xlsx-metadata.json").exists()  # the workbook has a sheet
+
+
+def test_an_export_whose_metadata_cannot_be_written_writes_nothing(
+    coded: Study, tmp_path: Path
+) -> None:
+    (tmp_path / "d.csv-metadata.json").mkdir()
+    with pytest.raises(StudyError, match=r"d\.csv-metadata\.json: is a directory"):
+        export_study(coded, tmp_path / "d.csv")
+    assert not (tmp_path / "d.csv").exists()
+    # Into a device there is no file beside to write: none is tried.
+    export_study(coded, "/dev/null", format="csv")
+    assert not Path("/dev/null-metadata.json").exists()
 
 
 def test_memos_travel_through_a_project_as_notes_on_their_source(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,7 +48,13 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("study", type=Path, help="the study file (.codecurve)")
-    parser.add_argument("-o", "--output", type=Path, metavar="FILE", help="the dataset to write")
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="the dataset to write; - for standard output (with --format csv or jsonl)",
+    )
     parser.add_argument(
         "--format", choices=("csv", "xlsx", "parquet", "jsonl"), help="default: by the suffix"
     )
@@ -96,7 +103,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from study.export import export_study
+    from study.export import export_format, export_study, metadata_path
     from study.store import Study
     from tui.commands.codebook import export_codebook_version
     from tui.commands.outputs import check_output
@@ -116,15 +123,20 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--fill is for the wide layout (the long one always says final_from)")
     if not args.study.exists():
         raise InputError("no such study file", path=args.study)
-    outputs = [o for o in (args.output, args.codebook, project) if o is not None]
+    to_stdout = args.output == Path("-")
+    if to_stdout and args.format not in ("csv", "jsonl"):
+        raise UsageError("-o - writes the dataset to standard output: add --format csv or jsonl")
+    outputs = [o for o in (args.output, args.codebook, project) if o is not None and not to_stdout]
     for output in outputs:
-        check_output(output, protect={"study": args.study})
+        check_output(output, protect={"study": args.study}, streams=output == args.output)
     if len({o.resolve() for o in outputs}) < len(outputs):
         raise UsageError("-o, --codebook and --project name the same file; give one name each")
     with Study.open(args.study, read_only=True) as study:
         if args.coder is not None:
             check_coder(args.coder, study.coders())
-        if args.output is not None:
+        if to_stdout:
+            stream_export(study, args)
+        elif args.output is not None:
             written = export_study(
                 study,
                 args.output,
@@ -135,7 +147,12 @@ def run(args: argparse.Namespace) -> int:
                 fill=args.fill,
                 all_coders=args.all_coders and args.layout == "wide",
             )
-            sys.stderr.write(printable(f"wrote {written} ({args.layout} layout)") + "\n")
+            said = f"wrote {written} ({args.layout} layout)"
+            tabular = export_format(written, args.format) in ("csv", "jsonl")
+            if tabular and written.is_file():
+                metadata = metadata_path(written)
+                said += f"; its provenance in {metadata.name}"
+            sys.stderr.write(printable(said) + "\n")
         if args.codebook is not None:
             written = export_codebook_version(study, args.codebook, args.version)
             sys.stderr.write(printable(f"wrote {written}") + "\n")
@@ -199,3 +216,33 @@ def check_coder(coder: str, coders: list[str]) -> None:
     listed = ", ".join(repr(c) for c in coders[:20])
     more = f" and {len(coders) - 20} more" if len(coders) > 20 else ""
     raise InputError(f"{message}; the study's coders are {listed}{more}")
+
+
+def stream_export(study: Study, args: argparse.Namespace) -> None:
+    """``-o -``: the dataset to standard output, written whole to a temporary file
+    first, so that a failure sends nothing at all down the pipe."""
+    import shutil
+    import tempfile
+
+    from study.export import export_study
+
+    with tempfile.TemporaryDirectory(prefix="codecurve-export-") as folder:
+        table = Path(folder) / f"export.{args.format}"
+        export_study(
+            study,
+            table,
+            format=args.format,
+            layout=args.layout,
+            config_id="active" if args.config is None else args.config,
+            coder=args.coder,
+            fill=args.fill,
+            all_coders=args.all_coders and args.layout == "wide",
+        )
+        with table.open("rb") as source:
+            try:
+                shutil.copyfileobj(source, sys.stdout.buffer)
+                sys.stdout.flush()
+            except BrokenPipeError:
+                # The reader stopped early (``| head``): not an error of the export.
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())

@@ -46,13 +46,17 @@ def refuse_inputs(path: Path, *, protect: Mapping[str, Path | None]) -> None:
             raise InputError(f"refusing to overwrite the {what} {other} with the output")
 
 
-def check_output(path: Path, *, protect: Mapping[str, Path | None] = {}) -> None:
+def check_output(
+    path: Path, *, protect: Mapping[str, Path | None] = {}, streams: bool = False
+) -> None:
     """Fail now, with one clear line, if ``path`` cannot be written as an output file.
 
     Refused: one of the inputs in ``protect``; an existing study; a folder; something
-    that is not a regular file (a device, a pipe); a missing folder; a folder where no
-    file can be created (read-only, full, not permitted: tried with a real file, since
-    permission bits do not stop root).
+    that is not a regular file (a device, a pipe), unless ``streams`` lets a pipe or a
+    character device such as ``/dev/stdout`` through (a quick command's output, whose
+    failure to write comes at once; a long one learns of a full ``/dev/full`` only
+    after its work); a missing folder; a folder where no file can be created (read-only,
+    full, not permitted: tried with a real file, since permission bits do not stop root).
 
     Raises:
         InputError: Naming the path and the reason.
@@ -62,6 +66,8 @@ def check_output(path: Path, *, protect: Mapping[str, Path | None] = {}) -> None
         raise InputError("is a folder; give a file name", path=path)
     if path.exists():
         mode = path.stat().st_mode
+        if streams and (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
+            return
         if not stat.S_ISREG(mode):
             raise InputError("is not a regular file (a device or a pipe); give a file", path=path)
         if is_study(path):
