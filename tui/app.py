@@ -48,11 +48,11 @@ from study.configs import active_context, config_label
 from study.rows import Context
 from study.score_run import ScoreProgress, score_study
 from tui.collector import IdleCollector
+from tui.exporting import ExportActions
 from tui.iterating import IterationActions
 from tui.messages import (
     AnnotationSaved,
     DelegationPlanned,
-    ExportFinished,
     ModelLoaded,
     Progress,
     ScoringFinished,
@@ -76,7 +76,6 @@ if TYPE_CHECKING:
     from scoring.engine import ScoringEngine
     from study.compare import Comparison
     from study.store import Study
-    from tui.screens.export import ExportOptions
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +85,7 @@ BackendFactory = Callable[[], "Backend"]
 SCREENING_DELAY = 0.25
 
 
-class CodecurveApp(IterationActions, App[None]):
+class CodecurveApp(IterationActions, ExportActions, App[None]):
     """Entropy-ordered, keyboard-driven review of a study."""
 
     CSS_PATH = Path(__file__).with_name("codecurve.tcss")
@@ -528,36 +527,6 @@ class CodecurveApp(IterationActions, App[None]):
             return
         review.screening.show(message.summary)
         review.set_agreement(message.summary.agreement)
-
-    # -- export ------------------------------------------------------------------------
-
-    def action_export(self) -> None:
-        self.open_export()
-
-    def open_export(self) -> None:
-        from tui.screens.export import ExportScreen
-
-        default = Path.cwd() / f"{self.study.path.stem}-coded"
-        self.push_screen(ExportScreen(default), self._export_chosen)
-
-    def _export_chosen(self, options: ExportOptions | None) -> None:
-        if options is not None:
-            self.export(options)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="export", name="export")
-    def export(self, options: ExportOptions) -> None:
-        """Write the export off the event loop; a failure is shown by the worker handler
-        (the coder can fix the path and retry)."""
-        from tui.screens.export import write_export
-
-        path = write_export(self.study, options)
-        self.post_message(ExportFinished(path))
-
-    @on(ExportFinished)
-    def _export_finished(self, message: ExportFinished) -> None:
-        self.notify(
-            f"Exported to {printable(str(message.path))}", title="Export", timeout=8, markup=False
-        )
 
     # -- commands ----------------------------------------------------------------------
 
