@@ -137,16 +137,7 @@ def run(args: argparse.Namespace) -> int:
         if to_stdout:
             stream_export(study, args)
         elif args.output is not None:
-            written = export_study(
-                study,
-                args.output,
-                format=args.format,
-                layout=args.layout,
-                config_id="active" if args.config is None else args.config,
-                coder=args.coder,
-                fill=args.fill,
-                all_coders=args.all_coders and args.layout == "wide",
-            )
+            written = export_study(study, args.output, **table_options(args))
             said = f"wrote {written} ({args.layout} layout)"
             tabular = export_format(written, args.format) in ("csv", "jsonl")
             if tabular and written.is_file():
@@ -218,6 +209,19 @@ def check_coder(coder: str, coders: list[str]) -> None:
     raise InputError(f"{message}; the study's coders are {listed}{more}")
 
 
+def table_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The dataset's options on the command line, as :func:`study.export.export_study`
+    takes them."""
+    return {
+        "format": args.format,
+        "layout": args.layout,
+        "config_id": "active" if args.config is None else args.config,
+        "coder": args.coder,
+        "fill": args.fill,
+        "all_coders": args.all_coders and args.layout == "wide",
+    }
+
+
 def stream_export(study: Study, args: argparse.Namespace) -> None:
     """``-o -``: the dataset to standard output, written whole to a temporary file
     first, so that a failure sends nothing at all down the pipe."""
@@ -228,16 +232,7 @@ def stream_export(study: Study, args: argparse.Namespace) -> None:
 
     with tempfile.TemporaryDirectory(prefix="codecurve-export-") as folder:
         table = Path(folder) / f"export.{args.format}"
-        export_study(
-            study,
-            table,
-            format=args.format,
-            layout=args.layout,
-            config_id="active" if args.config is None else args.config,
-            coder=args.coder,
-            fill=args.fill,
-            all_coders=args.all_coders and args.layout == "wide",
-        )
+        export_study(study, table, **table_options(args))
         with table.open("rb") as source:
             try:
                 shutil.copyfileobj(source, sys.stdout.buffer)

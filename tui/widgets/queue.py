@@ -17,18 +17,16 @@ from typing import ClassVar
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
-from rich.style import Style
-from textual import events
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from codebooks.model import Scale
 from tui.source import PairSource, Query, Row, row_key
 from tui.text import cell_stable, one_line
+from tui.widgets.paged import PagedList
 from tui.widgets.queue_cells import (
     HEADERS,
     HIDDEN_MARK,
@@ -63,7 +61,7 @@ FOLLOW_PAGES_AFTER = 4
 FOLLOW_PAGES_BEFORE = 1
 
 
-class PairQueue(ScrollView, can_focus=True):
+class PairQueue(PagedList, can_focus=True):
     """A virtual, keyboard-driven table of pairs.
 
     The first line is a fixed header; line ``y >= 1`` shows row ``scroll_y + y - 1``.
@@ -162,7 +160,7 @@ class PairQueue(ScrollView, can_focus=True):
                 highlighted row changes: a pane that follows the cursor then repaints in
                 the same frame as the queue instead of one frame later.
         """
-        super().__init__(name=name, id=id, classes=classes)
+        super().__init__(lines=512, name=name, id=id, classes=classes)
         self._source = source
         self._on_highlight = on_highlight
         self._query = query or Query()
@@ -172,14 +170,8 @@ class PairQueue(ScrollView, can_focus=True):
         self._curve_width = max([5, *(s.k for s in self._scales.values())])
         longest = max([1, *(cell_len(x) for s in self._scales.values() for x in s.labels)])
         self._label_width = min(longest, 6)
-        self._total = 0
-        self._cursor = 0
         self._pages: LRUCache[int, list[Row]] = LRUCache(64)
-        self._lines: LRUCache[tuple[tuple[str, str], int, bool, int], Strip] = LRUCache(512)
         self._columns: dict[int, Columns] = {}
-        # Computed styles walk the DOM; render_line runs per line, so they are kept here
-        # until the styles (theme, focus) change.
-        self._styles: dict[str, Style] = {}
         self._headers: dict[int, Strip] = {}
         self._stale: frozenset[tuple[str, str]] = frozenset()
 
@@ -202,15 +194,6 @@ class PairQueue(ScrollView, can_focus=True):
     @property
     def pair_query(self) -> Query:
         return self._query
-
-    @property
-    def total(self) -> int:
-        """Rows under the current query."""
-        return self._total
-
-    @property
-    def cursor(self) -> int:
-        return self._cursor
 
     @property
     def current(self) -> Row | None:
@@ -368,79 +351,11 @@ class PairQueue(ScrollView, can_focus=True):
                 return index
         return None
 
-    # -- actions ----------------------------------------------------------------------
-
-    def action_cursor_down(self) -> None:
-        self.move_to(self._cursor + 1)
-
-    def action_cursor_up(self) -> None:
-        self.move_to(self._cursor - 1)
-
-    def action_page_down(self) -> None:
-        self.move_to(self._cursor + max(1, self._body_height - 1))
-
-    def action_page_up(self) -> None:
-        self.move_to(self._cursor - max(1, self._body_height - 1))
-
-    def action_first(self) -> None:
-        self.move_to(0)
-
-    def action_last(self) -> None:
-        self.move_to(self._total - 1)
-
-    async def _on_click(self, event: events.Click) -> None:
-        y = event.get_content_offset_capture(self).y
-        if y >= 1:
-            self.move_to(int(self.scroll_offset.y) + y - 1, scroll=False)
-
     # -- rendering --------------------------------------------------------------------
 
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._forget_styles()
-
-    def _on_focus(self, event: events.Focus) -> None:
-        self._forget_styles()
-        self.refresh()
-
-    def _on_blur(self, event: events.Blur) -> None:
-        self._forget_styles()
-        self.refresh()
-
     def _forget_styles(self) -> None:
-        self._lines.clear()
-        self._styles.clear()
+        super()._forget_styles()
         self._headers.clear()
-
-    def _style(self, component: str | None = None, *, partial: bool = False) -> Style:
-        """The widget's style (``component`` None) or a component's, cached."""
-        key = f"{component}:{partial}"
-        style = self._styles.get(key)
-        if style is None:
-            if component is None:
-                style = self.rich_style
-            elif partial:
-                # A partial component style keeps theme colours with alpha unblended
-                # ($text-muted renders white); take the blended colour of the full style
-                # and leave the background to the row.
-                full = self.get_component_rich_style(component)
-                style = Style(color=full.color, bold=full.bold, italic=full.italic)
-            else:
-                style = self.get_component_rich_style(component)
-            self._styles[key] = style
-        return style
-
-    @property
-    def _body_height(self) -> int:
-        return max(1, self.scrollable_content_region.height - 1)
-
-    def _scroll_cursor_into_view(self) -> None:
-        top = int(self.scroll_offset.y)
-        height = self._body_height
-        if self._cursor < top:
-            self.scroll_to(y=self._cursor, animate=False, immediate=True)
-        elif self._cursor >= top + height:
-            self.scroll_to(y=self._cursor - height + 1, animate=False, immediate=True)
 
     def _refresh_row(self, index: int) -> None:
         self.refresh_line(index + 1)

@@ -18,16 +18,15 @@ from typing import ClassVar, Protocol
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
-from textual import events
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
 from textual.geometry import Size
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from study.rows import RESPONSE_ORDERS, ResponseOrder, ResponseRow
 from tui.text import cell_stable, middle_cut, one_line, printable
 from tui.widgets.curve import bar
+from tui.widgets.paged import PagedList
 from tui.widgets.queue_cells import HIDDEN_MARK, MEMO_MARK, NOTE_MARK
 from tui.widgets.scrolling import set_virtual_size
 
@@ -100,7 +99,7 @@ def entropy_text(row: ResponseRow, *, hidden: bool) -> str:
     return f"{bar(row.max_entropy, BAR_WIDTH)} {row.max_entropy:.2f}"
 
 
-class ResponseList(ScrollView, can_focus=True):
+class ResponseList(PagedList, can_focus=True):
     """A virtual, keyboard-driven list of responses.
 
     The first line is a fixed header; line ``y >= 1`` shows row ``scroll_y + y - 1``.
@@ -189,31 +188,19 @@ class ResponseList(ScrollView, can_focus=True):
             query: The initial order.
             on_highlight: Called when the highlighted row changes (moved or reloaded).
         """
-        super().__init__(id=id)
+        super().__init__(lines=256, id=id)
         self._source = source
         self._query = query or ResponseQuery()
         self._on_highlight = on_highlight
         self._blind = source.blind(self._query)
-        self._total = 0
-        self._cursor = 0
         self._id_width = 8
         self._pages: LRUCache[int, list[ResponseRow]] = LRUCache(32)
-        self._lines: LRUCache[tuple[str, int, bool, int], Strip] = LRUCache(256)
-        self._styles: dict[str, Style] = {}
 
     # -- public API -------------------------------------------------------------------
 
     @property
     def response_query(self) -> ResponseQuery:
         return self._query
-
-    @property
-    def total(self) -> int:
-        return self._total
-
-    @property
-    def cursor(self) -> int:
-        return self._cursor
 
     @property
     def blind(self) -> bool:
@@ -285,80 +272,11 @@ class ResponseList(ScrollView, can_focus=True):
             self._scroll_cursor_into_view()
         self._highlighted()
 
-    # -- actions ----------------------------------------------------------------------
-
-    def action_cursor_down(self) -> None:
-        self.move_to(self._cursor + 1)
-
-    def action_cursor_up(self) -> None:
-        self.move_to(self._cursor - 1)
-
-    def action_page_down(self) -> None:
-        self.move_to(self._cursor + max(1, self._body_height - 1))
-
-    def action_page_up(self) -> None:
-        self.move_to(self._cursor - max(1, self._body_height - 1))
-
-    def action_first(self) -> None:
-        self.move_to(0)
-
-    def action_last(self) -> None:
-        self.move_to(self._total - 1)
-
-    async def _on_click(self, event: events.Click) -> None:
-        y = event.get_content_offset_capture(self).y
-        if y >= 1:
-            self.move_to(int(self.scroll_offset.y) + y - 1, scroll=False)
-
-    # -- rendering --------------------------------------------------------------------
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._forget_styles()
-
-    def _on_focus(self, event: events.Focus) -> None:
-        self._forget_styles()
-        self.refresh()
-
-    def _on_blur(self, event: events.Blur) -> None:
-        self._forget_styles()
-        self.refresh()
-
-    def _forget_styles(self) -> None:
-        self._lines.clear()
-        self._styles.clear()
-
-    def _style(self, component: str | None = None, *, partial: bool = False) -> Style:
-        """The widget's style (``component`` None) or a component's, cached."""
-        key = f"{component}:{partial}"
-        style = self._styles.get(key)
-        if style is None:
-            if component is None:
-                style = self.rich_style
-            elif partial:
-                # Colour only: the row (cursor or not) keeps its background.
-                full = self.get_component_rich_style(component)
-                style = Style(color=full.color, bold=full.bold, italic=full.italic)
-            else:
-                style = self.get_component_rich_style(component)
-            self._styles[key] = style
-        return style
-
-    @property
-    def _body_height(self) -> int:
-        return max(1, self.scrollable_content_region.height - 1)
-
-    def _scroll_cursor_into_view(self) -> None:
-        top = int(self.scroll_offset.y)
-        height = self._body_height
-        if self._cursor < top:
-            self.scroll_to(y=self._cursor, animate=False, immediate=True)
-        elif self._cursor >= top + height:
-            self.scroll_to(y=self._cursor - height + 1, animate=False, immediate=True)
-
     def _highlighted(self) -> None:
         if self._on_highlight is not None:
             self._on_highlight(self._cursor, self.current)
+
+    # -- rendering --------------------------------------------------------------------
 
     def _widths(self, width: int) -> tuple[int, int, int, int, int]:
         """Cells of id, response, entropy, coded and marks at ``width``."""

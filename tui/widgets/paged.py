@@ -1,0 +1,123 @@
+"""What the app's line-API lists share: a cursor over rows read a page at a time.
+
+:class:`~tui.widgets.queue.PairQueue` (pairs) and
+:class:`~tui.widgets.response_list.ResponseList` (responses) are both a header line over
+a virtual list whose height is the row count. This base holds what they do alike: the
+cursor's keys and clicks, keeping the cursor in view, and the cached component styles
+(dropped with the rendered lines when the theme or the focus changes). Each list keeps
+its own pages, rows and drawing, and its own :meth:`move_to`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.style import Style
+from textual import events
+from textual.cache import LRUCache
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+
+class PagedList(ScrollView):
+    """A header line over ``total`` rows with a cursor (see the module)."""
+
+    def __init__(self, *, lines: int = 256, **kwargs: Any) -> None:
+        """
+        Args:
+            lines: Rendered lines kept.
+            kwargs: For :class:`~textual.scroll_view.ScrollView` (``name``, ``id``, ...).
+        """
+        super().__init__(**kwargs)
+        self._total = 0
+        self._cursor = 0
+        self._lines: LRUCache[Any, Strip] = LRUCache(lines)
+        self._styles: dict[str, Style] = {}
+
+    @property
+    def total(self) -> int:
+        return self._total
+
+    @property
+    def cursor(self) -> int:
+        return self._cursor
+
+    def move_to(self, index: int, *, scroll: bool = True) -> None:
+        """Highlight row ``index`` (clamped) and, with ``scroll``, bring it into view."""
+        raise NotImplementedError
+
+    # -- actions ----------------------------------------------------------------------
+
+    def action_cursor_down(self) -> None:
+        self.move_to(self._cursor + 1)
+
+    def action_cursor_up(self) -> None:
+        self.move_to(self._cursor - 1)
+
+    def action_page_down(self) -> None:
+        self.move_to(self._cursor + max(1, self._body_height - 1))
+
+    def action_page_up(self) -> None:
+        self.move_to(self._cursor - max(1, self._body_height - 1))
+
+    def action_first(self) -> None:
+        self.move_to(0)
+
+    def action_last(self) -> None:
+        self.move_to(self._total - 1)
+
+    async def _on_click(self, event: events.Click) -> None:
+        y = event.get_content_offset_capture(self).y
+        if y >= 1:  # below the header
+            self.move_to(int(self.scroll_offset.y) + y - 1, scroll=False)
+
+    # -- styles -----------------------------------------------------------------------
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._forget_styles()
+
+    def _on_focus(self, event: events.Focus) -> None:
+        self._forget_styles()
+        self.refresh()
+
+    def _on_blur(self, event: events.Blur) -> None:
+        self._forget_styles()
+        self.refresh()
+
+    def _forget_styles(self) -> None:
+        self._lines.clear()
+        self._styles.clear()
+
+    def _style(self, component: str | None = None, *, partial: bool = False) -> Style:
+        """The widget's style (``component`` None) or a component's, cached."""
+        key = f"{component}:{partial}"
+        style = self._styles.get(key)
+        if style is None:
+            if component is None:
+                style = self.rich_style
+            elif partial:
+                # A partial component style keeps theme colours with alpha unblended
+                # ($text-muted renders white); take the blended colour of the full style
+                # and leave the background to the row.
+                full = self.get_component_rich_style(component)
+                style = Style(color=full.color, bold=full.bold, italic=full.italic)
+            else:
+                style = self.get_component_rich_style(component)
+            self._styles[key] = style
+        return style
+
+    # -- scrolling --------------------------------------------------------------------
+
+    @property
+    def _body_height(self) -> int:
+        """Rows on screen below the header."""
+        return max(1, self.scrollable_content_region.height - 1)
+
+    def _scroll_cursor_into_view(self) -> None:
+        top = int(self.scroll_offset.y)
+        height = self._body_height
+        if self._cursor < top:
+            self.scroll_to(y=self._cursor, animate=False, immediate=True)
+        elif self._cursor >= top + height:
+            self.scroll_to(y=self._cursor - height + 1, animate=False, immediate=True)
