@@ -17,8 +17,9 @@ from tui.screens.help import HelpScreen
 from tui.screens.response import ResponseScreen
 from tui.screens.responses import ResponsesScreen
 from tui.screens.review import ReviewScreen
+from tui.widgets.paged import PAGE_SIZE
 from tui.widgets.queue_cells import HIDDEN_MARK
-from tui.widgets.response_list import PAGE_SIZE, ResponseList
+from tui.widgets.response_list import ResponseList
 
 
 async def settle(pilot: Pilot[None]) -> None:

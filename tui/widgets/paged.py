@@ -10,7 +10,8 @@ its own pages, rows and drawing, and its own :meth:`move_to`.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Generic, TypeVar
 
 from rich.style import Style
 from textual import events
@@ -18,21 +19,49 @@ from textual.cache import LRUCache
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+#: Rows read from the study per query: about one screenful, so a repaint after a change
+#: reads one or two pages.
+PAGE_SIZE = 40
 
-class PagedList(ScrollView):
+RowT = TypeVar("RowT")
+
+
+class PagedList(ScrollView, Generic[RowT]):
     """A header line over ``total`` rows with a cursor (see the module)."""
 
-    def __init__(self, *, lines: int = 256, **kwargs: Any) -> None:
+    def __init__(self, *, pages: int = 64, lines: int = 256, **kwargs: Any) -> None:
         """
         Args:
+            pages: Pages of rows kept.
             lines: Rendered lines kept.
             kwargs: For :class:`~textual.scroll_view.ScrollView` (``name``, ``id``, ...).
         """
         super().__init__(**kwargs)
         self._total = 0
         self._cursor = 0
+        self._pages: LRUCache[int, list[RowT]] = LRUCache(pages)
         self._lines: LRUCache[Any, Strip] = LRUCache(lines)
         self._styles: dict[str, Style] = {}
+
+    def read_rows(self, offset: int, limit: int) -> Sequence[RowT]:
+        """Rows ``offset .. offset + limit`` of what the list shows, from its source."""
+        raise NotImplementedError
+
+    @property
+    def current(self) -> RowT | None:
+        """The highlighted row, if any."""
+        return self.row_at(self._cursor)
+
+    def row_at(self, index: int) -> RowT | None:
+        """Row ``index``, reading its page if it is not kept."""
+        if not 0 <= index < self._total:
+            return None
+        number, offset = divmod(index, PAGE_SIZE)
+        page = self._pages.get(number)
+        if page is None:
+            page = list(self.read_rows(number * PAGE_SIZE, PAGE_SIZE))
+            self._pages.set(number, page)
+        return page[offset] if offset < len(page) else None
 
     @property
     def total(self) -> int:

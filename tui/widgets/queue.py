@@ -11,14 +11,13 @@ What a row shows, cell by cell, is drawn by :mod:`tui.widgets.queue_cells`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from itertools import chain
 from typing import ClassVar
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from textual.binding import Binding, BindingType
-from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
@@ -26,7 +25,7 @@ from textual.strip import Strip
 from codebooks.model import Scale
 from tui.source import PairSource, Query, Row, row_key
 from tui.text import cell_stable, one_line
-from tui.widgets.paged import PagedList
+from tui.widgets.paged import PAGE_SIZE, PagedList
 from tui.widgets.queue_cells import (
     HEADERS,
     HIDDEN_MARK,
@@ -48,9 +47,6 @@ __all__ = [
     "value_label",
 ]
 
-#: Rows fetched from the study per query: about one screenful, so a repaint after a
-#: change reads one or two pages.
-PAGE_SIZE = 40
 
 #: How far ahead the cursor looks for the next undecided pair, in pages, before wrapping.
 SCAN_PAGES = 100
@@ -61,7 +57,7 @@ FOLLOW_PAGES_AFTER = 4
 FOLLOW_PAGES_BEFORE = 1
 
 
-class PairQueue(PagedList, can_focus=True):
+class PairQueue(PagedList[Row], can_focus=True):
     """A virtual, keyboard-driven table of pairs.
 
     The first line is a fixed header; line ``y >= 1`` shows row ``scroll_y + y - 1``.
@@ -160,7 +156,7 @@ class PairQueue(PagedList, can_focus=True):
                 highlighted row changes: a pane that follows the cursor then repaints in
                 the same frame as the queue instead of one frame later.
         """
-        super().__init__(lines=512, name=name, id=id, classes=classes)
+        super().__init__(pages=64, lines=512, name=name, id=id, classes=classes)
         self._source = source
         self._on_highlight = on_highlight
         self._query = query or Query()
@@ -170,7 +166,6 @@ class PairQueue(PagedList, can_focus=True):
         self._curve_width = max([5, *(s.k for s in self._scales.values())])
         longest = max([1, *(cell_len(x) for s in self._scales.values() for x in s.labels)])
         self._label_width = min(longest, 6)
-        self._pages: LRUCache[int, list[Row]] = LRUCache(64)
         self._columns: dict[int, Columns] = {}
         self._headers: dict[int, Strip] = {}
         self._stale: frozenset[tuple[str, str]] = frozenset()
@@ -195,21 +190,8 @@ class PairQueue(PagedList, can_focus=True):
     def pair_query(self) -> Query:
         return self._query
 
-    @property
-    def current(self) -> Row | None:
-        """The highlighted row, if any."""
-        return self.row_at(self._cursor)
-
-    def row_at(self, index: int) -> Row | None:
-        """Row ``index`` of the query, fetching its page if needed."""
-        if not 0 <= index < self._total:
-            return None
-        number, offset = divmod(index, PAGE_SIZE)
-        page = self._pages.get(number)
-        if page is None:
-            page = list(self._source.page(self._query, number * PAGE_SIZE, PAGE_SIZE))
-            self._pages.set(number, page)
-        return page[offset] if offset < len(page) else None
+    def read_rows(self, offset: int, limit: int) -> Sequence[Row]:
+        return self._source.page(self._query, offset, limit)
 
     def set_source(self, source: PairSource) -> None:
         """Read from another source (another scoring configuration), keeping the query."""

@@ -19,19 +19,15 @@ from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding, BindingType
-from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.strip import Strip
 
 from study.rows import RESPONSE_ORDERS, ResponseOrder, ResponseRow
 from tui.text import cell_stable, middle_cut, one_line, printable
 from tui.widgets.curve import bar
-from tui.widgets.paged import PagedList
+from tui.widgets.paged import PAGE_SIZE, PagedList
 from tui.widgets.queue_cells import HIDDEN_MARK, MEMO_MARK, NOTE_MARK
 from tui.widgets.scrolling import set_virtual_size
-
-#: Rows fetched from the study per query: about one screenful.
-PAGE_SIZE = 40
 
 #: The column titles: id, response, entropy, coded, marks.
 HEADERS = ("id", "response", "H max", "coded", "✎¶")
@@ -99,7 +95,7 @@ def entropy_text(row: ResponseRow, *, hidden: bool) -> str:
     return f"{bar(row.max_entropy, BAR_WIDTH)} {row.max_entropy:.2f}"
 
 
-class ResponseList(PagedList, can_focus=True):
+class ResponseList(PagedList[ResponseRow], can_focus=True):
     """A virtual, keyboard-driven list of responses.
 
     The first line is a fixed header; line ``y >= 1`` shows row ``scroll_y + y - 1``.
@@ -188,13 +184,12 @@ class ResponseList(PagedList, can_focus=True):
             query: The initial order.
             on_highlight: Called when the highlighted row changes (moved or reloaded).
         """
-        super().__init__(lines=256, id=id)
+        super().__init__(pages=32, lines=256, id=id)
         self._source = source
         self._query = query or ResponseQuery()
         self._on_highlight = on_highlight
         self._blind = source.blind(self._query)
         self._id_width = 8
-        self._pages: LRUCache[int, list[ResponseRow]] = LRUCache(32)
 
     # -- public API -------------------------------------------------------------------
 
@@ -207,20 +202,8 @@ class ResponseList(PagedList, can_focus=True):
         """Whether entropy is hidden on responses not decided across every code."""
         return self._blind
 
-    @property
-    def current(self) -> ResponseRow | None:
-        return self.row_at(self._cursor)
-
-    def row_at(self, index: int) -> ResponseRow | None:
-        """Row ``index``, fetching its page if needed."""
-        if not 0 <= index < self._total:
-            return None
-        number, offset = divmod(index, PAGE_SIZE)
-        page = self._pages.get(number)
-        if page is None:
-            page = list(self._source.page(self._query, number * PAGE_SIZE, PAGE_SIZE))
-            self._pages.set(number, page)
-        return page[offset] if offset < len(page) else None
+    def read_rows(self, offset: int, limit: int) -> Sequence[ResponseRow]:
+        return self._source.page(self._query, offset, limit)
 
     def set_query(self, query: ResponseQuery, *, at: str | None = None) -> None:
         """Show another order, from the top or (``at``) on that response."""
