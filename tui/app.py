@@ -377,6 +377,7 @@ class CodecurveApp(IterationActions, ExportActions, App[None]):
             self.update_stale()
         review.pair_queue.reload(follow=True)
         review.update_status()
+        self._scores_stored(review)
 
     @on(ScoringFinished)
     def _scoring_finished(self, message: ScoringFinished) -> None:
@@ -393,6 +394,7 @@ class CodecurveApp(IterationActions, ExportActions, App[None]):
         review.pair_queue.reload(follow=True)
         review.scoring_finished()
         review.update_status()
+        self._scores_stored(review)
         if message.total == 0:
             self.notify("Every pair is scored.", timeout=2)
         elif message.cancelled:
@@ -400,6 +402,12 @@ class CodecurveApp(IterationActions, ExportActions, App[None]):
         else:
             self.notify(f"Scored {message.done:,} pairs.", timeout=3)
         self.refresh_screening(delay=0.0)
+
+    def _scores_stored(self, review: ReviewScreen) -> None:
+        """Tell the screens opened over the review screen (the response list, the
+        response view) that scores arrived: the one on top shows them now."""
+        for screen in self.screen_stack[self.screen_stack.index(review) + 1 :]:
+            screen.post_message(StudyChanged())
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The one place a failed worker becomes a visible error."""

@@ -332,3 +332,85 @@ async def test_the_list_reads_a_page_at_a_time(
         await settle(pilot)
         assert listing(app).cursor == 399
         assert len(asked) <= 4
+
+
+async def test_scores_that_arrive_show_in_the_open_list(tmp_path: Path) -> None:
+    """Scoring goes on while the coder looks at the response list: each stored batch
+    shows there, not only on the next reload."""
+    import threading
+    from collections.abc import Sequence
+
+    from scoring import FakeBackend
+    from scoring.backend import OptionLogprobs, OptionVariants
+
+    gate = threading.Event()
+
+    class Gated(FakeBackend):
+        def option_logprobs(
+            self, prompts: Sequence[str], options: Sequence[OptionVariants]
+        ) -> list[OptionLogprobs]:
+            if self.calls >= 1:
+                gate.wait(timeout=20)
+            return super().option_logprobs(prompts, options)
+
+    study = build_study(tmp_path / "s.codecurve", n=12, scored=False)
+    app = make_app(
+        study,
+        backend_factory=lambda: Gated(),
+        coder="tester",
+        batch_size=6,
+        score_on_open=True,
+        close_study=True,
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        for _ in range(200):  # the first batch stored, the second held at the gate
+            if study.scored_count(study.active_config_id() or 0) == 6:
+                break
+            await pilot.pause(0.05)
+        await pilot.pause(0.1)
+        await pilot.press("V")
+        await pilot.pause()
+        rows = listing(app)
+        scored = [r.scored for i in range(rows.total) if (r := rows.row_at(i)) is not None]
+        assert 0 < sum(1 for n in scored if n) < rows.total  # some responses scored
+        gate.set()
+        for _ in range(200):
+            if not app.scoring:
+                break
+            await pilot.pause(0.05)
+        await settle(pilot)
+        rows = listing(app)  # still the list on top
+        found = [rows.row_at(i) for i in range(rows.total)]
+        assert all(r is not None and r.max_entropy is not None for r in found)
+        assert f"{found[0].max_entropy:.2f}" in line(app, 0)  # type: ignore[union-attr]
+
+
+async def test_the_list_under_the_response_view_catches_up_once(tmp_path: Path) -> None:
+    """Decisions in the response view leave the list below it to read its rows again
+    once, when it is shown, not on every key."""
+    app = make_app(build_study(tmp_path / "s.codecurve", n=10), coder="tester", close_study=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("V")
+        await settle(pilot)
+        rows = listing(app)
+        reloads = 0
+        reload = rows.reload
+
+        def counted(**options: Any) -> None:
+            nonlocal reloads
+            reloads += 1
+            reload(**options)
+
+        rows.reload = counted  # type: ignore[method-assign]
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ResponseScreen)
+        await pilot.press("1", "1", "1")
+        await settle(pilot)
+        assert reloads == 0
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, ResponsesScreen)
+        assert reloads == 1
+        assert "3/3" in line(app, 0)

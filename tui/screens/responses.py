@@ -191,7 +191,9 @@ class ResponsesScreen(Screen[None]):
 
     @on(StudyChanged)
     def _study_changed(self, message: StudyChanged) -> None:
-        if self.is_current:
+        # Under another screen (the response view), catch up once when shown again: a
+        # screen just below the top one counts as "current" to Textual.
+        if self.is_active:
             self.response_list.reload()
         else:
             self.stale = True
