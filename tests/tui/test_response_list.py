@@ -414,3 +414,25 @@ async def test_the_list_under_the_response_view_catches_up_once(tmp_path: Path) 
         assert isinstance(app.screen, ResponsesScreen)
         assert reloads == 1
         assert "3/3" in line(app, 0)
+
+
+async def test_the_list_opens_on_the_first_response_left_to_code(tmp_path: Path) -> None:
+    study = build_study(tmp_path / "s.codecurve", n=10)
+    first = study.query_responses(study.active_config_id(), limit=3)
+    for summary in first:  # the three least sure responses, every code decided
+        for code in study.codebook.codable:
+            study.record(summary.response_id, code.id, 1, coder="tester")
+    app = make_app(study, coder="tester", close_study=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("V")
+        await settle(pilot)
+        rows = listing(app)
+        assert [r.response_id for r in (rows.row_at(i) for i in range(3)) if r] == [
+            s.response_id for s in first
+        ]
+        assert rows.cursor == 3
+        current = rows.current
+        assert current is not None
+        assert not current.complete
+        assert "4 of 10 responses" in str(app.screen.query_one("#responses-box").border_subtitle)

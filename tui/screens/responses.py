@@ -168,8 +168,13 @@ class ResponsesScreen(Screen[None]):
         yield TooSmall(MINIMUM)
 
     def on_mount(self) -> None:
-        self.response_list.reload()
-        self.response_list.focus()
+        listing = self.response_list
+        listing.reload()
+        # As the queue of pairs opens on the first undecided pair: the first response
+        # with a code left to decide.
+        if (first := listing.next_where(0, lambda row: not row.complete)) is not None:
+            listing.move_to(first)
+        listing.focus()
 
     def on_resize(self, event: events.Resize) -> None:
         self.query_one(TooSmall).check(event.size.width, event.size.height)

@@ -10,7 +10,7 @@ its own pages, rows and drawing, and its own :meth:`move_to`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from rich.style import Style
@@ -22,6 +22,10 @@ from textual.strip import Strip
 #: Rows read from the study per query: about one screenful, so a repaint after a change
 #: reads one or two pages.
 PAGE_SIZE = 40
+
+#: How far a search for the next row of a kind looks, in pages each way, before giving
+#: up (a huge, mostly done study costs a bounded number of queries).
+SCAN_PAGES = 100
 
 RowT = TypeVar("RowT")
 
@@ -74,6 +78,17 @@ class PagedList(ScrollView, Generic[RowT]):
     def move_to(self, index: int, *, scroll: bool = True) -> None:
         """Highlight row ``index`` (clamped) and, with ``scroll``, bring it into view."""
         raise NotImplementedError
+
+    def next_where(self, start: int, wanted: Callable[[RowT], bool]) -> int | None:
+        """Index of the first ``wanted`` row at or after ``start``, wrapping to the top;
+        at most :data:`SCAN_PAGES` pages each way."""
+        limit = SCAN_PAGES * PAGE_SIZE
+        for lo, hi in ((start, min(self._total, start + limit)), (0, min(start, limit))):
+            for index in range(lo, hi):
+                row = self.row_at(index)
+                if row is not None and wanted(row):
+                    return index
+        return None
 
     # -- actions ----------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from textual.strip import Strip
 from codebooks.model import Scale
 from tui.source import PairSource, Query, Row, row_key
 from tui.text import cell_stable, one_line
-from tui.widgets.paged import PAGE_SIZE, PagedList
+from tui.widgets.paged import PAGE_SIZE, SCAN_PAGES, PagedList
 from tui.widgets.queue_cells import (
     HEADERS,
     HIDDEN_MARK,
@@ -47,9 +47,6 @@ __all__ = [
     "value_label",
 ]
 
-
-#: How far ahead the cursor looks for the next undecided pair, in pages, before wrapping.
-SCAN_PAGES = 100
 
 #: How far a reload that follows the highlighted pair looks for it, in pages after its
 #: old row (scores arriving insert rows above it) and before it.
@@ -315,13 +312,7 @@ class PairQueue(PagedList[Row], can_focus=True):
             if self._total == 0:
                 return None
             return start if start < self._total else 0
-        limit = SCAN_PAGES * PAGE_SIZE
-        for lo, hi in ((start, min(self._total, start + limit)), (0, min(start, limit))):
-            for index in range(lo, hi):
-                row = self.row_at(index)
-                if row is not None and row.decision is None:
-                    return index
-        return None
+        return self.next_where(start, lambda row: row.decision is None)
 
     def index_of(self, key: tuple[str, str], near: int, *, span: int = PAGE_SIZE) -> int | None:
         """Index of the row with ``key`` within ``span`` rows of ``near``, if it is there."""
