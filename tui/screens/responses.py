@@ -173,7 +173,8 @@ class ResponsesScreen(Screen[None]):
         # As the queue of pairs opens on the first undecided pair: the first response
         # with a code left to decide.
         if (first := listing.next_where(0, lambda row: not row.complete)) is not None:
-            listing.move_to(first)
+            # Once laid out: before, the list has no height to scroll within.
+            self.call_after_refresh(listing.move_to, first)
         listing.focus()
 
     def on_resize(self, event: events.Resize) -> None:
