@@ -177,10 +177,11 @@ def diff_codebooks(old: Codebook, new: Codebook) -> CodebookDiff:
             )
     kept = set(matched.values())
     changes.extend(CodeChange("removed", c.id, c.id) for c in old.codes if c.id not in kept)
+    old_dict, new_dict = old.to_dict(), new.to_dict()
     fields = tuple(
         f
         for f in ("name", "question", "description", "scale", "sets")
-        if old.to_dict().get(f) != new.to_dict().get(f)
+        if old_dict.get(f) != new_dict.get(f)
     )
     return CodebookDiff(
         changes=tuple(changes),

@@ -71,10 +71,16 @@ def cell_value(value: Any) -> Any:
     return str(value)
 
 
-#: First characters after which the exporter adds a ``'`` so that a spreadsheet does not
-#: run the text as a formula (the same as ``study.export.FORMULA_STARTS``, kept equal by a
-#: test: this module may not import the exporter, which loads pandas and numpy).
+#: First characters that make a spreadsheet evaluate a cell: the exporter adds a ``'``
+#: before them (:func:`neutralise`), an import takes it away (:func:`unguard_formula`).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise(value: Any) -> Any:
+    """Prefix ``'`` to a text that a spreadsheet would run as a formula; others unchanged."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _is_number(value):
+        return "'" + value
+    return value
 
 
 def unguard_formula(text: str) -> str:

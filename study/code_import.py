@@ -144,7 +144,7 @@ def read_codes(
         key.strip().casefold(): c for c in codebook.codes if not c.codable for key in (c.name, c.id)
     }
 
-    ids = _response_ids(frame[id_col].tolist(), numbers, known_ids, column=id_col, place=place)
+    ids = _response_ids(frame[id_col].tolist(), known_ids)
     blank = [n for n, v in zip(numbers, ids, strict=True) if v is None]
     if blank:
         raise ResponsesError(
@@ -357,14 +357,7 @@ def _clean(text: str | None) -> str | None:
     return text or None
 
 
-def _response_ids(
-    values: list[object],
-    numbers: list[int],
-    known_ids: set[str] | None,
-    *,
-    column: str,
-    place: str,
-) -> list[str | None]:
+def _response_ids(values: list[object], known_ids: set[str] | None) -> list[str | None]:
     """A column's cells as response ids, with the exporter's formula guard taken back.
 
     ``'@alice`` is ``@alice`` when the study knows ``@alice`` and not ``'@alice`` (or, with

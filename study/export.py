@@ -63,16 +63,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from codebooks.files import check_target
+from study.cells import FORMULA_STARTS, neutralise
 from study.errors import StudyError
 from study.frames import LAYOUTS, LONG_COLUMNS, long_frame, provenance, wide_frame
 from study.writers import (
     FORMATS,
-    FORMULA_STARTS,
     XLSX_CELL_LIMIT,
     atomic_write,
     export_format,
     metadata_path,
-    neutralise,
     read_export,
     write_csv,
     write_jsonl,

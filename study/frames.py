@@ -62,13 +62,6 @@ LONG_COLUMNS = (
 
 #: Where a wide cell's value comes from with ``fill="model"`` (``final_from`` values).
 FILLS = ("none", "model")
-#: ``final_from`` values, and the words the provenance counts them under.
-SOURCE_WORDS = {
-    "human": "coder",
-    "accepted": "accepted",
-    "delegated": "delegated",
-    "model": "model",
-}
 
 
 def _config_id(study: StudyView, config_id: int | str | None) -> int | None:

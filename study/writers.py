@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from codebooks.files import write_file
+from study.cells import neutralise
 from study.errors import StudyError
 
 #: Export format of each file suffix.
@@ -29,26 +30,8 @@ FORMATS = {
     ".ndjson": "jsonl",
 }
 
-#: First characters that make a spreadsheet evaluate a cell.
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
 #: Longest text an XLSX cell holds.
 XLSX_CELL_LIMIT = 32_767
-
-
-def neutralise(value: Any) -> Any:
-    """Prefix ``'`` to a text that a spreadsheet would run as a formula; others unchanged."""
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _is_number(value):
-        return "'" + value
-    return value
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return text.strip() == text
 
 
 def atomic_write(

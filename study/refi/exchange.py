@@ -113,7 +113,7 @@ def create_from_project(
         with Study.open(tmp) as study:
             for coder, items in inputs.decisions.items():
                 counts[coder] = _store_decisions(study, items, coder=coder, source=source)
-            stored_notes = _store_notes(study, inputs.notes, messages)
+            stored_notes = _store_notes(study, inputs.notes)
 
     lifecycle.create_file(
         p, responses=inputs.responses, codebook=inputs.codebook, overwrite=overwrite, fill=fill
@@ -150,7 +150,7 @@ def import_project_codes(
     if not items:
         raise ProjectFileError("the project holds no codings to import", path=Path(source))
     counts = {coder: _store_decisions(study, items, coder=coder, source=source, replace=replace)}
-    stored = _store_notes(study, notes, messages)
+    stored = _store_notes(study, notes)
     return ProjectImport(counts, stored, tuple(messages))
 
 
@@ -176,7 +176,7 @@ def _store_decisions(
     return len(triples)
 
 
-def _store_notes(study: Study, notes: Iterable[ImportedNote], messages: list[str]) -> int:
+def _store_notes(study: Study, notes: Iterable[ImportedNote]) -> int:
     """Store notes on a coding as pair notes, and notes on a whole source as memos."""
     stored = 0
     for note in notes:

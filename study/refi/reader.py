@@ -245,6 +245,14 @@ def _child(element: ET.Element, local: str) -> ET.Element | None:
     return next((c for c in element if _local(c.tag) == local), None)
 
 
+def _section(root: ET.Element, local: str) -> ET.Element:
+    """The section ``local`` of the project (``Users``, ``Cases`` ...), or the root when a
+    file puts its items there directly. Tested with ``is None``: an element's truth value
+    is its having children (deprecated since Python 3.12), not its being there."""
+    section = _child(root, local)
+    return root if section is None else section
+
+
 def _text(element: ET.Element | None) -> str:
     return "" if element is None else "".join(element.itertext())
 
@@ -289,7 +297,7 @@ class _Parser:
             )
         self.base = root.get("basePath", "")
         users = self.users(root)
-        codes_element = _child(_child(root, "CodeBook") or root, "Codes")
+        codes_element = _child(_section(root, "CodeBook"), "Codes")
         codes = () if codes_element is None else self.codes(codes_element)
         variables = self.variables(root)
         types = {v.guid: v.type for v in variables}
@@ -343,7 +351,7 @@ class _Parser:
 
     def users(self, root: ET.Element) -> tuple[User, ...]:
         users = []
-        for i, element in enumerate(_children(_child(root, "Users") or root, "User"), 1):
+        for i, element in enumerate(_children(_section(root, "Users"), "User"), 1):
             guid = _key(element.get("guid"))
             if not guid:
                 self.skip("user", element.get("name", f"User {i}"), "has no guid")
@@ -394,7 +402,7 @@ class _Parser:
 
     def variables(self, root: ET.Element) -> tuple[Variable, ...]:
         variables = []
-        for element in _children(_child(root, "Variables") or root, "Variable"):
+        for element in _children(_section(root, "Variables"), "Variable"):
             name = (element.get("name") or "").strip()
             guid = _key(element.get("guid"))
             if not name or not guid:
@@ -419,7 +427,7 @@ class _Parser:
 
     def cases(self, root: ET.Element, types: dict[str, str]) -> tuple[Case, ...]:
         cases = []
-        for i, element in enumerate(_children(_child(root, "Cases") or root, "Case"), 1):
+        for i, element in enumerate(_children(_section(root, "Cases"), "Case"), 1):
             guid = _key(element.get("guid")) or f"case:{i}"
             cases.append(
                 Case(
@@ -555,7 +563,7 @@ class _Parser:
 
     def notes(self, root: ET.Element) -> tuple[Note, ...]:
         notes = []
-        for i, element in enumerate(_children(_child(root, "Notes") or root, "Note"), 1):
+        for i, element in enumerate(_children(_section(root, "Notes"), "Note"), 1):
             guid = _key(element.get("guid")) or f"note:{i}"
             name = element.get("name") or f"Note {i}"
             text = self.source_text(element, name) if element.get("plainTextPath") else None

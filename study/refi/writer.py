@@ -25,7 +25,6 @@ from collections.abc import Iterable
 from decimal import Decimal
 from pathlib import Path
 
-from codebooks.errors import CodebookError
 from codebooks.files import write_atomic
 from codebooks.qdc import origin as codecurve_origin
 from study.refi.model import (
@@ -84,14 +83,7 @@ def write_qde(project: Project, path: str | Path, *, protect: Iterable[str | Pat
 
 
 def _write(path: Path, data: bytes, *, protect: Iterable[str | Path]) -> None:
-    if path.is_dir():
-        raise ProjectFileError("is a directory; give a file name", path=path)
-    if not path.parent.is_dir():
-        raise ProjectFileError(f"folder {path.parent} does not exist", path=path)
-    try:
-        write_atomic(path, data, protect=protect)
-    except CodebookError as exc:
-        raise ProjectFileError(exc.message, path=path) from None
+    write_atomic(path, data, protect=protect, error=ProjectFileError)
 
 
 def project_bytes(
