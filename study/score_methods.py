@@ -103,9 +103,14 @@ class ScoreMethods:
         return self._index.response_count * len(self._index.codable_keys)
 
     def scored_count(self, config_id: int) -> int:
+        """Pairs of the current codebook scored under ``config_id`` (the scores of codes
+        a revision archived are kept, and not counted: :meth:`pair_count` does not count
+        their pairs either)."""
+        codable = ",".join(str(c) for c in self._index.codable_keys)
         with self._query() as conn:
             row = conn.execute(
-                "SELECT COUNT(*) FROM scores WHERE config_id = ?", (config_id,)
+                f"SELECT COUNT(*) FROM scores WHERE config_id = ? AND cid IN ({codable})",
+                (config_id,),
             ).fetchone()
         return int(row[0])
 

@@ -106,6 +106,32 @@ def test_a_removed_codes_decisions_are_archived_and_out_of_the_queue(
         assert reopened.codebook_versions()[0].codebook.code("team").name == "Team"
 
 
+def test_a_new_codes_unscored_pairs_follow_in_every_order_after_a_revision(
+    study: Study, codebook: Codebook, config: ScoreConfig, score_pairs: Any
+) -> None:
+    """The archived code's scores are kept but not counted: the queue, in an order by
+    score, still lists the new code's pairs (not scored yet) after the scored ones."""
+    config_id = study.ensure_config(config)
+    study.write_scores(config_id, score_pairs(study.pending_pairs(config_id), config))
+    codes = [c for c in codebook.codes if c.id != "team"]
+    study.revise_codebook(
+        replace(codebook, codes=(*codes, Code("growth", "Growth", definition="Learning.")))
+    )
+    assert study.scored_count(config_id) == 4 * 2  # the two kept codes
+    for order in ("entropy", "confidence", "pick", "id"):
+        listed = study.query_pairs(config_id, order=order, limit=1000)
+        assert len(listed) == study.count_pairs(config_id, order=order) == 4 * 3, order
+        growth = [i for i, p in enumerate(listed) if p.code_id == "growth"]
+        assert len(growth) == 4, order
+        if order != "id":
+            assert growth == [8, 9, 10, 11], order  # unscored, after every scored pair
+        for index in (0, growth[0], 11):
+            pair = listed[index]
+            assert (
+                study.pair_position(config_id, pair.response_id, pair.code_id, order=order) == index
+            )
+
+
 def test_rescoring_after_a_revision_scores_only_new_and_changed_codes(
     study: Study, codebook: Codebook
 ) -> None:
