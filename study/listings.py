@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import weakref
 
 from study.audit import read_audit
 from study.blind import read_blind_setting, shared_order
@@ -18,8 +19,11 @@ from study.index import StudyView
 #: Orders that list some pairs only, in an order computed in Python.
 LISTED_ORDERS = ("audit", "shared")
 
-#: Audit listings already built: (study path, latest audit event) -> JSON array.
-_AUDITLISTINGS: dict[tuple[str, int], str] = {}
+#: The audit listing built last, per study handle: (latest audit event, the codes it
+#: lists) -> JSON array. A handle's entry goes with it.
+_AUDIT_LISTINGS: weakref.WeakKeyDictionary[StudyView, tuple[tuple[int, tuple[str, ...]], str]] = (
+    weakref.WeakKeyDictionary()
+)
 
 #: The pairs of a listing (a JSON array of ``[rid, cid]``) with their place in it.
 LISTING = (
@@ -32,27 +36,28 @@ LISTING = (
 def audit_listing(study: StudyView, conn: sqlite3.Connection) -> str:
     """The audit pairs in the order to code them, as a JSON array of ``[rid, cid]``.
 
-    Built once per draw or extension (the permutation is computed in Python).
+    Built once per draw or extension and codebook (the permutation is computed in
+    Python), and kept by the study handle.
     """
     latest = conn.execute("SELECT MAX(id) FROM events WHERE kind = 'audit'").fetchone()[0]
     if latest is None:
         return "[]"
-    key = (str(study.path), int(latest))
-    listing = _AUDITLISTINGS.get(key)
-    if listing is None:
-        sample = read_audit(conn)
-        assert sample is not None
-        known = {c.id for c in study.codes}
-        listing = json.dumps(
-            [
-                [study.index.response_key(r), study.index.code_key(c)]
-                for r, c in sample.queue()
-                if c in known
-            ]
-        )
-        if len(_AUDITLISTINGS) > 16:
-            _AUDITLISTINGS.clear()
-        _AUDITLISTINGS[key] = listing
+    codes = tuple(c.id for c in study.codes)
+    key = (int(latest), codes)
+    kept = _AUDIT_LISTINGS.get(study)
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    sample = read_audit(conn)
+    assert sample is not None
+    known = set(codes)
+    listing = json.dumps(
+        [
+            [study.index.response_key(r), study.index.code_key(c)]
+            for r, c in sample.queue()
+            if c in known
+        ]
+    )
+    _AUDIT_LISTINGS[study] = (key, listing)
     return listing
 
 

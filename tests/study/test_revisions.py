@@ -263,3 +263,31 @@ def test_an_older_study_is_upgraded_with_its_first_version_and_wave(
     finally:
         con.close()
     assert stamps == [(1, None), (2, 2)]  # NULL: made under the first codebook
+
+
+def test_the_audit_order_follows_the_codebook_and_a_study_made_anew(tmp_path: Path) -> None:
+    """The audit listing is kept per study handle and codebook: a code removed and
+    restored comes back into it, and a study made anew at the same path lists its own
+    sample (not the one an earlier study there had drawn)."""
+    from study.responses import ResponseTable
+    from tests.factories import working_life
+
+    path = tmp_path / "s.codecurve"
+    texts = ResponseTable.from_texts({f"r{i}": f"text {i}" for i in range(1, 41)})
+    book = working_life()
+    with Study.create(path, responses=texts, codebook=book) as first:
+        first.draw_audit(per_code=5, seed=1)
+        first_sample = first.audit()
+        assert first_sample is not None
+        assert first.count_pairs(None, order="audit") == 15
+        first.revise_codebook(replace(book, codes=tuple(c for c in book.codes if c.id != "team")))
+        assert first.count_pairs(None, order="audit") == 10
+        first.revise_codebook(book)  # team comes back
+        assert first.count_pairs(None, order="audit") == 15
+    with Study.create(path, responses=texts, codebook=book, overwrite=True) as again:
+        again.draw_audit(per_code=5, seed=2)
+        sample = again.audit()
+        assert sample is not None
+        assert sample.queue()[:4] != first_sample.queue()[:4]
+        listed = again.query_pairs(None, order="audit", limit=4)
+        assert [(p.response_id, p.code_id) for p in listed] == list(sample.queue()[:4])
