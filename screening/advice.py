@@ -63,18 +63,20 @@ def _more(report: VRSReport) -> int | None:
 def _undecided_action(report: VRSReport, name: str, *, audit: bool = False) -> Advice:
     more = _more(report)
     headline = f"the model's confidence does not yet tell right from wrong for {name}"
+
     # On the audit sample the pairs to code are the next audit pairs, not any pairs.
-    pairs = f"audit pairs of {name}" if audit else f"{name} pairs"
+    def pairs(noun: str = "pairs") -> str:
+        return f"audit {noun} of {name}" if audit else f"{name} {noun}"
+
     if report.n_items and report.n_incorrect == 0:
         action = (
-            f"code more {pairs}: the model has not disagreed with you yet, and the "
+            f"code more {pairs()}: the model has not disagreed with you yet, and the "
             "screen needs its errors"
         )
     elif more is None:
-        action = f"code more {pairs}"
+        action = f"code more {pairs()}"
     else:
-        pairs = pairs if more != 1 else pairs.replace("pairs", "pair", 1)
-        action = f"code {more} more {pairs}"
+        action = f"code {more} more {pairs('pair' if more == 1 else 'pairs')}"
     if report.tier == "Indeterminate":
         headline = f"the model's confidence is in doubt for {name} ({_reasons(report)})"
     return Advice(headline=headline, action=action, code=name, more=more)

@@ -45,6 +45,16 @@ def test_insufficient_data_names_the_code_and_how_many_more() -> None:
     assert advice.action == f"code {advice.more} more Timeliness pairs"
 
 
+@pytest.mark.parametrize("audit", [False, True])
+def test_one_more_pair_leaves_the_codes_name_alone(
+    monkeypatch: pytest.MonkeyPatch, audit: bool
+) -> None:
+    monkeypatch.setattr("screening.advice._more", lambda report: 1)
+    advice = advise(SHORT, {"Repairs": SHORT}, audit=audit)
+    expected = "audit pair of Repairs" if audit else "Repairs pair"
+    assert advice.action == f"code 1 more {expected}"
+
+
 def test_invalid_comes_first_and_says_why() -> None:
     assert INVALID.tier == "Invalid"
     advice = advise(INVALID, {"Staff": SHORT, "Pay": INVALID})

@@ -117,6 +117,15 @@ def test_middle_cut_never_exceeds_its_cells(text: str, cells: int) -> None:
     assert cell_len(shown) <= cells
 
 
+@pytest.mark.parametrize("before", ["ß" * 30, "ﬁ" * 40, "x" * 30])
+def test_a_searched_snippet_shows_its_match_even_where_folding_changes_lengths(
+    before: str,
+) -> None:
+    from tui.widgets.queue_cells import snippet
+
+    assert "hello" in snippet(f"{before} hello world", "HELLO")
+
+
 def test_plural() -> None:
     assert plural(1, "response") == "1 response"
     assert plural(0, "response") == "0 responses"

@@ -85,7 +85,10 @@ def snippet(text: str, search: str | None = None) -> str:
     starts a little before the first match, so the match is on screen."""
     line = one_line(text)
     if search:
-        at = line.casefold().find(search.casefold())
+        folded = line.casefold()
+        # An index into the folded text is one into the line only when folding kept its
+        # length ("ß" folds to "ss"); match_spans makes the same check.
+        at = folded.find(search.casefold()) if len(folded) == len(line) else -1
         if at > 12:
             line = "…" + line[at - 10 :]
     return line[:400]
