@@ -509,7 +509,6 @@ class CodecurveApp(IterationActions, ExportActions, App[None]):
     def _delegation_planned(self, message: DelegationPlanned) -> None:
         if (review := self.live_review) is not None:
             review.screening.show_plan(message.plan, message.note, message.audit)
-            review.update_status()
 
     @on(ScreeningCutChanged)
     def _screening_cut_changed(self, message: ScreeningCutChanged) -> None:

@@ -230,9 +230,10 @@ class ReviewSession:
     def audit_status(self) -> str | None:
         """``audit 37/150 blind``: this coder's blind audit decisions over the audit
         pairs; None without an audit sample."""
-        if self.study.audit() is None:
+        try:  # one read of the sample (the status line asks after every decision)
+            progress = self.study.audit_progress(coder=self.coder)
+        except StudyError:  # no audit sample
             return None
-        progress = self.study.audit_progress(coder=self.coder)
         coded = sum(p.progress.coded for p in progress.values())
         size = sum(p.progress.size for p in progress.values())
         return f"audit {coded:,}/{size:,} blind"
