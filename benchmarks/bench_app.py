@@ -40,8 +40,6 @@ from tests.factories import iter_synthetic_scores, synthetic_config, texts
 from tui.app import CodecurveApp
 from tui.screens.review import ReviewScreen
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def build(path: Path, responses: int, codes: int) -> None:
     """A study with synthetic scores for every pair (deterministic): the app tests' own

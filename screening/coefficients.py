@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
@@ -148,17 +149,40 @@ def encode_ratings(
 
 @dataclass(frozen=True)
 class Units:
-    """Pairable units and what each contributes; statistics are sums over units."""
+    """Pairable units and what each contributes; statistics are sums over units.
+
+    The per-unit coincidences and coder-pair cells are (n, k*k): they are built when a
+    statistic asks for them, so that percent agreement over many categories (float
+    ratings) never builds them.
+    """
 
     counts: FloatArray  # (n, k): raters per category
     agree: FloatArray  # (n,): share of agreeing rating pairs in the unit
-    coincidence: FloatArray  # (n, k*k): the unit's coincidences
-    pairs: FloatArray | None  # (n, k*k): one-hot (coder 1, coder 2) cell, two coders only
+    cells: IntArray | None  # (n,): the (coder 1, coder 2) cell, two coders only
     k: int
 
     @property
     def n(self) -> int:
         return int(self.counts.shape[0])
+
+    @cached_property
+    def coincidence(self) -> FloatArray:
+        """(n, k*k): each unit's coincidences (Krippendorff)."""
+        counts, kk = self.counts, self.k
+        m = counts.sum(axis=1)
+        outer = counts[:, :, None] * counts[:, None, :]
+        outer[:, np.arange(kk), np.arange(kk)] -= counts
+        coincidence = outer / np.maximum(m - 1.0, 1.0)[:, None, None]
+        return np.asarray(coincidence.reshape(len(m), kk * kk), dtype=np.float64)
+
+    @cached_property
+    def pairs(self) -> FloatArray | None:
+        """(n, k*k): one-hot (coder 1, coder 2) cell per unit; None beyond two coders."""
+        if self.cells is None:
+            return None
+        pairs = np.zeros((self.n, self.k * self.k), dtype=np.float64)
+        pairs[np.arange(self.n), self.cells] = 1.0
+        return pairs
 
 
 def pairable_units(codes: IntArray, k: int) -> tuple[Units, npt.NDArray[np.bool_]]:
@@ -171,15 +195,8 @@ def pairable_units(codes: IntArray, k: int) -> tuple[Units, npt.NDArray[np.bool_
     counts, m = counts[keep], m[keep]
     kk = counts.shape[1]
     agree = np.sum(counts * (counts - 1.0), axis=1) / np.maximum(m * (m - 1.0), 1.0)
-    outer = counts[:, :, None] * counts[:, None, :]
-    outer[:, np.arange(kk), np.arange(kk)] -= counts
-    coincidence = (outer / np.maximum(m - 1.0, 1.0)[:, None, None]).reshape(len(m), kk * kk)
-    pairs = None
-    if n_coders == 2:
-        cell = codes[0, keep] * kk + codes[1, keep]
-        pairs = np.zeros((len(m), kk * kk), dtype=np.float64)
-        pairs[np.arange(len(m)), cell] = 1.0
-    return Units(counts, agree, coincidence, pairs, kk), keep
+    cells = codes[0, keep] * kk + codes[1, keep] if n_coders == 2 else None
+    return Units(counts, agree, cells, kk), keep
 
 
 def kappa_weights(k: int, weights: KappaWeights) -> FloatArray:

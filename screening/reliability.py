@@ -48,6 +48,7 @@ from screening.coefficients import (
     percent_coefficient,
     percent_of,
 )
+from screening.validation import check_confidence_level
 
 __all__ = [
     "AlphaLevel",
@@ -317,8 +318,7 @@ def reliability(
     """
     check_level(level)
     kappa_weights(1, weights)
-    if not 0.0 < confidence_level < 1.0:
-        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}")
+    check_confidence_level(confidence_level)
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 0:
         raise ValueError(f"resamples must be a non-negative integer, got {resamples!r}")
     codes, cats = encode_ratings(data, labels=labels)

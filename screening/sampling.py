@@ -322,7 +322,7 @@ def pool_tables(
     """
     sizes: dict[str, int] = {}
     for code in tables:
-        n_pop = population if isinstance(population, int) else population.get(code)
+        n_pop = population.get(code) if isinstance(population, Mapping) else int(population)
         if n_pop is None:
             raise ValueError(f"population has no size for code {code!r}")
         if tables[code].n > n_pop:
