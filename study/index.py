@@ -65,11 +65,17 @@ class StudyIndex:
             self._cid_of[code_id] = int(cid)
             self._code_of[int(cid)] = code
         self._codable = tuple(cid for cid, c in self._code_of.items() if c.codable)
+        self._codable_sql = ",".join(str(c) for c in self._codable)
 
     @property
     def codable_keys(self) -> tuple[int, ...]:
         """The ``cid`` of every codable code, in codebook order."""
         return self._codable
+
+    @property
+    def codable_sql(self) -> str:
+        """:attr:`codable_keys` as an SQL list's inside (``3,4,7``), for ``cid IN (...)``."""
+        return self._codable_sql
 
     @property
     def response_count(self) -> int:

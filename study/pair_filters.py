@@ -104,7 +104,7 @@ def listed_count(
         wave=wave,
         audit=audit,
     )
-    codable = ",".join(str(c) for c in study.index.codable_keys)
+    codable = study.index.codable_sql
     return int(
         conn.execute(
             f"SELECT COUNT(*) FROM ({LISTING}) l WHERE l.cid IN ({codable}){where_sql(clauses)}",
@@ -124,7 +124,7 @@ def listed_position(
 ) -> int | None:
     """Offset of pair ``(rid, cid)`` in a filtered listing, or None when it is not in it."""
     clauses, params = pair_filters(study, "l.rid", "l.cid", **filters)
-    codable = ",".join(str(c) for c in study.index.codable_keys)
+    codable = study.index.codable_sql
     base = f"FROM ({LISTING}) l WHERE l.cid IN ({codable}){where_sql(clauses)}"
     mine = conn.execute(
         f"SELECT l.pos {base} AND l.rid = ? AND l.cid = ?", [listing, *params, rid, cid]

@@ -143,7 +143,7 @@ class PairQueries:
             self.config_row(config_id)
         if limit == 0:
             return []
-        codable = ",".join(str(c) for c in self.index.codable_keys)
+        codable = self.index.codable_sql
         with self.snapshot() as conn:
             audit = audit_listing(self, conn) if status == "review" else "[]"
             # The same filters on each of the listings below, under their own aliases.
@@ -253,7 +253,7 @@ class PairQueries:
         if config_id is not None:
             self.config_row(config_id)
         rid, cid = self.index.response_key(response_id), self.index.code_key(code_id)
-        codable = ",".join(str(c) for c in self.index.codable_keys)
+        codable = self.index.codable_sql
         filters: dict[str, Any] = {
             "code_id": code_filter,
             "status": status,
@@ -328,7 +328,7 @@ class PairQueries:
         if config_id is not None:
             self.config_row(config_id)
         rid = self.index.response_key(response_id)
-        codable = ",".join(str(c) for c in self.index.codable_keys)
+        codable = self.index.codable_sql
         with self.snapshot() as conn:
             return page_rows(
                 conn,

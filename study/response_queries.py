@@ -67,10 +67,6 @@ _RANKINGS: weakref.WeakKeyDictionary[StudyView, dict[tuple[Any, ...], _Ranking]]
 _RANKINGS_KEPT = 8
 
 
-def _codable(study: StudyView) -> str:
-    return ",".join(str(c) for c in study.index.codable_keys)
-
-
 def _response_order(
     config_id: int | None,
     order: str,
@@ -94,8 +90,9 @@ def _response_order(
     param: Any = -1 if config_id is None else config_id
     if order == "audit":
         param = audit_responses(study, conn)
+    keyed_sql = key_sql.format(codable=study.index.codable_sql)
     return (
-        f"responses r LEFT JOIN ({key_sql.format(codable=_codable(study))}) m ON m.rid = r.rid",
+        f"responses r LEFT JOIN ({keyed_sql}) m ON m.rid = r.rid",
         f"m.k IS NULL, m.k {direction}, {rid}",
         [param],
     )
@@ -262,7 +259,7 @@ class ResponseQueries:
             coder: Count this coder's decisions, notes and memo only (default: any
                 coder's, as the queue shows the latest decision of any coder).
         """
-        codable = _codable(self)
+        codable = self.index.codable_sql
         with self.snapshot() as conn:
             rids = _page_keys(self, conn, config_id, order, reverse, offset, limit)
             if not rids:

@@ -106,7 +106,7 @@ class ScoreMethods:
         """Pairs of the current codebook scored under ``config_id`` (the scores of codes
         a revision archived are kept, and not counted: :meth:`pair_count` does not count
         their pairs either)."""
-        codable = ",".join(str(c) for c in self._index.codable_keys)
+        codable = self._index.codable_sql
         with self._query() as conn:
             row = conn.execute(
                 f"SELECT COUNT(*) FROM scores WHERE config_id = ? AND cid IN ({codable})",

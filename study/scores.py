@@ -116,7 +116,7 @@ def read_config(conn: sqlite3.Connection, config_id: int, *, path: Path) -> Conf
 
 def pending(conn: sqlite3.Connection, index: StudyIndex, config_id: int) -> list[Pair]:
     """The pairs not yet scored under ``config_id``, in response then code order."""
-    codable = ",".join(str(c) for c in index.codable_keys)
+    codable = index.codable_sql
     rows = conn.execute(
         "SELECT r.rid, r.text, c.cid FROM responses r JOIN codes c "
         f"WHERE c.cid IN ({codable}) AND NOT EXISTS (SELECT 1 FROM scores s "
