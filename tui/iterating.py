@@ -24,7 +24,7 @@ from textual import work
 
 from codebooks.errors import CodecurveError
 from study.configs import config_label
-from tui.screens.configs import ComparisonReady
+from tui.messages import ComparisonReady
 from tui.text import printable
 
 if TYPE_CHECKING:
@@ -105,10 +105,7 @@ class IterationActions(_Base):
                 markup=False,
             )
             return
-        session = self.session
-        session.codebook = self.study.codebook
-        session.codes = {c.id: c for c in session.codebook.codable}
-        session.scales = {c.id: session.codebook.scale_for(c) for c in session.codebook.codable}
+        self.session.set_codebook(self.study.codebook)
         self.update_stale()
         if (review := self.live_review) is not None:
             review.detail.show(None, None, None)

@@ -16,6 +16,7 @@ from textual.message import Message
 
 if TYPE_CHECKING:
     from scoring.engine import ScoringEngine
+    from study.compare import Comparison
     from study.delegation_log import DelegationPlan
     from tui.session import ChangeKind, Saved
     from tui.verdicts import ScreeningSummary
@@ -173,3 +174,12 @@ class DelegationPlanned(Message):
         self.plan = plan
         self.note = note
         self.audit = audit
+
+
+class ComparisonReady(Message):
+    """The comparison of the study's configurations (None: fewer than two scored)."""
+
+    def __init__(self, comparison: Comparison | None, note: str = "") -> None:
+        super().__init__()
+        self.comparison = comparison
+        self.note = note

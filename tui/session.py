@@ -17,11 +17,11 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from codebooks.model import Code, Scale
+from codebooks.model import Code, Codebook, Scale
 from study.blind import BlindSetting, blind_setting, set_blind_coding
 from study.errors import StudyError
 from study.rows import Source
-from tui.source import BLIND_ORDERS, Query, Row, hide_model, is_hidden
+from tui.source import Query, Row, hide_model, hides_model, is_hidden
 
 if TYPE_CHECKING:
     from study.delegation_log import DelegationPlan
@@ -123,7 +123,7 @@ class StudySource:
 
     def blind(self, query: Query) -> bool:
         """Whether ``query``'s rows hide the model until the coder decides."""
-        return self.blind_coding or query.order in BLIND_ORDERS
+        return hides_model(query.order, blind_coding=self.blind_coding)
 
     def _coder(self, query: Query) -> str | None:
         return self.coder if self.blind(query) else None
@@ -179,15 +179,17 @@ class ReviewSession:
     def __init__(self, study: Study, *, coder: str | None = None) -> None:
         self.study = study
         self.coder = coder or default_coder()
-        self.codebook = study.codebook
         self.config_id: int | None = study.active_config_id()
-        self.codes: dict[str, Code] = {c.id: c for c in self.codebook.codable}
-        self.scales: dict[str, Scale] = {
-            c.id: self.codebook.scale_for(c) for c in self.codebook.codable
-        }
+        self.set_codebook(study.codebook)
         #: The study's blind double coding setting (:mod:`study.blind`).
         self.blind_setting: BlindSetting = blind_setting(study)
         self._seen: set[tuple[str, str]] | None = None
+
+    def set_codebook(self, codebook: Codebook) -> None:
+        """Code by ``codebook`` (the study's, or its next version after an edit)."""
+        self.codebook = codebook
+        self.codes: dict[str, Code] = {c.id: c for c in codebook.codable}
+        self.scales: dict[str, Scale] = {c.id: codebook.scale_for(c) for c in codebook.codable}
 
     @property
     def seen(self) -> set[tuple[str, str]]:
@@ -215,7 +217,7 @@ class ReviewSession:
 
     def hides_model(self, order: str) -> bool:
         """Whether rows in ``order`` hide the model's answer until this coder decides."""
-        return self.blind_coding or order in BLIND_ORDERS
+        return hides_model(order, blind_coding=self.blind_coding)
 
     def toggle_blind_coding(self) -> Outcome:
         """Turn blind double coding on or off for the study (a recorded setting)."""

@@ -25,6 +25,7 @@ __all__ = [
     "Query",
     "Row",
     "hide_model",
+    "hides_model",
 ]
 
 ORDER_LABELS: dict[Order, str] = {
@@ -39,6 +40,13 @@ ORDER_LABELS: dict[Order, str] = {
 #: Orders that hide the model's answer on pairs the coder has not decided: the blind
 #: audit, and the shared sample of blind double coding.
 BLIND_ORDERS: tuple[Order, ...] = ("audit", "shared")
+
+
+def hides_model(order: str, *, blind_coding: bool) -> bool:
+    """Whether rows in ``order`` hide the model's answer until the coder decides: a
+    blind order, or any order under blind coding."""
+    return blind_coding or order in BLIND_ORDERS
+
 
 #: Orders that sort by the model's scores: under blind coding they would give its answer
 #: away, so the app does not offer them then.

@@ -16,16 +16,15 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from study.configs import config_label
+from tui.messages import ComparisonReady
 from tui.text import printable
 
 if TYPE_CHECKING:
-    from study.compare import Comparison
     from study.store import Study
 
 __all__ = ["ComparisonReady", "ConfigChoice", "ConfigPicker", "config_choices"]
@@ -101,12 +100,3 @@ class ConfigPicker(ModalScreen[int | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
-
-
-class ComparisonReady(Message):
-    """The comparison of the study's configurations (None: fewer than two scored)."""
-
-    def __init__(self, comparison: Comparison | None, note: str = "") -> None:
-        super().__init__()
-        self.comparison = comparison
-        self.note = note

@@ -266,7 +266,7 @@ class ResponsesScreen(Screen[None]):
             if note is None:
                 return
             if report(self, self.session.annotate_response(response_id, note)) is not None:
-                listing.refresh_row(index)
+                listing.reread_row(index)
 
         title = f"{one_line(response_id)} · the whole response"
         self.app.push_screen(NoteScreen(title, self.session.memo(response_id)), save)

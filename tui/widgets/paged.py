@@ -79,6 +79,23 @@ class PagedList(ScrollView, Generic[RowT]):
         """Highlight row ``index`` (clamped) and, with ``scroll``, bring it into view."""
         raise NotImplementedError
 
+    def reread_row(self, index: int) -> RowT | None:
+        """Read row ``index`` again from the source (its decision, note or memo changed)
+        and repaint its line; the row as read now (None outside the list)."""
+        if not 0 <= index < self._total:
+            return None
+        number, offset = divmod(index, PAGE_SIZE)
+        fresh = list(self.read_rows(index, 1))
+        page = self._pages.get(number)
+        if page is not None and offset < len(page) and fresh:
+            page[offset] = fresh[0]
+        # Every rendered line of the row (selected or not, any width); an LRUCache has
+        # no items(), only keys().
+        for key in [k for k in self._lines.keys() if k[1] == index]:  # noqa: SIM118
+            self._lines.discard(key)
+        self.refresh_line(index + 1)  # below the header
+        return fresh[0] if fresh else None
+
     def next_where(self, start: int, wanted: Callable[[RowT], bool]) -> int | None:
         """Index of the first ``wanted`` row at or after ``start``, wrapping to the top;
         at most :data:`SCAN_PAGES` pages each way."""

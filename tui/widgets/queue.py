@@ -279,17 +279,10 @@ class PairQueue(PagedList[Row], can_focus=True):
         """
         if not 0 <= index < self._total:
             return None
-        number, offset = divmod(index, PAGE_SIZE)
-        fresh = list(self._source.page(self._query, index, 1))
-        page = self._pages.get(number)
-        if page is not None and offset < len(page) and fresh:
-            page[offset] = fresh[0]
-        for key in [k for k in self._lines.keys() if k[1] == index]:  # noqa: SIM118 - an LRUCache, not a dict
-            self._lines.discard(key)
-        self._refresh_row(index)
+        fresh = self.reread_row(index)
         if highlight and index == self._cursor:
             self._post_highlight()
-        return fresh[0] if fresh else None
+        return fresh
 
     def move_to(self, index: int, *, scroll: bool = True) -> None:
         """Highlight row ``index`` (clamped) and bring it into view."""

@@ -25,7 +25,7 @@ from textual.strip import Strip
 from study.rows import RESPONSE_ORDERS, ResponseOrder, ResponseRow
 from tui.text import cell_stable, middle_cut, one_line, printable
 from tui.widgets.curve import bar
-from tui.widgets.paged import PAGE_SIZE, PagedList
+from tui.widgets.paged import PagedList
 from tui.widgets.queue_cells import HIDDEN_MARK, MEMO_MARK, NOTE_MARK
 from tui.widgets.scrolling import set_virtual_size
 
@@ -232,17 +232,6 @@ class ResponseList(PagedList[ResponseRow], can_focus=True):
         self._scroll_cursor_into_view()
         self.refresh()
         self._highlighted()
-
-    def refresh_row(self, index: int) -> None:
-        """Read row ``index`` again (after its memo changed) and repaint it."""
-        number, offset = divmod(index, PAGE_SIZE)
-        page = self._pages.get(number)
-        fresh = list(self._source.page(self._query, index, 1))
-        if page is not None and offset < len(page) and fresh:
-            page[offset] = fresh[0]
-        for key in [k for k in self._lines.keys() if k[1] == index]:  # noqa: SIM118 - an LRUCache
-            self._lines.discard(key)
-        self.refresh_line(index + 1)
 
     def move_to(self, index: int, *, scroll: bool = True) -> None:
         """Highlight row ``index`` (clamped) and bring it into view."""
