@@ -235,6 +235,7 @@ class ResponseScreen(Screen[None]):
             self._width = event.size.width
             self._columns()
             self._load()
+            self._select(self.codes_table.cursor_row)
 
     def on_mount(self) -> None:
         self.query_one(KeyBar).relabel({"decide(1)": decide_label(self.session.scales.values())})
@@ -258,15 +259,13 @@ class ResponseScreen(Screen[None]):
     def _open(self, response_id: str, code_id: str | None = None) -> None:
         """Show ``response_id``, highlighting ``code_id`` or its first undecided code."""
         self.response_id = response_id
-        self._rows = []
         self._load()
         rows = self._rows
         start = next((i for i, r in enumerate(rows) if r.code_id == code_id), None)
         if start is None:
             start = next((i for i, r in enumerate(rows) if r.decision is None), 0)
-        self.codes_table.move_cursor(row=start, animate=False)
+        self._select(start)
         self._show_response()
-        self._show_code()
 
     def _show_response(self) -> None:
         study = self.session.study
@@ -294,10 +293,18 @@ class ResponseScreen(Screen[None]):
         box.scroll_home(animate=False)
 
     def _load(self) -> None:
-        """Read the response's rows again and redraw the table, keeping the cursor."""
+        """Read the response's rows again and redraw the table, keeping the cursor's
+        place; the table's own moves meanwhile draw no code (:meth:`_select` does, once).
+        """
         table = self.codes_table
         cursor = table.cursor_row
         self._rows = self.session.response_rows(self.response_id, order=self.order)
+        with self.prevent(DataTable.RowHighlighted):
+            self._fill(table)
+            if self._rows:
+                table.move_cursor(row=max(0, min(cursor, len(self._rows) - 1)), animate=False)
+
+    def _fill(self, table: DataTable[object]) -> None:
         table.clear()
         for row in self._rows:
             scale = self.session.scale(row.code_id)
@@ -317,8 +324,14 @@ class ResponseScreen(Screen[None]):
                 "✎" if row.note else "",
                 key=row.code_id,
             )
+
+    def _select(self, index: int) -> None:
+        """Highlight code ``index`` (clamped) and draw it, once."""
         if self._rows:
-            table.move_cursor(row=max(0, min(cursor, len(self._rows) - 1)), animate=False)
+            with self.prevent(DataTable.RowHighlighted):
+                row = max(0, min(index, len(self._rows) - 1))
+                self.codes_table.move_cursor(row=row, animate=False)
+        self._show_code()
 
     def current(self) -> Row | None:
         index = self.codes_table.cursor_row
@@ -386,7 +399,7 @@ class ResponseScreen(Screen[None]):
         self._load()
         order = list(range(index + 1, len(self._rows))) + list(range(index + 1))
         following = next((i for i in order if self._rows[i].decision is None), index)
-        self.codes_table.move_cursor(row=following, animate=False)
+        self._select(following)
 
     def action_decide(self, position: int) -> None:
         if (row := self.current()) is not None:
@@ -413,8 +426,7 @@ class ResponseScreen(Screen[None]):
             return
         self._load()
         index = next((i for i, r in enumerate(self._rows) if r.code_id == undone.code_id), None)
-        if index is not None:
-            self.codes_table.move_cursor(row=index, animate=False)
+        self._select(self.codes_table.cursor_row if index is None else index)
 
     def action_note(self) -> None:
         from tui.screens.note import NoteScreen
@@ -426,6 +438,7 @@ class ResponseScreen(Screen[None]):
         def save(note: str | None) -> None:
             if note is not None and report(self, self.session.annotate(row, note)) is not None:
                 self._load()
+                self._select(self.codes_table.cursor_row)
 
         title = f"{one_line(row.response_id)} · {one_line(row.code_name)}"
         self.app.push_screen(NoteScreen(title, row.note), save)
