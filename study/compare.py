@@ -193,6 +193,11 @@ def _interval(point: float, draws: FloatArray, level: float) -> Interval:
     return Interval(point, float(low), float(high))
 
 
+#: Bootstrap resamples drawn at a time (the draws of a block are the block's rows of one
+#: large draw: a seeded comparison gives the same figures).
+BOOTSTRAP_BLOCK = 100
+
+
 def _boot_kappas(a: IntArray, b: IntArray, k: int, weighted: bool, draws: IntArray) -> FloatArray:
     w = _weights(k, weighted)
     flat = a * k + b
@@ -353,11 +358,16 @@ def compare_configs(
     tiers = {cid: _tiers(study, cid, chosen, sample) for cid in ids}
     for group in groups:
         n = group.value.size
-        draws = rng.integers(0, n, size=(resamples, n))
-        boots = {
-            cid: _boot_kappas(group.picks[cid], group.value, group.k, group.weighted, draws)
-            for cid in ids
-        }
+        # The same draws for every configuration (a paired bootstrap), made a block at
+        # a time: resamples x n indexes at once would be gigabytes on a large study.
+        parts: dict[int, list[FloatArray]] = {cid: [] for cid in ids}
+        for start in range(0, resamples, BOOTSTRAP_BLOCK):
+            draws = rng.integers(0, n, size=(min(BOOTSTRAP_BLOCK, resamples - start), n))
+            for cid in ids:
+                parts[cid].append(
+                    _boot_kappas(group.picks[cid], group.value, group.k, group.weighted, draws)
+                )
+        boots = {cid: np.concatenate(parts[cid]) if parts[cid] else np.empty(0) for cid in ids}
         points = {
             cid: kappa(group.picks[cid], group.value, group.k, weighted=group.weighted)
             for cid in ids
