@@ -232,24 +232,7 @@ def undo_latest(conn: sqlite3.Connection, index: StudyIndex, coder: str) -> Deci
         ),
     )
     if kind != "note":
-        if prev_value is None:
-            _delete_annotation(conn, rid, cid, coder)
-        else:
-            at_prev, config_prev, blind_prev = conn.execute(
-                "SELECT at, config_id, blind FROM events WHERE id = ?", (prev_event,)
-            ).fetchone()
-            _upsert_annotation(
-                conn,
-                rid,
-                cid,
-                coder,
-                prev_value,
-                prev_source,
-                config_prev,
-                prev_event,
-                at_prev,
-                blind=bool(blind_prev),
-            )
+        _restore(conn, rid, cid, coder, prev_value, prev_source, prev_event)
     if sets_note:
         _put_note(conn, rid, cid, coder, prev_note, prev_note_event)
     log.debug("undo of event %s by %s (event %s)", event_id, coder, cursor.lastrowid)
@@ -387,24 +370,7 @@ def undo_batch(conn: sqlite3.Connection, index: StudyIndex, batch_id: int) -> De
                 undo_id,
             ),
         )
-        if prev_value is None:
-            _delete_annotation(conn, rid, cid, who)
-        else:
-            at_prev, config_prev, blind_prev = conn.execute(
-                "SELECT at, config_id, blind FROM events WHERE id = ?", (prev_event,)
-            ).fetchone()
-            _upsert_annotation(
-                conn,
-                rid,
-                cid,
-                who,
-                prev_value,
-                prev_source,
-                config_prev,
-                prev_event,
-                at_prev,
-                blind=bool(blind_prev),
-            )
+        _restore(conn, rid, cid, who, prev_value, prev_source, prev_event)
     first = members[-1] if members else None
     return Decision(
         id=batch_id,
@@ -501,6 +467,40 @@ def read_events(
         )
         for r in rows
     ]
+
+
+def _restore(
+    conn: sqlite3.Connection,
+    rid: int,
+    cid: int,
+    coder: str,
+    prev_value: int | None,
+    prev_source: str | None,
+    prev_event: int | None,
+) -> None:
+    """Put back the decision an undone event replaced (none: delete it), with its time,
+    configuration and blind flag as the event that made it recorded them."""
+    if prev_value is None:
+        _delete_annotation(conn, rid, cid, coder)
+        return
+    # A decision always has a source and the event that made it.
+    assert prev_source is not None
+    assert prev_event is not None
+    at_prev, config_prev, blind_prev = conn.execute(
+        "SELECT at, config_id, blind FROM events WHERE id = ?", (prev_event,)
+    ).fetchone()
+    _upsert_annotation(
+        conn,
+        rid,
+        cid,
+        coder,
+        prev_value,
+        prev_source,
+        config_prev,
+        prev_event,
+        at_prev,
+        blind=bool(blind_prev),
+    )
 
 
 def _delete_annotation(conn: sqlite3.Connection, rid: int, cid: int, coder: str) -> None:
