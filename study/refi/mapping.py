@@ -319,18 +319,24 @@ class _Exporter:
     def notes(
         self, *, coder: str | None, sources: dict[str, str]
     ) -> tuple[list[Note], dict[str, str]]:
-        # A note can only be on a pair whose events set or restored one.
-        candidates = {
-            (e.response_id, e.code_id, e.coder)
-            for e in self.study.events(coder=coder)
-            if e.response_id and e.code_id and e.coder and (e.note or e.prev_note)
-        }
+        # The notes as they stand now, read at once (not the event log, pair by pair).
+        sql = "SELECT rid, cid, coder, note FROM notes"
+        params: list[Any] = []
+        if coder is not None:
+            sql += " WHERE coder = ?"
+            params.append(coder)
+        with self.study.snapshot() as conn:
+            rows = conn.execute(sql, params).fetchall()
+        index = self.study.index
         current = {c.id for c in self.book.codes}
+        found = sorted(
+            (index.response_id(int(rid)), index.code_at(int(cid)).id, str(who), str(text))
+            for rid, cid, who, text in rows
+        )
         notes, note_codes = [], {}
-        for response_id, code_id, who in sorted(candidates):
+        for response_id, code_id, who, text in found:
             if code_id not in current:  # an archived code's note: not in the codebook
                 continue
-            text = self.study.note(response_id, code_id, coder=who)
             if not text:
                 continue
             guid = self.guid("note", response_id, code_id, who)
