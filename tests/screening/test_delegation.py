@@ -387,3 +387,20 @@ def test_search_matches_the_rules(
         certify_delegation(conf[order], correct[order], tier="Valid", max_error=eps, level=level)
         == result
     )
+
+
+@pytest.mark.parametrize("n", [1, 7, 59, 300, 2000])
+@pytest.mark.parametrize("level", [0.9, 0.95, 0.99])
+def test_exact_bounds_match_scipys_binomial_test(n: int, level: float) -> None:
+    """Against scipy's own exact binomial test (binomtest), not the Beta quantile the
+    implementation uses: the p-value of "error rate > eps" and the one-sided
+    Clopper-Pearson upper bound."""
+    for errors in sorted({0, 1, n // 10, n // 2, n - 1, n} & set(range(n + 1))):
+        test = stats.binomtest(errors, n, p=0.05, alternative="less")
+        assert binomial_p_value(errors, n, max_error=0.05) == pytest.approx(
+            test.pvalue, rel=1e-9, abs=1e-12
+        )
+        upper = test.proportion_ci(confidence_level=level, method="exact").high
+        assert clopper_pearson_upper(errors, n, level=level) == pytest.approx(
+            upper, rel=1e-9, abs=1e-12
+        )
