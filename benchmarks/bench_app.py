@@ -34,7 +34,7 @@ from textual import events
 from textual.screen import Screen
 
 from codebooks.model import LIKERT_5, Code, Codebook
-from study.responses import ResponseTable
+from study.intake.responses import ResponseTable
 from study.store import Study
 from tests.factories import iter_synthetic_scores, synthetic_config, texts
 from tui.app import CodecurveApp

@@ -41,7 +41,7 @@ from typing import Any
 
 from codebooks import load_codebook
 from scoring import Pair, ScoringEngine, load_backend
-from study.responses import read_responses
+from study.intake.responses import read_responses
 
 ROOT = Path(__file__).resolve().parents[1]
 

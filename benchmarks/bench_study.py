@@ -25,7 +25,7 @@ from scoring.backend import ModelIdentity
 from scoring.curves import Curve
 from scoring.score import Score, ScoreConfig
 from study import ResponseTable, Study
-from study.export import export_study
+from study.exchange.export import export_study
 
 WORDS = [
     "the",

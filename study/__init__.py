@@ -31,19 +31,19 @@ from typing import TYPE_CHECKING, Any
 
 from study.errors import ResponsesError, StudyError, StudyLockedError
 from study.index import StudyIndex, StudyView
-from study.responses import Response, ResponseTable, read_responses
+from study.intake.responses import Response, ResponseTable, read_responses
 from study.rows import ConfigRow, Decision, Event, PairRow
 from study.store import ImportResult, Study
 
 if TYPE_CHECKING:
-    from study.code_import import import_codes
-    from study.export import export_codebook, export_study
+    from study.exchange.code_import import import_codes
+    from study.exchange.export import export_codebook, export_study
     from study.score_run import score_study
 
 _LAZY = {
-    "export_study": "study.export",
-    "export_codebook": "study.export",
-    "import_codes": "study.code_import",
+    "export_study": "study.exchange.export",
+    "export_codebook": "study.exchange.export",
+    "import_codes": "study.exchange.code_import",
     "score_study": "study.score_run",
 }
 

@@ -4,8 +4,8 @@
 integer keys the tables use (``rid``, ``cid``) and back. Responses and codes are fixed
 when a study is created, so an index never changes while the study is open.
 
-:class:`StudyView` is what :mod:`study.queries`, :mod:`study.frames` and
-:mod:`study.screening` need of a study; :class:`study.store.Study` provides it. They
+:class:`StudyView` is what :mod:`study.queries.pairs`, :mod:`study.exchange.frames` and
+:mod:`study.analysis.screen` need of a study; :class:`study.store.Study` provides it. They
 depend on this protocol, not on the store, so the store can use them without a cycle.
 """
 

@@ -1,23 +1,23 @@
 """One coding study on disk: :class:`Study`.
 
-A study is one SQLite file (schema in :mod:`study.schema`) opened by one writer at a time
-(:mod:`study.locking`); any number of read-only handles may look on. :class:`Study` is
+A study is one SQLite file (schema in :mod:`study.file.schema`) opened by one writer at a time
+(:mod:`study.file.locking`); any number of read-only handles may look on. :class:`Study` is
 the face of the package; the work is done by modules cut by concern::
 
-    study.lifecycle   create, open, upgrade, check the file
+    study.file.lifecycle   create, open, upgrade, check the file
     study.index       response and code ids <-> table keys (Study.index)
-    study.scores      scoring configurations and stored scores (methods:
-                      study.score_methods)
-    study.decisions   the event-sourced decision log (methods: study.decision_methods)
-    study.queries     the review queue and its counts (rows: study.pair_rows;
-                      response by response: study.response_queries)
-    study.summaries   progress, screening input
+    study.scores.configurations      scoring configurations and stored scores (methods:
+                      study.scores.ledger)
+    study.log.decision_log   the event-sourced decision log (methods: study.log.decisions)
+    study.queries.pairs     the review queue and its counts (rows: study.queries.page_rows;
+                      response by response: study.queries.responses)
+    study.queries.summaries   progress, screening input
     study.codec       float curves as BLOBs, natural id order
 
 Durability: every change (a decision, a note, an undo, an import, a batch of scores) is one
 ``BEGIN IMMEDIATE ... COMMIT`` transaction finished before the method returns, in WAL mode:
 what a method returned as saved survives a killed process; with ``durability="full"`` also
-a power cut, and by default a power cut after about a second (:func:`study.schema.configure`).
+a power cut, and by default a power cut after about a second (:func:`study.file.schema.configure`).
 
 Decisions are kept per coder: the current one in ``annotations``, every change in the
 append-only ``events`` log with the state it replaced. :meth:`Study.undo` reverts the
@@ -43,24 +43,25 @@ from pathlib import Path
 from typing import Any
 
 from codebooks.model import Code, Codebook
-from study import lifecycle, revisions, schema
-from study.audit import AuditMethods
-from study.checkpoint import WalCheckpointer
+from study.audit.sample import AuditMethods
 from study.codec import blob_to_floats, floats_to_blob, natural_key
-from study.decision_methods import DecisionMethods
-from study.decisions import ImportResult
-from study.delegation_log import DelegationMethods
 from study.errors import StudyError, StudyLockedError
+from study.file import lifecycle, schema
+from study.file.checkpoint import WalCheckpointer
+from study.file.locking import StudyLock
 from study.index import StudyIndex
-from study.iteration import CodebookIteration
-from study.locking import StudyLock
-from study.queries import PairQueries
-from study.response_queries import ResponseQueries
-from study.responses import Response, ResponseTable
+from study.intake.responses import Response, ResponseTable
+from study.iteration import revisions
+from study.iteration.versions import CodebookIteration
+from study.log.decision_log import ImportResult
+from study.log.decisions import DecisionMethods
+from study.log.delegations import DelegationMethods
+from study.queries.pairs import PairQueries
+from study.queries.responses import ResponseQueries
+from study.queries.summaries import StudySummaries
 from study.rows import ConfigRow
-from study.score_methods import ScoreMethods
+from study.scores.ledger import ScoreMethods
 from study.stamps import now, software_version
-from study.summaries import StudySummaries
 
 #: Suffix of a study file.
 SUFFIX = ".codecurve"
@@ -91,16 +92,17 @@ class Study(
     """An open study. Use :meth:`create` or :meth:`open`; close it (or use ``with``).
 
     Configurations and scores (:meth:`ensure_config`, :meth:`write_scores`, ...) come
-    from :class:`study.score_methods.ScoreMethods`; decisions, notes, memos, undo and the
+    from :class:`study.scores.ledger.ScoreMethods`; decisions, notes, memos, undo and the
     event log (:meth:`record`, :meth:`undo`, :meth:`events`, ...) from
-    :class:`study.decision_methods.DecisionMethods`; the queue's queries
+    :class:`study.log.decisions.DecisionMethods`; the queue's queries
     (:meth:`query_pairs`, :meth:`count_pairs`, :meth:`pair_position`,
-    :meth:`response_pairs`) from :class:`study.queries.PairQueries`; the response mode's
+    :meth:`response_pairs`) from :class:`study.queries.pairs.PairQueries`; the response mode's
     (:meth:`response_page`, :meth:`response_after`) from
-    :class:`study.response_queries.ResponseQueries`; the summaries
-    (:meth:`progress`, :meth:`annotated_pairs`) from :class:`study.summaries.StudySummaries`;
-    the audit and delegation from :mod:`study.audit` and :mod:`study.delegation_log`;
-    codebook versions and waves from :class:`study.iteration.CodebookIteration`.
+    :class:`study.queries.responses.ResponseQueries`; the summaries
+    (:meth:`progress`, :meth:`annotated_pairs`) from
+    :class:`study.queries.summaries.StudySummaries`;
+    the audit and delegation from :mod:`study.audit.sample` and :mod:`study.log.delegations`;
+    codebook versions and waves from :class:`study.iteration.versions.CodebookIteration`.
     """
 
     def __init__(self, path: Path, conn: sqlite3.Connection, lock: StudyLock | None) -> None:
@@ -156,7 +158,7 @@ class Study(
 
         ``durability`` is ``normal`` (a returned decision survives a killed process at
         once, a power cut after about a second) or ``full`` (every commit fsynced); see
-        :func:`study.schema.configure`.
+        :func:`study.file.schema.configure`.
 
         Raises:
             StudyError: no such file, not a study, a study made by a newer codecurve, a

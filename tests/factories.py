@@ -21,7 +21,7 @@ from codebooks.model import BINARY, LIKERT_5, Code, Codebook
 from scoring.backend import ModelIdentity
 from scoring.curves import curve_from_logprobs
 from scoring.score import Pair, Score, ScoreConfig
-from study.responses import ResponseTable
+from study.intake.responses import ResponseTable
 from study.store import Study
 
 # -- scores -------------------------------------------------------------------------------

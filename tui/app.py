@@ -44,9 +44,9 @@ from textual.worker import (
 )
 
 from scoring.errors import ScoringCancelled
-from study.configs import active_context, config_label
 from study.rows import Context
 from study.score_run import ScoreProgress, score_study
+from study.scores.labels import active_context, config_label
 from tui.collector import IdleCollector
 from tui.exporting import ExportActions
 from tui.iterating import IterationActions
@@ -74,7 +74,7 @@ from tui.widgets.keys import key_help
 if TYPE_CHECKING:
     from scoring.backend import Backend
     from scoring.engine import ScoringEngine
-    from study.compare import Comparison
+    from study.analysis.compare import Comparison
     from study.store import Study
 
 log = logging.getLogger(__name__)

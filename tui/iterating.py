@@ -9,11 +9,11 @@ model and the scoring worker):
   --revise``) and the pairs of the changed code are scored again in the background by
   the app's scoring worker (:func:`study.score_run.score_study` with an engine built on
   the new codebook, ``activate=False``). Until their new score arrives those pairs are
-  drawn greyed (:func:`study.revisions.stale_pairs`).
+  drawn greyed (:func:`study.iteration.revisions.stale_pairs`).
 * ``C`` opens :class:`~tui.screens.configs.ConfigPicker`; the chosen configuration
   becomes the study's active one and the queue, the status line and the panel follow.
 * With two or more scored configurations the screening panel shows their comparison
-  (:func:`study.compare.compare_configs`) for the code chosen in it.
+  (:func:`study.analysis.compare.compare_configs`) for the code chosen in it.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from textual import work
 
 from codebooks.errors import CodecurveError
-from study.configs import config_label
+from study.scores.labels import config_label
 from tui.messages import ComparisonReady
 from tui.text import printable
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from codebooks.model import Codebook
     from scoring.backend import Backend
     from scoring.engine import ScoringEngine
-    from study.compare import Comparison
+    from study.analysis.compare import Comparison
     from study.store import Study
     from tui.screens.code_editor import CodeEdit
     from tui.screens.review import ReviewScreen
@@ -159,7 +159,7 @@ class IterationActions(_Base):
     def update_stale(self) -> None:
         """Find the pairs shown with a score from an older text; the queue and the
         detail pane draw their curves greyed until the new score arrives."""
-        from study.revisions import stale_pairs
+        from study.iteration.revisions import stale_pairs
 
         config_id = self.session.config_id
         keys: frozenset[tuple[str, str]] = frozenset()
@@ -199,7 +199,7 @@ class IterationActions(_Base):
     def compare_decisions(self) -> None:
         """Compare the scored configurations on the coder's decisions (the screening
         panel shows the highlighted code's rows); nothing when fewer than two."""
-        from study.compare import compare_configs
+        from study.analysis.compare import compare_configs
 
         study = self.study
         scored = [c.id for c in study.configs() if study.scored_count(c.id) > 0]

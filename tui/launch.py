@@ -154,7 +154,7 @@ def create_study(
 ) -> None:
     """Read responses and codebook and write a new study at ``path``."""
     from codebooks import load_codebook
-    from study.responses import read_responses
+    from study.intake.responses import read_responses
     from study.store import Study
     from tui.commands.outputs import check_folder, refuse_inputs
 
@@ -203,7 +203,7 @@ def context_note(path: Path, context: str | None, model: str | None = None) -> s
     A model is compared by name only (loading it to learn its identity would take as
     long as opening the app); the app says it again, exactly, once the model is loaded.
     """
-    from study.configs import config_label
+    from study.scores.labels import config_label
     from study.store import Study
 
     if not path.exists() or (context is None and model is None):

@@ -16,8 +16,8 @@ from textual.message import Message
 
 if TYPE_CHECKING:
     from scoring.engine import ScoringEngine
-    from study.compare import Comparison
-    from study.delegation_log import DelegationPlan
+    from study.analysis.compare import Comparison
+    from study.log.delegations import DelegationPlan
     from tui.session import ChangeKind, Saved
     from tui.verdicts import ScreeningSummary
 

@@ -4,7 +4,8 @@ screening worker, on the study's thread-safe handle).
 Per code: the certified threshold and its audit evidence (n, errors, the upper bound),
 how many uncoded pairs would be delegated and how many are left for review, or why the
 code is refused (its screen is not Valid, no threshold qualifies, the audit still needs
-coding). :func:`study.delegation.plan_delegation` makes the plan; this module words it.
+coding). :func:`study.analysis.delegation_plan.plan_delegation` makes the plan; this module
+words it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from rich.text import Text
 from tui.text import plural, printable
 
 if TYPE_CHECKING:
-    from study.delegation_log import DelegationPlan
+    from study.log.delegations import DelegationPlan
     from study.store import Study
 
 
@@ -26,7 +27,7 @@ def plan_for(study: Study, coder: str) -> tuple[DelegationPlan | None, str, str 
     """``(plan, note, audit)``: the plan on ``coder``'s blind audit decisions (None when
     there is none, ``note`` saying why) and the audit's progress in words (None without
     an audit sample)."""
-    from study.delegation import plan_delegation
+    from study.analysis.delegation_plan import plan_delegation
     from study.errors import StudyError
 
     sample = study.audit()

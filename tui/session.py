@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from codebooks.model import Code, Codebook, Scale
-from study.blind import BlindSetting, blind_setting, set_blind_coding
+from study.audit.blind import BlindSetting, blind_setting, set_blind_coding
 from study.errors import StudyError
 from study.rows import Source
 from tui.source import Query, Row, hide_model, hides_model, is_hidden
 
 if TYPE_CHECKING:
-    from study.delegation_log import DelegationPlan
+    from study.log.delegations import DelegationPlan
     from study.rows import Decision
     from study.store import Study
 

@@ -160,13 +160,13 @@ def summarise_study(
 ) -> ScreeningSummary:
     """Screen ``coder``'s own decisions against the model's scores, pooled and per code.
 
-    The screen itself is ``study.screening.screen_study`` (the same as ``codecurve
+    The screen itself is ``study.analysis.screen.screen_study`` (the same as ``codecurve
     screen``); this adds the words and the confidence cuts of the phase-B sentences.
     ``cut`` is the confidence cut: ``"scale"`` (each code's own), ``"median"`` or a
     number.
     """
+    from study.analysis.screen import screen_study
     from study.errors import StudyError
-    from study.screening import screen_study
 
     if config_id is None:
         return message_summary("No scores yet: press r to score the pairs.")

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codebooks.files import check_target
-from study import lifecycle
 from study.errors import ProjectFileError, StudyError
+from study.file import lifecycle
 from study.refi.importing import decisions_from_project, study_inputs_from_project
 from study.refi.mapping import ImportedDecision, ImportedNote, project_from_study
 from study.refi.reader import read_project

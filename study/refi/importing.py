@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from codebooks.errors import CodebookError
 from codebooks.model import BINARY, Code, Codebook, Scale
 from codebooks.qdc import parse_qdc
+from study.intake.responses import Response, ResponseTable
 from study.refi.mapping import (
     EXTRA_FORMAT,
     UNATTRIBUTED,
@@ -27,7 +28,6 @@ from study.refi.mapping import (
     StudyInputs,
 )
 from study.refi.model import Project, ProjectCode, ProjectFileError, Value
-from study.responses import Response, ResponseTable
 
 if TYPE_CHECKING:
     from study.store import Study

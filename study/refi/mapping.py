@@ -45,7 +45,8 @@ from typing import TYPE_CHECKING, Any
 
 from codebooks.model import Code, Codebook, Scale
 from codebooks.qdc import describe
-from study.lifecycle import study_uuid
+from study.file.lifecycle import study_uuid
+from study.intake.responses import Response, ResponseTable
 from study.refi.model import (
     Case,
     Coding,
@@ -58,7 +59,6 @@ from study.refi.model import (
     Value,
     Variable,
 )
-from study.responses import Response, ResponseTable
 
 if TYPE_CHECKING:
     from study.store import Study
@@ -380,7 +380,7 @@ class _Exporter:
         self, config_id: int | None, coder: str | None, *, left_out: Iterable[str] = ()
     ) -> Note:
         """The export's provenance (with each code's delegation guarantee) as a note."""
-        from study.export import provenance
+        from study.exchange.export import provenance
 
         # study.export.provenance states each delegated code's guarantee in one sentence
         # (study.delegation_log.guarantee_sentences), which a methods section can quote.
@@ -398,8 +398,8 @@ class _Exporter:
 
     def screen_tiers(self, config_id: int | None, coder: str | None) -> list[str]:
         """The validity screen's tier per coder (pooled, then per code), where it can run."""
+        from study.analysis.screen import screen_study
         from study.errors import StudyError
-        from study.screening import screen_study
 
         if config_id is None:
             return []

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from study import Study
-from study.compare import compare_configs
+from study.analysis.compare import compare_configs
 from study.errors import StudyError
 from tui.cli import main
 

@@ -142,7 +142,7 @@ def test_wide_export_leaves_undecided_cells_empty_unless_filled(
 
 
 def test_provenance_counts_values_by_source(workflow: Path) -> None:
-    from study.frames import provenance, source_counts
+    from study.exchange.frames import provenance, source_counts
 
     with Study.open(workflow, read_only=True) as study:
         counts = source_counts(study)

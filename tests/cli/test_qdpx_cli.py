@@ -390,7 +390,7 @@ def test_new_into_a_full_disk_names_the_real_reason(
 ) -> None:
     """SQLite rolls back itself when the disk fills; the failing ROLLBACK after it must not
     hide the reason."""
-    from study import schema
+    from study.file import schema
 
     real = schema.initialise
 

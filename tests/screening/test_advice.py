@@ -83,7 +83,7 @@ def test_nothing_to_screen() -> None:
 
 @pytest.mark.parametrize(("k", "cut"), [(2, 0.75), (5, 0.6), (9, 5 / 9), (3, 2 / 3)])
 def test_the_scale_aware_cut_is_halfway_between_chance_and_certainty(k: int, cut: float) -> None:
-    from study.screening import scale_cut
+    from study.analysis.screen import scale_cut
 
     assert scale_cut(k) == pytest.approx(cut)
     # (p_max - 1/K) / (1 - 1/K) = 0.5 exactly at the cut

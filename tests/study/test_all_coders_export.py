@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from study.analysis.reconcile import compared_coders, disagreements, resolved_count
 from study.errors import StudyError
-from study.export import export_study
-from study.frames import wide_frame
-from study.reconcile import compared_coders, disagreements, resolved_count
+from study.exchange.export import export_study
+from study.exchange.frames import wide_frame
 from study.store import Study
 from tests.factories import build_study
 

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from study import Study, StudyError
-from study.delegation import plan_delegation
-from study.delegation_log import guarantee_sentences, latest_delegations
-from study.screening import NOT_RANDOM, screen_study
+from study.analysis.delegation_plan import plan_delegation
+from study.analysis.screen import NOT_RANDOM, screen_study
+from study.log.delegations import guarantee_sentences, latest_delegations
 from tests.study.test_audit import code_audit_blind, file_digest, simulated_study
 
 Truth = dict[tuple[str, str], int]

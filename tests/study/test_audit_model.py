@@ -16,8 +16,8 @@ import pytest
 from codebooks.readers import load_codebook
 from codebooks.samples import sample_paths
 from study import ResponseTable, Study, StudyError
-from study.delegation import plan_delegation
-from study.screening import screen_study
+from study.analysis.delegation_plan import plan_delegation
+from study.analysis.screen import screen_study
 
 WORDS = ("work", "hours", "staff", "short", "overtime", "busy", "people", "shift", "cover")
 

@@ -17,7 +17,7 @@ from codebooks.model import Codebook
 from scoring.curves import curve_from_logprobs
 from scoring.score import Pair, Score, ScoreConfig
 from study import ResponseTable, Study
-from study.compare import POOLED, compare_configs, kappa
+from study.analysis.compare import POOLED, compare_configs, kappa
 from study.errors import StudyError
 from tests.study.test_revisions import content
 

@@ -10,8 +10,9 @@ import pytest
 
 from codebooks.model import Codebook
 from scoring.score import ScoreConfig
-from study import ResponseTable, Study, StudyError, StudyLockedError, schema
-from study.export import export_study
+from study import ResponseTable, Study, StudyError, StudyLockedError
+from study.exchange.export import export_study
+from study.file import schema
 from tests.factories import synthetic_score
 
 
@@ -121,7 +122,7 @@ def test_a_read_only_folder_refuses_writing_with_a_message(
     def read_only_fs(*args: object, **kwargs: object) -> object:
         raise OSError(errno.EROFS, "Read-only file system")
 
-    monkeypatch.setattr("study.locking.open", read_only_fs, raising=False)
+    monkeypatch.setattr("study.file.locking.open", read_only_fs, raising=False)
     with pytest.raises(StudyError, match=r"cannot open the study for writing.*Read-only file"):
         Study.open(path)
     monkeypatch.undo()

@@ -13,8 +13,15 @@ from openpyxl import load_workbook
 
 from scoring.score import ScoreConfig
 from study import Study, StudyError
-from study import export as export_module
-from study.export import LONG_COLUMNS, export_study, long_frame, neutralise, read_export, wide_frame
+from study.exchange import export as export_module
+from study.exchange.export import (
+    LONG_COLUMNS,
+    export_study,
+    long_frame,
+    neutralise,
+    read_export,
+    wide_frame,
+)
 from tests.factories import synthetic_score
 
 
@@ -188,7 +195,7 @@ def test_export_from_a_read_only_handle_while_writer_open(coded: Study, out: Pat
 def test_export_codebook_names_the_real_file(coded: Study, out: Path) -> None:
     from codebooks.errors import CodebookError
     from codebooks.readers import load_codebook
-    from study.export import export_codebook
+    from study.exchange.export import export_codebook
 
     for suffix in (".yaml", ".json"):
         written = export_codebook(coded, out / f"book{suffix}")
@@ -225,7 +232,7 @@ def test_wide_cells_nobody_decided_are_empty_unless_filled(coded: Study) -> None
 def test_delegated_decisions_say_so(coded: Study, out: Path) -> None:
     import sqlite3
 
-    from study.frames import source_counts
+    from study.exchange.frames import source_counts
 
     before = source_counts(coded)
     with coded.snapshot() as conn:

@@ -15,10 +15,10 @@ from openpyxl import load_workbook
 from codebooks.model import Codebook
 from scoring.score import ScoreConfig
 from study import Study
-from study.delegation import plan_delegation
-from study.delegation_log import guarantee_sentences
+from study.analysis.delegation_plan import plan_delegation
 from study.errors import StudyError
-from study.export import export_study, long_frame, read_export, wide_frame
+from study.exchange.export import export_study, long_frame, read_export, wide_frame
+from study.log.delegations import guarantee_sentences
 from study.refi import project_from_study, read_project, study_inputs_from_project, write_qdpx
 from study.refi.exchange import create_from_project
 from tests.factories import synthetic_score

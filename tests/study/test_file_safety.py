@@ -14,7 +14,7 @@ from codebooks.errors import CodebookError
 from codebooks.files import check_target, write_atomic, write_file
 from scoring.score import ScoreConfig
 from study import Study, StudyError
-from study.export import export_study, read_export
+from study.exchange.export import export_study, read_export
 from tests.factories import synthetic_score
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from study import configs
 from study.index import StudyView
+from study.scores import labels as configs
 from tests.factories import build_study, synthetic_config, synthetic_scores
 
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from codebooks.errors import InputError
 from study import ResponsesError, read_responses
-from study.responses import LONG_TEXT_CHARS
+from study.intake.responses import LONG_TEXT_CHARS
 
 NHS = Path(os.environ["CODECURVE_SHARED_DATA"]) / "nhs_patient_feedback.csv"
 
@@ -302,7 +302,7 @@ def test_csv_round_trip_of_any_text(tmp_path: Path, texts: list[str]) -> None:
 
 
 def test_names_others_import_stay_importable_from_responses() -> None:
-    from study import responses
+    from study.intake import responses
 
     for name in (
         "ID_NAMES",
@@ -320,7 +320,7 @@ def test_names_others_import_stay_importable_from_responses() -> None:
 
 
 def test_read_frame_keeps_its_shape(tmp_path: Path) -> None:
-    from study.responses import read_frame
+    from study.intake.responses import read_frame
 
     frame, numbers, place = read_frame(write(tmp_path, "f.csv", "id,text\na,x\n,\nb,y\n"))
     assert list(frame.columns) == ["id", "text"]

@@ -238,7 +238,7 @@ def test_an_older_study_is_upgraded_with_its_first_version_and_wave(
     tmp_path: Path, codebook: Codebook, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from study import ResponseTable
-    from study import schema as study_schema
+    from study.file import schema as study_schema
 
     path = tmp_path / "old.codecurve"
     with monkeypatch.context() as m:
@@ -269,7 +269,7 @@ def test_the_audit_order_follows_the_codebook_and_a_study_made_anew(tmp_path: Pa
     """The audit listing is kept per study handle and codebook: a code removed and
     restored comes back into it, and a study made anew at the same path lists its own
     sample (not the one an earlier study there had drawn)."""
-    from study.responses import ResponseTable
+    from study.intake.responses import ResponseTable
     from tests.factories import working_life
 
     path = tmp_path / "s.codecurve"

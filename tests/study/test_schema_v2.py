@@ -10,7 +10,7 @@ import pytest
 
 from codebooks.model import Codebook
 from study import ResponseTable, Study
-from study import schema as study_schema
+from study.file import schema as study_schema
 
 
 def _v1_study(

@@ -13,7 +13,7 @@ import pytest
 from codebooks.model import Codebook
 from scoring.score import ScoreConfig
 from study import ResponseTable, Study, StudyError, StudyLockedError
-from study import schema as study_schema
+from study.file import schema as study_schema
 from study.store import natural_key
 
 

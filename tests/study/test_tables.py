@@ -13,7 +13,7 @@ from openpyxl import Workbook
 from openpyxl.styles import Font
 
 from study import ResponsesError, read_responses
-from study.tables import SNIFF_BYTES, read_table
+from study.intake.tables import SNIFF_BYTES, read_table
 
 #: Texts that pandas takes for missing values by default, and two spreadsheet error texts.
 NA_TEXTS = [

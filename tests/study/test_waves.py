@@ -11,7 +11,7 @@ from scoring.engine import ScoringEngine
 from scoring.fake import FakeBackend
 from study import ResponseTable, Study
 from study.errors import StudyError
-from study.responses import read_responses
+from study.intake.responses import read_responses
 from study.score_run import score_study
 from tests.study.test_revisions import content
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from study.blind import blind_setting, set_blind_coding, shared_order
+from study.audit.blind import blind_setting, set_blind_coding, shared_order
 from study.store import Study
 from tests.factories import build_study
 from tui.app import make_app

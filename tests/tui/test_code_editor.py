@@ -17,7 +17,7 @@ from codebooks.model import Codebook
 from scoring import FakeBackend
 from scoring.engine import ScoringEngine
 from study.errors import StudyError
-from study.revisions import stale_pairs
+from study.iteration.revisions import stale_pairs
 from study.score_run import score_study
 from study.store import Study
 from tests.factories import build_study

@@ -12,8 +12,8 @@ from textual.widgets import OptionList
 
 from scoring import FakeBackend
 from scoring.engine import ScoringEngine
-from study.compare import POOLED
-from study.responses import ResponseTable
+from study.analysis.compare import POOLED
+from study.intake.responses import ResponseTable
 from study.score_run import score_study
 from study.store import Study
 from tests.factories import build_study, texts

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
-from study.responses import ResponseTable
+from study.intake.responses import ResponseTable
 from study.store import Study
 from tests.factories import CODEBOOK, synthetic_config, synthetic_scores
 from tui.app import make_app

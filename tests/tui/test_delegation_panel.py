@@ -58,7 +58,7 @@ def delegated(study: Study) -> int:
 
 
 async def test_the_plan_is_shown_applied_after_confirmation_and_undone(audited: Path) -> None:
-    from study.delegation import plan_delegation
+    from study.analysis.delegation_plan import plan_delegation
 
     study = Study.open(audited)
     plan = plan_delegation(study, coder="ana")
@@ -109,7 +109,7 @@ async def test_the_plan_is_shown_applied_after_confirmation_and_undone(audited: 
 
 
 async def test_left_for_review_lists_undecided_pairs_outside_the_audit(audited: Path) -> None:
-    from study.delegation import plan_delegation
+    from study.analysis.delegation_plan import plan_delegation
 
     study = Study.open(audited)
     config_id = study.active_config_id()

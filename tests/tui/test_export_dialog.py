@@ -15,7 +15,7 @@ import xmlschema
 from textual.pilot import Pilot
 from textual.widgets import Button, Input
 
-from study.export import read_export
+from study.exchange.export import read_export
 from study.refi import read_project
 from study.store import Study
 from tests.factories import build_study

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from study.blind import set_blind_coding
+from study.audit.blind import set_blind_coding
 from study.store import Study
 from tests.factories import build_study
 from tui.app import CodecurveApp, make_app

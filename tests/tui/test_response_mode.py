@@ -9,7 +9,7 @@ from textual.binding import Binding
 from textual.pilot import Pilot
 
 from codebooks.model import BINARY, Code, Codebook
-from study.responses import Response, ResponseTable
+from study.intake.responses import Response, ResponseTable
 from study.store import Study
 from tests.factories import build_study, synthetic_config, synthetic_scores
 from tui.app import make_app

@@ -8,7 +8,7 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from study.export import read_export
+from study.exchange.export import read_export
 from study.store import Study
 from tui.app import CodecurveApp, make_app
 from tui.screens.export import ExportScreen

@@ -16,7 +16,7 @@ from codebooks.errors import InputError
 from tui.commands import UsageError
 
 if TYPE_CHECKING:
-    from study.audit import AuditSample
+    from study.audit.sample import AuditSample
     from study.store import Study
 
 FORMATS = ("table", "json")
@@ -158,9 +158,9 @@ def _show(study: Study, args: argparse.Namespace, *, action: str) -> int:
 
 def _verdicts(study: Study, coder: str | None, *, cut: str) -> dict[str, dict[str, str]]:
     """code id -> how far the code is from a verdict and from delegation, in words."""
-    from study.delegation import plan_delegation
+    from study.analysis.delegation_plan import plan_delegation
+    from study.analysis.screen import screen_study
     from study.errors import StudyError
-    from study.screening import screen_study
     from tui.commands.screen import parse_cut
     from tui.text import plural
 

@@ -116,7 +116,7 @@ def export_codebook_version(study: Study, path: Path, version: int | None) -> Pa
     """
     from codebooks.errors import InputError
     from codebooks.writers import save_codebook
-    from study.export import export_codebook
+    from study.exchange.export import export_codebook
 
     if version is None:
         return export_codebook(study, path)

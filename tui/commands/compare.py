@@ -1,6 +1,6 @@
 """``codecurve compare STUDY``: the scoring configurations side by side on your decisions.
 
-The statistics are :func:`study.compare.compare_configs`'s (described in docs/method.md,
+The statistics are :func:`study.analysis.compare.compare_configs`'s (described in docs/method.md,
 "Comparing configurations").
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from study.compare import Comparison, ConfigMetrics
+    from study.analysis.compare import Comparison, ConfigMetrics
 
 FORMATS = ("table", "markdown", "json")
 
@@ -61,7 +61,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from codebooks.errors import InputError
-    from study.compare import compare_configs
+    from study.analysis.compare import compare_configs
     from study.store import Study
     from tui.commands import UsageError
 

@@ -19,7 +19,7 @@ from codebooks.errors import InputError
 from tui.commands import UsageError
 
 if TYPE_CHECKING:
-    from study.delegation_log import DelegationPlan
+    from study.log.delegations import DelegationPlan
 
 FORMATS = ("table", "json")
 
@@ -91,7 +91,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from study import Study, StudyError
-    from study.delegation import plan_delegation
+    from study.analysis.delegation_plan import plan_delegation
     from tui.commands.screen import json_text, parse_cut
     from tui.text import plural, printable
 

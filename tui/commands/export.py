@@ -103,7 +103,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from study.export import export_format, export_study, metadata_path
+    from study.exchange.export import export_format, export_study, metadata_path
     from study.store import Study
     from tui.commands.codebook import export_codebook_version
     from tui.commands.outputs import check_output
@@ -210,7 +210,7 @@ def check_coder(coder: str, coders: list[str]) -> None:
 
 
 def table_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The dataset's options on the command line, as :func:`study.export.export_study`
+    """The dataset's options on the command line, as :func:`study.exchange.export.export_study`
     takes them."""
     return {
         "format": args.format,
@@ -228,7 +228,7 @@ def stream_export(study: Study, args: argparse.Namespace) -> None:
     import shutil
     import tempfile
 
-    from study.export import export_study
+    from study.exchange.export import export_study
 
     with tempfile.TemporaryDirectory(prefix="codecurve-export-") as folder:
         table = Path(folder) / f"export.{args.format}"

@@ -71,7 +71,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from codebooks.errors import InputError
-    from study.code_import import import_codes
+    from study.exchange.code_import import import_codes
     from study.refi import is_project_file
     from study.store import Study
     from tui.text import plural, printable

@@ -142,7 +142,7 @@ def create_from_args(
     from dataclasses import replace
 
     from codebooks import get_scale, load_codebook
-    from study.responses import read_responses
+    from study.intake.responses import read_responses
     from study.store import Study
     from tui.commands.outputs import check_folder, refuse_inputs
     from tui.text import plural, printable

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from codebooks.model import Codebook
     from scoring.engine import BatchResult, ScoringEngine
     from scoring.score import Score
-    from study.responses import ResponseTable
+    from study.intake.responses import ResponseTable
 
 OUTPUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl"}
 
@@ -199,8 +199,8 @@ def score_study_file(args: argparse.Namespace) -> int:
     """The study mode: score the study's pending pairs, each batch stored when finished."""
     from scoring import load_backend
     from scoring.engine import ScoringEngine
-    from study.configs import active_context
     from study.score_run import ScoreProgress, score_study
+    from study.scores.labels import active_context
     from study.store import Study
 
     if args.output is not None:
@@ -367,7 +367,7 @@ def _output_format(path: Path | None) -> str | None:
 
 
 def _read_responses(args: argparse.Namespace) -> ResponseTable:
-    from study.responses import read_responses
+    from study.intake.responses import read_responses
 
     table = read_responses(args.responses, id_column=args.id_column, text_column=args.text_column)
     for message in table.messages:
@@ -478,7 +478,7 @@ def _columns(rows: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def _write(path: Path, fmt: str, rows: list[dict[str, Any]]) -> None:
-    from study.export import atomic_write, neutralise
+    from study.exchange.export import atomic_write, neutralise
 
     def write_csv(tmp: Path) -> None:
         columns = _columns(rows)

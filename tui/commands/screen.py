@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from screening.report import VRSReport
-    from study.screening import Agreement, Cut, StudyScreening
+    from study.analysis.screen import Agreement, Cut, StudyScreening
 
 FORMATS = ("table", "markdown", "json")
 
@@ -99,7 +99,7 @@ def parse_cut(text: str) -> Cut:
 
 def run(args: argparse.Namespace) -> int:
     from study import Study
-    from study.screening import screen_study
+    from study.analysis.screen import screen_study
     from tui.text import plural, printable
 
     cut = parse_cut(args.cut)

@@ -73,7 +73,7 @@ def write_export(study: Study, options: ExportOptions) -> Path:
         StudyError, ProjectFileError: a refused or unwritable target, a damaged study.
     """
     if options.format != PROJECT:
-        from study.export import export_study
+        from study.exchange.export import export_study
 
         return export_study(study, options.path, format=options.format, layout=options.layout)
     from study.refi import export_project

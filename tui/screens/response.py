@@ -197,7 +197,7 @@ class ResponseScreen(Screen[None]):
             session: The review session (decisions go through it).
             response_id: The response shown first.
             code_id: The code highlighted first (default: the first undecided one).
-            order: The response order ``]`` and ``[`` follow (``study.queries``'s
+            order: The response order ``]`` and ``[`` follow (``study.queries.pairs``'s
                 ``RESPONSE_ORDERS``).
             reverse: That order backwards.
         """

@@ -34,8 +34,8 @@ from tui.text import printable
 from tui.verdicts import POOLED, GroupVerdict, ScreeningSummary
 
 if TYPE_CHECKING:
-    from study.compare import Comparison
-    from study.delegation_log import DelegationPlan
+    from study.analysis.compare import Comparison
+    from study.log.delegations import DelegationPlan
 
 #: The comparison's pooled row (``study.compare.POOLED``; not imported at run time).
 POOLED_ROW = "All codes"

@@ -1,0 +1,3 @@
+"""Work over a study: the validity screen, delegation planning, comparison of
+configurations, reconciliation.
+"""

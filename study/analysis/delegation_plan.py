@@ -1,0 +1,170 @@
+"""Plan a certified delegation of a study's confident pairs (METHOD.md section 3).
+
+:func:`plan_delegation` screens each code on its blind audit decisions and, where the
+screen is Valid, certifies the lowest confidence threshold whose error rate is at most
+the maximum at the chosen level (:func:`screening.delegation.certify_delegation`), then
+counts the uncoded pairs at or above it. Apply the plan with
+:meth:`study.store.Study.apply_delegation` (:mod:`study.log.delegations`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from screening import decisions_agree
+from screening.apply import AgreementMode
+from screening.delegation import Delegation, audit_outlook, certify_delegation
+from study.analysis.screen import SCALE_CUT, Cut, scale_cut, screen_study
+from study.errors import StudyError
+from study.log.delegations import CodePlan, DelegationPlan, delegable
+from study.store import Study
+
+__all__ = ["CodePlan", "DelegationPlan", "check_unit", "plan_delegation"]
+
+
+def check_unit(value: float, name: str) -> float:
+    """``value`` if it lies strictly between 0 and 1.
+
+    Raises:
+        StudyError: otherwise.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        raise StudyError(f"{name} must lie strictly between 0 and 1, not {value!r}")
+    return float(value)
+
+
+def _refused(reason: str, *, tier: str, max_error: float, level: float) -> Delegation:
+    return Delegation(
+        threshold=None,
+        n=0,
+        errors=0,
+        upper_bound=math.nan,
+        max_error=max_error,
+        level=level,
+        n_audit=0,
+        n_audit_errors=0,
+        min_pairs=0,
+        tests=(),
+        tier=tier,
+        reason=reason,
+    )
+
+
+def plan_delegation(
+    study: Study,
+    *,
+    max_error: float = 0.05,
+    level: float = 0.95,
+    code: str | None = None,
+    coder: str | None = None,
+    config_id: int | None = None,
+    cut: Cut = SCALE_CUT,
+    agreement: AgreementMode = "applies",
+) -> DelegationPlan:
+    """Certify, per code, which uncoded pairs the model's picks may stand for.
+
+    Args:
+        study: An open study with scores, an audit sample and blind audit decisions.
+        max_error: The maximum error rate among delegated pairs, in (0, 1).
+        level: The confidence level of the guarantee, in (0, 1).
+        code: Plan only this code (id or name).
+        coder: Whose audit decisions (needed when there are several coders).
+        config_id: The scoring configuration (the active one by default).
+        cut: The screen's confidence cut (also the threshold of the audit outlook).
+        agreement: When the model counts as correct.
+
+    Returns:
+        The plan: per code the certification or its refusal, and the pair counts.
+
+    Raises:
+        StudyError: ``max_error`` or ``level`` outside (0, 1), no scores, no audit
+            sample or no blind decision on it, an unknown code or coder.
+    """
+    eps = check_unit(max_error, "the maximum error")
+    lvl = check_unit(level, "the level")
+    if config_id is None:
+        config_id = study.active_config_id()
+    if config_id is None:
+        raise StudyError(
+            "the study has no scores yet; run 'codecurve score' first", path=study.path
+        )
+    sample = study.audit()
+    if sample is None:
+        raise StudyError(
+            "the study has no audit sample; draw one with 'codecurve audit' and code it blind",
+            path=study.path,
+        )
+    screened = screen_study(
+        study, config_id, code=code, coder=coder, cut=cut, agreement=agreement, sample="audit"
+    )
+    frame = study.annotated_pairs(config_id, coder=screened.coder)
+    blind = study.blind_pairs(coder=screened.coder)
+    codes = [study.code(code)] if code is not None else list(study.codes)
+    row = study.config_row(config_id)
+    plans = []
+    for one in codes:
+        rows = frame[(frame["code_id"] == one.id) & (frame["source"] == "human")]
+        keep = [
+            bool(scored) and sample.is_audit(r, one.id) and (r, one.id, w) in blind
+            for r, w, scored in zip(rows["response_id"], rows["coder"], rows["scored"], strict=True)
+        ]
+        rows = rows[np.asarray(keep, dtype=bool)] if len(rows) else rows
+        report = screened.per_code.get(one.name)
+        tier = report.tier if report is not None else "Insufficient data"
+        outlook = None
+        if not len(rows):
+            delegation = _refused(
+                "no blind audit decisions on this code yet", tier=tier, max_error=eps, level=lvl
+            )
+        else:
+            confidence = rows["p_max"].to_numpy(float)
+            correct = decisions_agree(
+                rows["pick"].to_numpy(float),
+                rows["value"].to_numpy(float),
+                option_values=np.asarray(rows["scale_values"].iloc[0], dtype=float),
+                agreement=agreement,
+                applies_from=float(rows["applies_from"].iloc[0]),
+            )
+            delegation = certify_delegation(
+                confidence, correct, tier=tier, max_error=eps, level=lvl
+            )
+            if cut == "median":
+                at = float(np.median(confidence))
+            elif cut == SCALE_CUT:
+                at = scale_cut(len(rows["scale_values"].iloc[0]))
+            else:
+                at = float(cut)
+            outlook = audit_outlook(confidence, correct, threshold=at, max_error=eps, level=lvl)
+        with study.snapshot() as conn:
+            uncoded, unscored, above = delegable(
+                conn, study.index, config_id, one.id, delegation.threshold
+            )
+        plans.append(
+            CodePlan(
+                code_id=one.id,
+                code_name=one.name,
+                delegation=delegation,
+                audit_size=sample.size(one.id),
+                uncoded=uncoded,
+                unscored=unscored,
+                delegated=above,
+                left=uncoded - above,
+                outlook=outlook,
+            )
+        )
+    return DelegationPlan(
+        codes=tuple(plans),
+        max_error=eps,
+        level=lvl,
+        config_id=config_id,
+        config=(
+            f"{row.model.name}@{row.model.revision} ({row.template_id}, context "
+            f"{row.context}, key {row.key})"
+        ),
+        coder=screened.coder,
+        seed=sample.seed,
+        agreement=agreement,
+        cut=cut,
+    )

@@ -1,0 +1,1 @@
+"""The blind random audit sample and blind double coding."""

@@ -1,0 +1,116 @@
+"""Blind double coding: a per-study setting, and the shared-sample order it comes with.
+
+Under blind coding a coder sees no other coder's decisions, nor the model's answer, on a
+pair they have not decided yet (the app enforces it; METHOD.md section 3). The setting
+is a ``setting`` event whose ``detail`` JSON is::
+
+    {"blind_coding": true, "seed": S}
+
+the latest such event wins (turning it off is one more event, so the log says when it
+held). ``seed`` orders the "shared sample": the pairs another coder already decided, in
+a random order a keyed hash of the seed gives (:func:`shared_order`), so the overlap that
+reliability needs is built on purpose and the order can be drawn again later.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from study.audit.sample import StudyWriter
+from study.index import StudyView
+from study.log.decision_log import check_coder
+from study.stamps import now
+
+
+@dataclass(frozen=True)
+class BlindSetting:
+    """The study's blind double coding setting.
+
+    Attributes:
+        enabled: Whether coders code blind to each other and to the model.
+        seed: The shared sample order's seed.
+        event_id: The ``setting`` event (0: never set).
+        coder: Who set it.
+        at: When (ISO 8601 UTC).
+    """
+
+    enabled: bool
+    seed: int
+    event_id: int = 0
+    coder: str | None = None
+    at: str | None = None
+
+
+def read_blind_setting(conn: sqlite3.Connection) -> BlindSetting:
+    """The latest blind coding setting (off, seed 0, when it was never set)."""
+    rows = conn.execute(
+        "SELECT id, at, coder, detail FROM events WHERE kind = 'setting' ORDER BY id DESC"
+    ).fetchall()
+    for event_id, at, coder, detail in rows:
+        try:
+            data: Any = json.loads(detail or "")
+        except ValueError:
+            continue
+        if isinstance(data, dict) and "blind_coding" in data:
+            return BlindSetting(
+                enabled=bool(data["blind_coding"]),
+                seed=int(data.get("seed", 0)),
+                event_id=int(event_id),
+                coder=None if coder is None else str(coder),
+                at=str(at),
+            )
+    return BlindSetting(enabled=False, seed=0)
+
+
+def blind_setting(study: StudyView) -> BlindSetting:
+    """The study's latest blind coding setting (see :func:`read_blind_setting`)."""
+    with study.snapshot() as conn:
+        return read_blind_setting(conn)
+
+
+def set_blind_coding(
+    study: StudyWriter, enabled: bool, *, coder: str, seed: int | None = None
+) -> BlindSetting:
+    """Turn blind double coding on or off (one ``setting`` event).
+
+    Args:
+        enabled: On or off.
+        coder: Who changes it.
+        seed: The shared sample order's seed; by default the current one, or a fresh
+            random one the first time.
+
+    Raises:
+        StudyError: a bad coder or a read-only study.
+    """
+    coder = check_coder(coder)
+    if seed is None:
+        current = blind_setting(study)
+        seed = current.seed if current.event_id else secrets.randbits(63)
+    detail = {"blind_coding": bool(enabled), "seed": int(seed)}
+    with study.transaction() as conn:
+        conn.execute(
+            "INSERT INTO events (at, kind, coder, detail) VALUES (?, 'setting', ?, ?)",
+            (now(), coder, json.dumps(detail)),
+        )
+    return blind_setting(study)
+
+
+def shared_key(seed: int, response_id: str, code_id: str) -> bytes:
+    """The sort key of a pair in the shared sample order (a keyed BLAKE2b hash)."""
+    text = f"{response_id}\x1f{code_id}".encode()
+    return hashlib.blake2b(text, key=str(seed).encode(), digest_size=8).digest()
+
+
+def shared_order(pairs: Iterable[tuple[str, str]], *, seed: int) -> list[tuple[str, str]]:
+    """``(response_id, code_id)`` pairs in the shared sample's random order.
+
+    Each pair's place depends only on the seed and the pair, so pairs decided later slot
+    in without moving the others: the order is a random permutation of any subset.
+    """
+    return sorted(set(pairs), key=lambda p: shared_key(seed, p[0], p[1]))

@@ -1,0 +1,216 @@
+"""Export the coded dataset (CSV, XLSX, Parquet, JSONL; long or wide) and the codebook.
+
+Layouts:
+
+``long``  one row per (response, code), responses in file order, codes in codebook order:
+          ``response_id, code_id, code_name, archived, scale``; the model's score under
+          the configuration (``scored, model_pick, model_pick_label, model_applies,
+          confidence, norm_entropy, entropy, expected, spread, on_scale_mass, off_scale,
+          truncated, probs, surprisal``); the coder's decision (``decision,
+          decision_label, decision_source, blind, coder, decided_at, note``); the
+          response's ``memo``; and the final decision (``final, final_label,
+          final_applies, final_from``). ``blind`` is true for a decision made without
+          seeing the model's answer (the blind audit, imports). An archived code (one a
+          codebook revision removed) that has decisions follows the current codes of
+          each response with ``archived`` true; its final value is the decision alone.
+``wide``  one row per response, in file order: ``response_id, text``, the response's other
+          columns, ``codes_decided`` (codes with a coder's decision), ``memo``, then one
+          0/1 column per code named by the code (the decision reduced to applies = value
+          >= the scale's ``applies_from``; blank where nobody decided, so that an
+          unreviewed model pick never reads as a code), one ``<code> (confidence)``
+          column per code (the model's ``max_k p_k``), and one ``<code> (archived)``
+          column of decisions per archived code that has any. With ``fill="model"`` the
+          blank cells of current codes take the model's pick and a ``<code> (source)``
+          column per code says where each value came from (``final_from``). With
+          ``all_coders`` one ``<code> [<coder>]`` 0/1 column per code and coder follows
+          (blank where that coder did not decide).
+
+``memo`` is the coder's memo on the whole response when ``coder`` is given, else the
+latest memo of any coder (the same text on each of the response's long rows).
+
+The final decision is the coder's where there is one, else the model's pick, and
+``final_from`` says which: ``human`` (the coder's own value), ``accepted`` (the coder
+accepted the model's pick), ``delegated`` (delegated to the model by a certified
+threshold), ``model`` (not reviewed: the model's pick) or empty (neither
+decided nor scored). With several coders the latest decision counts, unless ``coder`` is
+given.
+
+``probs``/``surprisal`` are lists in Parquet and JSONL, JSON text in CSV and XLSX; a
+surprisal of ``inf`` (probability zero) is written as null.
+
+Modules: :mod:`study.exchange.frames` builds the tables, :mod:`study.exchange.writers` writes them.
+
+Safety: every file is written to a temporary file in the target's folder and renamed
+over the target only when complete, so a failed export leaves no partial file; a
+symlink's target is replaced, a device or pipe (``/dev/stdout``) is written into, and a
+study (any SQLite file) or a file in ``protect`` is never overwritten. In CSV
+and XLSX, a text cell that a spreadsheet would run as a formula (starting with ``=``,
+``+``, ``-``, ``@``, tab or carriage return, and not simply a number such as ``-2``) is
+prefixed with ``'``. XLSX has a second sheet ``provenance`` (model, template, context,
+scale, codebook, software version, export time, archived codes, and, per delegated code,
+``delegation guarantee (<code>)``: the one sentence a methods section can quote); Parquet
+carries the same as schema metadata (key ``codecurve.provenance``, JSON); CSV and JSONL
+hold no metadata, so the same goes in a file beside them, ``<file>-metadata.json`` (for
+CSV a CSV on the Web table description, :func:`study.exchange.writers.write_metadata`), unless
+the target is a device or pipe. CSV is written as UTF-8 with a BOM, so that spreadsheet
+programs detect the encoding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from codebooks.files import check_target
+from study.errors import StudyError
+from study.exchange.frames import LAYOUTS, LONG_COLUMNS, long_frame, provenance, wide_frame
+from study.exchange.writers import (
+    FORMATS,
+    XLSX_CELL_LIMIT,
+    atomic_write,
+    export_format,
+    metadata_path,
+    read_export,
+    write_csv,
+    write_jsonl,
+    write_metadata,
+    write_parquet,
+    write_xlsx,
+)
+from study.intake.cells import FORMULA_STARTS, neutralise
+
+if TYPE_CHECKING:
+    from study.store import Study
+
+__all__ = [
+    "FORMATS",
+    "FORMULA_STARTS",
+    "LAYOUTS",
+    "LONG_COLUMNS",
+    "XLSX_CELL_LIMIT",
+    "atomic_write",
+    "export_codebook",
+    "export_format",
+    "export_study",
+    "long_frame",
+    "metadata_path",
+    "neutralise",
+    "provenance",
+    "read_export",
+    "wide_frame",
+    "write_csv",
+    "write_jsonl",
+    "write_parquet",
+    "write_xlsx",
+]
+
+
+def export_study(
+    study: Study,
+    path: str | Path,
+    *,
+    format: str | None = None,
+    layout: str = "long",
+    config_id: int | str | None = "active",
+    coder: str | None = None,
+    protect: Iterable[str | Path] = (),
+    fill: str = "none",
+    all_coders: bool = False,
+) -> Path:
+    """Write the coded dataset (layouts and safety in the module docstring).
+
+    Args:
+        study: An open study (read-only is enough).
+        path: The file to write; replaced atomically if it exists.
+        format: ``csv``, ``xlsx``, ``parquet`` or ``jsonl``; by the suffix when ``None``.
+        layout: ``long`` or ``wide``.
+        config_id: The scoring configuration whose scores are exported: ``"active"``
+            (default), an id, or ``None`` for no scores.
+        coder: Export this coder's decisions (default: the latest decision of any coder).
+        protect: Files never to overwrite (besides the study and any SQLite file).
+        fill: The wide layout's undecided cells: ``none`` (blank) or ``model``.
+        all_coders: Wide layout: add a ``CODE [coder]`` column per code and coder.
+
+    Returns:
+        The path written.
+
+    Raises:
+        StudyError: unknown format or layout, a refused or unwritable target (checked
+            before the work), a damaged study file.
+    """
+    target = Path(path)
+    fmt = export_format(target, format)
+    if layout not in LAYOUTS:
+        raise StudyError(f"unknown layout {layout!r}; use long or wide")
+    if all_coders and layout != "wide":
+        raise StudyError("every coder's columns are for the wide layout")
+    protect = (study.path, *protect)
+    check_target(target, protect=protect, error=StudyError)
+    # CSV and JSONL hold no metadata: their provenance goes in a file beside them (not
+    # beside a device or pipe, such as /dev/stdout).
+    metadata = None
+    if fmt in ("csv", "jsonl") and (target.is_file() or not target.exists()):
+        metadata = metadata_path(target)
+        check_target(metadata, protect=(*protect, target), error=StudyError)
+    if not study.read_only:
+        # Read through a handle of its own: the writer's stays free for the coder's
+        # decisions while a large export runs (every decision is committed, so the
+        # reader sees them all).
+        from study.store import Study
+
+        with Study.open(study.path, read_only=True) as reader:
+            return export_study(
+                reader,
+                target,
+                format=fmt,
+                layout=layout,
+                config_id=config_id,
+                coder=coder,
+                protect=protect,
+                fill=fill,
+                all_coders=all_coders,
+            )
+    # A damaged page would otherwise read as "not scored" and export silently.
+    study.quick_check()
+    if layout == "long":
+        frame = long_frame(
+            study, config_id=config_id, coder=coder, curves_as_json=fmt in ("csv", "xlsx")
+        )
+    else:
+        frame = wide_frame(
+            study, config_id=config_id, coder=coder, fill=fill, all_coders=all_coders
+        )
+    info = provenance(study, config_id=config_id, layout=layout, coder=coder, fill=fill)
+    if fmt == "xlsx":
+        return atomic_write(target, lambda tmp: write_xlsx(frame, tmp, info=info), protect=protect)
+    if fmt == "parquet":
+        return atomic_write(
+            target, lambda tmp: write_parquet(frame, tmp, info=info), protect=protect
+        )
+    write_table = write_csv if fmt == "csv" else write_jsonl
+    written = atomic_write(target, lambda tmp: write_table(frame, tmp), protect=protect)
+    if metadata is not None:
+        atomic_write(
+            metadata,
+            lambda tmp: write_metadata(frame, tmp, table=target.name, format=fmt, info=info),
+            protect=(*protect, target),
+        )
+    return written
+
+
+def export_codebook(study: Study, path: str | Path) -> Path:
+    """Write the study's codebook with :func:`codebooks.writers.save_codebook` (by suffix).
+
+    ``save_codebook`` writes atomically itself and is given the real path, so that its
+    errors (an unknown suffix, an unwritable folder) name the file asked for.
+
+    Raises:
+        CodebookError: an unknown suffix, a codebook the format cannot hold, or a file
+            that cannot be written.
+    """
+    try:
+        from codebooks.writers import save_codebook
+    except ImportError:
+        raise StudyError("this codecurve cannot write codebook files yet") from None
+    return save_codebook(study.codebook, Path(path))

@@ -1,0 +1,491 @@
+"""The export's tables as DataFrames: the long and wide layouts and their provenance.
+
+Layouts and columns are described in :mod:`study.exchange.export`. Only the study's public face
+is used (:class:`study.index.StudyView`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from codebooks.model import Code
+from study.errors import StudyError
+from study.index import StudyView
+from study.log.delegations import guarantee_sentences
+from study.queries.pairs import pair_scale
+from study.scores.labels import resolve_config
+from study.stamps import now, software_version
+
+LAYOUTS = ("long", "wide")
+
+LONG_COLUMNS = (
+    "response_id",
+    "code_id",
+    "code_name",
+    "archived",
+    "scale",
+    "scored",
+    "model_pick",
+    "model_pick_label",
+    "model_applies",
+    "confidence",
+    "norm_entropy",
+    "entropy",
+    "expected",
+    "spread",
+    "on_scale_mass",
+    "off_scale",
+    "truncated",
+    "probs",
+    "surprisal",
+    "decision",
+    "decision_label",
+    "decision_source",
+    "blind",
+    "coder",
+    "decided_at",
+    "note",
+    "memo",
+    "final",
+    "final_label",
+    "final_applies",
+    "final_from",
+)
+
+
+#: Where a wide cell's value comes from with ``fill="model"`` (``final_from`` values).
+FILLS = ("none", "model")
+
+
+def _config_id(study: StudyView, config_id: int | str | None) -> int | None:
+    if config_id is None:
+        return None
+    return resolve_config(study, config_id)
+
+
+def _curves(blobs: Sequence[Any], *, as_json: bool = False) -> list[Any]:
+    """Decode float64 BLOBs in bulk, rows of one length at a time.
+
+    Returns lists of floats (``inf``/``nan`` as ``None``), or with ``as_json`` the same
+    as JSON text with 7 significant digits (for formats that hold only scalars).
+    """
+    out: list[Any] = [None] * len(blobs)
+    by_length: dict[int, list[int]] = {}
+    for i, blob in enumerate(blobs):
+        if isinstance(blob, bytes):
+            by_length.setdefault(len(blob), []).append(i)
+    for length, index in by_length.items():
+        array = np.frombuffer(b"".join(blobs[i] for i in index), dtype="<f8")
+        array = array.reshape(len(index), length // 8)
+        rows: list[Any] = array.tolist()
+        bad = set(np.flatnonzero(~np.isfinite(array).all(axis=1)).tolist())
+        for j in bad:
+            rows[j] = [v if math.isfinite(v) else None for v in rows[j]]
+        if as_json:
+            template = "[" + ",".join(["%.7g"] * (length // 8)) + "]"
+            rows = [
+                json.dumps([None if v is None else float(f"{v:.7g}") for v in row])
+                if j in bad
+                else template % tuple(row)
+                for j, row in enumerate(rows)
+            ]
+        for j, i in enumerate(index):
+            out[i] = rows[j]
+    return out
+
+
+def _response_order(study: StudyView) -> list[tuple[int, str, str, dict[str, Any]]]:
+    with study.snapshot() as conn:
+        rows = conn.execute("SELECT rid, id, text, attrs FROM responses ORDER BY pos").fetchall()
+    return [(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
+
+
+_SCORE_COLUMNS = (
+    "model_pick",
+    "confidence",
+    "norm_entropy",
+    "entropy",
+    "expected",
+    "spread",
+    "on_scale_mass",
+    "off_scale",
+    "truncated",
+    "probs",
+    "surprisal",
+)
+
+
+def archived_keys(study: StudyView, *, coder: str | None = None) -> list[int]:
+    """The ``cid`` of every archived code (one a revision removed) with a decision.
+
+    Only ``coder``'s decisions count when a coder is given. An archived code nobody
+    decided has nothing to export.
+    """
+    sql = (
+        "SELECT cid FROM codes WHERE archived = 1 AND cid IN "
+        "(SELECT cid FROM annotations" + (" WHERE coder = ?" if coder is not None else "") + ")"
+    )
+    with study.snapshot() as conn:
+        try:
+            rows = conn.execute(sql + " ORDER BY cid", [] if coder is None else [coder])
+            return [int(r[0]) for r in rows.fetchall()]
+        except sqlite3.OperationalError:  # a file at a schema without archived codes
+            return []
+
+
+def memos(study: StudyView, *, coder: str | None = None) -> dict[int, str]:
+    """``rid`` -> the response's memo: ``coder``'s, or the latest of any coder."""
+    sql = "SELECT rid, note FROM memos"
+    params: list[Any] = []
+    if coder is not None:
+        sql += " WHERE coder = ?"
+        params.append(coder)
+    with study.snapshot() as conn:
+        try:
+            rows = conn.execute(sql + " ORDER BY event_id", params).fetchall()
+        except sqlite3.OperationalError:  # a file at a schema without memos
+            return {}
+    return {int(rid): str(note) for rid, note in rows}
+
+
+def long_frame(
+    study: StudyView,
+    *,
+    config_id: int | str | None = "active",
+    coder: str | None = None,
+    curves_as_json: bool = False,
+) -> pd.DataFrame:
+    """The long layout (module docstring) as a DataFrame.
+
+    ``probs``/``surprisal`` are lists of floats, or JSON text with ``curves_as_json``.
+    Archived codes with a decision follow the current codes of each response (``archived``
+    True); their final value is the decision alone, never the model's pick.
+    """
+    cfg = _config_id(study, config_id)
+    archived = archived_keys(study, coder=coder)
+    codable = [*study.index.codable_keys, *archived]
+    with study.snapshot() as conn:
+        responses = _response_order(study)
+        scores = (
+            []
+            if cfg is None
+            else conn.execute(
+                "SELECT rid, cid, pick, confidence, norm_entropy, entropy, expected, spread, "
+                "on_scale_mass, off_scale, truncated, probs, surprisal FROM scores "
+                "WHERE config_id = ?",
+                (cfg,),
+            ).fetchall()
+        )
+        sql = "SELECT rid, cid, value, source, blind, coder, decided_at FROM annotations"
+        params: list[Any] = []
+        if coder is not None:
+            sql += " WHERE coder = ?"
+            params.append(coder)
+        decisions = conn.execute(sql + " ORDER BY decided_at, event_id", params).fetchall()
+        notes = conn.execute("SELECT rid, cid, coder, note FROM notes").fetchall()
+        memo_of = memos(study, coder=coder)
+    rids = np.repeat(np.array([r[0] for r in responses], dtype=np.int64), len(codable))
+    cids = np.tile(np.array(codable, dtype=np.int64), len(responses))
+    frame = pd.DataFrame({"rid": rids, "cid": cids})
+    score_frame = pd.DataFrame.from_records(scores, columns=["rid", "cid", *_SCORE_COLUMNS])
+    frame = frame.merge(score_frame, on=["rid", "cid"], how="left")
+    decision_frame = pd.DataFrame.from_records(
+        decisions,
+        columns=["rid", "cid", "decision", "decision_source", "blind", "coder", "decided_at"],
+    ).drop_duplicates(["rid", "cid"], keep="last")  # the latest decision counts
+    frame = frame.merge(decision_frame, on=["rid", "cid"], how="left")
+    note_frame = pd.DataFrame.from_records(notes, columns=["rid", "cid", "note_coder", "note"])
+    frame["note_coder"] = frame["coder"] if coder is None else frame["coder"].fillna(coder)
+    frame = frame.merge(note_frame, on=["rid", "cid", "note_coder"], how="left")
+
+    codes = {cid: study.index.code_at(cid) for cid in codable}
+    scales = {cid: pair_scale(study, cfg, code) for cid, code in codes.items()}
+    labels = {cid: {o.value: o.label for o in scale.options} for cid, scale in scales.items()}
+    cid_list = frame["cid"].tolist()
+    is_archived = frame["cid"].isin(archived).to_numpy(dtype=bool)
+    frame["response_id"] = frame["rid"].map(study.index.response_ids_by_key())
+    frame["code_id"] = [codes[c].id for c in cid_list]
+    frame["code_name"] = [codes[c].name for c in cid_list]
+    frame["archived"] = is_archived
+    frame["scale"] = [scales[c].name for c in cid_list]
+    threshold = pd.array([scales[c].threshold for c in cid_list], dtype="Int64")
+    for column in ("model_pick", "decision"):
+        frame[column] = frame[column].astype("Int64")
+    frame["blind"] = frame["blind"].astype("Float64").astype("boolean")
+    frame["scored"] = frame["model_pick"].notna()
+    # An archived code is not in the current codebook: only a decision is a value of it.
+    fallback = frame["model_pick"].mask(pd.Series(is_archived, index=frame.index))
+    frame["final"] = frame["decision"].fillna(fallback)
+    for column, source in (
+        ("model_pick_label", "model_pick"),
+        ("decision_label", "decision"),
+        ("final_label", "final"),
+    ):
+        values = frame[source].astype(object).where(frame[source].notna(), None).tolist()
+        frame[column] = [
+            None if v is None else labels[c].get(int(v))
+            for c, v in zip(cid_list, values, strict=True)
+        ]
+    frame["model_applies"] = (frame["model_pick"] >= threshold).astype("boolean")
+    frame["final_applies"] = (frame["final"] >= threshold).astype("boolean")
+    frame["final_from"] = np.select(
+        [
+            frame["decision_source"].eq("human").to_numpy(dtype=bool),
+            frame["decision_source"].eq("model").to_numpy(dtype=bool),
+            frame["decision_source"].eq("delegated").to_numpy(dtype=bool),
+            frame["scored"].to_numpy(dtype=bool) & ~is_archived,
+        ],
+        ["human", "accepted", "delegated", "model"],
+        default="",
+    )
+    frame["final_from"] = frame["final_from"].replace("", None)
+    for column in ("off_scale", "truncated"):
+        frame[column] = frame[column].astype("Float64").astype("boolean")
+    for column in ("probs", "surprisal"):
+        frame[column] = pd.Series(
+            _curves(frame[column].tolist(), as_json=curves_as_json), index=frame.index, dtype=object
+        )
+    frame["memo"] = pd.Series(
+        [memo_of.get(int(r)) for r in frame["rid"].tolist()], index=frame.index, dtype=object
+    )
+    for column in ("decision_source", "coder", "decided_at", "note"):
+        frame[column] = frame[column].astype(object).where(frame[column].notna(), None)
+    return frame[list(LONG_COLUMNS)]
+
+
+def wide_frame(
+    study: StudyView,
+    *,
+    config_id: int | str | None = "active",
+    coder: str | None = None,
+    fill: str = "none",
+    all_coders: bool = False,
+) -> pd.DataFrame:
+    """The wide layout (module docstring) as a DataFrame.
+
+    ``all_coders`` adds, after the code columns, one ``CODE [coder]`` 0/1 column per
+    code and coder with a decision (coders sorted by name), empty where that coder did
+    not decide the pair.
+
+    A code's 0/1 cell holds a decision (the coder's own, one accepted from the model or
+    one delegated); a pair nobody decided is empty, so that an unreviewed model pick is
+    never read as a code. ``fill="model"`` fills those cells with the model's pick and
+    adds a ``CODE (source)`` column per code saying where each value came from
+    (``human``, ``accepted``, ``delegated``, ``model``). An archived code with decisions
+    has one ``CODE (archived)`` column of its decisions after the current codes (never
+    filled). ``memo`` holds each response's memo.
+
+    Raises:
+        StudyError: ``fill`` is neither ``"none"`` nor ``"model"``.
+    """
+    if fill not in FILLS:
+        raise StudyError(f"fill must be one of {', '.join(FILLS)}, not {fill!r}")
+    long = long_frame(study, config_id=config_id, coder=coder, curves_as_json=True)
+    responses = _response_order(study)
+    codes = list(study.index.codable_codes())
+    archived = [study.index.code_at(cid) for cid in archived_keys(study, coder=coder)]
+    attr_names: dict[str, None] = {}
+    for _rid, _id, _text, attrs in responses:
+        for key in attrs:
+            attr_names.setdefault(key, None)
+    taken = {"response_id", "text", "codes_decided"} | {c.name for c in codes}
+    taken |= {f"{c.name} (confidence)" for c in codes}
+    if fill == "model":
+        taken |= {f"{c.name} (source)" for c in codes}
+    by_coder = (
+        _coder_columns(study, _config_id(study, config_id), responses, codes) if all_coders else {}
+    )
+    taken |= set(by_coder)
+    archived_columns = []
+    for code in archived:
+        name = f"{code.name} (archived)"
+        while name in taken:
+            name += " (archived)"
+        taken.add(name)
+        archived_columns.append(name)
+    memo_column = "memo" if "memo" not in taken else "memo (response)"
+    taken.add(memo_column)
+    attr_columns = {a: (a if a not in taken else f"{a} (attribute)") for a in attr_names}
+    shape = (len(responses), len(codes) + len(archived))
+    decided = long["decision"].notna().to_numpy().reshape(shape)
+    applies = long["final_applies"].astype("Float64").to_numpy("float64", na_value=np.nan)
+    applies = applies.reshape(shape)
+    if fill == "none":
+        applies = np.where(decided, applies, np.nan)
+    confidence = long["confidence"].astype("Float64").to_numpy("float64", na_value=np.nan)
+    confidence = confidence.reshape(shape)
+    sources = np.asarray(long["final_from"].to_numpy(object)).reshape(shape)
+    memo_of = memos(study, coder=coder)
+    # Every column built first and framed once: adding columns one at a time to a frame
+    # made the export's time grow with the square of the number of codes.
+    columns: dict[str, Any] = {
+        "response_id": [r[1] for r in responses],
+        "text": [r[2] for r in responses],
+    }
+    for name, column in attr_columns.items():
+        columns[column] = [r[3].get(name) for r in responses]
+    columns["codes_decided"] = decided.sum(axis=1).astype(int)
+    columns[memo_column] = [memo_of.get(int(r[0])) for r in responses]
+    for j, code in enumerate(codes):
+        columns[code.name] = pd.array(applies[:, j], dtype="Float64").astype("Int64")
+    if fill == "model":
+        for j, code in enumerate(codes):
+            columns[f"{code.name} (source)"] = list(sources[:, j])
+    columns.update(by_coder)
+    for j, code in enumerate(codes):
+        columns[f"{code.name} (confidence)"] = pd.array(confidence[:, j], dtype="Float64")
+    for j, name in enumerate(archived_columns, start=len(codes)):
+        cells = np.where(decided[:, j], applies[:, j], np.nan)
+        columns[name] = pd.array(cells, dtype="Float64").astype("Int64")
+    return pd.DataFrame(columns)
+
+
+def _coder_columns(
+    study: StudyView,
+    cfg: int | None,
+    responses: list[tuple[int, str, str, dict[str, Any]]],
+    codes: Sequence[Code],
+) -> dict[str, Any]:
+    """One ``CODE [coder]`` applies column per code and coder (``wide_frame``)."""
+    with study.snapshot() as conn:
+        rows = conn.execute("SELECT rid, cid, coder, value FROM annotations").fetchall()
+    coders = sorted({str(r[2]) for r in rows})
+    row_of = {rid: i for i, (rid, _id, _text, _attrs) in enumerate(responses)}
+    cids = [study.index.code_key(code.id) for code in codes]
+    col_of = {cid: j for j, cid in enumerate(cids)}
+    # Read on the scale the long layout reads each code on.
+    thresholds = {j: pair_scale(study, cfg, code).threshold for j, code in enumerate(codes)}
+    grids = {c: np.full((len(responses), len(codes)), np.nan) for c in coders}
+    for rid, cid, coder, value in rows:
+        if rid in row_of and cid in col_of:
+            j = col_of[cid]
+            grids[str(coder)][row_of[rid], j] = 1.0 if int(value) >= thresholds[j] else 0.0
+    out: dict[str, Any] = {}
+    for j, code in enumerate(codes):
+        for coder in coders:
+            name = f"{code.name} [{coder}]"
+            out[name] = pd.array(grids[coder][:, j], dtype="Float64").astype("Int64")
+    return out
+
+
+def source_counts(
+    study: StudyView, *, config_id: int | str | None = "active", coder: str | None = None
+) -> dict[str, int]:
+    """How many final values come from each source, as the long layout's ``final_from``.
+
+    Returns:
+        ``{"coder", "accepted", "delegated", "model", "none"}`` counts over all pairs:
+        the coder's own decisions, picks accepted from the model, delegated ones, the
+        model's unreviewed picks, and pairs with no value at all.
+    """
+    cfg = _config_id(study, config_id)
+    sql = "SELECT rid, cid, source FROM annotations"
+    params: list[Any] = []
+    if coder is not None:
+        sql += " WHERE coder = ?"
+        params.append(coder)
+    with study.snapshot() as conn:
+        rows = conn.execute(sql + " ORDER BY decided_at, event_id", params).fetchall()
+        scored = (
+            set()
+            if cfg is None
+            else {
+                (int(r[0]), int(r[1]))
+                for r in conn.execute("SELECT rid, cid FROM scores WHERE config_id = ?", (cfg,))
+            }
+        )
+    codable = set(study.index.codable_keys)
+    latest = {(int(r[0]), int(r[1])): str(r[2]) for r in rows if int(r[1]) in codable}
+    by_source = {"human": "coder", "model": "accepted", "delegated": "delegated"}
+    counts = dict.fromkeys(("coder", "accepted", "delegated", "model", "none"), 0)
+    for source in latest.values():
+        key = by_source.get(source, "coder")
+        counts[key] += 1
+    counts["model"] = sum(1 for pair in scored if pair not in latest and pair[1] in codable)
+    counts["none"] = study.pair_count() - sum(counts.values())
+    return counts
+
+
+def _code_name(study: StudyView, code_id: str) -> str:
+    try:
+        return study.codebook.code(code_id).name
+    except (KeyError, ValueError):  # a code a later revision removed
+        return code_id
+
+
+def provenance(
+    study: StudyView,
+    *,
+    config_id: int | str | None = "active",
+    layout: str | None = None,
+    coder: str | None = None,
+    fill: str = "none",
+) -> dict[str, str]:
+    """What produced an export: model, template, context, scale, codebook, software, time."""
+    cfg = _config_id(study, config_id)
+    book = study.codebook
+    meta = study.meta()
+    info = {
+        "study": study.path.name,
+        "study created": meta.get("created_at", ""),
+        "codebook": book.name,
+        "codebook hash": meta.get("codebook_hash", book.content_hash()),
+        "codes": str(len(study.codes)),
+        "scale": f"{book.scale.name} {list(book.scale.values)}, applies from "
+        f"{book.scale.threshold}",
+        "responses": str(study.response_count()),
+        "decisions": str(study.decision_count(coder=coder)),
+        "coders": ", ".join(study.coders()) or "(none)",
+        "coder exported": coder or "(latest decision of any coder)",
+    }
+    if cfg is None:
+        info["model"] = "(not scored)"
+    else:
+        row = study.config_row(cfg)
+        info |= {
+            "model": row.model.name,
+            "model revision": row.model.revision,
+            "model dtype": row.model.dtype,
+            "model device": row.model.device,
+            "model backend": row.model.backend,
+            "template": row.template_id,
+            "template hash": row.template_hash,
+            "context": row.context,
+            "scale asked": f"{row.scale.name} {list(row.scale.values)}",
+            "strict": str(row.strict).lower(),
+            "configuration key": row.key,
+            "pairs scored": f"{study.scored_count(cfg)} of {study.pair_count()}",
+        }
+    counts = source_counts(study, config_id=cfg, coder=coder)
+    info["values by source"] = ", ".join(f"{key} {value}" for key, value in counts.items())
+    archived = [study.index.code_at(cid).name for cid in archived_keys(study, coder=coder)]
+    if archived:
+        info["archived codes"] = (
+            ", ".join(archived) + " (removed by a codebook revision; their decisions are "
+            "exported, marked archived)"
+        )
+    info["memos"] = f"{len(memos(study, coder=coder))} response(s) with a memo " + (
+        "(the coder's)" if coder else "(the latest memo of any coder)"
+    )
+    # The sentence a methods section can quote, per code a delegation (not undone) planned.
+    for code_id, sentence in guarantee_sentences(study).items():
+        name = _code_name(study, code_id)
+        info[f"delegation guarantee ({name})"] = sentence
+    if layout is not None:
+        info["layout"] = layout
+    if layout == "wide":
+        info["wide cells"] = (
+            "the model's picks fill undecided cells (see each code's source column)"
+            if fill == "model"
+            else "empty where nobody decided (the model's picks are not filled in)"
+        )
+    info["software"] = f"codecurve {software_version()}"
+    info["exported at"] = now()
+    return info

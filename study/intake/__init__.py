@@ -1,0 +1,1 @@
+"""Reading response files: table formats, cells and the id and text columns."""

@@ -1,0 +1,1 @@
+"""Codebook versions and waves of responses."""

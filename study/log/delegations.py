@@ -1,0 +1,383 @@
+"""Certified delegation in the log: recording, undoing and quoting it (METHOD.md section 3).
+
+A delegation applied is one ``delegate`` event (coder, configuration, ``detail`` JSON:
+the level, maximum error, agreement rule, the audit's seed and, per code, the certified
+threshold, its audit evidence, the guarantee sentence and the counts) and one ``record``
+event per delegated pair (source ``delegated``, the model's pick) pointing to it through
+``events.batch``. Earlier delegated decisions of the same coder on the codes planned that
+the new plan no longer covers are cleared in the same batch, so that a repeated
+delegation (after more audit coding) replaces the last one. The whole batch is undone as
+one action (:meth:`DelegationMethods.undo_delegation`, or the coder's undo when it is the
+latest thing they did). A pair with a decision that is not ``delegated`` (anyone's) is
+never touched, and neither is an audit pair: it is left for the blind audit.
+
+The plan itself (the screen and the certification) is made by
+:func:`study.analysis.delegation_plan.plan_delegation`; this module only needs its result.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from screening.delegation import AuditOutlook, Delegation
+from study.audit.sample import StudyWriter, read_audit
+from study.errors import StudyError
+from study.index import StudyIndex, StudyView
+from study.log import decision_log as decisions
+from study.rows import Decision
+from study.stamps import now
+
+#: The SQL condition "no one made a decision on pair (s.rid, s.cid) other than a
+#: delegation, and the pair is not in the audit sample" (the parameter: a JSON array of
+#: the code's audit rids).
+_UNCODED = (
+    "NOT EXISTS (SELECT 1 FROM annotations a WHERE a.rid = s.rid AND a.cid = s.cid "
+    "AND a.source != 'delegated') AND s.rid NOT IN (SELECT value FROM json_each(?))"
+)
+
+
+@dataclass(frozen=True)
+class CodePlan:
+    """Delegation of one code: the certification and how it splits the uncoded pairs.
+
+    Attributes:
+        code_id: The code.
+        code_name: Its name.
+        delegation: The certification (threshold, audit evidence, tests, refusal reason).
+        audit_size: Audit pairs drawn for the code.
+        uncoded: Pairs of the code with no decision but delegated ones (anyone's) and
+            not in the audit sample (audit pairs are left for the blind audit).
+        unscored: Uncoded pairs not scored under the configuration (left for review).
+        delegated: Uncoded scored pairs at or above the threshold (0 when refused).
+        left: Uncoded pairs left for review (``uncoded - delegated``).
+        outlook: How far the audit is from certifying above the screen's cut (None
+            without audit decisions).
+    """
+
+    code_id: str
+    code_name: str
+    delegation: Delegation
+    audit_size: int
+    uncoded: int
+    unscored: int
+    delegated: int
+    left: int
+    outlook: AuditOutlook | None
+
+    @property
+    def certified(self) -> bool:
+        return self.delegation.certified
+
+    def guarantee(self) -> str:
+        """The sentence a methods section can quote (or the refusal and its reason)."""
+        return self.delegation.guarantee(self.code_name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "code_id": self.code_id,
+            "code_name": self.code_name,
+            **self.delegation.to_dict(),
+            "audit_size": self.audit_size,
+            "uncoded": self.uncoded,
+            "unscored": self.unscored,
+            "delegated": self.delegated,
+            "left": self.left,
+            "guarantee": self.guarantee(),
+        }
+
+
+@dataclass(frozen=True)
+class DelegationPlan:
+    """A delegation plan over codes (from :func:`study.analysis.delegation_plan.plan_delegation`).
+
+    Attributes:
+        codes: One plan per code, in codebook order.
+        max_error: The maximum error rate.
+        level: The confidence level.
+        config_id: The scoring configuration whose picks and confidences are used.
+        config: The configuration in words (model, template, context).
+        coder: Whose blind audit decisions were used.
+        seed: The audit sample's seed.
+        agreement: When the model counts as correct (``applies``, ``exact``, ``within1``).
+        cut: The screen's confidence cut.
+    """
+
+    codes: tuple[CodePlan, ...]
+    max_error: float
+    level: float
+    config_id: int
+    config: str
+    coder: str | None
+    seed: int
+    agreement: str
+    cut: float | str
+
+    @property
+    def delegated(self) -> int:
+        """Pairs delegated over all codes."""
+        return sum(c.delegated for c in self.codes)
+
+    @property
+    def left(self) -> int:
+        """Pairs left for review over all codes."""
+        return sum(c.left for c in self.codes)
+
+    @property
+    def certified(self) -> tuple[CodePlan, ...]:
+        return tuple(c for c in self.codes if c.certified)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "max_error": self.max_error,
+            "level": self.level,
+            "config_id": self.config_id,
+            "config": self.config,
+            "coder": self.coder,
+            "audit_seed": self.seed,
+            "agreement": self.agreement,
+            "cut": self.cut,
+            "sample": "blind random audit",
+            "delegated": self.delegated,
+            "left": self.left,
+            "codes": {c.code_id: c.to_dict() for c in self.codes},
+        }
+
+
+@dataclass(frozen=True)
+class DelegationApplied:
+    """What :meth:`DelegationMethods.apply_delegation` recorded.
+
+    Attributes:
+        event_id: The ``delegate`` event (undo it to take the whole delegation back).
+        recorded: code id -> delegated decisions recorded.
+        withdrawn: code id -> earlier delegated decisions cleared (no longer covered).
+    """
+
+    event_id: int
+    recorded: Mapping[str, int]
+    withdrawn: Mapping[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.recorded.values())
+
+
+def audit_keys(conn: sqlite3.Connection, index: StudyIndex, code_id: str) -> str:
+    """The ``rid`` of a code's audit pairs, as the JSON array :data:`_UNCODED` takes."""
+    sample = read_audit(conn)
+    if sample is None:
+        return "[]"
+    return json.dumps([index.response_key(r) for r in sample.pairs(code_id)])
+
+
+def delegable(
+    conn: sqlite3.Connection,
+    index: StudyIndex,
+    config_id: int,
+    code_id: str,
+    threshold: float | None,
+) -> tuple[int, int, int]:
+    """``(uncoded, unscored, at_or_above)`` pair counts of one code under a configuration.
+
+    Uncoded: no decision but delegated ones, and not an audit pair.
+    """
+    cid = index.code_key(code_id)
+    audit = audit_keys(conn, index, code_id)
+    uncoded = int(
+        conn.execute(
+            "SELECT COUNT(*) FROM responses s, (SELECT ? AS cid) c WHERE "
+            + _UNCODED.replace("s.cid", "c.cid"),
+            (cid, audit),
+        ).fetchone()[0]
+    )
+    scored = int(
+        conn.execute(
+            f"SELECT COUNT(*) FROM scores s WHERE config_id = ? AND cid = ? AND {_UNCODED}",
+            (config_id, cid, audit),
+        ).fetchone()[0]
+    )
+    above = 0
+    if threshold is not None:
+        above = int(
+            conn.execute(
+                f"SELECT COUNT(*) FROM scores s WHERE config_id = ? AND cid = ? "
+                f"AND confidence >= ? AND {_UNCODED}",
+                (config_id, cid, threshold, audit),
+            ).fetchone()[0]
+        )
+    return uncoded, uncoded - scored, above
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def latest_delegations(study: StudyView) -> dict[str, dict[str, Any]]:
+    """code id -> that code's entry of the latest delegation not undone that planned it.
+
+    Each entry is the plan's JSON for the code (threshold, audit evidence, counts,
+    ``guarantee``) with ``event_id``, ``at`` and ``coder`` of its ``delegate`` event, and
+    the plan's ``max_error``, ``level`` and ``config``.
+    """
+    with study.snapshot() as conn:
+        rows = conn.execute(
+            "SELECT id, at, coder, detail FROM events e WHERE kind = 'delegate' "
+            "AND NOT EXISTS (SELECT 1 FROM events u WHERE u.undoes = e.id) ORDER BY id"
+        ).fetchall()
+    out: dict[str, dict[str, Any]] = {}
+    for event_id, at, coder, detail in rows:
+        try:
+            data = json.loads(detail or "")
+            codes = data["codes"]
+        except (ValueError, KeyError, TypeError):
+            raise StudyError(
+                f"the delegation event {event_id} cannot be read (damaged file?)",
+                path=study.path,
+            ) from None
+        for code_id, entry in codes.items():
+            out[str(code_id)] = {
+                **entry,
+                "event_id": int(event_id),
+                "at": str(at),
+                "coder": coder,
+                "max_error": data.get("max_error"),
+                "level": data.get("level"),
+                "config": data.get("config"),
+            }
+    return out
+
+
+def guarantee_sentences(study: StudyView) -> dict[str, str]:
+    """code id -> the one-sentence guarantee of its latest delegation (for provenance).
+
+    Only codes a delegation (not undone) planned are listed; a refused code's sentence
+    says that nothing was delegated and why.
+    """
+    return {code: str(entry["guarantee"]) for code, entry in latest_delegations(study).items()}
+
+
+class DelegationMethods:
+    """Applying and undoing a delegation, as methods of :class:`study.store.Study`."""
+
+    def apply_delegation(
+        self: StudyWriter, plan: DelegationPlan, *, coder: str
+    ) -> DelegationApplied:
+        """Record the model's picks on the plan's pairs as ``delegated`` decisions.
+
+        One transaction: the pairs are found again inside it (uncoded, scored under the
+        plan's configuration, confidence at or above the code's threshold), so a pair a
+        human decided since the plan was made is left alone.
+
+        Raises:
+            StudyError: nothing to record or withdraw, a bad coder, or a read-only study.
+        """
+        coder = decisions.check_coder(coder)
+        detail = _json_safe(plan.to_dict())
+        recorded: dict[str, int] = {}
+        withdrawn: dict[str, int] = {}
+        with self.transaction() as conn:
+            head = int(
+                conn.execute(
+                    "INSERT INTO events (at, kind, coder, source, config_id, detail) "
+                    "VALUES (?, 'delegate', ?, 'delegated', ?, ?)",
+                    (now(), coder, plan.config_id, json.dumps(detail, ensure_ascii=False)),
+                ).lastrowid
+                or 0
+            )
+            for code_plan in plan.codes:
+                cid = self.index.code_key(code_plan.code_id)
+                audit = audit_keys(conn, self.index, code_plan.code_id)
+                threshold = code_plan.delegation.threshold
+                targets: dict[int, int] = {}
+                if threshold is not None:
+                    targets = {
+                        int(rid): int(pick)
+                        for rid, pick in conn.execute(
+                            "SELECT rid, pick FROM scores s WHERE config_id = ? AND cid = ? "
+                            f"AND confidence >= ? AND {_UNCODED}",
+                            (plan.config_id, cid, threshold, audit),
+                        )
+                    }
+                earlier = [
+                    int(r[0])
+                    for r in conn.execute(
+                        "SELECT rid FROM annotations WHERE coder = ? AND cid = ? "
+                        "AND source = 'delegated'",
+                        (coder, cid),
+                    )
+                ]
+                gone = [rid for rid in earlier if rid not in targets]
+                for rid in gone:
+                    decisions.apply_event(
+                        conn,
+                        self.index,
+                        "clear",
+                        rid,
+                        cid,
+                        coder,
+                        value=None,
+                        source=None,
+                        batch=head,
+                    )
+                for rid, pick in targets.items():
+                    decisions.apply_event(
+                        conn,
+                        self.index,
+                        "record",
+                        rid,
+                        cid,
+                        coder,
+                        value=pick,
+                        source="delegated",
+                        config_id=plan.config_id,
+                        batch=head,
+                    )
+                recorded[code_plan.code_id] = len(targets)
+                withdrawn[code_plan.code_id] = len(gone)
+            if not any(recorded.values()) and not any(withdrawn.values()):
+                raise StudyError(
+                    "nothing to delegate: no code is certified with uncoded pairs at or "
+                    "above its threshold",
+                    path=self.path,
+                )
+        return DelegationApplied(event_id=head, recorded=recorded, withdrawn=withdrawn)
+
+    def undo_delegation(self: StudyWriter, *, coder: str | None = None) -> Decision | None:
+        """Undo the latest delegation not yet undone (of ``coder``, or anyone's).
+
+        Each delegated decision is taken back while it is still its pair's decision;
+        pairs decided since keep the later decision.
+
+        Returns:
+            The delegation event as a :class:`Decision` of kind ``delegate``, or None
+            when there is no delegation to undo.
+        """
+        sql = (
+            "SELECT id FROM events e WHERE kind = 'delegate' "
+            "AND NOT EXISTS (SELECT 1 FROM events u WHERE u.undoes = e.id)"
+        )
+        params: list[Any] = []
+        if coder is not None:
+            sql += " AND coder = ?"
+            params.append(decisions.check_coder(coder))
+        with self.transaction() as conn:
+            row = conn.execute(sql + " ORDER BY id DESC LIMIT 1", params).fetchone()
+            if row is None:
+                return None
+            return decisions.undo_batch(conn, self.index, int(row[0]))
+
+    def delegation_guarantees(self: StudyWriter) -> dict[str, str]:
+        """code id -> the guarantee sentence of its latest delegation (see
+        :func:`guarantee_sentences`)."""
+        return guarantee_sentences(self)

@@ -1,0 +1,1 @@
+"""Scoring configurations and the scores stored under them."""
