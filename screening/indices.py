@@ -109,17 +109,21 @@ def _proportion(k: int, n: int, confidence_level: float) -> tuple[float, Interva
     return value, wilson_interval(k, n, confidence_level=confidence_level)
 
 
-def _l(table: Table2x2, confidence_level: float) -> IndexEstimate:
+# The estimates without their warnings: the tier rules (screening.tiers) compute them for
+# every table and say once, in their own words, what is undefined.
+
+
+def estimate_l(table: Table2x2, confidence_level: float) -> IndexEstimate:
     value, ci = _proportion(table.b, table.n_incorrect, confidence_level)
     return IndexEstimate("L", value, ci, table.n_incorrect)
 
 
-def _fp(table: Table2x2, confidence_level: float) -> IndexEstimate:
+def estimate_fp(table: Table2x2, confidence_level: float) -> IndexEstimate:
     value, ci = _proportion(table.c, table.n_correct, confidence_level)
     return IndexEstimate("Fp", value, ci, table.n_correct)
 
 
-def _rbs(l_: IndexEstimate, fp: IndexEstimate, confidence_level: float) -> IndexEstimate:
+def estimate_rbs(l_: IndexEstimate, fp: IndexEstimate, confidence_level: float) -> IndexEstimate:
     n = l_.n + fp.n
     if math.isnan(l_.value) or math.isnan(fp.value):
         return IndexEstimate("RBS", NAN, NAN_INTERVAL, n)
@@ -133,7 +137,7 @@ def _rbs(l_: IndexEstimate, fp: IndexEstimate, confidence_level: float) -> Index
     )
 
 
-def _trin(table: Table2x2) -> Trin:
+def estimate_trin(table: Table2x2) -> Trin:
     if table.n == 0:
         return Trin(NAN, None, False)
     value = max(table.n_high, table.n_low) / table.n
@@ -143,7 +147,7 @@ def _trin(table: Table2x2) -> Trin:
     return Trin(value, direction, value >= TRIN_THRESHOLD)
 
 
-def _point_biserial(table: Table2x2, confidence_level: float) -> PointBiserial:
+def estimate_point_biserial(table: Table2x2, confidence_level: float) -> PointBiserial:
     n = table.n
     margins = table.n_high * table.n_low * table.n_correct * table.n_incorrect
     if margins == 0:
@@ -193,7 +197,7 @@ def lack_of_monitoring(table: Table2x2, *, confidence_level: float = 0.95) -> In
     """
     if table.n_incorrect == 0:
         warn("L is undefined: no incorrect items")
-    return _l(table, confidence_level)
+    return estimate_l(table, confidence_level)
 
 
 def over_withdrawal(table: Table2x2, *, confidence_level: float = 0.95) -> IndexEstimate:
@@ -211,7 +215,7 @@ def over_withdrawal(table: Table2x2, *, confidence_level: float = 0.95) -> Index
     """
     if table.n_correct == 0:
         warn("Fp is undefined: no correct items")
-    return _fp(table, confidence_level)
+    return estimate_fp(table, confidence_level)
 
 
 def inversion(table: Table2x2, *, confidence_level: float = 0.95) -> IndexEstimate:
@@ -232,7 +236,9 @@ def inversion(table: Table2x2, *, confidence_level: float = 0.95) -> IndexEstima
     """
     if table.n_correct == 0 or table.n_incorrect == 0:
         warn("RBS is undefined: needs both correct and incorrect items")
-    return _rbs(_l(table, confidence_level), _fp(table, confidence_level), confidence_level)
+    return estimate_rbs(
+        estimate_l(table, confidence_level), estimate_fp(table, confidence_level), confidence_level
+    )
 
 
 def fixed_responding(table: Table2x2) -> Trin:
@@ -243,7 +249,7 @@ def fixed_responding(table: Table2x2) -> Trin:
     """
     if table.n == 0:
         warn("TRIN is undefined: no items")
-    return _trin(table)
+    return estimate_trin(table)
 
 
 def point_biserial(table: Table2x2, *, confidence_level: float = 0.95) -> PointBiserial:
@@ -263,4 +269,4 @@ def point_biserial(table: Table2x2, *, confidence_level: float = 0.95) -> PointB
     """
     if table.n_high * table.n_low * table.n_correct * table.n_incorrect == 0:
         warn("r is undefined: confidence or correctness does not vary")
-    return _point_biserial(table, confidence_level)
+    return estimate_point_biserial(table, confidence_level)

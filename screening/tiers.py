@@ -28,11 +28,11 @@ from screening.indices import (
     IndexEstimate,
     PointBiserial,
     Trin,
-    _fp,
-    _l,
-    _point_biserial,
-    _rbs,
-    _trin,
+    estimate_fp,
+    estimate_l,
+    estimate_point_biserial,
+    estimate_rbs,
+    estimate_trin,
     undefined_quantities,
 )
 from screening.intervals import wilson_interval
@@ -396,10 +396,10 @@ def screen_table(table: Table2x2, *, confidence_level: float = 0.95) -> ScreenRe
     undefined = undefined_quantities(table)
     if undefined:
         warn("undefined, returned as nan: " + "; ".join(undefined))
-    l_ = _l(table, confidence_level)
-    fp = _fp(table, confidence_level)
-    rbs = _rbs(l_, fp, confidence_level)
-    trin = _trin(table)
+    l_ = estimate_l(table, confidence_level)
+    fp = estimate_fp(table, confidence_level)
+    rbs = estimate_rbs(l_, fp, confidence_level)
+    trin = estimate_trin(table)
     flags = _judge(table, l_, fp, rbs)
     tier: Tier
     if table.min_cell < MIN_CELL_COUNT:
@@ -416,7 +416,7 @@ def screen_table(table: Table2x2, *, confidence_level: float = 0.95) -> ScreenRe
         l=l_,
         fp=fp,
         rbs=rbs,
-        r=_point_biserial(table, confidence_level),
+        r=estimate_point_biserial(table, confidence_level),
         tier=tier,
         flags=tuple(flags),
         response_style=_response_style(tier, trin, l_, fp, rbs),
