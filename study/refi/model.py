@@ -198,13 +198,18 @@ class Skipped:
 
 @dataclass(frozen=True)
 class ReadReport:
-    """Everything reading skipped or changed, so that nothing is dropped silently."""
+    """Everything reading skipped or changed, so that nothing is dropped silently.
+
+    ``read_from`` names the sources whose text came from somewhere other than their
+    plain-text file (the inline ``PlainTextContent``, the ``.docx`` rendition), and why.
+    """
 
     skipped: tuple[Skipped, ...] = ()
+    read_from: tuple[Skipped, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.skipped)
+        return bool(self.skipped or self.read_from)
 
     def summary(self) -> str:
-        """One line per skipped thing; empty when nothing was skipped."""
-        return "\n".join(f"{s.what} {s.name!r}: {s.reason}" for s in self.skipped)
+        """One line per skipped or redirected thing; empty when there is none."""
+        return "\n".join(f"{s.what} {s.name!r}: {s.reason}" for s in self.skipped + self.read_from)

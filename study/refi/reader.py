@@ -20,6 +20,7 @@ bombs (:mod:`study.refi.archive`), DTDs and entities (``defusedxml``), malformed
 
 from __future__ import annotations
 
+import abc
 import json
 import logging
 import os
@@ -34,6 +35,7 @@ from defusedxml import DefusedXmlException
 
 from codebooks.model import COLOR
 from study.refi.archive import Archive, Limits, unsafe_name
+from study.refi.docx_text import DocxError, docx_text
 from study.refi.model import (
     VARIABLE_TYPES,
     Case,
@@ -140,7 +142,7 @@ def _read_zip(archive: Archive) -> tuple[Project, ReadReport]:
 # --- where source texts come from -----------------------------------------------------------
 
 
-class _Files:
+class _Files(abc.ABC):
     """Finds the bytes a ``plainTextPath`` names; returns (bytes, None) or (None, why)."""
 
     def get(self, reference: str, base: str) -> tuple[bytes | None, str]:
@@ -159,11 +161,13 @@ class _Files:
             return self.relative(rest, base.replace("\\", "/"))
         return None, f"{reference!r} is not inside the project (only internal:// and relative://)"
 
+    @abc.abstractmethod
     def internal(self, name: str) -> tuple[bytes | None, str]:
-        raise NotImplementedError
+        """The bytes of ``internal://name``."""
 
+    @abc.abstractmethod
     def relative(self, name: str, base: str) -> tuple[bytes | None, str]:
-        raise NotImplementedError
+        """The bytes of ``relative://name`` under the project's ``basePath``."""
 
 
 class _Zipped(_Files):
@@ -280,11 +284,15 @@ class _Parser:
         self.entry = entry
         self.files = files
         self.skipped: list[Skipped] = []
+        self.read_from: list[Skipped] = []
         self.targets: dict[str, list[str]] = defaultdict(list)  # note -> what refers to it
         self.base = ""
 
     def skip(self, what: str, name: str, reason: str) -> None:
         self.skipped.append(Skipped(what, name, reason))
+
+    def fallback(self, name: str, how: str) -> None:
+        self.read_from.append(Skipped("source", name, how))
 
     def parse(self, data: bytes, *, extra: dict[str, Any]) -> tuple[Project, ReadReport]:
         root = self.xml(data)
@@ -324,7 +332,7 @@ class _Parser:
             created=root.get("creationDateTime"),
             extra=extra,
         )
-        return project, ReadReport(tuple(self.skipped))
+        return project, ReadReport(tuple(self.skipped), tuple(self.read_from))
 
     def xml(self, data: bytes) -> ET.Element:
         try:
@@ -541,25 +549,57 @@ class _Parser:
         ]
 
     def source_text(self, element: ET.Element, name: str) -> str | None:
+        """A source's text: its plain-text file, else its inline text, else its ``.docx``.
+
+        Real projects disagree on where the text is: ATLAS.ti writes it inline in
+        ``PlainTextContent`` and also names an ``internal://`` file it leaves out of the
+        archive; NVivo writes a plain-text rendition holding a single newline beside the
+        ``.docx`` that ``richTextPath`` names. Each fallback taken is reported.
+        """
         reference = (element.get("plainTextPath") or "").strip()
+        content = _child(element, "PlainTextContent")
+        inline = None if content is None else _text(content)
+        rich = (element.get("richTextPath") or "").strip()
+        why = ""
         if reference:
             data, why = self.files.get(reference, self.base)
-            if data is None:
-                self.skip("source", name, f"its text {why}; skipped")
-                return None
-            text = _decode(data)
-            if text is None:
-                self.skip("source", name, f"its text {reference} is not UTF-8; skipped")
-            return text
-        content = _child(element, "PlainTextContent")
-        if content is not None:
-            return _text(content)
-        rich = element.get("richTextPath")
+            if data is not None:
+                text = _decode(data)
+                has_other = bool(inline and inline.strip()) or bool(rich)
+                if text is None:
+                    why = f"{reference} is not UTF-8"
+                elif text.strip() or not has_other:
+                    return text
+                else:
+                    why = f"{reference} holds no text"
+        if inline is not None and (inline.strip() or not rich):
+            if why:
+                self.fallback(name, f"text read from its inline PlainTextContent ({why})")
+            return inline
         if rich:
-            self.skip("source", name, f"has only a rich-text rendition ({rich}); skipped")
+            text = self.docx(rich, name)
+            if text is not None:
+                if why:
+                    self.fallback(name, f"text read from {rich} ({why})")
+                return text
+            return None
+        if why:
+            self.skip("source", name, f"its text {why}; skipped")
         else:
             self.skip("source", name, "has no text; skipped")
         return None
+
+    def docx(self, reference: str, name: str) -> str | None:
+        """The text of the ``.docx`` that ``reference`` names, or None (reported)."""
+        data, why = self.files.get(reference, self.base)
+        if data is None:
+            self.skip("source", name, f"its rich text {why}; skipped")
+            return None
+        try:
+            return docx_text(data)
+        except DocxError as exc:
+            self.skip("source", name, f"its rich text {reference} cannot be read: {exc}; skipped")
+            return None
 
     def notes(self, root: ET.Element) -> tuple[Note, ...]:
         notes = []

@@ -150,7 +150,7 @@ def test_maxqda_shaped_project(tmp_path: Path) -> None:
     )
     project, report = read_project(path)
     assert "Rich only" in report.summary()
-    assert "rich-text" in report.summary()
+    assert "its rich text internal://d2.docx is not in the archive" in report.summary()
     inputs = study_inputs_from_project(project)
     assert inputs.responses.responses[0].attrs == {"Wave": "2"}
     assert inputs.notes[0].text == "A memo"
