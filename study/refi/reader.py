@@ -142,6 +142,12 @@ def _read_zip(archive: Archive) -> tuple[Project, ReadReport]:
 # --- where source texts come from -----------------------------------------------------------
 
 
+#: Deepest nesting of codes read (real programs nest up to about seven levels).
+MAX_CODE_DEPTH = 100
+#: Most codes read from one project.
+MAX_CODES = 50_000
+
+
 class _Files(abc.ABC):
     """Finds the bytes a ``plainTextPath`` names; returns (bytes, None) or (None, why)."""
 
@@ -369,18 +375,36 @@ class _Parser:
 
     def codes(self, codes_element: ET.Element) -> tuple[ProjectCode, ...]:
         # Preorder with parent indices, then built leaves first: no recursion.
+        # Depth and count are capped while walking, before anything per code is kept: a
+        # hostile project nesting codes 100,000 deep would otherwise cost memory growing
+        # with the square of its depth (each code's place is a path).
         order: list[tuple[ET.Element, int, str]] = []
         stack = [
-            (e, -1, f"Codes/Code[{i}]") for i, e in enumerate(_children(codes_element, "Code"), 1)
+            (e, -1, f"Codes/Code[{i}]", 1)
+            for i, e in enumerate(_children(codes_element, "Code"), 1)
         ]
         stack.reverse()
         while stack:
-            element, parent, where = stack.pop()
+            element, parent, where, depth = stack.pop()
+            if depth > MAX_CODE_DEPTH:
+                raise ProjectFileError(
+                    f"its codes nest more than {MAX_CODE_DEPTH} levels deep (QDA programs "
+                    "nest a few); refused",
+                    path=self.path,
+                    where=self.entry,
+                )
             order.append((element, parent, where))
+            if len(order) > MAX_CODES:
+                raise ProjectFileError(
+                    f"it holds more than {MAX_CODES} codes; refused",
+                    path=self.path,
+                    where=self.entry,
+                )
             index = len(order) - 1
             kids = _children(element, "Code")
             stack.extend(
-                (kid, index, f"{where}/Code[{i}]") for i, kid in reversed(list(enumerate(kids, 1)))
+                (kid, index, f"{where}/Code[{i}]", depth + 1)
+                for i, kid in reversed(list(enumerate(kids, 1)))
             )
         children: dict[int, list[ProjectCode]] = defaultdict(list)
         built: list[ProjectCode | None] = [None] * len(order)
