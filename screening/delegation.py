@@ -227,8 +227,12 @@ class ThresholdTest:
         n: Audit pairs with confidence >= t.
         errors: Errors among them.
         p_value: P(Binomial(n, eps) <= errors).
-        upper_bound: One-sided Clopper-Pearson upper bound of their error rate.
+        upper_bound: One-sided Clopper-Pearson upper bound of their error rate; with
+            a remainder, the finite-population upper bound of the error rate among
+            the delegable pairs at or above t (1 when there are none).
         rejected: Whether H0 "error rate > eps" was rejected (p_value <= 1 - level).
+        outside: Pairs outside the audit at or above t (0 without a remainder).
+        delegable: Of those, the pairs that would be delegated (no human decision).
     """
 
     threshold: float
@@ -237,6 +241,8 @@ class ThresholdTest:
     p_value: float
     upper_bound: float
     rejected: bool
+    outside: int = 0
+    delegable: int = 0
 
 
 @dataclass(frozen=True)
@@ -259,6 +265,10 @@ class Delegation:
             failure if there was one.
         tier: The screen's tier on the audit sample.
         reason: Why nothing was delegated; empty when a threshold was certified.
+        scope: What the guarantee covers: ``"above"``, all pairs at or above the
+            threshold, audited or not (the audit alone was given); ``"delegated"``, the
+            delegated pairs themselves (the pairs outside the audit were given too).
+        delegable: With scope ``"delegated"``, the pairs the threshold delegates.
     """
 
     threshold: float | None
@@ -273,6 +283,8 @@ class Delegation:
     tests: tuple[ThresholdTest, ...]
     tier: str
     reason: str
+    scope: Literal["above", "delegated"] = "above"
+    delegable: int = 0
 
     @property
     def certified(self) -> bool:
@@ -284,6 +296,16 @@ class Delegation:
         what = f"{code} pairs" if code else "pairs"
         if self.threshold is None:
             return f"Nothing delegated for {what}: {self.reason}."
+        if self.scope == "delegated":
+            return (
+                f"With {_pct(self.level)} confidence, the model's error rate among the "
+                f"{self.delegable} delegated {what} (confidence >= {self.threshold:.3f}, "
+                f"outside the audit, decided by no one) is at most {self.max_error:.1%} "
+                f"(blind random audit: {self.n} pairs at or above the threshold, "
+                f"{_errors(self.errors)}; finite-population (hypergeometric) upper bound "
+                f"{self.upper_bound:.1%} on the delegated pairs; thresholds tested in a "
+                f"fixed sequence from the highest down)."
+            )
         return (
             f"With {_pct(self.level)} confidence, the model's error rate among {what} with "
             f"confidence >= {self.threshold:.3f} is at most {self.max_error:.1%} "
@@ -310,6 +332,8 @@ class Delegation:
             "min_pairs": self.min_pairs,
             "tier": self.tier,
             "reason": self.reason,
+            "scope": self.scope,
+            "delegable": self.delegable,
             "tests": [asdict(t) for t in self.tests],
         }
 
@@ -321,8 +345,22 @@ def certify_delegation(
     tier: Tier,
     max_error: float = 0.05,
     level: float = 0.95,
+    outside: npt.ArrayLike | None = None,
+    delegable: npt.ArrayLike | None = None,
 ) -> Delegation:
     """Find the lowest confidence threshold whose error rate is certified at most eps.
+
+    Given only the audit, the guarantee covers all pairs at or above the threshold,
+    audited or not (binomial test, scope ``"above"``). Given also the confidence of the
+    code's other scored pairs (``outside``) and which of them would be delegated
+    (``delegable``), it covers the delegated pairs themselves (scope ``"delegated"``):
+    the audit pairs at or above t are a simple random sample of the N = n + M pairs
+    there, so their errors K follow a hypergeometric law given the E errors among the N,
+    and H0(t) "more than eps * D errors among the D delegable pairs" is rejected when
+    ``P(Hypergeom(N, k + floor(eps * D) + 1, n) <= k) <= delta``. Since the delegable
+    pairs lie among the M outside the audit, whose errors are E - K, the test holds
+    however the pairs coded by humans outside the audit were chosen. Thresholds enter
+    the sequence once their counts could pass with one audit error.
 
     Args:
         confidence: Shape (n_audit,), the model's confidence on each audit pair (finite).
@@ -341,6 +379,16 @@ def certify_delegation(
         ValueError: If ``max_error`` or ``level`` is outside (0, 1), the audit is empty,
             the arrays differ in length, or a value is malformed.
     """
+    remainder = None
+    if outside is not None:
+        out_conf = as_float_1d(outside, "outside")
+        out_del = (
+            np.ones(out_conf.shape, dtype=bool)
+            if delegable is None
+            else as_bool_1d(delegable, "delegable")
+        )
+        same_length(outside=out_conf, delegable=out_del)
+        remainder = (np.sort(out_conf), np.sort(out_conf[out_del]))
     eps = _check_unit(max_error, "max_error")
     lvl = _check_unit(level, "level")
     delta = 1.0 - lvl
@@ -373,7 +421,7 @@ def certify_delegation(
             f"the screen on the audit sample is {tier}, not Valid, so its confidence is "
             "not shown to mean anything",
         )
-    if n_audit < min_pairs:
+    if remainder is None and n_audit < min_pairs:
         return refuse(
             f"{n_audit} audit pairs; certifying at most {eps:.1%} errors at {_pct(lvl)} "
             f"needs at least {min_pairs} audit pairs above a threshold, all correct",
@@ -385,15 +433,36 @@ def certify_delegation(
     start = np.searchsorted(c_sorted, thresholds, side="left")
     n_at = n_audit - start
     k_at = wrong_from[start]
-    tested = n_at >= min_pairs
+    if remainder is None:
+        m_at = d_at = np.zeros(thresholds.size, dtype=int)
+        tested = n_at >= min_pairs
+    else:
+        m_at = remainder[0].size - np.searchsorted(remainder[0], thresholds, side="left")
+        d_at = remainder[1].size - np.searchsorted(remainder[1], thresholds, side="left")
+        # Tested only where the audit pairs above could pass even with one error: like
+        # the binomial rule, this depends on counts alone, never on the errors, and a
+        # single early error does not end the sequence before it has evidence to weigh.
+        tested = _remainder_p(np.ones_like(n_at), n_at, m_at, d_at, eps) <= delta
     thresholds, n_at, k_at = thresholds[tested], n_at[tested], k_at[tested]
-    p = stats.binom.cdf(k_at, n_at, eps)
+    m_at, d_at = m_at[tested], d_at[tested]
+    if not thresholds.size:
+        return refuse(
+            f"{n_audit} audit pairs; certifying at most {eps:.1%} errors at {_pct(lvl)} "
+            f"among the delegated pairs needs more audit pairs above a threshold, all correct",
+        )
+    if remainder is None:
+        p = stats.binom.cdf(k_at, n_at, eps)
+    else:
+        p = _remainder_p(k_at, n_at, m_at, d_at, eps)
     failed = np.flatnonzero(p > delta)
     stop = int(failed[0]) + 1 if failed.size else thresholds.size
-    n_at, k_at = n_at[:stop], k_at[:stop]
-    upper = np.ones(stop)
-    below = k_at < n_at
-    upper[below] = stats.beta.ppf(lvl, k_at[below] + 1, n_at[below] - k_at[below])
+    n_at, k_at, m_at, d_at = n_at[:stop], k_at[:stop], m_at[:stop], d_at[:stop]
+    if remainder is None:
+        upper = np.ones(stop)
+        below = k_at < n_at
+        upper[below] = stats.beta.ppf(lvl, k_at[below] + 1, n_at[below] - k_at[below])
+    else:
+        upper = _remainder_upper(n_at, k_at, m_at, d_at, delta)
     tests = tuple(
         ThresholdTest(
             threshold=float(thresholds[j]),
@@ -402,6 +471,8 @@ def certify_delegation(
             p_value=float(p[j]),
             upper_bound=float(upper[j]),
             rejected=bool(p[j] <= delta),
+            outside=int(m_at[j]),
+            delegable=int(d_at[j]),
         )
         for j in range(stop)
     )
@@ -428,7 +499,59 @@ def certify_delegation(
         tests=tests,
         tier=str(tier),
         reason="",
+        scope="above" if remainder is None else "delegated",
+        delegable=best.delegable,
     )
+
+
+def _remainder_p(
+    k: npt.NDArray[np.int_],
+    n: npt.NDArray[np.int_],
+    m: npt.NDArray[np.int_],
+    d: npt.NDArray[np.int_],
+    eps: float,
+) -> npt.NDArray[np.float64]:
+    """p-values of H0(t) "more than eps * d errors among the d delegable pairs".
+
+    ``P(Hypergeom(n + m, k + floor(eps * d) + 1, n) <= k)``: the fewest errors among the
+    ``n + m`` pairs at or above t that break H0 given ``k`` in the audit. When the ``m``
+    pairs outside the audit cannot hold that many, H0 is impossible: p = 0.
+    """
+    allowed = np.floor(eps * d + 1e-9).astype(np.int64)
+    breaking = k + allowed + 1
+    possible = allowed + 1 <= m
+    p = np.zeros(k.shape, dtype=float)
+    p[possible] = stats.hypergeom.cdf(
+        k[possible], n[possible] + m[possible], breaking[possible], n[possible]
+    )
+    return p
+
+
+def _remainder_upper(
+    n: npt.NDArray[np.int_],
+    k: npt.NDArray[np.int_],
+    m: npt.NDArray[np.int_],
+    d: npt.NDArray[np.int_],
+    delta: float,
+) -> npt.NDArray[np.float64]:
+    """Upper bounds at level 1 - delta of the error rate among ``d`` delegable pairs.
+
+    Per threshold, the largest E with ``P(Hypergeom(n + m, E, n) <= k) > delta`` bounds
+    the errors among the ``n + m`` pairs at or above it; ``E - k`` of them may lie outside
+    the audit, all among the delegable ones in the worst case. Bisection on every
+    threshold at once (the cdf falls as E grows).
+    """
+    lo, hi = k.astype(np.int64), (k + m).astype(np.int64)
+    total = n + m
+    top = stats.hypergeom.cdf(k, total, hi, n) > delta
+    lo = np.where(top, hi, lo)
+    while np.any(hi - lo > 1):
+        mid = (lo + hi) // 2
+        above = stats.hypergeom.cdf(k, total, mid, n) > delta
+        lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bound = np.where(d > 0, (lo - k) / np.maximum(d, 1), 1.0)
+    return np.minimum(1.0, bound)
 
 
 @dataclass(frozen=True)

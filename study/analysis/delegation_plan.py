@@ -18,7 +18,7 @@ from screening.apply import AgreementMode
 from screening.delegation import Delegation, audit_outlook, certify_delegation
 from study.analysis.screen import SCALE_CUT, Cut, scale_cut, screen_study
 from study.errors import StudyError
-from study.log.delegations import CodePlan, DelegationPlan, delegable
+from study.log.delegations import CodePlan, DelegationPlan, delegable, outside_audit
 from study.store import Study
 
 __all__ = ["CodePlan", "DelegationPlan", "check_unit", "plan_delegation"]
@@ -127,8 +127,16 @@ def plan_delegation(
                 agreement=agreement,
                 applies_from=float(rows["applies_from"].iloc[0]),
             )
+            with study.snapshot() as conn:
+                outside, uncoded_outside = outside_audit(conn, study.index, config_id, one.id)
             delegation = certify_delegation(
-                confidence, correct, tier=tier, max_error=eps, level=lvl
+                confidence,
+                correct,
+                tier=tier,
+                max_error=eps,
+                level=lvl,
+                outside=np.asarray(outside, dtype=float),
+                delegable=np.asarray(uncoded_outside, dtype=bool),
             )
             if cut == "median":
                 at = float(np.median(confidence))

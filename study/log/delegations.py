@@ -213,6 +213,25 @@ def delegable(
     return uncoded, uncoded - scored, above
 
 
+def outside_audit(
+    conn: sqlite3.Connection, index: StudyIndex, config_id: int, code_id: str
+) -> tuple[list[float], list[bool]]:
+    """The confidence of a code's scored pairs outside its audit, and which are uncoded.
+
+    What certifying the delegated remainder needs
+    (:func:`screening.delegation.certify_delegation`'s ``outside`` and ``delegable``).
+    """
+    cid = index.code_key(code_id)
+    audit = audit_keys(conn, index, code_id)
+    rows = conn.execute(
+        "SELECT s.confidence, NOT EXISTS (SELECT 1 FROM annotations a WHERE a.rid = s.rid "
+        "AND a.cid = s.cid AND a.source != 'delegated') FROM scores s WHERE s.config_id = ? "
+        "AND s.cid = ? AND s.rid NOT IN (SELECT value FROM json_each(?))",
+        (config_id, cid, audit),
+    ).fetchall()
+    return [float(c) for c, _ in rows], [bool(u) for _, u in rows]
+
+
 def _json_safe(value: Any) -> Any:
     if isinstance(value, float) and math.isnan(value):
         return None

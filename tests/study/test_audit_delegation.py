@@ -90,7 +90,8 @@ def test_calibrated_model_is_delegated_within_the_guarantee(
         assert batch == plan.delegated
         sentences = study.delegation_guarantees()
         assert sentences == guarantee_sentences(study)
-        assert sentences["pay"].startswith("With 95% confidence, the model's error rate among Pay")
+        assert sentences["pay"].startswith("With 95% confidence, the model's error rate among the ")
+        assert " delegated Pay pairs (confidence >= " in sentences["pay"]
         assert latest_delegations(study)["pay"]["event_id"] == applied.event_id
         # Progress sees the delegated pairs as decided, the rest left for review.
         assert study.progress()["by_code"]["pay"]["undecided"] == plan.codes[1].left
