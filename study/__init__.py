@@ -30,10 +30,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from study.errors import ResponsesError, StudyError, StudyLockedError
-from study.index import StudyIndex, StudyView
+from study.index import StudyIndex
 from study.intake.responses import Response, ResponseTable, read_responses
 from study.rows import ConfigRow, Decision, Event, PairRow
 from study.store import ImportResult, Study
+from study.view import StudyView
 
 if TYPE_CHECKING:
     from study.exchange.code_import import import_codes

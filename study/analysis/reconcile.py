@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from study.errors import StudyError
-from study.index import StudyView
 from study.rows import CONSENSUS
+from study.view import StudyView
 
 
 @dataclass(frozen=True)

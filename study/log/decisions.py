@@ -1,44 +1,31 @@
-"""Decisions, notes, memos and the event log, as methods of :class:`study.store.Study`.
+"""Decisions, notes, memos and the event log of a study: :class:`Decisions` (``study.decisions``).
 
-:class:`DecisionMethods` is a mixin: the store provides the connection, its lock and its
-transactions (``_query``, ``_write``), the codebook, the index and the active
+The handle (:class:`study.handle.StudyHandle`) provides the connection, its transactions,
+the codebook and the index, and :class:`study.scores.ledger.Scores` the active
 configuration; the work is done by :mod:`study.log.decision_log` (the event-sourced log).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import sqlite3
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from codebooks.model import Codebook
 from study.errors import StudyError
 from study.file.schema import DECISION_SOURCES
-from study.index import StudyIndex
+from study.handle import StudyHandle
 from study.log import decision_log as decisions
 from study.log.decision_log import ImportResult, check_coder
 from study.rows import SOURCES, Decision, Event
+from study.scores.ledger import Scores
 
 
-class DecisionMethods:
+class Decisions:
     """Recording, clearing, noting, undoing and importing decisions; reading the log."""
 
-    _path: Path
-    _codebook: Codebook
-    _index: StudyIndex
-
-    if TYPE_CHECKING:  # provided by study.score_methods.ScoreMethods (no stub here:
-        # a stub would shadow it in the store's method order)
-        def active_config_id(self) -> int | None: ...
-
-    def _query(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError  # provided by study.store.Study
-
-    def _write(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError  # provided by study.store.Study
+    def __init__(self, study: StudyHandle, scores: Scores) -> None:
+        self._study = study
+        self._scores = scores
 
     def record(
         self,
@@ -68,19 +55,19 @@ class DecisionMethods:
         Raises:
             StudyError: unknown pair, a value off the scale, a bad source, read-only.
         """
-        rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
-        value = decisions.check_value(self._codebook, self._index.code_at(cid), value)
+        rid, cid = self._study.index.response_key(response_id), self._study.index.code_key(code_id)
+        value = decisions.check_value(self._study.codebook, self._study.index.code_at(cid), value)
         if source not in SOURCES:
             raise StudyError(f"source must be one of {', '.join(SOURCES)}, not {source!r}")
         coder = check_coder(coder)
         if blind and source != "human":
             raise StudyError("a blind decision is the coder's own (source 'human')")
         if config_id is None:
-            config_id = self.active_config_id()
-        with self._write() as conn:
+            config_id = self._scores.active_config_id()
+        with self._study.transaction() as conn:
             return decisions.apply_event(
                 conn,
-                self._index,
+                self._study.index,
                 "record",
                 rid,
                 cid,
@@ -95,22 +82,22 @@ class DecisionMethods:
 
     def clear(self, response_id: str, code_id: str, *, coder: str) -> Decision:
         """Take back ``coder``'s decision on a pair (undoable; a note stays)."""
-        rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
+        rid, cid = self._study.index.response_key(response_id), self._study.index.code_key(code_id)
         coder = check_coder(coder)
-        with self._write() as conn:
+        with self._study.transaction() as conn:
             return decisions.apply_event(
-                conn, self._index, "clear", rid, cid, coder, value=None, source=None
+                conn, self._study.index, "clear", rid, cid, coder, value=None, source=None
             )
 
     def set_note(self, response_id: str, code_id: str, note: str | None, *, coder: str) -> Decision:
         """Set (or with ``None``/empty, remove) ``coder``'s note on a pair (undoable)."""
-        rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
+        rid, cid = self._study.index.response_key(response_id), self._study.index.code_key(code_id)
         coder = check_coder(coder)
-        with self._write() as conn:
+        with self._study.transaction() as conn:
             state = decisions.pair_state(conn, rid, cid, coder)
             return decisions.apply_event(
                 conn,
-                self._index,
+                self._study.index,
                 "note",
                 rid,
                 cid,
@@ -125,20 +112,20 @@ class DecisionMethods:
     def set_memo(self, response_id: str, note: str | None, *, coder: str) -> Decision:
         """Set (or with ``None``/empty, remove) ``coder``'s memo on a whole response
         (undoable like a note; the returned decision's ``code_id`` is ``""``)."""
-        rid = self._index.response_key(response_id)
+        rid = self._study.index.response_key(response_id)
         coder = check_coder(coder)
-        with self._write() as conn:
-            return decisions.set_memo(conn, self._index, rid, coder, note)
+        with self._study.transaction() as conn:
+            return decisions.set_memo(conn, self._study.index, rid, coder, note)
 
     def memo(self, response_id: str, *, coder: str | None = None) -> str | None:
         """``coder``'s memo on a response, or (no coder given) the latest of any coder."""
-        rid = self._index.response_key(response_id)
+        rid = self._study.index.response_key(response_id)
         sql = "SELECT note FROM memos WHERE rid = ?"
         params: list[object] = [rid]
         if coder is not None:
             sql += " AND coder = ?"
             params.append(coder)
-        with self._query() as conn:
+        with self._study.query() as conn:
             row = conn.execute(sql + " ORDER BY event_id DESC LIMIT 1", params).fetchone()
         return None if row is None else str(row[0])
 
@@ -147,18 +134,21 @@ class DecisionMethods:
         a decision since taken back included: the pairs where the coder has seen the
         model's answer (the app shows it once a pair is decided), so a decision there can
         no longer be blind."""
-        with self._query() as conn:
+        with self._study.query() as conn:
             rows = conn.execute(
                 "SELECT DISTINCT rid, cid FROM events WHERE kind = 'record' AND coder = ? "
                 "AND rid IS NOT NULL AND cid IS NOT NULL",
                 (coder,),
             ).fetchall()
-        return {(self._index.response_id(rid), self._index.code_at(cid).id) for rid, cid in rows}
+        return {
+            (self._study.index.response_id(rid), self._study.index.code_at(cid).id)
+            for rid, cid in rows
+        }
 
     def skip(self, response_id: str, code_id: str, *, coder: str | None = None) -> None:
         """Move past a pair without deciding: nothing is stored (checks the pair exists)."""
-        self._index.response_key(response_id)
-        self._index.code_key(code_id)
+        self._study.index.response_key(response_id)
+        self._study.index.code_key(code_id)
 
     def undo(self, *, coder: str) -> Decision | None:
         """Revert ``coder``'s latest decision, clearing or note not yet undone.
@@ -168,20 +158,20 @@ class DecisionMethods:
             its pair), or ``None`` when there is nothing left to undo.
         """
         coder = check_coder(coder)
-        with self._write() as conn:
-            return decisions.undo_latest(conn, self._index, coder)
+        with self._study.transaction() as conn:
+            return decisions.undo_latest(conn, self._study.index, coder)
 
     def decision(
         self, response_id: str, code_id: str, *, coder: str | None = None
     ) -> Decision | None:
         """The current decision on a pair: ``coder``'s, or the latest of any coder."""
-        rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
-        with self._query() as conn:
-            return decisions.current_decision(conn, self._index, rid, cid, coder)
+        rid, cid = self._study.index.response_key(response_id), self._study.index.code_key(code_id)
+        with self._study.query() as conn:
+            return decisions.current_decision(conn, self._study.index, rid, cid, coder)
 
     def note(self, response_id: str, code_id: str, *, coder: str) -> str | None:
-        rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
-        with self._query() as conn:
+        rid, cid = self._study.index.response_key(response_id), self._study.index.code_key(code_id)
+        with self._study.query() as conn:
             row = conn.execute(
                 "SELECT note FROM notes WHERE rid = ? AND cid = ? AND coder = ?",
                 (rid, cid, coder),
@@ -190,14 +180,14 @@ class DecisionMethods:
 
     def coders(self) -> list[str]:
         """Everyone with a decision or a note in this study, sorted."""
-        with self._query() as conn:
+        with self._study.query() as conn:
             rows = conn.execute(
                 "SELECT coder FROM annotations UNION SELECT coder FROM notes ORDER BY 1"
             ).fetchall()
         return [str(r[0]) for r in rows]
 
-    def decision_count(self, *, coder: str | None = None) -> int:
-        with self._query() as conn:
+    def count(self, *, coder: str | None = None) -> int:
+        with self._study.query() as conn:
             if coder is None:
                 row = conn.execute("SELECT COUNT(*) FROM annotations").fetchone()
             else:
@@ -229,7 +219,7 @@ class DecisionMethods:
                 conflicts; nothing is stored.
         """
         coder = check_coder(coder)
-        resolved = decisions.resolve_items(self._index, self._codebook, items)
+        resolved = decisions.resolve_items(self._study.index, self._study.codebook, items)
         keyed: dict[tuple[int, int], str] = {}
         for (response_id, code_id), source in (sources or {}).items():
             if source not in DECISION_SOURCES:
@@ -237,18 +227,18 @@ class DecisionMethods:
                     f"unknown decision source {source!r} for {response_id!r}/{code_id}; "
                     f"use one of {', '.join(DECISION_SOURCES)}"
                 )
-            key = (self._index.response_key(response_id), self._index.code_key(code_id))
+            key = (self._study.index.response_key(response_id), self._study.index.code_key(code_id))
             keyed[key] = source
         blob = json.dumps(detail, ensure_ascii=False) if detail else None
-        with self._write() as conn:
+        with self._study.transaction() as conn:
             return decisions.import_resolved(
                 conn,
-                self._index,
+                self._study.index,
                 resolved,
                 coder=coder,
                 replace=replace,
                 detail=blob,
-                path=self._path,
+                path=self._study.path,
                 sources=keyed,
             )
 
@@ -260,7 +250,7 @@ class DecisionMethods:
         coder: str | None = None,
     ) -> list[Event]:
         """The event log (audit trail), oldest first, optionally for one pair or coder."""
-        rid = None if response_id is None else self._index.response_key(response_id)
-        cid = None if code_id is None else self._index.code_key(code_id)
-        with self._query() as conn:
-            return decisions.read_events(conn, self._index, rid=rid, cid=cid, coder=coder)
+        rid = None if response_id is None else self._study.index.response_key(response_id)
+        cid = None if code_id is None else self._study.index.code_key(code_id)
+        with self._study.query() as conn:
+            return decisions.read_events(conn, self._study.index, rid=rid, cid=cid, coder=coder)

@@ -47,17 +47,17 @@ class ConfigChoice:
 
 def config_choices(study: Study) -> list[ConfigChoice]:
     """Every configuration of ``study``, oldest first, with its scored count."""
-    active = study.active_config_id()
+    active = study.scores.active_config_id()
     total = study.pair_count()
     return [
         ConfigChoice(
             config_id=row.id,
             label=config_label(row),
-            scored=study.scored_count(row.id),
+            scored=study.scores.scored_count(row.id),
             total=total,
             active=row.id == active,
         )
-        for row in study.configs()
+        for row in study.scores.configs()
     ]
 
 
