@@ -2,11 +2,15 @@
 
 Public names (modules in brackets)::
 
-    Study, ImportResult            the study file: create/open, decisions, undo, scores,
-                                   queue queries [store; the work is done in lifecycle,
-                                   scores, decisions, queries]
-    StudyIndex, StudyView          ids <-> table keys, and the read face that queries and
-                                   exporters use (Study.index, Study.snapshot) [index]
+    Study, ImportResult            the study file: the handle (create/open, responses,
+                                   transactions) and its namespaces study.scores,
+                                   .decisions, .queries, .audit, .delegations, .versions
+                                   [store; the work is done in lifecycle, scores, log,
+                                   queries, audit, iteration]
+    StudyIndex                     ids <-> table keys (Study.index) [index]
+    StudyView                      the handle with its scores and decisions, the read face
+                                   that queries and exporters use [view; the handle's own
+                                   protocol, StudyHandle, in handle]
     Response, ResponseTable,       responses from CSV/TSV/XLSX/JSONL/JSON/Parquet/TXT
     read_responses                 [responses]
     Decision, Event, ConfigRow,    values a study hands out [rows]

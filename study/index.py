@@ -1,8 +1,9 @@
 """The ids of a study: :class:`StudyIndex`.
 
 :class:`StudyIndex` maps the ids people use (response ids, code ids or names) to the
-integer keys the tables use (``rid``, ``cid``) and back. Responses and codes are fixed
-when a study is created, so an index never changes while the study is open.
+integer keys the tables use (``rid``, ``cid``) and back. An index is never changed: a
+codebook revision or a new wave of responses gives the study a new one
+(``Study.install``).
 """
 
 from __future__ import annotations

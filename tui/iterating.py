@@ -5,7 +5,7 @@ model and the scoring worker):
 
 * ``E`` opens the highlighted pair's code in :class:`~tui.screens.code_editor.CodeEditorScreen`;
   a confirmed edit is recorded as the next codebook version
-  (:meth:`study.store.Study.revise_codebook`, exactly like ``codecurve codebook
+  (:meth:`study.iteration.versions.Versions.revise`, exactly like ``codecurve codebook
   --revise``) and the pairs of the changed code are scored again in the background by
   the app's scoring worker (:func:`study.score_run.score_study` with an engine built on
   the new codebook, ``activate=False``). Until their new score arrives those pairs are

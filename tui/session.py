@@ -118,7 +118,7 @@ class StudySource:
         self.config_id = config_id
         self.coder = coder
         self.blind_coding = blind_coding
-        #: Pairs whose model answer ``coder`` has seen (:meth:`Study.decided_ever`).
+        #: Pairs whose model answer ``coder`` has seen (``study.decisions.decided_ever``).
         self.seen = seen
 
     def blind(self, query: Query) -> bool:

@@ -4,7 +4,7 @@
 screen is Valid, certifies the lowest confidence threshold whose error rate is at most
 the maximum at the chosen level (:func:`screening.delegation.certify_delegation`), then
 counts the uncoded pairs at or above it. Apply the plan with
-:meth:`study.store.Study.apply_delegation` (:mod:`study.log.delegations`).
+:meth:`study.log.delegations.Delegations.apply` (:mod:`study.log.delegations`).
 """
 
 from __future__ import annotations

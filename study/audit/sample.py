@@ -35,6 +35,7 @@ from screening.sampling import (
 )
 from study.errors import StudyError
 from study.handle import StudyHandle
+from study.index import StudyIndex
 from study.stamps import now
 
 
@@ -180,6 +181,10 @@ class Audit:
     def __init__(self, study: StudyHandle) -> None:
         self._study = study
 
+    @property
+    def _index(self) -> StudyIndex:
+        return self._study.index  # a revision or a wave renews it: read it each time
+
     def sample(self) -> AuditSample | None:
         """The study's audit sample, or None when none has been drawn."""
         with self._study.snapshot() as conn:
@@ -224,8 +229,7 @@ class Audit:
                     )
             if isinstance(per_code, Mapping):
                 per_code = {
-                    self._study.index.code_at(self._study.index.code_key(c)).id: n
-                    for c, n in per_code.items()
+                    self._index.code_at(self._index.code_key(c)).id: n for c, n in per_code.items()
                 }
             sizes = audit_sizes(chosen, population=population, per_code=per_code)
             seed = new_audit_seed() if seed is None else seed
@@ -284,7 +288,7 @@ class Audit:
                 try:
                     audit_extension(sample.permutation, current=current, size=current + more)
                 except ValueError as exc:
-                    name = self._study.index.code_at(self._study.index.code_key(code)).name
+                    name = self._index.code_at(self._index.code_key(code)).name
                     raise StudyError(
                         f"cannot extend the audit of {name} by {more}: {exc}", path=self._study.path
                     ) from None
@@ -318,7 +322,7 @@ class Audit:
         with self._study.snapshot() as conn:
             rows = conn.execute(sql, params).fetchall()
         return {
-            (self._study.index.response_id(rid), self._study.index.code_at(cid).id, str(who))
+            (self._index.response_id(rid), self._index.code_at(cid).id, str(who))
             for rid, cid, who in rows
         }
 
@@ -341,8 +345,8 @@ class Audit:
         blind: dict[str, set[str]] = {}
         seen: dict[str, set[str]] = {}
         for rid, cid, is_blind, source in rows:
-            code_id = self._study.index.code_at(cid).id
-            response_id = self._study.index.response_id(rid)
+            code_id = self._index.code_at(cid).id
+            response_id = self._index.response_id(rid)
             if not sample.is_audit(response_id, code_id) or source == "delegated":
                 continue
             if is_blind and source == "human":

@@ -14,6 +14,7 @@ from typing import Any
 from study.errors import StudyError
 from study.file.schema import DECISION_SOURCES
 from study.handle import StudyHandle
+from study.index import StudyIndex
 from study.log import decision_log as decisions
 from study.log.decision_log import ImportResult, check_coder
 from study.rows import SOURCES, Decision, Event
@@ -26,6 +27,10 @@ class Decisions:
     def __init__(self, study: StudyHandle, scores: Scores) -> None:
         self._study = study
         self._scores = scores
+
+    @property
+    def _index(self) -> StudyIndex:
+        return self._study.index  # a revision or a wave renews it: read it each time
 
     def record(
         self,
@@ -55,8 +60,8 @@ class Decisions:
         Raises:
             StudyError: unknown pair, a value off the scale, a bad source, read-only.
         """
-        rid, cid = self._study.index.response_key(response_id), self._study.index.code_key(code_id)
-        value = decisions.check_value(self._study.codebook, self._study.index.code_at(cid), value)
+        rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
+        value = decisions.check_value(self._study.codebook, self._index.code_at(cid), value)
         if source not in SOURCES:
             raise StudyError(f"source must be one of {', '.join(SOURCES)}, not {source!r}")
         coder = check_coder(coder)
@@ -67,7 +72,7 @@ class Decisions:
         with self._study.transaction() as conn:
             return decisions.apply_event(
                 conn,
-                self._study.index,
+                self._index,
                 "record",
                 rid,
                 cid,
@@ -82,22 +87,22 @@ class Decisions:
 
     def clear(self, response_id: str, code_id: str, *, coder: str) -> Decision:
         """Take back ``coder``'s decision on a pair (undoable; a note stays)."""
-        rid, cid = self._study.index.response_key(response_id), self._study.index.code_key(code_id)
+        rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
         coder = check_coder(coder)
         with self._study.transaction() as conn:
             return decisions.apply_event(
-                conn, self._study.index, "clear", rid, cid, coder, value=None, source=None
+                conn, self._index, "clear", rid, cid, coder, value=None, source=None
             )
 
     def set_note(self, response_id: str, code_id: str, note: str | None, *, coder: str) -> Decision:
         """Set (or with ``None``/empty, remove) ``coder``'s note on a pair (undoable)."""
-        rid, cid = self._study.index.response_key(response_id), self._study.index.code_key(code_id)
+        rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
         coder = check_coder(coder)
         with self._study.transaction() as conn:
             state = decisions.pair_state(conn, rid, cid, coder)
             return decisions.apply_event(
                 conn,
-                self._study.index,
+                self._index,
                 "note",
                 rid,
                 cid,
@@ -112,14 +117,14 @@ class Decisions:
     def set_memo(self, response_id: str, note: str | None, *, coder: str) -> Decision:
         """Set (or with ``None``/empty, remove) ``coder``'s memo on a whole response
         (undoable like a note; the returned decision's ``code_id`` is ``""``)."""
-        rid = self._study.index.response_key(response_id)
+        rid = self._index.response_key(response_id)
         coder = check_coder(coder)
         with self._study.transaction() as conn:
-            return decisions.set_memo(conn, self._study.index, rid, coder, note)
+            return decisions.set_memo(conn, self._index, rid, coder, note)
 
     def memo(self, response_id: str, *, coder: str | None = None) -> str | None:
         """``coder``'s memo on a response, or (no coder given) the latest of any coder."""
-        rid = self._study.index.response_key(response_id)
+        rid = self._index.response_key(response_id)
         sql = "SELECT note FROM memos WHERE rid = ?"
         params: list[object] = [rid]
         if coder is not None:
@@ -140,15 +145,12 @@ class Decisions:
                 "AND rid IS NOT NULL AND cid IS NOT NULL",
                 (coder,),
             ).fetchall()
-        return {
-            (self._study.index.response_id(rid), self._study.index.code_at(cid).id)
-            for rid, cid in rows
-        }
+        return {(self._index.response_id(rid), self._index.code_at(cid).id) for rid, cid in rows}
 
     def skip(self, response_id: str, code_id: str, *, coder: str | None = None) -> None:
         """Move past a pair without deciding: nothing is stored (checks the pair exists)."""
-        self._study.index.response_key(response_id)
-        self._study.index.code_key(code_id)
+        self._index.response_key(response_id)
+        self._index.code_key(code_id)
 
     def undo(self, *, coder: str) -> Decision | None:
         """Revert ``coder``'s latest decision, clearing or note not yet undone.
@@ -159,18 +161,18 @@ class Decisions:
         """
         coder = check_coder(coder)
         with self._study.transaction() as conn:
-            return decisions.undo_latest(conn, self._study.index, coder)
+            return decisions.undo_latest(conn, self._index, coder)
 
     def decision(
         self, response_id: str, code_id: str, *, coder: str | None = None
     ) -> Decision | None:
         """The current decision on a pair: ``coder``'s, or the latest of any coder."""
-        rid, cid = self._study.index.response_key(response_id), self._study.index.code_key(code_id)
+        rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
         with self._study.query() as conn:
-            return decisions.current_decision(conn, self._study.index, rid, cid, coder)
+            return decisions.current_decision(conn, self._index, rid, cid, coder)
 
     def note(self, response_id: str, code_id: str, *, coder: str) -> str | None:
-        rid, cid = self._study.index.response_key(response_id), self._study.index.code_key(code_id)
+        rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
         with self._study.query() as conn:
             row = conn.execute(
                 "SELECT note FROM notes WHERE rid = ? AND cid = ? AND coder = ?",
@@ -219,7 +221,7 @@ class Decisions:
                 conflicts; nothing is stored.
         """
         coder = check_coder(coder)
-        resolved = decisions.resolve_items(self._study.index, self._study.codebook, items)
+        resolved = decisions.resolve_items(self._index, self._study.codebook, items)
         keyed: dict[tuple[int, int], str] = {}
         for (response_id, code_id), source in (sources or {}).items():
             if source not in DECISION_SOURCES:
@@ -227,13 +229,13 @@ class Decisions:
                     f"unknown decision source {source!r} for {response_id!r}/{code_id}; "
                     f"use one of {', '.join(DECISION_SOURCES)}"
                 )
-            key = (self._study.index.response_key(response_id), self._study.index.code_key(code_id))
+            key = (self._index.response_key(response_id), self._index.code_key(code_id))
             keyed[key] = source
         blob = json.dumps(detail, ensure_ascii=False) if detail else None
         with self._study.transaction() as conn:
             return decisions.import_resolved(
                 conn,
-                self._study.index,
+                self._index,
                 resolved,
                 coder=coder,
                 replace=replace,
@@ -250,7 +252,7 @@ class Decisions:
         coder: str | None = None,
     ) -> list[Event]:
         """The event log (audit trail), oldest first, optionally for one pair or coder."""
-        rid = None if response_id is None else self._study.index.response_key(response_id)
-        cid = None if code_id is None else self._study.index.code_key(code_id)
+        rid = None if response_id is None else self._index.response_key(response_id)
+        cid = None if code_id is None else self._index.code_key(code_id)
         with self._study.query() as conn:
-            return decisions.read_events(conn, self._study.index, rid=rid, cid=cid, coder=coder)
+            return decisions.read_events(conn, self._index, rid=rid, cid=cid, coder=coder)

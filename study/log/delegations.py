@@ -274,6 +274,10 @@ class Delegations:
     def __init__(self, study: StudyHandle) -> None:
         self._study = study
 
+    @property
+    def _index(self) -> StudyIndex:
+        return self._study.index  # a revision or a wave renews it: read it each time
+
     def apply(self, plan: DelegationPlan, *, coder: str) -> DelegationApplied:
         """Record the model's picks on the plan's pairs as ``delegated`` decisions.
 
@@ -298,8 +302,8 @@ class Delegations:
                 or 0
             )
             for code_plan in plan.codes:
-                cid = self._study.index.code_key(code_plan.code_id)
-                audit = audit_keys(conn, self._study.index, code_plan.code_id)
+                cid = self._index.code_key(code_plan.code_id)
+                audit = audit_keys(conn, self._index, code_plan.code_id)
                 threshold = code_plan.delegation.threshold
                 targets: dict[int, int] = {}
                 if threshold is not None:
@@ -323,7 +327,7 @@ class Delegations:
                 for rid in gone:
                     decisions.apply_event(
                         conn,
-                        self._study.index,
+                        self._index,
                         "clear",
                         rid,
                         cid,
@@ -335,7 +339,7 @@ class Delegations:
                 for rid, pick in targets.items():
                     decisions.apply_event(
                         conn,
-                        self._study.index,
+                        self._index,
                         "record",
                         rid,
                         cid,
@@ -377,7 +381,7 @@ class Delegations:
             row = conn.execute(sql + " ORDER BY id DESC LIMIT 1", params).fetchone()
             if row is None:
                 return None
-            return decisions.undo_batch(conn, self._study.index, int(row[0]))
+            return decisions.undo_batch(conn, self._index, int(row[0]))
 
     def guarantees(self) -> dict[str, str]:
         """code id -> the guarantee sentence of its latest delegation (see

@@ -3,7 +3,7 @@
 Without ``--revise`` it lists every version with what changed from the one before. With
 ``--revise FILE`` (any codebook format) it prints the changes the file makes and, once
 confirmed (``--yes`` for scripts), records them as the next version
-(:meth:`study.store.Study.revise_codebook`); decisions are kept, a removed code's are
+(:meth:`study.iteration.versions.Versions.revise`); decisions are kept, a removed code's are
 archived. A refused revision changes nothing.
 """
 

@@ -3,7 +3,7 @@
 Every configuration of the study is listed with its label and scored count (the same
 words as :func:`study.scores.labels.config_listing`); the active one is marked and highlighted.
 Choosing one returns its id; the caller makes it the study's active configuration
-(:meth:`study.store.Study.set_active_config`), so the queue, the status line, the
+(:meth:`study.scores.ledger.Scores.set_active`), so the queue, the status line, the
 screening panel and the exports follow.
 """
 
