@@ -52,10 +52,10 @@ def build(path: Path, responses: int, codes: int) -> None:
     table = ResponseTable.from_texts(texts(responses, seed=1, words=(8, 60)))
     with Study.create(path, responses=table, codebook=codebook) as study:
         config = synthetic_config(codebook)
-        config_id = study.ensure_config(config)
+        config_id = study.scores.ensure_config(config)
         scores = iter_synthetic_scores(study, config)
         while batch := list(itertools.islice(scores, 5000)):
-            study.write_scores(config_id, batch)
+            study.scores.store(config_id, batch)
 
 
 class TimedApp(CodecurveApp):
@@ -194,7 +194,7 @@ def main() -> None:
     else:
         # Start from a study without decisions, whatever an earlier run left.
         with Study.open(path) as study:
-            while study.undo(coder="bench") is not None:
+            while study.decisions.undo(coder="bench") is not None:
                 pass
     pairs = args.responses * args.codes
     print(f"study: {args.responses:,} responses x {args.codes} codes = {pairs:,} pairs, 140x40")

@@ -80,8 +80,8 @@ def build(path: Path, n_responses: int, n_codes: int, *, seed: int = 0) -> tuple
     )
     start = time.perf_counter()
     with Study.create(path, responses=ResponseTable.from_texts(texts), codebook=codebook) as s:
-        config_id = s.ensure_config(config)
-        pending = s.pending_pairs(config_id)
+        config_id = s.scores.ensure_config(config)
+        pending = s.scores.pending_pairs(config_id)
         # The curve math of scoring.curves, vectorised over all pairs (the benchmark is about
         # the study, not about building 200,000 curves one by one).
         logits = rng.normal(size=(len(pending), 5)) * 2.0
@@ -125,9 +125,9 @@ def build(path: Path, n_responses: int, n_codes: int, *, seed: int = 0) -> tuple
                 )
             )
             if len(batch) == 2000:
-                s.write_scores(config_id, batch)
+                s.scores.store(config_id, batch)
                 batch = []
-        s.write_scores(config_id, batch)
+        s.scores.store(config_id, batch)
     return time.perf_counter() - start, config_id
 
 
@@ -153,7 +153,7 @@ def main() -> None:
 
         def timed(label: str, **kwargs: object) -> None:
             start = time.perf_counter()
-            rows = s.query_pairs(config_id, limit=100, **kwargs)  # type: ignore[arg-type]
+            rows = s.queries.page(config_id, limit=100, **kwargs)  # type: ignore[arg-type]
             ms = 1000 * (time.perf_counter() - start)
             print(f"{label}: {ms:.1f} ms ({len(rows)} rows)")
 
@@ -167,7 +167,7 @@ def main() -> None:
         timed("first page, search 'parking'", search="parking")
         timed("first page, search 'parking', order id", search="parking", order="id")
         start = time.perf_counter()
-        rows = s.response_pairs(config_id, "R04242")
+        rows = s.queries.of_response(config_id, "R04242")
         ms = 1000 * (time.perf_counter() - start)
         print(f"one response's pairs: {ms:.1f} ms ({len(rows)} rows)")
 
@@ -180,7 +180,7 @@ def main() -> None:
                 rid = ids[int(rng.integers(len(ids)))]
                 code = f"c{int(rng.integers(args.codes)):02d}"
                 start = time.perf_counter()
-                study.record(rid, code, int(rng.integers(1, 6)), coder="bench")
+                study.decisions.record(rid, code, int(rng.integers(1, 6)), coder="bench")
                 times.append(time.perf_counter() - start)
             times_ms = sorted(1000 * t for t in times)
             p99 = times_ms[int(0.99 * len(times_ms)) - 1]
@@ -210,16 +210,16 @@ def main() -> None:
         )
         s = Study.open(path)
         start = time.perf_counter()
-        s.undo(coder="bench")
+        s.decisions.undo(coder="bench")
         print(f"undo: {1000 * (time.perf_counter() - start):.2f} ms")
         start = time.perf_counter()
-        s.count_pairs(config_id, status="undecided")
+        s.queries.count(config_id, status="undecided")
         print(f"count undecided: {1000 * (time.perf_counter() - start):.1f} ms")
         start = time.perf_counter()
-        s.progress(config_id)
+        s.queries.progress(config_id)
         print(f"progress: {1000 * (time.perf_counter() - start):.1f} ms")
         start = time.perf_counter()
-        frame = s.annotated_pairs(config_id)
+        frame = s.queries.annotated_pairs(config_id)
         print(f"annotated pairs ({len(frame)}): {1000 * (time.perf_counter() - start):.1f} ms")
         for layout in ("long", "wide"):
             out = Path(tmp) / f"export-{layout}.csv"

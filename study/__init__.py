@@ -2,11 +2,15 @@
 
 Public names (modules in brackets)::
 
-    Study, ImportResult            the study file: create/open, decisions, undo, scores,
-                                   queue queries [store; the work is done in lifecycle,
-                                   scores, decisions, queries]
-    StudyIndex, StudyView          ids <-> table keys, and the read face that queries and
-                                   exporters use (Study.index, Study.snapshot) [index]
+    Study, ImportResult            the study file: the handle (create/open, responses,
+                                   transactions) and its namespaces study.scores,
+                                   .decisions, .queries, .audit, .delegations, .versions
+                                   [store; the work is done in lifecycle, scores, log,
+                                   queries, audit, iteration]
+    StudyIndex                     ids <-> table keys (Study.index) [index]
+    StudyView                      the handle with its scores and decisions, the read face
+                                   that queries and exporters use [view; the handle's own
+                                   protocol, StudyHandle, in handle]
     Response, ResponseTable,       responses from CSV/TSV/XLSX/JSONL/JSON/Parquet/TXT
     read_responses                 [responses]
     Decision, Event, ConfigRow,    values a study hands out [rows]
@@ -30,10 +34,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from study.errors import ResponsesError, StudyError, StudyLockedError
-from study.index import StudyIndex, StudyView
+from study.index import StudyIndex
 from study.intake.responses import Response, ResponseTable, read_responses
 from study.rows import ConfigRow, Decision, Event, PairRow
 from study.store import ImportResult, Study
+from study.view import StudyView
 
 if TYPE_CHECKING:
     from study.exchange.code_import import import_codes

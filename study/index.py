@@ -1,26 +1,19 @@
-"""The ids of a study and the read-only face that queries and exporters use.
+"""The ids of a study: :class:`StudyIndex`.
 
 :class:`StudyIndex` maps the ids people use (response ids, code ids or names) to the
-integer keys the tables use (``rid``, ``cid``) and back. Responses and codes are fixed
-when a study is created, so an index never changes while the study is open.
-
-:class:`StudyView` is what :mod:`study.queries.pairs`, :mod:`study.exchange.frames` and
-:mod:`study.analysis.screen` need of a study; :class:`study.store.Study` provides it. They
-depend on this protocol, not on the store, so the store can use them without a cycle.
+integer keys the tables use (``rid``, ``cid``) and back. An index is never changed: a
+codebook revision or a new wave of responses gives the study a new one
+(``Study.install``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Protocol
 
 from codebooks.errors import CodebookError
 from codebooks.model import Code, Codebook
 from study.errors import StudyError
-from study.rows import ConfigRow
 
 
 class StudyIndex:
@@ -134,42 +127,3 @@ class StudyIndex:
     def codable_codes(self) -> tuple[Code, ...]:
         """The codable codes, in codebook order."""
         return tuple(self._code_of[cid] for cid in self._codable)
-
-
-class StudyView(Protocol):
-    """The read side of an open study, as queries and exporters use it."""
-
-    @property
-    def path(self) -> Path: ...
-
-    @property
-    def codebook(self) -> Codebook: ...
-
-    @property
-    def index(self) -> StudyIndex: ...
-
-    def snapshot(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
-        """A consistent read of several statements (nested calls share it)."""
-        ...
-
-    def config_row(self, config_id: int) -> ConfigRow: ...
-
-    def scored_count(self, config_id: int) -> int: ...
-
-    @property
-    def score_generation(self) -> int: ...
-
-    def pair_count(self) -> int: ...
-
-    def response_count(self) -> int: ...
-
-    @property
-    def codes(self) -> tuple[Code, ...]: ...
-
-    def active_config_id(self) -> int | None: ...
-
-    def meta(self) -> dict[str, str]: ...
-
-    def decision_count(self, *, coder: str | None = None) -> int: ...
-
-    def coders(self) -> list[str]: ...

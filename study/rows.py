@@ -48,7 +48,7 @@ CONTEXTS = cast(tuple[Context, ...], CONTEXT_LEVELS)
 
 @dataclass(frozen=True)
 class Decision:
-    """A decision as recorded (or, from :meth:`Study.undo`, as taken back).
+    """A decision as recorded (or, from ``study.decisions.undo``, as taken back).
 
     Attributes:
         id: The event id that recorded it, increasing through the study's life.
@@ -166,7 +166,7 @@ class PairRow:
 
 @dataclass(frozen=True)
 class ResponseRow:
-    """One response as the response list shows it (:meth:`Study.query_responses`).
+    """One response as the response list shows it (``study.queries.responses``).
 
     Attributes:
         response_id: The response.

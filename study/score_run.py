@@ -81,8 +81,8 @@ def score_study(
         raise StudyError(
             "the scoring engine was built on another codebook than the study's", path=study.path
         )
-    config_id = study.ensure_config(engine.config, activate=activate)
-    pending = study.pending_pairs(config_id)
+    config_id = study.scores.ensure_config(engine.config, activate=activate)
+    pending = study.scores.pending_pairs(config_id)
     total = study.pair_count()
     already = total - len(pending)
     if started is not None:
@@ -91,7 +91,7 @@ def score_study(
     batches = engine.iter_batches(pending)
     try:
         for batch in batches:
-            stored += study.write_scores(config_id, batch.scores)
+            stored += study.scores.store(config_id, batch.scores)
             if progress is not None:
                 progress(ScoreProgress(batch, stored, already + stored, total))
             if cancel is not None and cancel.is_set() and already + stored < total:

@@ -1,18 +1,22 @@
-"""One coding study on disk: :class:`Study`.
+"""One coding study on disk: :class:`Study`, the handle, and its namespaces.
 
 A study is one SQLite file (schema in :mod:`study.file.schema`) opened by one writer at a time
 (:mod:`study.file.locking`); any number of read-only handles may look on. :class:`Study` is
-the face of the package; the work is done by modules cut by concern::
+the handle: it owns the connection, the writer's lock, the transactions, the index and the
+codebook, and reads the responses. The rest is in namespaces it holds, each typed against
+the handle's protocol (:class:`study.handle.StudyHandle`)::
 
-    study.file.lifecycle   create, open, upgrade, check the file
-    study.index       response and code ids <-> table keys (Study.index)
-    study.scores.configurations      scoring configurations and stored scores (methods:
-                      study.scores.ledger)
-    study.log.decision_log   the event-sourced decision log (methods: study.log.decisions)
-    study.queries.pairs     the review queue and its counts (rows: study.queries.page_rows;
-                      response by response: study.queries.responses)
-    study.queries.summaries   progress, screening input
-    study.codec       float curves as BLOBs, natural id order
+    study.scores       configurations and stored scores    study.scores.ledger.Scores
+    study.decisions    decisions, notes, memos, undo, log  study.log.decisions.Decisions
+    study.queries      the queue, the response mode,       study.queries.pairs.Queries
+                       progress, screening input
+    study.audit        the blind audit sample              study.audit.sample.Audit
+    study.delegations  certified delegation                study.log.delegations.Delegations
+    study.versions     codebook revisions, waves           study.iteration.versions.Versions
+
+Below them: :mod:`study.file.lifecycle` (create, open, upgrade, check the file),
+:mod:`study.index` (response and code ids <-> table keys), :mod:`study.codec` (float
+curves as BLOBs, natural id order).
 
 Durability: every change (a decision, a note, an undo, an import, a batch of scores) is one
 ``BEGIN IMMEDIATE ... COMMIT`` transaction finished before the method returns, in WAL mode:
@@ -20,7 +24,7 @@ what a method returned as saved survives a killed process; with ``durability="fu
 a power cut, and by default a power cut after about a second (:func:`study.file.schema.configure`).
 
 Decisions are kept per coder: the current one in ``annotations``, every change in the
-append-only ``events`` log with the state it replaced. :meth:`Study.undo` reverts the
+append-only ``events`` log with the state it replaced. ``study.decisions.undo`` reverts the
 coder's latest decision, clearing or note that is not yet undone, restoring exactly the
 state before it, and can be repeated to walk further back. Undo is not itself undone (there
 is no redo); imports are not on the undo stack.
@@ -43,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from codebooks.model import Code, Codebook
-from study.audit.sample import AuditMethods
+from study.audit.sample import Audit
 from study.codec import blob_to_floats, floats_to_blob, natural_key
 from study.errors import StudyError, StudyLockedError
 from study.file import lifecycle, schema
@@ -52,15 +56,12 @@ from study.file.locking import StudyLock
 from study.index import StudyIndex
 from study.intake.responses import Response, ResponseTable
 from study.iteration import revisions
-from study.iteration.versions import CodebookIteration
+from study.iteration.versions import Versions
 from study.log.decision_log import ImportResult
-from study.log.decisions import DecisionMethods
-from study.log.delegations import DelegationMethods
-from study.queries.pairs import PairQueries
-from study.queries.responses import ResponseQueries
-from study.queries.summaries import StudySummaries
-from study.rows import ConfigRow
-from study.scores.ledger import ScoreMethods
+from study.log.decisions import Decisions
+from study.log.delegations import Delegations
+from study.queries.pairs import Queries
+from study.scores.ledger import Scores
 from study.stamps import now, software_version
 
 #: Suffix of a study file.
@@ -79,30 +80,12 @@ __all__ = [
 ]
 
 
-class Study(
-    ScoreMethods,
-    DecisionMethods,
-    PairQueries,
-    ResponseQueries,
-    StudySummaries,
-    AuditMethods,
-    DelegationMethods,
-    CodebookIteration,
-):
+class Study:
     """An open study. Use :meth:`create` or :meth:`open`; close it (or use ``with``).
 
-    Configurations and scores (:meth:`ensure_config`, :meth:`write_scores`, ...) come
-    from :class:`study.scores.ledger.ScoreMethods`; decisions, notes, memos, undo and the
-    event log (:meth:`record`, :meth:`undo`, :meth:`events`, ...) from
-    :class:`study.log.decisions.DecisionMethods`; the queue's queries
-    (:meth:`query_pairs`, :meth:`count_pairs`, :meth:`pair_position`,
-    :meth:`response_pairs`) from :class:`study.queries.pairs.PairQueries`; the response mode's
-    (:meth:`response_page`, :meth:`response_after`) from
-    :class:`study.queries.responses.ResponseQueries`; the summaries
-    (:meth:`progress`, :meth:`annotated_pairs`) from
-    :class:`study.queries.summaries.StudySummaries`;
-    the audit and delegation from :mod:`study.audit.sample` and :mod:`study.log.delegations`;
-    codebook versions and waves from :class:`study.iteration.versions.CodebookIteration`.
+    The handle reads responses and the file's details; the rest is in its namespaces:
+    :attr:`scores`, :attr:`decisions`, :attr:`queries`, :attr:`audit`,
+    :attr:`delegations`, :attr:`versions` (see the module docstring).
     """
 
     def __init__(self, path: Path, conn: sqlite3.Connection, lock: StudyLock | None) -> None:
@@ -115,15 +98,18 @@ class Study(
         except (ValueError, TypeError, KeyError) as exc:
             raise lifecycle.damaged(path, f"its codebook cannot be read ({exc})") from None
         self._index = revisions.load_index(path, conn, self._codebook)
-        self._token_sets: dict[str, int] = {}
-        self._config_rows: dict[int, ConfigRow] = {}
         self._checkpointer: WalCheckpointer | None = None
         if lock is not None and schema.journal_mode(conn) == "wal":
             # The writer checkpoints in the background (see study.schema.configure).
             conn.execute("PRAGMA wal_autocheckpoint = 0")
             self._checkpointer = WalCheckpointer(path)
             self._checkpointer.start()
-        self._active: int | None = None
+        self.scores = Scores(self)
+        self.decisions = Decisions(self, self.scores)
+        self.queries = Queries(self)
+        self.audit = Audit(self)
+        self.delegations = Delegations(self)
+        self.versions = Versions(self)
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -222,8 +208,14 @@ class Study(
 
     @property
     def index(self) -> StudyIndex:
-        """Response and code ids with the tables' keys (fixed while the study is open)."""
+        """Response and code ids with the tables' keys (a revision or a wave renews it)."""
         return self._index
+
+    def install(self, codebook: Codebook, index: StudyIndex) -> None:
+        """Use ``codebook`` and ``index`` from now on: what ``study.versions`` calls once
+        a revision or a wave is committed."""
+        with self._mutex:
+            self._codebook, self._index = codebook, index
 
     @property
     def read_only(self) -> bool:
@@ -240,7 +232,7 @@ class Study(
 
     def check(self) -> list[str]:
         """``PRAGMA integrity_check`` and foreign keys; an empty list when all is well."""
-        with self._query() as conn:
+        with self.query() as conn:
             return lifecycle.integrity_problems(conn)
 
     def quick_check(self) -> None:
@@ -254,7 +246,7 @@ class Study(
 
     def meta(self) -> dict[str, str]:
         """The ``meta`` table (creation details, codebook snapshot, active configuration)."""
-        with self._query() as conn:
+        with self.query() as conn:
             return dict(conn.execute("SELECT key, value FROM meta"))
 
     @contextlib.contextmanager
@@ -264,7 +256,7 @@ class Study(
         Nested calls share the snapshot. The connection is for reading only; a damaged
         page met while reading raises :class:`StudyError`.
         """
-        with self._query() as conn:
+        with self.query() as conn:
             if conn.in_transaction:
                 yield conn
                 return
@@ -280,13 +272,17 @@ class Study(
     def response_count(self) -> int:
         return self._index.response_count
 
+    def pair_count(self) -> int:
+        """Number of (response, codable code) pairs."""
+        return self._index.response_count * len(self._index.codable_keys)
+
     def response_ids(self) -> list[str]:
         """Response ids in natural order (``r2`` before ``r10``)."""
         return self._index.response_ids()
 
     def response(self, response_id: str) -> Response:
         rid = self._index.response_key(response_id)
-        with self._query() as conn:
+        with self.query() as conn:
             row = conn.execute(
                 "SELECT id, text, attrs FROM responses WHERE rid = ?", (rid,)
             ).fetchone()
@@ -294,7 +290,7 @@ class Study(
 
     def responses(self) -> Iterator[Response]:
         """Every response in file order."""
-        with self._query() as conn:
+        with self.query() as conn:
             rows = conn.execute("SELECT id, text, attrs FROM responses ORDER BY pos").fetchall()
         for rid_text, text, attrs in rows:
             yield Response(rid_text, text, self._attrs(attrs))
@@ -303,27 +299,10 @@ class Study(
         """A codable code by id or (case-insensitive) name."""
         return self._index.code_at(self._index.code_key(code_id))
 
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction for the study's own modules (the audit, delegation).
-
-        Committed before leaving, rolled back on an exception.
-
-        Raises:
-            StudyError: read-only, or the change could not be saved.
-        """
-        with self._write() as conn:
-            yield conn
-
-    # --- internals -------------------------------------------------------------------
-
-    def _connection(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise StudyError("the study is closed", path=self._path)
-        return self._conn
+    # --- reads and writes, for the namespaces ----------------------------------------
 
     @contextlib.contextmanager
-    def _query(self) -> Iterator[sqlite3.Connection]:
+    def query(self) -> Iterator[sqlite3.Connection]:
         """The connection under the handle's lock; a damaged file becomes a StudyError."""
         with self._mutex:
             conn = self._connection()
@@ -335,8 +314,13 @@ class Study(
                 raise lifecycle.damaged(self._path, exc) from None
 
     @contextlib.contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One ``BEGIN IMMEDIATE ... COMMIT`` transaction, committed before leaving."""
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE ... COMMIT`` transaction, committed before leaving, rolled
+        back on an exception.
+
+        Raises:
+            StudyError: read-only, or the change could not be saved.
+        """
         with self._mutex:
             conn = self._connection()
             if self._file_lock is None:
@@ -352,7 +336,6 @@ class Study(
             except BaseException as exc:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("ROLLBACK")
-                self._token_sets.clear()
                 if isinstance(exc, sqlite3.OperationalError):
                     raise StudyError(
                         f"could not save the change ({exc})", path=self._path
@@ -367,8 +350,14 @@ class Study(
             except sqlite3.Error as exc:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("ROLLBACK")
-                self._token_sets.clear()
                 raise StudyError(f"could not save the change ({exc})", path=self._path) from None
+
+    # --- internals -------------------------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StudyError("the study is closed", path=self._path)
+        return self._conn
 
     def _meta_value(self, key: str) -> str:
         row = self._connection().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()

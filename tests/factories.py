@@ -60,8 +60,8 @@ def iter_synthetic_scores(
     study: Study, config: ScoreConfig, *, limit: int | None = None
 ) -> Iterator[Score]:
     """:func:`synthetic_score` for the study's first ``limit`` pending pairs (default all)."""
-    config_id = study.ensure_config(config)
-    for pair in study.pending_pairs(config_id)[:limit]:
+    config_id = study.scores.ensure_config(config)
+    for pair in study.scores.pending_pairs(config_id)[:limit]:
         yield synthetic_score(pair, config)
 
 
@@ -231,9 +231,9 @@ def build_study(
     )
     if scored:
         config = synthetic_config(codebook)
-        config_id = study.ensure_config(config)
+        config_id = study.scores.ensure_config(config)
         limit = None if scored is True else int(scored)
-        study.write_scores(config_id, synthetic_scores(study, config, limit=limit))
+        study.scores.store(config_id, synthetic_scores(study, config, limit=limit))
     return study
 
 

@@ -235,7 +235,7 @@ class CodecurveApp(IterationActions, ExportActions, App[None]):
         )
         # Registered, not activated: the study's active configuration changes only once
         # something is scored with this one (score_study activates it).
-        config_id = self.study.ensure_config(engine.config, activate=False)
+        config_id = self.study.scores.ensure_config(engine.config, activate=False)
         self.post_message(ModelLoaded(engine, config_id, backend.identity.describe()))
 
     @on(ModelLoaded)
@@ -247,13 +247,14 @@ class CodecurveApp(IterationActions, ExportActions, App[None]):
         shown = self.session.config_id
         self._loaded_config = message.config_id
         if message.config_id != shown:
-            if shown is not None and self.study.scored_count(shown) > 0:
+            if shown is not None and self.study.scores.scored_count(shown) > 0:
                 # Never leave the coder on an empty configuration: keep showing the
                 # scores there are until something is scored with the new one.
-                new = config_label(self.study.config_row(message.config_id))
+                new = config_label(self.study.scores.config_row(message.config_id))
                 self.notify(
                     f"A new configuration starts: {new}. Its pairs are scored when you "
-                    f"press r; until then you see {config_label(self.study.config_row(shown))}.",
+                    "press r; until then you see "
+                    f"{config_label(self.study.scores.config_row(shown))}.",
                     title="New configuration",
                     severity="warning",
                     timeout=12,
@@ -340,7 +341,9 @@ class CodecurveApp(IterationActions, ExportActions, App[None]):
         full · likert``), the model's state ("loading model…", "no model") and, when the
         loaded model is another configuration, the one ``r`` scores with."""
         shown = self.session.config_id
-        parts = [config_label(self.study.config_row(shown)) if shown is not None else "not scored"]
+        parts = [
+            config_label(self.study.scores.config_row(shown)) if shown is not None else "not scored"
+        ]
         if state:
             parts.append(state)
         loaded = self._loaded_config

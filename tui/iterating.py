@@ -5,7 +5,7 @@ model and the scoring worker):
 
 * ``E`` opens the highlighted pair's code in :class:`~tui.screens.code_editor.CodeEditorScreen`;
   a confirmed edit is recorded as the next codebook version
-  (:meth:`study.store.Study.revise_codebook`, exactly like ``codecurve codebook
+  (:meth:`study.iteration.versions.Versions.revise`, exactly like ``codecurve codebook
   --revise``) and the pairs of the changed code are scored again in the background by
   the app's scoring worker (:func:`study.score_run.score_study` with an engine built on
   the new codebook, ``activate=False``). Until their new score arrives those pairs are
@@ -82,7 +82,7 @@ class IterationActions(_Base):
         study = self.study
 
         def plan(codebook: Codebook) -> list[str]:
-            return study.plan_revision(codebook).lines()
+            return study.versions.plan_revision(codebook).lines()
 
         self.push_screen(
             CodeEditorScreen(study.codebook, row.code_id, planner=plan), self._code_edited
@@ -93,7 +93,7 @@ class IterationActions(_Base):
         if edit is None:
             return
         try:
-            version = self.study.revise_codebook(
+            version = self.study.versions.revise(
                 edit.codebook, source=f"app: edited code {edit.code_id}"
             )
         except CodecurveError as exc:
@@ -186,13 +186,13 @@ class IterationActions(_Base):
     def _config_chosen(self, config_id: int | None) -> None:
         if config_id is None:
             return
-        if config_id != self.study.active_config_id():
-            self.study.set_active_config(config_id)
+        if config_id != self.study.scores.active_config_id():
+            self.study.scores.set_active(config_id)
         if config_id != self.session.config_id:
             self._show_config(config_id)
         if (review := self.live_review) is not None:
             review.set_model_state(self.config_state())
-        label = config_label(self.study.config_row(config_id))
+        label = config_label(self.study.scores.config_row(config_id))
         self.notify(f"Active configuration: {label}", timeout=4, markup=False)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="comparison", name="compare")
@@ -202,7 +202,7 @@ class IterationActions(_Base):
         from study.analysis.compare import compare_configs
 
         study = self.study
-        scored = [c.id for c in study.configs() if study.scored_count(c.id) > 0]
+        scored = [c.id for c in study.scores.configs() if study.scores.scored_count(c.id) > 0]
         if len(scored) < 2:
             self.post_message(ComparisonReady(None))
             return

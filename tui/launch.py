@@ -209,10 +209,10 @@ def context_note(path: Path, context: str | None, model: str | None = None) -> s
     if not path.exists() or (context is None and model is None):
         return None
     with Study.open(path, read_only=True) as study:
-        active = study.active_config_id()
+        active = study.scores.active_config_id()
         if active is None:
             return None
-        row = study.config_row(active)
+        row = study.scores.config_row(active)
         changes = []
         if context is not None and row.context != context:
             changes.append(f"--context {context}")
@@ -224,6 +224,6 @@ def context_note(path: Path, context: str | None, model: str | None = None) -> s
         return (
             f"note: {' and '.join(changes)} start{'s' if len(changes) == 1 else ''} a new "
             f"configuration unless it is the active one ({config_label(row)}, "
-            f"{study.scored_count(active)} pairs scored); its pairs are scored when you "
+            f"{study.scores.scored_count(active)} pairs scored); its pairs are scored when you "
             "press r, and until then the app shows the active one"
         )

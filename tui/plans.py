@@ -30,17 +30,17 @@ def plan_for(study: Study, coder: str) -> tuple[DelegationPlan | None, str, str 
     from study.analysis.delegation_plan import plan_delegation
     from study.errors import StudyError
 
-    sample = study.audit()
+    sample = study.audit.sample()
     if sample is None:
         return (
             None,
             "No audit sample yet: draw one with 'codecurve audit STUDY', then code it blind (b).",
             None,
         )
-    progress = study.audit_progress(coder=coder)
+    progress = study.audit.progress(coder=coder)
     coded = sum(p.progress.coded for p in progress.values())
     audit = f"{coded:,} of {sample.total:,} audit pairs coded blind by you"
-    if study.active_config_id() is None:
+    if study.scores.active_config_id() is None:
         return None, "No scores yet: press r to score the pairs.", audit
     if not coded:
         return None, "No blind audit decision of yours yet: press b to code the audit blind.", audit

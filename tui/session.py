@@ -83,7 +83,7 @@ def default_coder() -> str:
 
 def response_rows(study: Study, config_id: int | None, response_id: str) -> list[Row]:
     """Every code's row for one response, in codebook order (one indexed query)."""
-    return list(study.response_pairs(config_id, response_id))
+    return list(study.queries.of_response(config_id, response_id))
 
 
 def blind_rows(rows: Sequence[Row], seen: Collection[tuple[str, str]] = ()) -> list[Row]:
@@ -118,7 +118,7 @@ class StudySource:
         self.config_id = config_id
         self.coder = coder
         self.blind_coding = blind_coding
-        #: Pairs whose model answer ``coder`` has seen (:meth:`Study.decided_ever`).
+        #: Pairs whose model answer ``coder`` has seen (``study.decisions.decided_ever``).
         self.seen = seen
 
     def blind(self, query: Query) -> bool:
@@ -129,7 +129,7 @@ class StudySource:
         return self.coder if self.blind(query) else None
 
     def count(self, query: Query) -> int:
-        return self.study.count_pairs(
+        return self.study.queries.count(
             self.config_id,
             code_id=query.code_id,
             status=query.status,
@@ -140,7 +140,7 @@ class StudySource:
         )
 
     def page(self, query: Query, offset: int, limit: int) -> Sequence[Row]:
-        rows: Sequence[Row] = self.study.query_pairs(
+        rows: Sequence[Row] = self.study.queries.page(
             self.config_id,
             order=query.order,
             code_id=query.code_id,
@@ -159,7 +159,7 @@ class StudySource:
         filters leave it out: one count of the pairs before it (a pair that jumped far,
         scored while highlighted)."""
         response_id, code_id = key
-        return self.study.pair_position(
+        return self.study.queries.position(
             self.config_id,
             response_id,
             code_id,
@@ -179,7 +179,7 @@ class ReviewSession:
     def __init__(self, study: Study, *, coder: str | None = None) -> None:
         self.study = study
         self.coder = coder or default_coder()
-        self.config_id: int | None = study.active_config_id()
+        self.config_id: int | None = study.scores.active_config_id()
         self.set_codebook(study.codebook)
         #: The study's blind double coding setting (:mod:`study.blind`).
         self.blind_setting: BlindSetting = blind_setting(study)
@@ -197,7 +197,7 @@ class ReviewSession:
         once from the log, then kept up to date by :meth:`record`). Undoing a decision
         does not hide the model again, and a new decision there is not blind."""
         if self._seen is None:
-            self._seen = self.study.decided_ever(coder=self.coder)
+            self._seen = self.study.decisions.decided_ever(coder=self.coder)
         return self._seen
 
     @property
@@ -233,7 +233,7 @@ class ReviewSession:
         """``audit 37/150 blind``: this coder's blind audit decisions over the audit
         pairs; None without an audit sample."""
         try:  # one read of the sample (the status line asks after every decision)
-            progress = self.study.audit_progress(coder=self.coder)
+            progress = self.study.audit.progress(coder=self.coder)
         except StudyError:  # no audit sample
             return None
         coded = sum(p.progress.coded for p in progress.values())
@@ -243,7 +243,7 @@ class ReviewSession:
     def apply_delegation(self, plan: DelegationPlan) -> Outcome:
         """Record the plan's delegated decisions under this coder's name (one action)."""
         try:
-            applied = self.study.apply_delegation(plan, coder=self.coder)
+            applied = self.study.delegations.apply(plan, coder=self.coder)
         except SAVE_ERRORS as exc:
             return Failed(_failure("The delegation", exc))
         if not applied.total and not sum(applied.withdrawn.values()):
@@ -276,7 +276,7 @@ class ReviewSession:
 
         A decision on a row whose model answer was hidden is recorded as blind.
         """
-        self.study.record(
+        self.study.decisions.record(
             row.response_id,
             row.code_id,
             value,
@@ -288,10 +288,10 @@ class ReviewSession:
 
     def undo(self) -> Decision | None:
         """Take back this coder's last decision; None when there is nothing to undo."""
-        return self.study.undo(coder=self.coder)
+        return self.study.decisions.undo(coder=self.coder)
 
     def set_note(self, row: Row, note: str) -> None:
-        self.study.set_note(row.response_id, row.code_id, note or None, coder=self.coder)
+        self.study.decisions.set_note(row.response_id, row.code_id, note or None, coder=self.coder)
 
     # -- the keys' rules, shared by every screen ----------------------------------------
 
@@ -333,13 +333,13 @@ class ReviewSession:
 
     def memo(self, response_id: str) -> str | None:
         """This coder's memo on a whole response, if any."""
-        return self.study.memo(response_id, coder=self.coder)
+        return self.study.decisions.memo(response_id, coder=self.coder)
 
     def annotate_response(self, response_id: str, note: str) -> Outcome:
         """Set this coder's memo on the whole response (an empty memo clears it); the
         outcome's ``code_id`` is ``""``."""
         try:
-            self.study.set_memo(response_id, note or None, coder=self.coder)
+            self.study.decisions.set_memo(response_id, note or None, coder=self.coder)
         except SAVE_ERRORS as exc:
             return Failed(_failure("The memo", exc))
         return Saved(response_id, "", None, kind="note")
@@ -373,7 +373,7 @@ class ReviewSession:
         this coder's decisions, not the pairs anyone decided.
         """
         coder = self.coder if self.blind_coding else None
-        return self.study.progress(self.config_id if scored else None, coder=coder)
+        return self.study.queries.progress(self.config_id if scored else None, coder=coder)
 
     def response_rows(self, response_id: str, *, order: str = "id") -> list[Row]:
         """Every code's row for one response, in codebook order; in a blind ``order``
@@ -381,7 +381,7 @@ class ReviewSession:
         where they have not decided."""
         if not self.hides_model(order):
             return response_rows(self.study, self.config_id, response_id)
-        rows = self.study.response_pairs(self.config_id, response_id, coder=self.coder)
+        rows = self.study.queries.of_response(self.config_id, response_id, coder=self.coder)
         return blind_rows(rows, self.seen)
 
 

@@ -122,7 +122,7 @@ class Query:
         status: One of :data:`STATUSES`.
         search: Only responses whose text contains this (case-insensitive).
         reverse: The order backwards.
-        wave: Only the responses this wave added (:meth:`study.store.Study.waves`).
+        wave: Only the responses this wave added (:meth:`study.iteration.versions.Versions.waves`).
     """
 
     order: Order = "entropy"

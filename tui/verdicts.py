@@ -170,7 +170,7 @@ def summarise_study(
 
     if config_id is None:
         return message_summary("No scores yet: press r to score the pairs.")
-    frame = study.annotated_pairs(config_id, coder=coder)
+    frame = study.queries.annotated_pairs(config_id, coder=coder)
     mine = (
         frame[(frame["source"] == "human") & frame["scored"].astype(bool)] if len(frame) else frame
     )

@@ -226,8 +226,8 @@ class _Group:
 
 
 def _resolve_coder(study: Study, coder: str | None) -> str:
-    coders = study.coders()
-    human = [c for c in coders if study.decision_count(coder=c)]
+    coders = study.decisions.coders()
+    human = [c for c in coders if study.decisions.count(coder=c)]
     if coder is not None:
         if coder not in human:
             known = ", ".join(human) or "none"
@@ -254,7 +254,7 @@ def _frames(
     audit = _audit_pairs(study, coder) if sample == "audit" else None
     frames = {}
     for cid in config_ids:
-        frame = study.annotated_pairs(cid, coder=coder)
+        frame = study.queries.annotated_pairs(cid, coder=coder)
         if len(frame):
             frame = frame[(frame["source"] == "human") & frame["scored"]]
             frame = frame[frame["code_id"].isin(codable)]
@@ -273,14 +273,14 @@ def _audit_pairs(study: Study, coder: str) -> set[tuple[str, str]]:
     Raises:
         StudyError: no audit sample, or no blind decision of ``coder`` on it.
     """
-    drawn = study.audit()
+    drawn = study.audit.sample()
     if drawn is None:
         raise StudyError(
             "no audit sample drawn: compare on --sample all, or draw the audit sample first "
             "(codecurve audit)",
             path=study.path,
         )
-    pairs = {(r, c) for r, c, _ in study.blind_pairs(coder=coder) if drawn.is_audit(r, c)}
+    pairs = {(r, c) for r, c, _ in study.audit.blind_pairs(coder=coder) if drawn.is_audit(r, c)}
     if not pairs:
         raise StudyError(
             f"no blind decisions by {coder!r} on the audit sample yet: code the audit "
@@ -326,13 +326,13 @@ def compare_configs(
     """
     if sample not in SAMPLES:
         raise StudyError(f"unknown sample {sample!r}; use one of {', '.join(SAMPLES)}")
-    if sample == "audit" and study.audit() is None:
+    if sample == "audit" and study.audit.sample() is None:
         raise StudyError(
             "no audit sample drawn: compare on --sample all, or draw the audit sample first "
             "(codecurve audit)",
             path=study.path,
         )
-    ids = [c.id for c in study.configs()] if config_ids is None else list(config_ids)
+    ids = [c.id for c in study.scores.configs()] if config_ids is None else list(config_ids)
     if not ids:
         raise StudyError(
             "the study has no scoring configurations; run 'codecurve score' first",
@@ -424,7 +424,7 @@ def _auroc(correct: FloatArray, confidence: FloatArray) -> float | None:
 
 def describe_config(study: Study, config_id: int) -> str:
     """A short label: model, context, strictness and template."""
-    row = study.config_row(config_id)
+    row = study.scores.config_row(config_id)
     strict = ", strict" if row.strict else ""
     return f"{row.model.name} [{row.context}{strict}] {row.template_id}"
 

@@ -4,7 +4,7 @@
 screen is Valid, certifies the lowest confidence threshold whose error rate is at most
 the maximum at the chosen level (:func:`screening.delegation.certify_delegation`), then
 counts the uncoded pairs at or above it. Apply the plan with
-:meth:`study.store.Study.apply_delegation` (:mod:`study.log.delegations`).
+:meth:`study.log.delegations.Delegations.apply` (:mod:`study.log.delegations`).
 """
 
 from __future__ import annotations
@@ -85,12 +85,12 @@ def plan_delegation(
     eps = check_unit(max_error, "the maximum error")
     lvl = check_unit(level, "the level")
     if config_id is None:
-        config_id = study.active_config_id()
+        config_id = study.scores.active_config_id()
     if config_id is None:
         raise StudyError(
             "the study has no scores yet; run 'codecurve score' first", path=study.path
         )
-    sample = study.audit()
+    sample = study.audit.sample()
     if sample is None:
         raise StudyError(
             "the study has no audit sample; draw one with 'codecurve audit' and code it blind",
@@ -99,10 +99,10 @@ def plan_delegation(
     screened = screen_study(
         study, config_id, code=code, coder=coder, cut=cut, agreement=agreement, sample="audit"
     )
-    frame = study.annotated_pairs(config_id, coder=screened.coder)
-    blind = study.blind_pairs(coder=screened.coder)
+    frame = study.queries.annotated_pairs(config_id, coder=screened.coder)
+    blind = study.audit.blind_pairs(coder=screened.coder)
     codes = [study.code(code)] if code is not None else list(study.codes)
-    row = study.config_row(config_id)
+    row = study.scores.config_row(config_id)
     plans = []
     for one in codes:
         rows = frame[(frame["code_id"] == one.id) & (frame["source"] == "human")]

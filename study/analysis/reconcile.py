@@ -2,7 +2,7 @@
 
 A disagreement is a pair that at least two of the chosen coders decided, with different
 values. The consensus coder (default ``consensus``) settles it by recording a decision
-of its own (source ``human``, through :meth:`Study.record`, so undo works as for any
+of its own (source ``human``, through ``study.decisions.record``, so undo works as for any
 coder); a disagreement is *resolved* once the consensus coder has decided its pair. The
 consensus coder is never one of the coders compared.
 """
@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from study.errors import StudyError
-from study.index import StudyView
 from study.rows import CONSENSUS
+from study.view import StudyView
 
 
 @dataclass(frozen=True)

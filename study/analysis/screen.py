@@ -201,7 +201,7 @@ def screen_study(
         raise StudyError(
             "the study has no scores yet; run 'codecurve score' first", path=study.path
         )
-    frame = study.annotated_pairs(config_id)
+    frame = study.queries.annotated_pairs(config_id)
     human = frame[frame["source"] == "human"] if len(frame) else frame
     coders = sorted(set(human["coder"])) if len(human) else []
     if coder is None:
@@ -228,7 +228,7 @@ def screen_study(
     if sample == "audit" and not len(audit_rows):
         raise StudyError(
             "no blind decisions on the audit sample yet"
-            + ("" if study.audit() else "; draw one with 'codecurve audit'"),
+            + ("" if study.audit.sample() else "; draw one with 'codecurve audit'"),
             path=study.path,
         )
     chosen_sample: Sample = "audit" if sample != "all" and len(audit_rows) else "all"
@@ -278,7 +278,7 @@ def screen_study(
         sample_note="" if chosen_sample == "audit" else NOT_RANDOM,
         pooling=pooling,
         config_id=config_id,
-        config=config_label(study.config_row(config_id)),
+        config=config_label(study.scores.config_row(config_id)),
         cut=describe_cut(cut, confidence),
         study_warning=off_scale_warning(study, config_id),
         advice=advise(pooled, per_code, audit=chosen_sample == "audit"),
@@ -287,10 +287,10 @@ def screen_study(
 
 def _audit_rows(study: Study, frame: pd.DataFrame, coder: str | None) -> pd.DataFrame:
     """The rows of ``frame`` that are blind decisions on the audit sample."""
-    sample = study.audit()
+    sample = study.audit.sample()
     if sample is None or not len(frame):
         return frame.iloc[0:0]
-    blind = study.blind_pairs(coder=coder)
+    blind = study.audit.blind_pairs(coder=coder)
     keep = [
         sample.is_audit(r, c) and (r, c, w) in blind
         for r, c, w in zip(frame["response_id"], frame["code_id"], frame["coder"], strict=True)
@@ -317,7 +317,7 @@ def _weighted_pool(
 
 
 def _source(study: Study, config_id: int) -> str:
-    row = study.config_row(config_id)
+    row = study.scores.config_row(config_id)
     return f"{row.model.name} ({row.template_id}, context {row.context})"
 
 

@@ -22,8 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from study.audit.sample import StudyWriter
-from study.index import StudyView
+from study.handle import StudyHandle
 from study.log.decision_log import check_coder
 from study.stamps import now
 
@@ -68,14 +67,14 @@ def read_blind_setting(conn: sqlite3.Connection) -> BlindSetting:
     return BlindSetting(enabled=False, seed=0)
 
 
-def blind_setting(study: StudyView) -> BlindSetting:
+def blind_setting(study: StudyHandle) -> BlindSetting:
     """The study's latest blind coding setting (see :func:`read_blind_setting`)."""
     with study.snapshot() as conn:
         return read_blind_setting(conn)
 
 
 def set_blind_coding(
-    study: StudyWriter, enabled: bool, *, coder: str, seed: int | None = None
+    study: StudyHandle, enabled: bool, *, coder: str, seed: int | None = None
 ) -> BlindSetting:
     """Turn blind double coding on or off (one ``setting`` event).
 

@@ -13,19 +13,17 @@ first draw, which the permutation is of) is stored by the first draw only, so th
 responses added later (a new wave) never change the sample: a new wave needs its own
 audit. Audit events are not on the undo stack: a sample is not taken back.
 
-Methods of :class:`study.store.Study` (a mixin): :meth:`AuditMethods.audit`,
-:meth:`AuditMethods.draw_audit`, :meth:`AuditMethods.extend_audit`,
-:meth:`AuditMethods.audit_progress`, :meth:`AuditMethods.blind_pairs`.
+The study's namespace ``study.audit`` is :class:`Audit`: :meth:`Audit.sample`,
+:meth:`Audit.draw`, :meth:`Audit.extend`, :meth:`Audit.progress`, :meth:`Audit.blind_pairs`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from screening.sampling import (
     AuditProgress,
@@ -36,20 +34,9 @@ from screening.sampling import (
     new_audit_seed,
 )
 from study.errors import StudyError
-from study.index import StudyView
+from study.handle import StudyHandle
+from study.index import StudyIndex
 from study.stamps import now
-
-
-class StudyWriter(StudyView, Protocol):
-    """A study view that can also write (what the audit and delegation need)."""
-
-    def transaction(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
-        """One write transaction, committed before leaving."""
-        ...
-
-    def response_ids(self) -> list[str]:
-        """Response ids in natural order."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -171,7 +158,7 @@ def read_audit(conn: sqlite3.Connection) -> AuditSample | None:
     )
 
 
-def _check_codes(study: StudyView, codes: Sequence[str] | None) -> list[str]:
+def _check_codes(study: StudyHandle, codes: Sequence[str] | None) -> list[str]:
     """Code ids of ``codes`` (ids or names), or every codable code."""
     if codes is None:
         return [c.id for c in study.codes]
@@ -188,16 +175,23 @@ def _split_total(total: int, codes: Sequence[str]) -> dict[str, int]:
     return {c: base + (1 if i < extra else 0) for i, c in enumerate(codes)}
 
 
-class AuditMethods:
-    """The audit sample, as methods of :class:`study.store.Study`."""
+class Audit:
+    """The study's audit sample: drawing, extending and reading it."""
 
-    def audit(self: StudyWriter) -> AuditSample | None:
+    def __init__(self, study: StudyHandle) -> None:
+        self._study = study
+
+    @property
+    def _index(self) -> StudyIndex:
+        return self._study.index  # a revision or a wave renews it: read it each time
+
+    def sample(self) -> AuditSample | None:
         """The study's audit sample, or None when none has been drawn."""
-        with self.snapshot() as conn:
+        with self._study.snapshot() as conn:
             return read_audit(conn)
 
-    def draw_audit(
-        self: StudyWriter,
+    def draw(
+        self,
         *,
         per_code: int | Mapping[str, int] | None = None,
         total: int | None = None,
@@ -221,8 +215,8 @@ class AuditMethods:
         """
         if per_code is not None and total is not None:
             raise StudyError("give the audit size per code or in total, not both")
-        chosen = _check_codes(self, codes)
-        population = self.response_count()
+        chosen = _check_codes(self._study, codes)
+        population = self._study.response_count()
         try:
             if total is not None:
                 if isinstance(total, bool) or not isinstance(total, int) or total < 1:
@@ -235,14 +229,14 @@ class AuditMethods:
                     )
             if isinstance(per_code, Mapping):
                 per_code = {
-                    self.index.code_at(self.index.code_key(c)).id: n for c, n in per_code.items()
+                    self._index.code_at(self._index.code_key(c)).id: n for c, n in per_code.items()
                 }
             sizes = audit_sizes(chosen, population=population, per_code=per_code)
             seed = new_audit_seed() if seed is None else seed
-            permutation = audit_permutation(self.response_ids(), seed=seed)
+            permutation = audit_permutation(self._study.response_ids(), seed=seed)
         except ValueError as exc:
-            raise StudyError(str(exc), path=self.path) from None
-        all_sizes = {c.id: sizes.get(c.id, 0) for c in self.codes}
+            raise StudyError(str(exc), path=self._study.path) from None
+        all_sizes = {c.id: sizes.get(c.id, 0) for c in self._study.codes}
         detail = {
             "seed": int(seed),
             "sizes": all_sizes,
@@ -250,12 +244,12 @@ class AuditMethods:
             "population": population,
             "responses": sorted(permutation),
         }
-        with self.transaction() as conn:
+        with self._study.transaction() as conn:
             if read_audit(conn) is not None:
                 raise StudyError(
                     "the study already has an audit sample; extend it (--extend N) rather "
                     "than drawing another, which would let a sample be chosen",
-                    path=self.path,
+                    path=self._study.path,
                 )
             conn.execute(
                 "INSERT INTO events (at, kind, detail) VALUES (?, 'audit', ?)",
@@ -265,9 +259,7 @@ class AuditMethods:
         assert sample is not None
         return sample
 
-    def extend_audit(
-        self: StudyWriter, more: int, *, codes: Sequence[str] | None = None
-    ) -> AuditSample:
+    def extend(self, more: int, *, codes: Sequence[str] | None = None) -> AuditSample:
         """Add the next ``more`` responses of the same permutation to codes' samples.
 
         Each code's sample stays a simple random sample of the responses.
@@ -280,14 +272,14 @@ class AuditMethods:
             StudyError: no sample yet, ``more`` below 1, a size past the population,
                 an unknown code, or a read-only study.
         """
-        chosen = _check_codes(self, codes)
+        chosen = _check_codes(self._study, codes)
         if isinstance(more, bool) or not isinstance(more, int) or more < 1:
             raise StudyError(f"an audit grows by at least 1 response, not {more!r}")
-        with self.transaction() as conn:
+        with self._study.transaction() as conn:
             sample = read_audit(conn)
             if sample is None:
                 raise StudyError(
-                    "the study has no audit sample to extend; draw one first", path=self.path
+                    "the study has no audit sample to extend; draw one first", path=self._study.path
                 )
             sizes = dict(sample.sizes)
             added: dict[str, int] = {}
@@ -296,9 +288,9 @@ class AuditMethods:
                 try:
                     audit_extension(sample.permutation, current=current, size=current + more)
                 except ValueError as exc:
-                    name = self.index.code_at(self.index.code_key(code)).name
+                    name = self._index.code_at(self._index.code_key(code)).name
                     raise StudyError(
-                        f"cannot extend the audit of {name} by {more}: {exc}", path=self.path
+                        f"cannot extend the audit of {name} by {more}: {exc}", path=self._study.path
                     ) from None
                 sizes[code] = current + more
                 added[code] = more
@@ -317,7 +309,7 @@ class AuditMethods:
         assert extended is not None
         return extended
 
-    def blind_pairs(self: StudyWriter, *, coder: str | None = None) -> set[tuple[str, str, str]]:
+    def blind_pairs(self, *, coder: str | None = None) -> set[tuple[str, str, str]]:
         """``(response_id, code_id, coder)`` of every blind human decision.
 
         Blind: decided without seeing the model's answer, or imported.
@@ -327,25 +319,23 @@ class AuditMethods:
         if coder is not None:
             sql += " AND coder = ?"
             params.append(coder)
-        with self.snapshot() as conn:
+        with self._study.snapshot() as conn:
             rows = conn.execute(sql, params).fetchall()
         return {
-            (self.index.response_id(rid), self.index.code_at(cid).id, str(who))
+            (self._index.response_id(rid), self._index.code_at(cid).id, str(who))
             for rid, cid, who in rows
         }
 
-    def audit_progress(
-        self: StudyWriter, *, coder: str | None = None
-    ) -> dict[str, CodeAuditProgress]:
+    def progress(self, *, coder: str | None = None) -> dict[str, CodeAuditProgress]:
         """Per code: audit pairs coded blind (by ``coder``, or anyone), skipped, remaining.
 
         Raises:
             StudyError: the study has no audit sample.
         """
-        with self.snapshot() as conn:
+        with self._study.snapshot() as conn:
             sample = read_audit(conn)
             if sample is None:
-                raise StudyError("the study has no audit sample yet", path=self.path)
+                raise StudyError("the study has no audit sample yet", path=self._study.path)
             sql = "SELECT rid, cid, blind, source FROM annotations"
             params: list[Any] = []
             if coder is not None:
@@ -355,8 +345,8 @@ class AuditMethods:
         blind: dict[str, set[str]] = {}
         seen: dict[str, set[str]] = {}
         for rid, cid, is_blind, source in rows:
-            code_id = self.index.code_at(cid).id
-            response_id = self.index.response_id(rid)
+            code_id = self._index.code_at(cid).id
+            response_id = self._index.response_id(rid)
             if not sample.is_audit(response_id, code_id) or source == "delegated":
                 continue
             if is_blind and source == "human":
@@ -364,7 +354,7 @@ class AuditMethods:
             else:
                 seen.setdefault(code_id, set()).add(response_id)
         out = {}
-        for code in self.codes:
+        for code in self._study.codes:
             done = blind.get(code.id, set())
             out[code.id] = CodeAuditProgress(
                 code_id=code.id,

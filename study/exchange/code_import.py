@@ -339,7 +339,7 @@ def import_codes(
         sheet=sheet,
         skip_unknown=skip_unknown,
     )
-    result = study.import_decisions(
+    result = study.decisions.import_decisions(
         codes.items,
         coder=coder,
         replace=replace,

@@ -17,11 +17,11 @@ import pandas as pd
 
 from codebooks.model import Code
 from study.errors import StudyError
-from study.index import StudyView
 from study.log.delegations import guarantee_sentences
 from study.queries.pairs import pair_scale
 from study.scores.labels import resolve_config
 from study.stamps import now, software_version
+from study.view import StudyView
 
 LAYOUTS = ("long", "wide")
 
@@ -441,14 +441,14 @@ def provenance(
         "scale": f"{book.scale.name} {list(book.scale.values)}, applies from "
         f"{book.scale.threshold}",
         "responses": str(study.response_count()),
-        "decisions": str(study.decision_count(coder=coder)),
-        "coders": ", ".join(study.coders()) or "(none)",
+        "decisions": str(study.decisions.count(coder=coder)),
+        "coders": ", ".join(study.decisions.coders()) or "(none)",
         "coder exported": coder or "(latest decision of any coder)",
     }
     if cfg is None:
         info["model"] = "(not scored)"
     else:
-        row = study.config_row(cfg)
+        row = study.scores.config_row(cfg)
         info |= {
             "model": row.model.name,
             "model revision": row.model.revision,
@@ -461,7 +461,7 @@ def provenance(
             "scale asked": f"{row.scale.name} {list(row.scale.values)}",
             "strict": str(row.strict).lower(),
             "configuration key": row.key,
-            "pairs scored": f"{study.scored_count(cfg)} of {study.pair_count()}",
+            "pairs scored": f"{study.scores.scored_count(cfg)} of {study.pair_count()}",
         }
     counts = source_counts(study, config_id=cfg, coder=coder)
     info["values by source"] = ", ".join(f"{key} {value}" for key, value in counts.items())

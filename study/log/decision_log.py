@@ -32,7 +32,7 @@ _MAX_LISTED = 5
 
 @dataclass(frozen=True)
 class ImportResult:
-    """What :meth:`study.store.Study.import_decisions` did."""
+    """What :meth:`study.log.decisions.Decisions.import_decisions` did."""
 
     added: int
     changed: int

@@ -1,44 +1,36 @@
-"""Decisions, notes, memos and the event log, as methods of :class:`study.store.Study`.
+"""Decisions, notes, memos and the event log of a study: :class:`Decisions` (``study.decisions``).
 
-:class:`DecisionMethods` is a mixin: the store provides the connection, its lock and its
-transactions (``_query``, ``_write``), the codebook, the index and the active
+The handle (:class:`study.handle.StudyHandle`) provides the connection, its transactions,
+the codebook and the index, and :class:`study.scores.ledger.Scores` the active
 configuration; the work is done by :mod:`study.log.decision_log` (the event-sourced log).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import sqlite3
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from codebooks.model import Codebook
 from study.errors import StudyError
 from study.file.schema import DECISION_SOURCES
+from study.handle import StudyHandle
 from study.index import StudyIndex
 from study.log import decision_log as decisions
 from study.log.decision_log import ImportResult, check_coder
 from study.rows import SOURCES, Decision, Event
+from study.scores.ledger import Scores
 
 
-class DecisionMethods:
+class Decisions:
     """Recording, clearing, noting, undoing and importing decisions; reading the log."""
 
-    _path: Path
-    _codebook: Codebook
-    _index: StudyIndex
+    def __init__(self, study: StudyHandle, scores: Scores) -> None:
+        self._study = study
+        self._scores = scores
 
-    if TYPE_CHECKING:  # provided by study.score_methods.ScoreMethods (no stub here:
-        # a stub would shadow it in the store's method order)
-        def active_config_id(self) -> int | None: ...
-
-    def _query(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError  # provided by study.store.Study
-
-    def _write(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError  # provided by study.store.Study
+    @property
+    def _index(self) -> StudyIndex:
+        return self._study.index  # a revision or a wave renews it: read it each time
 
     def record(
         self,
@@ -69,15 +61,15 @@ class DecisionMethods:
             StudyError: unknown pair, a value off the scale, a bad source, read-only.
         """
         rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
-        value = decisions.check_value(self._codebook, self._index.code_at(cid), value)
+        value = decisions.check_value(self._study.codebook, self._index.code_at(cid), value)
         if source not in SOURCES:
             raise StudyError(f"source must be one of {', '.join(SOURCES)}, not {source!r}")
         coder = check_coder(coder)
         if blind and source != "human":
             raise StudyError("a blind decision is the coder's own (source 'human')")
         if config_id is None:
-            config_id = self.active_config_id()
-        with self._write() as conn:
+            config_id = self._scores.active_config_id()
+        with self._study.transaction() as conn:
             return decisions.apply_event(
                 conn,
                 self._index,
@@ -97,7 +89,7 @@ class DecisionMethods:
         """Take back ``coder``'s decision on a pair (undoable; a note stays)."""
         rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
         coder = check_coder(coder)
-        with self._write() as conn:
+        with self._study.transaction() as conn:
             return decisions.apply_event(
                 conn, self._index, "clear", rid, cid, coder, value=None, source=None
             )
@@ -106,7 +98,7 @@ class DecisionMethods:
         """Set (or with ``None``/empty, remove) ``coder``'s note on a pair (undoable)."""
         rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
         coder = check_coder(coder)
-        with self._write() as conn:
+        with self._study.transaction() as conn:
             state = decisions.pair_state(conn, rid, cid, coder)
             return decisions.apply_event(
                 conn,
@@ -127,7 +119,7 @@ class DecisionMethods:
         (undoable like a note; the returned decision's ``code_id`` is ``""``)."""
         rid = self._index.response_key(response_id)
         coder = check_coder(coder)
-        with self._write() as conn:
+        with self._study.transaction() as conn:
             return decisions.set_memo(conn, self._index, rid, coder, note)
 
     def memo(self, response_id: str, *, coder: str | None = None) -> str | None:
@@ -138,7 +130,7 @@ class DecisionMethods:
         if coder is not None:
             sql += " AND coder = ?"
             params.append(coder)
-        with self._query() as conn:
+        with self._study.query() as conn:
             row = conn.execute(sql + " ORDER BY event_id DESC LIMIT 1", params).fetchone()
         return None if row is None else str(row[0])
 
@@ -147,7 +139,7 @@ class DecisionMethods:
         a decision since taken back included: the pairs where the coder has seen the
         model's answer (the app shows it once a pair is decided), so a decision there can
         no longer be blind."""
-        with self._query() as conn:
+        with self._study.query() as conn:
             rows = conn.execute(
                 "SELECT DISTINCT rid, cid FROM events WHERE kind = 'record' AND coder = ? "
                 "AND rid IS NOT NULL AND cid IS NOT NULL",
@@ -168,7 +160,7 @@ class DecisionMethods:
             its pair), or ``None`` when there is nothing left to undo.
         """
         coder = check_coder(coder)
-        with self._write() as conn:
+        with self._study.transaction() as conn:
             return decisions.undo_latest(conn, self._index, coder)
 
     def decision(
@@ -176,12 +168,12 @@ class DecisionMethods:
     ) -> Decision | None:
         """The current decision on a pair: ``coder``'s, or the latest of any coder."""
         rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
-        with self._query() as conn:
+        with self._study.query() as conn:
             return decisions.current_decision(conn, self._index, rid, cid, coder)
 
     def note(self, response_id: str, code_id: str, *, coder: str) -> str | None:
         rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
-        with self._query() as conn:
+        with self._study.query() as conn:
             row = conn.execute(
                 "SELECT note FROM notes WHERE rid = ? AND cid = ? AND coder = ?",
                 (rid, cid, coder),
@@ -190,14 +182,14 @@ class DecisionMethods:
 
     def coders(self) -> list[str]:
         """Everyone with a decision or a note in this study, sorted."""
-        with self._query() as conn:
+        with self._study.query() as conn:
             rows = conn.execute(
                 "SELECT coder FROM annotations UNION SELECT coder FROM notes ORDER BY 1"
             ).fetchall()
         return [str(r[0]) for r in rows]
 
-    def decision_count(self, *, coder: str | None = None) -> int:
-        with self._query() as conn:
+    def count(self, *, coder: str | None = None) -> int:
+        with self._study.query() as conn:
             if coder is None:
                 row = conn.execute("SELECT COUNT(*) FROM annotations").fetchone()
             else:
@@ -229,7 +221,7 @@ class DecisionMethods:
                 conflicts; nothing is stored.
         """
         coder = check_coder(coder)
-        resolved = decisions.resolve_items(self._index, self._codebook, items)
+        resolved = decisions.resolve_items(self._index, self._study.codebook, items)
         keyed: dict[tuple[int, int], str] = {}
         for (response_id, code_id), source in (sources or {}).items():
             if source not in DECISION_SOURCES:
@@ -240,7 +232,7 @@ class DecisionMethods:
             key = (self._index.response_key(response_id), self._index.code_key(code_id))
             keyed[key] = source
         blob = json.dumps(detail, ensure_ascii=False) if detail else None
-        with self._write() as conn:
+        with self._study.transaction() as conn:
             return decisions.import_resolved(
                 conn,
                 self._index,
@@ -248,7 +240,7 @@ class DecisionMethods:
                 coder=coder,
                 replace=replace,
                 detail=blob,
-                path=self._path,
+                path=self._study.path,
                 sources=keyed,
             )
 
@@ -262,5 +254,5 @@ class DecisionMethods:
         """The event log (audit trail), oldest first, optionally for one pair or coder."""
         rid = None if response_id is None else self._index.response_key(response_id)
         cid = None if code_id is None else self._index.code_key(code_id)
-        with self._query() as conn:
+        with self._study.query() as conn:
             return decisions.read_events(conn, self._index, rid=rid, cid=cid, coder=coder)

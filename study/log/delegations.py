@@ -7,7 +7,7 @@ event per delegated pair (source ``delegated``, the model's pick) pointing to it
 ``events.batch``. Earlier delegated decisions of the same coder on the codes planned that
 the new plan no longer covers are cleared in the same batch, so that a repeated
 delegation (after more audit coding) replaces the last one. The whole batch is undone as
-one action (:meth:`DelegationMethods.undo_delegation`, or the coder's undo when it is the
+one action (:meth:`Delegations.undo`, or the coder's undo when it is the
 latest thing they did). A pair with a decision that is not ``delegated`` (anyone's) is
 never touched, and neither is an audit pair: it is left for the blind audit.
 
@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from screening.delegation import AuditOutlook, Delegation
-from study.audit.sample import StudyWriter, read_audit
+from study.audit.sample import read_audit
 from study.errors import StudyError
-from study.index import StudyIndex, StudyView
+from study.handle import StudyHandle
+from study.index import StudyIndex
 from study.log import decision_log as decisions
 from study.rows import Decision
 from study.stamps import now
@@ -150,7 +151,7 @@ class DelegationPlan:
 
 @dataclass(frozen=True)
 class DelegationApplied:
-    """What :meth:`DelegationMethods.apply_delegation` recorded.
+    """What :meth:`Delegations.apply` recorded.
 
     Attributes:
         event_id: The ``delegate`` event (undo it to take the whole delegation back).
@@ -242,7 +243,7 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
-def latest_delegations(study: StudyView) -> dict[str, dict[str, Any]]:
+def latest_delegations(study: StudyHandle) -> dict[str, dict[str, Any]]:
     """code id -> that code's entry of the latest delegation not undone that planned it.
 
     Each entry is the plan's JSON for the code (threshold, audit evidence, counts,
@@ -277,7 +278,7 @@ def latest_delegations(study: StudyView) -> dict[str, dict[str, Any]]:
     return out
 
 
-def guarantee_sentences(study: StudyView) -> dict[str, str]:
+def guarantee_sentences(study: StudyHandle) -> dict[str, str]:
     """code id -> the one-sentence guarantee of its latest delegation (for provenance).
 
     Only codes a delegation (not undone) planned are listed; a refused code's sentence
@@ -286,12 +287,17 @@ def guarantee_sentences(study: StudyView) -> dict[str, str]:
     return {code: str(entry["guarantee"]) for code, entry in latest_delegations(study).items()}
 
 
-class DelegationMethods:
-    """Applying and undoing a delegation, as methods of :class:`study.store.Study`."""
+class Delegations:
+    """Applying and undoing a delegation, and quoting its guarantees."""
 
-    def apply_delegation(
-        self: StudyWriter, plan: DelegationPlan, *, coder: str
-    ) -> DelegationApplied:
+    def __init__(self, study: StudyHandle) -> None:
+        self._study = study
+
+    @property
+    def _index(self) -> StudyIndex:
+        return self._study.index  # a revision or a wave renews it: read it each time
+
+    def apply(self, plan: DelegationPlan, *, coder: str) -> DelegationApplied:
         """Record the model's picks on the plan's pairs as ``delegated`` decisions.
 
         One transaction: the pairs are found again inside it (uncoded, scored under the
@@ -305,7 +311,7 @@ class DelegationMethods:
         detail = _json_safe(plan.to_dict())
         recorded: dict[str, int] = {}
         withdrawn: dict[str, int] = {}
-        with self.transaction() as conn:
+        with self._study.transaction() as conn:
             head = int(
                 conn.execute(
                     "INSERT INTO events (at, kind, coder, source, config_id, detail) "
@@ -315,8 +321,8 @@ class DelegationMethods:
                 or 0
             )
             for code_plan in plan.codes:
-                cid = self.index.code_key(code_plan.code_id)
-                audit = audit_keys(conn, self.index, code_plan.code_id)
+                cid = self._index.code_key(code_plan.code_id)
+                audit = audit_keys(conn, self._index, code_plan.code_id)
                 threshold = code_plan.delegation.threshold
                 targets: dict[int, int] = {}
                 if threshold is not None:
@@ -340,7 +346,7 @@ class DelegationMethods:
                 for rid in gone:
                     decisions.apply_event(
                         conn,
-                        self.index,
+                        self._index,
                         "clear",
                         rid,
                         cid,
@@ -352,7 +358,7 @@ class DelegationMethods:
                 for rid, pick in targets.items():
                     decisions.apply_event(
                         conn,
-                        self.index,
+                        self._index,
                         "record",
                         rid,
                         cid,
@@ -368,11 +374,11 @@ class DelegationMethods:
                 raise StudyError(
                     "nothing to delegate: no code is certified with uncoded pairs at or "
                     "above its threshold",
-                    path=self.path,
+                    path=self._study.path,
                 )
         return DelegationApplied(event_id=head, recorded=recorded, withdrawn=withdrawn)
 
-    def undo_delegation(self: StudyWriter, *, coder: str | None = None) -> Decision | None:
+    def undo(self, *, coder: str | None = None) -> Decision | None:
         """Undo the latest delegation not yet undone (of ``coder``, or anyone's).
 
         Each delegated decision is taken back while it is still its pair's decision;
@@ -390,13 +396,13 @@ class DelegationMethods:
         if coder is not None:
             sql += " AND coder = ?"
             params.append(decisions.check_coder(coder))
-        with self.transaction() as conn:
+        with self._study.transaction() as conn:
             row = conn.execute(sql + " ORDER BY id DESC LIMIT 1", params).fetchone()
             if row is None:
                 return None
-            return decisions.undo_batch(conn, self.index, int(row[0]))
+            return decisions.undo_batch(conn, self._index, int(row[0]))
 
-    def delegation_guarantees(self: StudyWriter) -> dict[str, str]:
+    def guarantees(self) -> dict[str, str]:
         """code id -> the guarantee sentence of its latest delegation (see
         :func:`guarantee_sentences`)."""
-        return guarantee_sentences(self)
+        return guarantee_sentences(self._study)

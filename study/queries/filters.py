@@ -9,9 +9,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from study.index import StudyView
 from study.queries.listings import LISTING
 from study.rows import CONSENSUS
+from study.view import StudyView
 
 
 def pair_filters(

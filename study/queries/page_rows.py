@@ -11,15 +11,15 @@ from typing import Any
 
 from codebooks.model import Code, Scale
 from study.codec import blob_to_floats
-from study.index import StudyView
 from study.rows import PairRow
+from study.view import StudyView
 
 
 def pair_scale(study: StudyView, config_id: int | None, code: Code) -> Scale:
     """The scale a pair is read on: the code's own, else the configuration's or codebook's."""
     if config_id is None:
         return study.codebook.scale_for(code)
-    return code.scale or study.config_row(config_id).scale
+    return code.scale or study.scores.config_row(config_id).scale
 
 
 def scale_label(scale: Scale, value: int | None) -> str | None:

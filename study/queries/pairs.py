@@ -1,4 +1,8 @@
-"""Read-side queries of a study: the review queue and its counts.
+"""Read-side queries of a study: :class:`Queries` (``study.queries``).
+
+The review queue and its counts (pairs), the response mode's pages (response by
+response: the order's ranking is kept by :mod:`study.queries.responses`), progress and
+the input to screening (columns in :mod:`study.queries.summaries`).
 
 Designed for 10,000 responses x 20 codes (200,000 pairs) and more: every order of the
 queue is an index walk that stops after one page (indexes in :mod:`study.file.schema`), and
@@ -34,10 +38,11 @@ default any coder's decision counts, and a row shows the latest).
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import TYPE_CHECKING, Any
 
+from study.codec import blob_to_floats
 from study.errors import StudyError
-from study.index import StudyView
 from study.queries.filters import listed_count as _listed_count
 from study.queries.filters import listed_position as _listed_position
 from study.queries.filters import pair_filters as _filters
@@ -51,10 +56,16 @@ from study.queries.listings import (
     LISTING as _LISTING,
 )
 from study.queries.page_rows import page_rows, pair_scale
-from study.rows import ORDERS, STATUSES, PairRow
+from study.queries.responses import keyed_ranking, page_keys
+from study.queries.summaries import ANNOTATED_COLUMNS
+from study.rows import ORDERS, STATUSES, PairRow, ResponseRow
+from study.view import StudyView
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Re-exported: callers imported it from here before the cut.
-__all__ = ["PairQueries", "pair_scale"]
+__all__ = ["Queries", "pair_scale"]
 
 #: The score columns of each order, with True where they sort descending (the indexes in
 #: :mod:`study.schema` follow these; a reversed order walks them backwards).
@@ -102,14 +113,14 @@ def _check(order: str | None, status: str | None, offset: int, limit: int) -> No
         raise StudyError("offset and limit must not be negative")
 
 
-class PairQueries:
-    """The read-side queries, as methods of :class:`study.store.Study` (a mixin).
+class Queries:
+    """The read-side queries of a study (orders and filters in the module docstring)."""
 
-    Each method uses only the study's public face (:class:`study.index.StudyView`).
-    """
+    def __init__(self, study: StudyView) -> None:
+        self._study = study
 
-    def query_pairs(
-        self: StudyView,
+    def page(
+        self,
         config_id: int | None,
         *,
         order: str = "entropy",
@@ -129,23 +140,23 @@ class PairQueries:
         unscored pairs on the page where the scored ones run out).
 
         Args:
-            study: The open self.
             config_id: The scoring configuration whose scores are shown; ``None`` lists the
                 pairs without scores, in id order.
             order: ``entropy``, ``confidence``, ``pick`` or ``id``.
             code_id, status, search, coder: Filters.
             offset, limit: The page.
-            wave: Only the responses this wave added (:meth:`Study.waves`).
+            wave: Only the responses this wave added (``study.versions.waves()``).
             reverse: Each order backwards (scored pairs still come before unscored ones).
         """
+        study = self._study
         _check(order, status, offset, limit)
         if config_id is not None:
-            self.config_row(config_id)
+            study.scores.config_row(config_id)
         if limit == 0:
             return []
-        codable = self.index.codable_sql
-        with self.snapshot() as conn:
-            audit = audit_listing(self, conn) if status == "review" else "[]"
+        codable = study.index.codable_sql
+        with study.snapshot() as conn:
+            audit = audit_listing(study, conn) if status == "review" else "[]"
             # The same filters on each of the listings below, under their own aliases.
             filters: dict[str, Any] = {
                 "code_id": code_id,
@@ -156,24 +167,24 @@ class PairQueries:
                 "audit": audit,
             }
             if order in LISTED_ORDERS:
-                clauses, params = _filters(self, "l.rid", "l.cid", **filters)
+                clauses, params = _filters(study, "l.rid", "l.cid", **filters)
                 direction = " DESC" if reverse else ""
                 return page_rows(
                     conn,
-                    self,
+                    study,
                     config_id,
                     coder,
                     f"SELECT l.rid, l.cid, l.pos FROM ({_LISTING}) l "
                     f"WHERE l.cid IN ({codable}){_where(clauses)} "
                     f"ORDER BY l.pos{direction} LIMIT ? OFFSET ?",
-                    [listing(self, conn, order, coder), *params, limit, offset],
+                    [listing(study, conn, order, coder), *params, limit, offset],
                     f"p.pos{direction}",
                 )
             if config_id is None or order == "id":
-                clauses, params = _filters(self, "r.rid", "c.cid", **filters)
+                clauses, params = _filters(study, "r.rid", "c.cid", **filters)
                 return page_rows(
                     conn,
-                    self,
+                    study,
                     config_id,
                     coder,
                     f"SELECT r.rid, c.cid FROM responses r JOIN codes c ON c.cid IN ({codable}) "
@@ -182,10 +193,10 @@ class PairQueries:
                     [*params, limit, offset],
                     _id_order("p", reverse),
                 )
-            clauses, params = _filters(self, "s.rid", "s.cid", **filters)
+            clauses, params = _filters(study, "s.rid", "s.cid", **filters)
             rows = page_rows(
                 conn,
-                self,
+                study,
                 config_id,
                 coder,
                 f"SELECT s.rid, s.cid FROM scores s WHERE s.config_id = ?{_where(clauses)} "
@@ -204,11 +215,11 @@ class PairQueries:
                             (config_id, *params),
                         ).fetchone()[0]
                     )
-                if self.scored_count(config_id) < self.pair_count():
-                    clauses, params = _filters(self, "r.rid", "c.cid", **filters)
+                if study.scores.scored_count(config_id) < study.pair_count():
+                    clauses, params = _filters(study, "r.rid", "c.cid", **filters)
                     rows += page_rows(
                         conn,
-                        self,
+                        study,
                         config_id,
                         coder,
                         "SELECT r.rid, c.cid FROM responses r JOIN codes c "
@@ -220,8 +231,8 @@ class PairQueries:
                     )
             return rows
 
-    def pair_position(
-        self: StudyView,
+    def position(
+        self,
         config_id: int | None,
         response_id: str,
         code_id: str,
@@ -234,26 +245,26 @@ class PairQueries:
         wave: int | None = None,
         reverse: bool = False,
     ) -> int | None:
-        """Where the pair is in :func:`query_pairs`'s listing (its offset), or None if the
+        """Where the pair is in :meth:`page`'s listing (its offset), or None if the
         filters leave it out.
 
         One count of the rows that sort before it, so the review app can find a pair that
         moved far (scored while highlighted) without paging through the queue.
 
         Args:
-            study: The open self.
-            config_id: The scoring configuration (as in :func:`query_pairs`).
+            config_id: The scoring configuration (as in :meth:`page`).
             response_id, code_id: The pair.
             order: The listing's order.
             code_filter, status, search, coder: The listing's filters (``code_id`` of
-                :func:`query_pairs`).
+                :meth:`page`).
             reverse: The listing's order backwards.
         """
+        study = self._study
         _check(order, status, 0, 0)
         if config_id is not None:
-            self.config_row(config_id)
-        rid, cid = self.index.response_key(response_id), self.index.code_key(code_id)
-        codable = self.index.codable_sql
+            study.scores.config_row(config_id)
+        rid, cid = study.index.response_key(response_id), study.index.code_key(code_id)
+        codable = study.index.codable_sql
         filters: dict[str, Any] = {
             "code_id": code_filter,
             "status": status,
@@ -263,13 +274,13 @@ class PairQueries:
         }
         pairs = f"FROM responses r JOIN codes c ON c.cid IN ({codable})"
         earlier = ">" if reverse else "<"  # an id that sorts before, in id order
-        with self.snapshot() as conn:
-            filters["audit"] = audit_listing(self, conn) if status == "review" else "[]"
+        with study.snapshot() as conn:
+            filters["audit"] = audit_listing(study, conn) if status == "review" else "[]"
             if order in LISTED_ORDERS:
                 return _listed_position(
-                    self, conn, listing(self, conn, order, coder), rid, cid, filters, reverse
+                    study, conn, listing(study, conn, order, coder), rid, cid, filters, reverse
                 )
-            clauses, params = _filters(self, "r.rid", "c.cid", **filters)
+            clauses, params = _filters(study, "r.rid", "c.cid", **filters)
             listed = conn.execute(
                 f"SELECT 1 {pairs} WHERE r.rid = ? AND c.cid = ?{_where(clauses)}",
                 [rid, cid, *params],
@@ -290,7 +301,7 @@ class PairQueries:
                 f"SELECT {columns} FROM scores WHERE config_id = ? AND rid = ? AND cid = ?",
                 (config_id, rid, cid),
             ).fetchone()
-            scored_clauses, scored_params = _filters(self, "s.rid", "s.cid", **filters)
+            scored_clauses, scored_params = _filters(study, "s.rid", "s.cid", **filters)
             scored = f"FROM scores s WHERE s.config_id = ?{_where(scored_clauses)}"
             if mine is not None:
                 before, before_params = _sorts_before(keys, list(mine))
@@ -314,25 +325,25 @@ class PairQueries:
             )
             return scored_total + unscored_before
 
-    def response_pairs(
-        self: StudyView, config_id: int | None, response_id: str, *, coder: str | None = None
+    def of_response(
+        self, config_id: int | None, response_id: str, *, coder: str | None = None
     ) -> list[PairRow]:
         """Every codable code of one response, in codebook order, as queue rows.
 
         Args:
-            study: The open self.
             config_id: The scoring configuration whose scores are shown (``None``: none).
             response_id: The response.
             coder: Show this coder's decisions (default: the latest decision of any coder).
         """
+        study = self._study
         if config_id is not None:
-            self.config_row(config_id)
-        rid = self.index.response_key(response_id)
-        codable = self.index.codable_sql
-        with self.snapshot() as conn:
+            study.scores.config_row(config_id)
+        rid = study.index.response_key(response_id)
+        codable = study.index.codable_sql
+        with study.snapshot() as conn:
             return page_rows(
                 conn,
-                self,
+                study,
                 config_id,
                 coder,
                 f"SELECT r.rid, c.cid FROM responses r JOIN codes c ON c.cid IN ({codable}) "
@@ -341,8 +352,8 @@ class PairQueries:
                 "p.cid",
             )
 
-    def count_pairs(
-        self: StudyView,
+    def count(
+        self,
         config_id: int | None,
         *,
         code_id: str | None = None,
@@ -352,20 +363,20 @@ class PairQueries:
         wave: int | None = None,
         order: str | None = None,
     ) -> int:
-        """How many pairs :func:`query_pairs` lists with these filters (all pages).
+        """How many pairs :meth:`page` lists with these filters (all pages).
 
         Every pair is listed whatever ``config_id``, so the count does not depend on it;
         it depends on ``order`` only for the listings (``audit``, ``shared``).
         """
+        study = self._study
         _check(order, status, 0, 0)
         if config_id is not None:
-            self.config_row(config_id)
-        with self.snapshot() as conn:
+            study.scores.config_row(config_id)
+        with study.snapshot() as conn:
             if order in LISTED_ORDERS or status == "review":
                 if status == "review" and order not in LISTED_ORDERS:
                     # Undecided, less the audit pairs that are undecided.
-                    undecided = PairQueries.count_pairs(
-                        self,
+                    undecided = self.count(
                         config_id,
                         code_id=code_id,
                         status="undecided",
@@ -373,24 +384,24 @@ class PairQueries:
                         coder=coder,
                         wave=wave,
                     )
-                    listed, status = audit_listing(self, conn), "undecided"
+                    listed, status = audit_listing(study, conn), "undecided"
                     return undecided - _listed_count(
-                        self, conn, listed, code_id, status, search, coder, wave
+                        study, conn, listed, code_id, status, search, coder, wave
                     )
                 return _listed_count(
-                    self,
+                    study,
                     conn,
-                    listing(self, conn, str(order), coder),
+                    listing(study, conn, str(order), coder),
                     code_id,
                     status,
                     search,
                     coder,
                     wave,
-                    audit=audit_listing(self, conn) if status == "review" else "[]",
+                    audit=audit_listing(study, conn) if status == "review" else "[]",
                 )
-            codes = 1 if code_id is not None else len(self.index.codable_keys)
+            codes = 1 if code_id is not None else len(study.index.codable_keys)
             if code_id is not None:
-                self.index.code_key(code_id)
+                study.index.code_key(code_id)
             if search or wave is not None:
                 folded = (search or "").casefold()
                 responses = int(
@@ -401,13 +412,13 @@ class PairQueries:
                     ).fetchone()[0]
                 )
             else:
-                responses = self.response_count()
+                responses = study.response_count()
             base = responses * codes
             if status is None:
                 return base
             if status == "disagreement":
                 clauses, params = _filters(
-                    self,
+                    study,
                     "p.rid",
                     "p.cid",
                     code_id=code_id,
@@ -424,7 +435,7 @@ class PairQueries:
                     ).fetchone()[0]
                 )
             clauses, params = _filters(
-                self,
+                study,
                 "a.rid",
                 "a.cid",
                 code_id=code_id,
@@ -447,3 +458,284 @@ class PairQueries:
                 ).fetchone()[0]
             )
             return base - decided if status == "undecided" else decided
+
+    def response_page(
+        self,
+        config_id: int | None,
+        *,
+        order: str = "entropy",
+        reverse: bool = False,
+        offset: int = 0,
+        limit: int = 40,
+    ) -> list[str]:
+        """Response ids ``offset .. offset + limit`` in a response order.
+
+        Args:
+            config_id: The configuration whose scores order them (``None``: id order).
+            order: One of :data:`~study.rows.RESPONSE_ORDERS`: ``entropy`` puts the
+                response whose least sure code is least sure first (highest normalised
+                entropy across its codable codes; unscored responses follow in id
+                order); ``id`` natural order; ``audit`` the audit sample's responses in
+                their random order (the others follow in id order).
+            reverse: The order backwards.
+            offset: Responses to skip.
+            limit: Most responses returned.
+        """
+        study = self._study
+        with study.snapshot() as conn:
+            rids = page_keys(study, conn, config_id, order, reverse, offset, limit)
+        return [study.index.response_id(rid) for rid in rids]
+
+    def response_position(
+        self,
+        config_id: int | None,
+        response_id: str,
+        *,
+        order: str = "entropy",
+        reverse: bool = False,
+    ) -> int:
+        """Index of ``response_id`` in a response order (see :meth:`response_page`)."""
+        study = self._study
+        rid = study.index.response_key(response_id)
+        with study.snapshot() as conn:
+            ranking = keyed_ranking(study, conn, config_id, order, reverse)
+            if ranking is not None:
+                return ranking.places[rid]
+            before = "rid > ?" if reverse else "rid < ?"
+            row = conn.execute(f"SELECT COUNT(*) FROM responses WHERE {before}", [rid])
+            return int(row.fetchone()[0])
+
+    def response_after(
+        self,
+        config_id: int | None,
+        response_id: str,
+        *,
+        step: int = 1,
+        order: str = "entropy",
+        reverse: bool = False,
+    ) -> str | None:
+        """The response ``step`` places after ``response_id`` (before, when negative) in
+        a response order; None past either end."""
+        study = self._study
+        with study.snapshot():  # one read: the position and the page agree
+            position = self.response_position(config_id, response_id, order=order, reverse=reverse)
+            target = position + step
+            if target < 0:
+                return None
+            page = self.response_page(
+                config_id, order=order, reverse=reverse, offset=target, limit=1
+            )
+        return page[0] if page else None
+
+    def responses(
+        self,
+        config_id: int | None,
+        *,
+        order: str = "entropy",
+        reverse: bool = False,
+        offset: int = 0,
+        limit: int = 40,
+        coder: str | None = None,
+    ) -> list[ResponseRow]:
+        """One page of the response list: the responses of :meth:`response_page` (same
+        order, same page), each summed up across its codes.
+
+        One query for the page, each count an index seek per response: a page costs the
+        same on 10,000 responses as on 10.
+
+        Args:
+            config_id: The configuration whose scores are summed up (and order them).
+            order, reverse, offset, limit: As in :meth:`response_page`.
+            coder: Count this coder's decisions, notes and memo only (default: any
+                coder's, as the queue shows the latest decision of any coder).
+        """
+        study = self._study
+        codable = study.index.codable_sql
+        with study.snapshot() as conn:
+            rids = page_keys(study, conn, config_id, order, reverse, offset, limit)
+            if not rids:
+                return []
+            scores = (
+                f"FROM scores s WHERE s.config_id = ? AND s.rid = r.rid AND s.cid IN ({codable})"
+            )
+            mine = "(? IS NULL OR {}.coder = ?)"
+            sql = (
+                # A snippet needs the start of the text only.
+                "SELECT r.rid, substr(r.text, 1, 600), "
+                f"(SELECT MAX(s.norm_entropy) {scores}), (SELECT COUNT(*) {scores}), "
+                "(SELECT COUNT(DISTINCT a.cid) FROM annotations a WHERE a.rid = r.rid "
+                f"AND a.cid IN ({codable}) AND {mine.format('a')}), "
+                f"EXISTS (SELECT 1 FROM memos m WHERE m.rid = r.rid AND {mine.format('m')}), "
+                "EXISTS (SELECT 1 FROM notes n WHERE n.rid = r.rid "
+                f"AND n.cid IN ({codable}) AND {mine.format('n')}) "
+                "FROM responses r WHERE r.rid IN (SELECT value FROM json_each(?))"
+            )
+            config = -1 if config_id is None else config_id
+            params = [config, config, coder, coder, coder, coder, coder, coder, json.dumps(rids)]
+            found = {int(row[0]): row for row in conn.execute(sql, params)}
+        count = len(study.index.codable_keys)
+        return [
+            ResponseRow(
+                response_id=study.index.response_id(rid),
+                text=str(found[rid][1]),
+                max_entropy=None if found[rid][2] is None else float(found[rid][2]),
+                scored=int(found[rid][3]),
+                decided=int(found[rid][4]),
+                codes=count,
+                memo=bool(found[rid][5]),
+                noted=bool(found[rid][6]),
+            )
+            for rid in rids
+        ]
+
+    def progress(self, config_id: int | None = None, *, coder: str | None = None) -> dict[str, Any]:
+        """Decided (and, with a configuration, scored) counts, overall and per code.
+
+        Returns:
+            ``{"total", "decided", "undecided", "human", "model", "scored", "by_code"}``
+            where ``by_code`` maps each codable code id to the same keys (plus ``name``) for
+            that code. ``scored`` is ``None`` without a configuration. A pair decided by
+            several coders counts once in ``decided``; ``human``/``model`` count pairs with
+            at least one decision of that source.
+        """
+        study = self._study
+        if config_id is not None:
+            study.scores.config_row(config_id)
+        n = study.response_count()
+        where, params = ("WHERE coder = ?", [coder]) if coder is not None else ("", [])
+        with study.snapshot() as conn:
+            decided = dict(
+                conn.execute(
+                    "SELECT cid, COUNT(*) FROM (SELECT DISTINCT rid, cid FROM annotations "
+                    f"{where}) GROUP BY cid",
+                    params,
+                ).fetchall()
+            )
+            by_source: dict[tuple[int, str], int] = {
+                (int(cid), str(source)): int(count)
+                for cid, source, count in conn.execute(
+                    "SELECT cid, source, COUNT(*) FROM (SELECT DISTINCT rid, cid, source FROM "
+                    f"annotations {where}) GROUP BY cid, source",
+                    params,
+                )
+            }
+            scored: dict[int, int] = {}
+            if config_id is not None:
+                scored = dict(
+                    conn.execute(
+                        "SELECT cid, COUNT(*) FROM scores WHERE config_id = ? GROUP BY cid",
+                        (config_id,),
+                    ).fetchall()
+                )
+        by_code: dict[str, dict[str, Any]] = {}
+        for cid in study.index.codable_keys:
+            code = study.index.code_at(cid)
+            d = int(decided.get(cid, 0))
+            by_code[code.id] = {
+                "name": code.name,
+                "total": n,
+                "decided": d,
+                "undecided": n - d,
+                "human": by_source.get((cid, "human"), 0),
+                "model": by_source.get((cid, "model"), 0),
+                "scored": None if config_id is None else int(scored.get(cid, 0)),
+            }
+        total = n * len(study.index.codable_keys)
+        decided_total = sum(c["decided"] for c in by_code.values())
+        return {
+            "total": total,
+            "decided": decided_total,
+            "undecided": total - decided_total,
+            "human": sum(c["human"] for c in by_code.values()),
+            "model": sum(c["model"] for c in by_code.values()),
+            "scored": None if config_id is None else sum(c["scored"] for c in by_code.values()),
+            "by_code": by_code,
+        }
+
+    def annotated_pairs(self, config_id: int | None, *, coder: str | None = None) -> pd.DataFrame:
+        """Every decision with the model's score of its pair: the input to screening.
+
+        One row per (response, code, coder) decision, ordered by response id, code, coder.
+        ``source`` tells a coder's own decision (``human``) from an accepted model pick
+        (``model``); screening should normally keep only ``human`` rows, since an accepted
+        pick is not independent evidence. Score columns are missing (``NaN``/``None``,
+        ``scored`` False) for a pair not scored under ``config_id``.
+
+        Columns: ``ANNOTATED_COLUMNS``. ``applies``/``pick_applies`` reduce the decision and
+        the pick to applies / does not apply (value >= the scale's ``applies_from``);
+        ``p_applies`` is the model's probability mass on those values; ``scale_values`` are
+        the option values matching ``probs``.
+        """
+        study = self._study
+        import pandas as pd  # here, not at the top: the queue's pages must not pay for it
+
+        if config_id is not None:
+            study.scores.config_row(config_id)
+        where, params = ("WHERE a.coder = ?", [coder]) if coder is not None else ("", [])
+        with study.snapshot() as conn:
+            rows = conn.execute(
+                "SELECT a.rid, a.cid, a.coder, a.value, a.source, a.decided_at, s.pick, s.probs, "
+                "s.confidence, s.norm_entropy, s.entropy, s.expected, s.spread, s.on_scale_mass, "
+                "s.off_scale, s.truncated FROM annotations a LEFT JOIN scores s "
+                "ON s.config_id = ? AND s.rid = a.rid AND s.cid = a.cid "
+                f"{where} ORDER BY a.rid, a.cid, a.coder",
+                [config_id if config_id is not None else -1, *params],
+            ).fetchall()
+        records = []
+        for (
+            rid,
+            cid,
+            who,
+            value,
+            source,
+            at,
+            pick,
+            probs,
+            conf,
+            nent,
+            ent,
+            exp,
+            spread,
+            mass,
+            off,
+            trunc,
+        ) in rows:
+            code = study.index.code_at(cid)
+            scale = pair_scale(study, config_id, code)
+            p = None if probs is None else blob_to_floats(probs)
+            records.append(
+                {
+                    "response_id": study.index.response_id(rid),
+                    "code_id": code.id,
+                    "code_name": code.name,
+                    "coder": who,
+                    "value": int(value),
+                    "source": source,
+                    "decided_at": at,
+                    "applies": bool(scale.applies(int(value))),
+                    "scored": p is not None,
+                    "pick": None if pick is None else int(pick),
+                    "pick_applies": None if pick is None else bool(scale.applies(int(pick))),
+                    "probs": p,
+                    "p_max": conf,
+                    "p_applies": None
+                    if p is None
+                    else float(
+                        sum(
+                            pk
+                            for pk, v in zip(p, scale.values, strict=False)
+                            if v >= scale.threshold
+                        )
+                    ),
+                    "norm_entropy": nent,
+                    "entropy": ent,
+                    "expected": exp,
+                    "spread": spread,
+                    "on_scale_mass": mass,
+                    "off_scale": None if off is None else bool(off),
+                    "truncated": None if trunc is None else bool(trunc),
+                    "scale_values": scale.values,
+                    "applies_from": scale.threshold,
+                }
+            )
+        return pd.DataFrame.from_records(records, columns=list(ANNOTATED_COLUMNS))

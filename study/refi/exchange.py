@@ -166,7 +166,7 @@ def _store_decisions(
     triples = [(d.response_id, d.code_id, d.value) for d in items]
     # A pick the coder accepted from the model stays one (codecurve's own record says so).
     sources = {(d.response_id, d.code_id): d.source for d in items if d.source != "human"}
-    study.import_decisions(
+    study.decisions.import_decisions(
         triples,
         coder=coder,
         replace=replace,
@@ -181,8 +181,8 @@ def _store_notes(study: Study, notes: Iterable[ImportedNote]) -> int:
     stored = 0
     for note in notes:
         if note.code_id is None:
-            study.set_memo(note.response_id, note.text, coder=note.coder)
+            study.decisions.set_memo(note.response_id, note.text, coder=note.coder)
         else:
-            study.set_note(note.response_id, note.code_id, note.text, coder=note.coder)
+            study.decisions.set_note(note.response_id, note.code_id, note.text, coder=note.coder)
         stored += 1
     return stored

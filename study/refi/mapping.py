@@ -131,8 +131,8 @@ def project_from_study(
     """
     if coder is not None and all_coders:
         raise ProjectFileError("give a coder or all coders, not both")
-    if coder is not None and coder not in study.coders():
-        known = ", ".join(study.coders()) or "none yet"
+    if coder is not None and coder not in study.decisions.coders():
+        known = ", ".join(study.decisions.coders()) or "none yet"
         raise ProjectFileError(f"no decisions by coder {coder!r} in this study (coders: {known})")
     return _Exporter(study).project(coder=coder, all_coders=all_coders)
 
@@ -164,7 +164,7 @@ class _Exporter:
         variables, value_of = _variables(responses, self.guid)
         source_guids = {r.id: self.guid("source", r.id) for r in responses}
         lengths = {r.id: len(r.text) for r in responses}
-        config_id = study.active_config_id()
+        config_id = study.scores.active_config_id()
         decisions = self.decisions(config_id, coder=coder, all_coders=all_coders)
         codings: dict[str, list[Coding]] = defaultdict(list)
         record: list[list[Any]] = []
@@ -264,7 +264,7 @@ class _Exporter:
     def model_user(self, config_id: int | None) -> str:
         if config_id is None:
             return self.user("model", model=True)
-        row = self.study.config_row(config_id)
+        row = self.study.scores.config_row(config_id)
         return self.user(
             f"model {row.model.name} ({row.template_id}, context {row.context})", model=True
         )
@@ -272,7 +272,7 @@ class _Exporter:
     def decisions(
         self, config_id: int | None, *, coder: str | None, all_coders: bool
     ) -> list[_Exported]:
-        frame = self.study.annotated_pairs(config_id, coder=coder)
+        frame = self.study.queries.annotated_pairs(config_id, coder=coder)
         rows: list[dict[str, Any]] = [
             {str(k): v for k, v in row.items()} for row in frame.to_dict("records")
         ]
@@ -294,7 +294,7 @@ class _Exporter:
         if config_id is not None:  # the model's picks where no coder decided
             offset = 0
             while True:
-                page = self.study.query_pairs(
+                page = self.study.queries.page(
                     config_id, order="id", status="undecided", offset=offset, limit=_PAGE
                 )
                 for pair in page:
@@ -404,7 +404,7 @@ class _Exporter:
         if config_id is None:
             return []
         lines = []
-        for who in [coder] if coder is not None else self.study.coders()[:_MAX_SCREENED]:
+        for who in [coder] if coder is not None else self.study.decisions.coders()[:_MAX_SCREENED]:
             try:
                 screened = screen_study(self.study, config_id, coder=who)
             except (StudyError, ValueError) as exc:

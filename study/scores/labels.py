@@ -10,8 +10,8 @@ import sqlite3
 import weakref
 
 from study.errors import StudyError
-from study.index import StudyView
 from study.rows import CONTEXTS, ConfigRow, Context
+from study.view import StudyView
 
 __all__ = [
     "active_context",
@@ -54,13 +54,13 @@ def config_listing(study: StudyView) -> str:
     ids = _config_ids(study)
     if not ids:
         return "the study has no scoring configuration yet; run 'codecurve score' first"
-    active = study.active_config_id()
+    active = study.scores.active_config_id()
     total = study.pair_count()
     parts = []
     for config_id in ids[-LISTED:]:
         mark = ", active" if config_id == active else ""
-        label = config_label(study.config_row(config_id))
-        parts.append(f"{label} ({study.scored_count(config_id)} of {total} scored{mark})")
+        label = config_label(study.scores.config_row(config_id))
+        parts.append(f"{label} ({study.scores.scored_count(config_id)} of {total} scored{mark})")
     more = f" (and {len(ids) - LISTED} older)" if len(ids) > LISTED else ""
     return f"configurations{more}: " + "; ".join(parts)
 
@@ -74,7 +74,7 @@ def resolve_config(study: StudyView, config_id: int | str | None) -> int | None:
             the configurations that exist.
     """
     if config_id is None or config_id == "active":
-        return study.active_config_id()
+        return study.scores.active_config_id()
     if isinstance(config_id, bool) or not isinstance(config_id, int):
         raise StudyError(
             f"a configuration id is an integer, not {config_id!r}; {config_listing(study)}",
@@ -113,7 +113,7 @@ def off_scale_warning(study: StudyView, config_id: int | None) -> str | None:
     if config_id is None:
         return None
     known = _OFF_SCALE.setdefault(study, {})
-    generation = study.score_generation
+    generation = study.scores.generation
     cached = known.get(config_id)
     if cached is not None and cached[0] == generation:
         return cached[1]
@@ -138,10 +138,10 @@ def active_context(study: StudyView, default: Context = "definition") -> Context
     """The prompt context of the study's active configuration, else ``default``: what the
     app scores with when no ``--context`` is given, so that it opens on the scores made
     by ``codecurve score --context ...``."""
-    active = study.active_config_id()
+    active = study.scores.active_config_id()
     if active is None:
         return default
-    context = study.config_row(active).context
+    context = study.scores.config_row(active).context
     for known in CONTEXTS:
         if context == known:
             return known

@@ -36,14 +36,14 @@ def test_a_wave_is_added_with_its_other_columns(
     assert "wave 2: added 1 response" in capsys.readouterr().err
     with Study.open(study, read_only=True) as s:
         assert s.response("r3").attrs["age"] in (52, "52")
-        assert [(w.wave, w.count) for w in s.waves()] == [(1, 2), (2, 1)]
+        assert [(w.wave, w.count) for w in s.versions.waves()] == [(1, 2), (2, 1)]
 
 
 def test_ids_already_in_the_study_are_refused_unless_update(
     study: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with Study.open(study) as s:
-        s.record("r1", "pay", 2, coder="ana")
+        s.decisions.record("r1", "pay", 2, coder="ana")
     wave = write(tmp_path, "w2.csv", "respondent,answer\nr1,Fewer hours now.\nr4,Hi.\n")
     before = content(study)
     capsys.readouterr()
@@ -56,7 +56,7 @@ def test_ids_already_in_the_study_are_refused_unless_update(
     assert "1 decision cleared for re-review" in capsys.readouterr().err
     with Study.open(study, read_only=True) as s:
         assert s.response("r1").text == "Fewer hours now."
-        assert s.decision("r1", "pay", coder="ana") is None
+        assert s.decisions.decision("r1", "pay", coder="ana") is None
 
 
 @pytest.mark.parametrize(

@@ -109,7 +109,7 @@ def test_agreement_without_scores_matches_scikit_learn(
     path = study["path"]
     assert isinstance(path, Path)
     with Study.open(path, read_only=True) as opened:
-        assert opened.active_config_id() is None
+        assert opened.scores.active_config_id() is None
     payload = agreement_json(path, capsys, "--resamples", "200", "--seed", "7")
     assert payload["coders"] == ["ann", "bob"]
     assert payload["bootstrap"]["resamples"] == 200
@@ -304,10 +304,10 @@ def _scored_study(path: Path) -> Path:
     book = Codebook(name="A", codes=(Code("pay", "Pay", definition="Money."),))
     texts = {f"r{i}": f"response {i}" for i in range(20)}
     opened = Study.create(path, responses=ResponseTable.from_texts(texts), codebook=book)
-    config_id = opened.ensure_config(config)
+    config_id = opened.scores.ensure_config(config)
     high = np.log([0.02, 0.02, 0.02, 0.04, 0.90])
     low = np.log([0.90, 0.04, 0.02, 0.02, 0.02])
-    opened.write_scores(
+    opened.scores.store(
         config_id,
         [
             Score(
@@ -328,10 +328,12 @@ def _scored_study(path: Path) -> Path:
     )
     # ana: agrees with the model on r0-r7 and r10-r17, says 3 on r8, r9, r18, r19.
     values = [5] * 8 + [3, 3] + [1] * 8 + [3, 3]
-    opened.import_decisions([(f"r{i}", "pay", v) for i, v in enumerate(values)], coder="ana")
+    opened.decisions.import_decisions(
+        [(f"r{i}", "pay", v) for i, v in enumerate(values)], coder="ana"
+    )
     # bob accepted the model's pick on r0 (left out when the model is a coder).
-    opened.record("r0", "pay", 5, coder="bob", source="model", config_id=config_id)
-    opened.record("r1", "pay", 4, coder="bob")
+    opened.decisions.record("r0", "pay", 5, coder="bob", source="model", config_id=config_id)
+    opened.decisions.record("r1", "pay", 4, coder="bob")
     opened.close()
     return path
 

@@ -63,9 +63,9 @@ def test_draw_extend_and_progress(
     assert [c["size"] for c in grown["codes"]] == [150]
     with Study.open(path) as study:
         code_audit_blind(study, truth)
-        sample = study.audit()
+        sample = study.audit.sample()
         assert sample is not None
-        study.clear(sample.pairs("pay")[3], "pay", coder="ana")  # one skipped
+        study.decisions.clear(sample.pairs("pay")[3], "pay", coder="ana")  # one skipped
     # The simulated confidences straddle 0.5 (their low band is 0.25-0.6): at that cut
     # every cell of the 2x2 table fills once the audit is coded.
     progress = audit_json(path, capsys, "--cut", "0.5")
@@ -98,7 +98,7 @@ def test_screen_reports_its_sample(
     path, truth = sim
     with Study.open(path) as study:
         for rid in [f"r{i}" for i in range(30)]:
-            study.record(rid, "pay", truth[(rid, "pay")], coder="ana")
+            study.decisions.record(rid, "pay", truth[(rid, "pay")], coder="ana")
     assert main(["screen", str(path), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["sample"] == "all"
@@ -111,10 +111,10 @@ def test_screen_reports_its_sample(
     assert main(["screen", str(path), "--sample", "audit"]) == 1
     assert "no blind decisions on the audit sample" in one_line(capsys.readouterr().err)
     with Study.open(path) as study:
-        sample = study.audit()
+        sample = study.audit.sample()
         assert sample is not None
         for rid in sample.pairs("pay")[:20]:
-            study.record(rid, "pay", truth[(rid, "pay")], coder="ana", blind=True)
+            study.decisions.record(rid, "pay", truth[(rid, "pay")], coder="ana", blind=True)
     assert main(["screen", str(path), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["sample"] == "audit"
@@ -158,7 +158,7 @@ def test_bad_input_leaves_the_study_unchanged(
     assert message in one_line(capsys.readouterr().err)
     assert file_digest(path) == before
     with Study.open(path, read_only=True) as study:
-        assert study.audit() is None
+        assert study.audit.sample() is None
 
 
 def test_a_second_draw_is_refused(
@@ -168,12 +168,12 @@ def test_a_second_draw_is_refused(
     assert main(["audit", str(path), "--per-code", "10", "--seed", "1"]) == 0
     capsys.readouterr()
     with Study.open(path, read_only=True) as study:
-        events = len(study.events())
+        events = len(study.decisions.events())
     assert main(["audit", str(path), "--per-code", "20"]) == 1
     assert "already has an audit sample" in one_line(capsys.readouterr().err)
     with Study.open(path, read_only=True) as study:
-        assert len(study.events()) == events
-        assert set(study.audit().sizes.values()) == {10}  # type: ignore[union-attr]
+        assert len(study.decisions.events()) == events
+        assert set(study.audit.sample().sizes.values()) == {10}  # type: ignore[union-attr]
 
 
 def test_no_such_study(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

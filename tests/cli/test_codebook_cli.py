@@ -65,8 +65,8 @@ def study(tmp_path: Path) -> Path:
     path = tmp_path / "s.codecurve"
     assert main(["new", str(path), "--responses", str(responses), "--codebook", str(codebook)]) == 0
     with Study.open(path) as s:
-        s.record("r3", "team", 4, coder="ana")
-        s.record("r1", "workload", 5, coder="ana")
+        s.decisions.record("r3", "team", 4, coder="ana")
+        s.decisions.record("r1", "workload", 5, coder="ana")
     return path
 
 
@@ -94,7 +94,7 @@ def test_revise_lists_and_exports_each_version(
         names = str(yaml.safe_load(out_file.read_text(encoding="utf-8")))
         assert ("Team" in names) is has_team
     with Study.open(study, read_only=True) as s:
-        decision = s.decision("r1", "workload", coder="ana")
+        decision = s.decisions.decision("r1", "workload", coder="ana")
         assert decision is not None
         assert decision.value == 5
 
@@ -140,7 +140,7 @@ def test_bad_revisions_are_refused_with_the_study_unchanged(
     revised = tmp_path / "rev.yaml"
     revised.write_text(text, encoding="utf-8")
     with Study.open(study) as s:
-        s.record("r2", "pay", 3, coder="ana")
+        s.decisions.record("r2", "pay", 3, coder="ana")
     before = content(study)
     capsys.readouterr()
     assert main(["codebook", str(study), "--revise", str(revised), "--yes"]) == 1
@@ -156,15 +156,15 @@ def test_score_adds_a_configuration_and_activate_chooses_it(
 ) -> None:
     assert main(["score", str(study), "--model", "fake"]) == 0
     with Study.open(study, read_only=True) as s:
-        first = s.active_config_id()
+        first = s.scores.active_config_id()
     assert main(["score", str(study), "--model", "fake", "--context", "full"]) == 0
     with Study.open(study, read_only=True) as s:
-        assert len(s.configs()) == 2
-        assert s.active_config_id() == first  # a new configuration does not take over
+        assert len(s.scores.configs()) == 2
+        assert s.scores.active_config_id() == first  # a new configuration does not take over
     assert main(["score", str(study), "--model", "fake", "--context", "full", "--activate"]) == 0
     with Study.open(study, read_only=True) as s:
-        assert s.active_config_id() != first
-        assert [e.kind for e in s.events() if e.kind == "activate"] == ["activate"]
+        assert s.scores.active_config_id() != first
+        assert [e.kind for e in s.decisions.events() if e.kind == "activate"] == ["activate"]
 
 
 class _Terminal(io.StringIO):
@@ -186,4 +186,4 @@ def test_on_a_terminal_the_revision_is_asked_for(
     monkeypatch.setattr("sys.stdin", _Terminal(answer))
     assert main(["codebook", str(study), "--revise", str(revised)]) == status
     with Study.open(study, read_only=True) as s:
-        assert s.codebook_version() == version
+        assert s.versions.current() == version

@@ -39,19 +39,19 @@ def test_compare_on_the_audit_uses_only_blind_audit_decisions(
     study: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with Study.open(study) as s:
-        sample = s.audit()
+        sample = s.audit.sample()
         assert sample is not None
         blind: set[tuple[str, str]] = set()
         for j, code in enumerate(("pay", "hours")):
             audit = sample.pairs(code)
             for i, rid in enumerate(s.response_ids()):
                 if rid == audit[0]:  # an audit pair decided while seeing the model
-                    s.record(rid, code, value(i, j), coder="ana")
+                    s.decisions.record(rid, code, value(i, j), coder="ana")
                 elif rid in audit:
-                    s.record(rid, code, value(i, j), coder="ana", blind=True)
+                    s.decisions.record(rid, code, value(i, j), coder="ana", blind=True)
                     blind.add((rid, code))
                 else:  # outside the audit: counts only for --sample all
-                    s.record(rid, code, value(i, j), coder="ana")
+                    s.decisions.record(rid, code, value(i, j), coder="ana")
         everything = compare_configs(s, resamples=50)
         audited = compare_configs(s, sample="audit", resamples=50)
     assert len(blind) == 2 * 7
@@ -74,7 +74,7 @@ def test_an_audit_nobody_coded_blind_is_a_clear_error(
 ) -> None:
     with Study.open(study) as s:
         for rid in s.response_ids():
-            s.record(rid, "pay", 3, coder="ana")  # none of it blind
+            s.decisions.record(rid, "pay", 3, coder="ana")  # none of it blind
         with pytest.raises(StudyError, match="no blind decisions by 'ana' on the audit sample"):
             compare_configs(s, sample="audit")
     capsys.readouterr()

@@ -44,7 +44,7 @@ def test_compare_prints_every_configuration(
             for i, rid in enumerate(s.response_ids())
             for j, code in enumerate(("pay", "hours"))
         ]
-        s.import_decisions(items, coder="ana")
+        s.decisions.import_decisions(items, coder="ana")
     capsys.readouterr()
     assert main(["compare", str(study), "--resamples", "50"]) == 0
     table = capsys.readouterr().out

@@ -86,7 +86,7 @@ def test_screen_config_chooses_and_an_unknown_one_lists_those_that_exist(
     workflow: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with Study.open(workflow, read_only=True) as study:
-        active = study.active_config_id()
+        active = study.scores.active_config_id()
         total = study.pair_count()
     payload = screen_json(workflow, capsys, "--config", str(active))
     assert payload["config"]["id"] == active

@@ -20,7 +20,7 @@ Truth = dict[tuple[str, str], int]
 def audited(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path, truth = simulated_study(tmp_path_factory.mktemp("d") / "d.codecurve", n=1200, seed=11)
     with Study.open(path) as study:
-        study.draw_audit(per_code=400, seed=5)
+        study.audit.draw(per_code=400, seed=5)
         code_audit_blind(study, truth)
     return path
 
@@ -147,7 +147,7 @@ def test_delegating_with_no_audit_decisions(
 def test_a_refused_plan_applies_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path, truth = simulated_study(tmp_path / "chance.codecurve", n=300, behaviour="chance")
     with Study.open(path) as study:
-        study.draw_audit(per_code=150, seed=2)
+        study.audit.draw(per_code=150, seed=2)
         code_audit_blind(study, truth)
     before = file_digest(path)
     plan = delegate_json(path, capsys)

@@ -14,6 +14,7 @@ import pytest
 import xmlschema
 
 from study import Study, StudyError
+from study.log.decisions import Decisions
 from study.refi import read_project
 from tests.cli.test_safety import needs_mounts, one_error_line, run_mounted
 from tests.study.test_qdpx_import import NVIVO, qdpx
@@ -73,15 +74,15 @@ def coded(place: Path) -> Path:
             main(["import-codes", str(study), str(place / f"{coder}.csv"), "--coder", coder]) == 0
         )
     with Study.open(study) as opened:
-        opened.set_note("r1", "pay", "long shifts, 😀 <b>", coder="alice")
-        opened.set_note("r3", "team", "see the canteen", coder="bob")
+        opened.decisions.set_note("r1", "pay", "long shifts, 😀 <b>", coder="alice")
+        opened.decisions.set_note("r3", "team", "see the canteen", coder="bob")
     return study
 
 
 def decisions_of(study: Study) -> dict[str, set[tuple[str, str, int]]]:
     out: dict[str, set[tuple[str, str, int]]] = {}
-    for coder in study.coders():
-        frame = study.annotated_pairs(None, coder=coder)
+    for coder in study.decisions.coders():
+        frame = study.queries.annotated_pairs(None, coder=coder)
         out[coder] = {
             (rid, cid, int(value))
             for rid, cid, value in zip(
@@ -93,11 +94,11 @@ def decisions_of(study: Study) -> dict[str, set[tuple[str, str, int]]]:
 
 def notes_of(study: Study) -> set[tuple[str, str, str, str]]:
     return {
-        (r, c, who, study.note(r, c, coder=who) or "")
+        (r, c, who, study.decisions.note(r, c, coder=who) or "")
         for r in study.response_ids()
         for c in (code.id for code in study.codes)
-        for who in study.coders()
-        if study.note(r, c, coder=who)
+        for who in study.decisions.coders()
+        if study.decisions.note(r, c, coder=who)
     }
 
 
@@ -147,17 +148,17 @@ def test_accepted_picks_stay_accepted_through_a_project(coded: Path, place: Path
     """A decision the coder accepted from the model comes back as one (not as the coder's
     own, and not blind); the coder's own decisions come back blind, as imports are."""
     with Study.open(coded) as study:
-        study.record("r2", "hours", 1, coder="carol", source="model")
-        study.record("r3", "hours", 0, coder="carol")
+        study.decisions.record("r2", "hours", 1, coder="carol", source="model")
+        study.decisions.record("r3", "hours", 0, coder="carol")
     project = place / "accepted.qdpx"
     assert main(["export", str(coded), "--project", str(project), "--all-coders"]) == 0
     again = place / "accepted.codecurve"
     assert main(["new", str(again), "--project", str(project)]) == 0
     with Study.open(again, read_only=True) as after:
-        carol = after.annotated_pairs(None, coder="carol")
+        carol = after.queries.annotated_pairs(None, coder="carol")
         sources = dict(zip(carol["response_id"], carol["source"], strict=True))
         assert sources == {"r2": "model", "r3": "human"}
-        blind = after.blind_pairs(coder="carol")
+        blind = after.audit.blind_pairs(coder="carol")
         assert ("r3", "hours", "carol") in blind
         assert ("r2", "hours", "carol") not in blind
     # import-codes of the same project into another study keeps it too.
@@ -168,7 +169,7 @@ def test_accepted_picks_stay_accepted_through_a_project(coded: Path, place: Path
         main(["import-codes", str(other), str(project), "--coder", "carol", "--user", "carol"]) == 0
     )
     with Study.open(other, read_only=True) as imported:
-        frame = imported.annotated_pairs(None, coder="carol")
+        frame = imported.queries.annotated_pairs(None, coder="carol")
         assert dict(zip(frame["response_id"], frame["source"], strict=True)) == {
             "r2": "model",
             "r3": "human",
@@ -295,12 +296,12 @@ def test_a_failure_while_filling_leaves_no_study(
     assert main(["export", str(coded), "--project", str(project), "--all-coders"]) == 0
     calls = []
 
-    def fail(self: Study, items: object, **kwargs: object) -> None:
+    def fail(self: Decisions, items: object, **kwargs: object) -> None:
         calls.append(kwargs["coder"])
         if len(calls) == 2:
             raise StudyError("the second coder fails")
 
-    monkeypatch.setattr(Study, "import_decisions", fail)
+    monkeypatch.setattr(Decisions, "import_decisions", fail)
     line = refused(["new", str(place / "new.codecurve"), "--project", str(project)], place, capsys)
     assert "the second coder fails" in line
     assert calls == ["alice", "bob"]

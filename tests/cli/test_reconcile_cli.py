@@ -18,11 +18,13 @@ def _two_coders_and_consensus(tmp_path: Path) -> Path:
     """ana (from make_study) and ben decide pay on r0..r39; consensus settles r0..r9."""
     path = make_study(tmp_path / "c.codecurve", {"pay": (10, 10, 10, 10)})
     with Study.open(path) as study:
-        study.import_decisions(
+        study.decisions.import_decisions(
             [(f"r{i}", "pay", 5 if i % 4 else 1) for i in range(40)], coder="ben"
         )
         for i in range(10):
-            study.record(f"r{i}", "pay", 5, coder="consensus", note="agreed at the meeting")
+            study.decisions.record(
+                f"r{i}", "pay", 5, coder="consensus", note="agreed at the meeting"
+            )
     return path
 
 

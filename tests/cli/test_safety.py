@@ -53,7 +53,7 @@ def study(files: dict[str, Path]) -> Path:
     args = ["new", str(files["study"]), "--responses", str(files["responses"])]
     assert main([*args, "--codebook", str(files["codebook"])]) == 0
     with Study.open(files["study"]) as opened:
-        opened.import_decisions([("r1", "pay", 4), ("r2", "pay", 2)], coder="Alice")
+        opened.decisions.import_decisions([("r1", "pay", 4), ("r2", "pay", 2)], coder="Alice")
     return files["study"]
 
 
@@ -101,7 +101,7 @@ def test_export_refuses_to_overwrite_the_study(
     assert snapshot(study) == before
     assert link.is_symlink()
     with Study.open(study, read_only=True) as opened:
-        assert opened.decision_count() == 2
+        assert opened.decisions.count() == 2
 
 
 def test_export_refuses_another_study(

@@ -39,11 +39,11 @@ def test_score_without_context_resumes_the_active_configuration(study: Path) -> 
     assert main(["score", str(study), "--context", "full", "--model", "fake"]) == 0
     assert main(["score", str(study), "--model", "fake"]) == 0  # resume: no new configuration
     with Study.open(study, read_only=True) as s:
-        contexts = [row.context for row in s.configs()]
-        active = s.active_config_id()
+        contexts = [row.context for row in s.scores.configs()]
+        active = s.scores.active_config_id()
         assert active is not None
         assert contexts == ["full"]
-        assert s.config_row(active).context == "full"
+        assert s.scores.config_row(active).context == "full"
 
 
 def test_the_prompt_budget_reaches_the_engine(study: Path, monkeypatch: pytest.MonkeyPatch) -> None:

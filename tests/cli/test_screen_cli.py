@@ -43,7 +43,7 @@ def make_study(
     n = max(sum(v) for v in cells.values())
     texts = {f"r{i}": f"response {i}" for i in range(n)}
     study = Study.create(path, responses=ResponseTable.from_texts(texts), codebook=codebook)
-    config_id = study.ensure_config(CONFIG)
+    config_id = study.scores.ensure_config(CONFIG)
     counters = dict.fromkeys(cells, 0)
     scores = []
     decisions = []
@@ -66,8 +66,8 @@ def make_study(
             )
         )
         decisions.append((rid, code, coder_value))
-    study.write_scores(config_id, scores)
-    study.import_decisions(decisions, coder="ana")
+    study.scores.store(config_id, scores)
+    study.decisions.import_decisions(decisions, coder="ana")
     study.close()
     return path
 
@@ -145,7 +145,7 @@ def test_several_coders_need_a_choice_and_get_agreement(
 ) -> None:
     path = make_study(tmp_path / "c.codecurve", {"pay": (10, 10, 10, 10)})
     with Study.open(path) as study:
-        study.import_decisions(
+        study.decisions.import_decisions(
             [(f"r{i}", "pay", 5 if i % 4 else 1) for i in range(40)], coder="ben"
         )
     assert main(["screen", str(path)]) == 1
@@ -206,13 +206,13 @@ def test_decisions_on_unscored_pairs_are_counted_in_words(
 ) -> None:
     path = make_study(tmp_path / "u.codecurve", {"pay": (5, 5, 5, 5)})
     with Study.open(path) as study:
-        study.import_decisions([("r0", "team", 3)], coder="ana")  # "team" is never scored
+        study.decisions.import_decisions([("r0", "team", 3)], coder="ana")  # "team" is never scored
     capsys.readouterr()
     assert main(["screen", str(path)]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "1 decision is on a pair not scored yet and was left out." in out
     with Study.open(path) as study:
-        study.import_decisions([("r1", "team", 3)], coder="ana")
+        study.decisions.import_decisions([("r1", "team", 3)], coder="ana")
     assert main(["screen", str(path)]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "2 decisions are on pairs not scored yet and were left out." in out

@@ -222,8 +222,8 @@ def test_import_codes_bad_input_leaves_the_study_unchanged(
         assert main(["import-codes", str(files["study"]), str(path), "--coder", "ann"]) == 1
         assert expected in one_error_line(capsys.readouterr().err), name
     with Study.open(files["study"]) as study:
-        assert study.decision_count() == 0
-        assert [e.kind for e in study.events()] == ["create"]
+        assert study.decisions.count() == 0
+        assert [e.kind for e in study.decisions.events()] == ["create"]
 
 
 def test_second_writer_gets_a_clear_message(
@@ -312,10 +312,10 @@ def test_score_a_study_and_resume(
     assert main(["score", study, "--model", "fake"]) == 0
     assert "stored 0 new scores" in capsys.readouterr().err
     with Study.open(files["study"]) as opened:
-        config_id = opened.active_config_id()
+        config_id = opened.scores.active_config_id()
         assert config_id is not None
-        assert opened.scored_count(config_id) == 6
-        assert opened.config_row(config_id).model.backend == "fake"
+        assert opened.scores.scored_count(config_id) == 6
+        assert opened.scores.config_row(config_id).model.backend == "fake"
     assert main(["score", study, "--model", "fake", "--scale", "binary"]) == 2
     assert "scale is fixed" in one_error_line(capsys.readouterr().err)
     assert main(["score", study, "--model", "fake", "-o", str(tmp_path / "x.csv")]) == 2

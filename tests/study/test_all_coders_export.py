@@ -20,9 +20,13 @@ from tests.factories import build_study
 def study(tmp_path: Path) -> Iterator[Study]:
     s = build_study(tmp_path / "w.codecurve", n=6)
     # team is on a 5-point scale (applies from 4); workload is yes/no.
-    s.import_decisions([("r1", "team", 5), ("r2", "team", 2), ("r1", "workload", 1)], coder="ana")
-    s.import_decisions([("r1", "team", 3), ("r2", "team", 2), ("r1", "workload", 0)], coder="ben")
-    s.record("r1", "team", 4, coder="consensus", note="supportive, not glowing")
+    s.decisions.import_decisions(
+        [("r1", "team", 5), ("r2", "team", 2), ("r1", "workload", 1)], coder="ana"
+    )
+    s.decisions.import_decisions(
+        [("r1", "team", 3), ("r2", "team", 2), ("r1", "workload", 0)], coder="ben"
+    )
+    s.decisions.record("r1", "team", 4, coder="consensus", note="supportive, not glowing")
     yield s
     s.close()
 
@@ -47,17 +51,17 @@ def test_all_coders_is_refused_in_the_long_layout(study: Study, tmp_path: Path) 
 
 
 def test_disagreement_status_counts_and_lists_the_same_pairs(study: Study) -> None:
-    cfg = study.active_config_id()
-    rows = study.query_pairs(cfg, status="disagreement", limit=100)
+    cfg = study.scores.active_config_id()
+    rows = study.queries.page(cfg, status="disagreement", limit=100)
     keys = {(r.response_id, r.code_id) for r in rows}
     assert keys == {("r1", "team"), ("r1", "workload")}
-    assert study.count_pairs(cfg, status="disagreement") == 2
-    assert study.count_pairs(cfg, status="disagreement", code_id="team") == 1
-    assert study.pair_position(cfg, "r2", "team", status="disagreement") is None
-    assert study.pair_position(cfg, "r1", "team", status="disagreement", order="id") is not None
+    assert study.queries.count(cfg, status="disagreement") == 2
+    assert study.queries.count(cfg, status="disagreement", code_id="team") == 1
+    assert study.queries.position(cfg, "r2", "team", status="disagreement") is None
+    assert study.queries.position(cfg, "r1", "team", status="disagreement", order="id") is not None
     # The consensus coder's decision does not make a disagreement of its own.
-    study.record("r2", "team", 5, coder="consensus")
-    assert study.count_pairs(cfg, status="disagreement") == 2
+    study.decisions.record("r2", "team", 5, coder="consensus")
+    assert study.queries.count(cfg, status="disagreement") == 2
 
 
 def test_disagreements_list_each_coder_and_the_consensus(study: Study) -> None:

@@ -48,7 +48,7 @@ def simulated_study(
     rng = np.random.default_rng(seed)
     texts = {f"r{i}": f"response {i}" for i in range(n)}
     study = Study.create(path, responses=ResponseTable.from_texts(texts), codebook=SIM_CODEBOOK)
-    config_id = study.ensure_config(SIM_CONFIG)
+    config_id = study.scores.ensure_config(SIM_CONFIG)
     truth: dict[tuple[str, str], int] = {}
     scores = []
     for code in SIM_CODEBOOK.codes:
@@ -76,19 +76,19 @@ def simulated_study(
                     code_hash="c",
                 )
             )
-    study.write_scores(config_id, scores)
+    study.scores.store(config_id, scores)
     study.close()
     return path, truth
 
 
 def code_audit_blind(study: Study, truth: dict[tuple[str, str], int], *, coder: str = "ana") -> int:
     """Record the true value of every audit pair, blind; return how many."""
-    sample = study.audit()
+    sample = study.audit.sample()
     assert sample is not None
     count = 0
     for code in study.codes:
         for rid in sample.pairs(code.id):
-            study.record(rid, code.id, truth[(rid, code.id)], coder=coder, blind=True)
+            study.decisions.record(rid, code.id, truth[(rid, code.id)], coder=coder, blind=True)
             count += 1
     return count
 
@@ -109,8 +109,8 @@ def sim(tmp_path: Path) -> Simulated:
 def test_draw_is_the_seeded_permutation_and_is_logged(sim: Simulated) -> None:
     path, _ = sim
     with Study.open(path) as study:
-        assert study.audit() is None
-        sample = study.draw_audit(per_code=40, seed=7)
+        assert study.audit.sample() is None
+        sample = study.audit.draw(per_code=40, seed=7)
         assert sample.seed == 7
         assert sample.permutation == audit_permutation(study.response_ids(), seed=7)
         assert dict(sample.sizes) == {"workload": 40, "pay": 40}
@@ -120,35 +120,35 @@ def test_draw_is_the_seeded_permutation_and_is_logged(sim: Simulated) -> None:
         assert sample.is_audit(first, "pay")
         assert not sample.is_audit(sample.permutation[40], "pay")
         assert sample.position("nobody") is None
-        events = [e for e in study.events() if e.kind == "audit"]
+        events = [e for e in study.decisions.events() if e.kind == "audit"]
         assert len(events) == 1
         detail = json.loads(events[0].detail or "")
         assert detail["seed"] == 7
         assert detail["sizes"] == {"workload": 40, "pay": 40}
     with Study.open(path, read_only=True) as study:
-        assert study.audit() == sample  # read back from the log
+        assert study.audit.sample() == sample  # read back from the log
 
 
 def test_default_size_is_capped_by_the_population(tmp_path: Path) -> None:
     path, _ = simulated_study(tmp_path / "small.codecurve", n=30)
     with Study.open(path) as study:
-        assert dict(study.draw_audit(seed=1).sizes) == {"workload": 30, "pay": 30}
+        assert dict(study.audit.draw(seed=1).sizes) == {"workload": 30, "pay": 30}
     path, _ = simulated_study(tmp_path / "big.codecurve", n=DEFAULT_AUDIT_PER_CODE + 5)
     with Study.open(path) as study:
-        sizes = study.draw_audit(seed=1).sizes
+        sizes = study.audit.draw(seed=1).sizes
         assert set(sizes.values()) == {DEFAULT_AUDIT_PER_CODE}
 
 
 def test_extend_takes_the_next_items_of_the_same_permutation(sim: Simulated) -> None:
     path, _ = sim
     with Study.open(path) as study:
-        drawn = study.draw_audit(per_code=20, seed=3)
-        grown = study.extend_audit(15, codes=["Pay"])
+        drawn = study.audit.draw(per_code=20, seed=3)
+        grown = study.audit.extend(15, codes=["Pay"])
         assert grown.seed == 3
         assert grown.permutation == drawn.permutation
         assert dict(grown.sizes) == {"workload": 20, "pay": 35}
         assert grown.pairs("pay")[:20] == drawn.pairs("pay")
-        again = study.extend_audit(5)
+        again = study.audit.extend(5)
         assert dict(again.sizes) == {"workload": 25, "pay": 40}
         assert len(again.draws) == 3
 
@@ -158,8 +158,8 @@ def test_the_queue_walks_responses_in_audit_order_with_all_their_codes(
 ) -> None:
     path, _ = sim
     with Study.open(path) as study:
-        study.draw_audit(per_code=2, seed=3)
-        sample = study.extend_audit(1, codes=["Pay"])
+        study.audit.draw(per_code=2, seed=3)
+        sample = study.audit.extend(1, codes=["Pay"])
         first, second, third = sample.permutation[:3]
         assert sample.queue() == (
             (first, "workload"),
@@ -173,16 +173,16 @@ def test_the_queue_walks_responses_in_audit_order_with_all_their_codes(
 def test_total_size_is_split_over_the_codes(sim: Simulated) -> None:
     path, _ = sim
     with Study.open(path) as study:
-        assert dict(study.draw_audit(total=41, seed=1).sizes) == {"workload": 21, "pay": 20}
+        assert dict(study.audit.draw(total=41, seed=1).sizes) == {"workload": 21, "pay": 20}
 
 
 def test_a_second_draw_is_refused(sim: Simulated) -> None:
     path, _ = sim
     with Study.open(path) as study:
-        study.draw_audit(per_code=10, seed=1)
+        study.audit.draw(per_code=10, seed=1)
         with pytest.raises(StudyError, match="already has an audit sample"):
-            study.draw_audit(per_code=10, seed=2)
-        assert study.audit().seed == 1  # type: ignore[union-attr]
+            study.audit.draw(per_code=10, seed=2)
+        assert study.audit.sample().seed == 1  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(
@@ -203,11 +203,11 @@ def test_bad_draws_leave_the_study_unchanged(
     path, _ = sim
     before = file_digest(path)
     with Study.open(path) as study:
-        n_events = len(study.events())
+        n_events = len(study.decisions.events())
         with pytest.raises(StudyError, match=message):
-            study.draw_audit(**kwargs)
-        assert len(study.events()) == n_events
-        assert study.audit() is None
+            study.audit.draw(**kwargs)
+        assert len(study.decisions.events()) == n_events
+        assert study.audit.sample() is None
     assert file_digest(path) == before
 
 
@@ -215,43 +215,43 @@ def test_bad_extensions(sim: Simulated) -> None:
     path, _ = sim
     with Study.open(path) as study:
         with pytest.raises(StudyError, match="no audit sample"):
-            study.extend_audit(5)
-        study.draw_audit(per_code=290, seed=1)
-        n_events = len(study.events())
+            study.audit.extend(5)
+        study.audit.draw(per_code=290, seed=1)
+        n_events = len(study.decisions.events())
         with pytest.raises(StudyError, match="larger than the population"):
-            study.extend_audit(11)
+            study.audit.extend(11)
         with pytest.raises(StudyError, match="at least 1"):
-            study.extend_audit(0)
-        assert len(study.events()) == n_events
-        assert set(study.audit().sizes.values()) == {290}  # type: ignore[union-attr]
+            study.audit.extend(0)
+        assert len(study.decisions.events()) == n_events
+        assert set(study.audit.sample().sizes.values()) == {290}  # type: ignore[union-attr]
 
 
 def test_the_sample_ignores_responses_added_later(sim: Simulated) -> None:
     # The permutation is of the responses stored with the first draw: rebuilt from them.
     path, _ = sim
     with Study.open(path) as study:
-        sample = study.draw_audit(per_code=10, seed=5)
+        sample = study.audit.draw(per_code=10, seed=5)
         assert sample.population == 300
 
 
 def test_blind_decisions_are_marked_and_progress_counts_them(sim: Simulated) -> None:
     path, truth = sim
     with Study.open(path) as study:
-        sample = study.draw_audit(per_code=10, seed=4)
+        sample = study.audit.draw(per_code=10, seed=4)
         pay = sample.pairs("pay")
         for rid in pay[:3]:
-            study.record(rid, "pay", truth[(rid, "pay")], coder="ana", blind=True)
-        study.record(pay[5], "pay", 5, coder="ana", blind=True)  # 3 and 4 skipped
-        study.record(pay[6], "pay", 5, coder="ana")  # seen the model: not blind
-        study.record(pay[7], "pay", 5, coder="ana", source="model")
+            study.decisions.record(rid, "pay", truth[(rid, "pay")], coder="ana", blind=True)
+        study.decisions.record(pay[5], "pay", 5, coder="ana", blind=True)  # 3 and 4 skipped
+        study.decisions.record(pay[6], "pay", 5, coder="ana")  # seen the model: not blind
+        study.decisions.record(pay[7], "pay", 5, coder="ana", source="model")
         outside = sample.permutation[50]
-        study.record(outside, "pay", 5, coder="ana", blind=True)  # not an audit pair
-        progress = study.audit_progress(coder="ana")["pay"]
+        study.decisions.record(outside, "pay", 5, coder="ana", blind=True)  # not an audit pair
+        progress = study.audit.progress(coder="ana")["pay"]
         assert (progress.progress.coded, progress.progress.skipped) == (4, 2)
         assert progress.progress.remaining == 4
         assert progress.unblind == 2
-        assert study.audit_progress()["workload"].progress.coded == 0
-        blind = study.blind_pairs(coder="ana")
+        assert study.audit.progress()["workload"].progress.coded == 0
+        blind = study.audit.blind_pairs(coder="ana")
         assert (pay[0], "pay", "ana") in blind
         assert (pay[6], "pay", "ana") not in blind
         with study.snapshot() as conn:
@@ -264,24 +264,24 @@ def test_blind_decisions_are_marked_and_progress_counts_them(sim: Simulated) -> 
 def test_a_blind_decision_cannot_be_an_accepted_pick(sim: Simulated) -> None:
     path, _ = sim
     with Study.open(path) as study, pytest.raises(StudyError, match="blind"):
-        study.record("r1", "pay", 5, coder="ana", source="model", blind=True)
+        study.decisions.record("r1", "pay", 5, coder="ana", source="model", blind=True)
 
 
 def test_undo_restores_the_blind_flag(sim: Simulated) -> None:
     path, _ = sim
     with Study.open(path) as study:
-        study.record("r1", "pay", 5, coder="ana", blind=True)
-        study.record("r1", "pay", 1, coder="ana")
-        assert ("r1", "pay", "ana") not in study.blind_pairs()
-        study.undo(coder="ana")
-        assert ("r1", "pay", "ana") in study.blind_pairs()
+        study.decisions.record("r1", "pay", 5, coder="ana", blind=True)
+        study.decisions.record("r1", "pay", 1, coder="ana")
+        assert ("r1", "pay", "ana") not in study.audit.blind_pairs()
+        study.decisions.undo(coder="ana")
+        assert ("r1", "pay", "ana") in study.audit.blind_pairs()
 
 
 def test_imported_decisions_count_as_blind(sim: Simulated) -> None:
     path, _ = sim
     with Study.open(path) as study:
-        study.import_decisions([("r1", "pay", 1), ("r2", "workload", 5)], coder="gold")
-        assert study.blind_pairs(coder="gold") == {
+        study.decisions.import_decisions([("r1", "pay", 1), ("r2", "workload", 5)], coder="gold")
+        assert study.audit.blind_pairs(coder="gold") == {
             ("r1", "pay", "gold"),
             ("r2", "workload", "gold"),
         }

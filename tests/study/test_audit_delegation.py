@@ -32,7 +32,7 @@ def calibrated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Truth]:
     """2,000 responses x 2 codes, an audit of 400 per code coded blind with the truth."""
     path, truth = simulated_study(tmp_path_factory.mktemp("cal") / "cal.codecurve", n=2000, seed=11)
     with Study.open(path) as study:
-        study.draw_audit(per_code=400, seed=5)
+        study.audit.draw(per_code=400, seed=5)
         code_audit_blind(study, truth)
     return path, truth
 
@@ -57,7 +57,7 @@ def test_calibrated_model_is_delegated_within_the_guarantee(
             assert code.uncoded == 2000 - 400
             assert code.delegated + code.left == code.uncoded
             assert code.delegated > 100
-        applied = study.apply_delegation(plan, coder="ana")
+        applied = study.delegations.apply(plan, coder="ana")
         assert applied.total == plan.delegated
         # The realised error among the delegated pairs, against the truth.
         with study.snapshot() as conn:
@@ -72,7 +72,7 @@ def test_calibrated_model_is_delegated_within_the_guarantee(
         assert wrong / len(rows) <= 0.05
         assert {r[3] for r in rows} == {0}  # delegated decisions are not blind
         # One delegate event with the evidence; every record points to it.
-        events = study.events()
+        events = study.decisions.events()
         heads = [e for e in events if e.kind == "delegate"]
         assert len(heads) == 1
         assert heads[0].coder == "ana"
@@ -88,13 +88,13 @@ def test_calibrated_model_is_delegated_within_the_guarantee(
                 "SELECT COUNT(*) FROM events WHERE batch = ?", (applied.event_id,)
             ).fetchone()[0]
         assert batch == plan.delegated
-        sentences = study.delegation_guarantees()
+        sentences = study.delegations.guarantees()
         assert sentences == guarantee_sentences(study)
         assert sentences["pay"].startswith("With 95% confidence, the model's error rate among the ")
         assert " delegated Pay pairs (confidence >= " in sentences["pay"]
         assert latest_delegations(study)["pay"]["event_id"] == applied.event_id
         # Progress sees the delegated pairs as decided, the rest left for review.
-        assert study.progress()["by_code"]["pay"]["undecided"] == plan.codes[1].left
+        assert study.queries.progress()["by_code"]["pay"]["undecided"] == plan.codes[1].left
 
 
 def test_never_over_a_human_decision_and_undone_as_one(
@@ -103,24 +103,28 @@ def test_never_over_a_human_decision_and_undone_as_one(
     path, _ = calibrated
     path = copy_of(path, tmp_path)
     with Study.open(path) as study:
-        sample = study.audit()
+        sample = study.audit.sample()
         assert sample is not None
         outside = sample.permutation[1500]
-        study.record(outside, "pay", 1, coder="bob")  # another coder's human decision
-        before = {(e.response_id, e.code_id, e.value) for e in study.events() if e.kind == "record"}
+        study.decisions.record(outside, "pay", 1, coder="bob")  # another coder's human decision
+        before = {
+            (e.response_id, e.code_id, e.value)
+            for e in study.decisions.events()
+            if e.kind == "record"
+        }
         plan = plan_delegation(study, cut=CUT, coder="ana")
-        study.apply_delegation(plan, coder="ana")
-        mine = study.decision(outside, "pay", coder="ana")
+        study.delegations.apply(plan, coder="ana")
+        mine = study.decisions.decision(outside, "pay", coder="ana")
         assert mine is None  # the pair bob decided was not delegated
-        assert study.decision(outside, "pay", coder="bob").value == 1  # type: ignore[union-attr]
+        assert study.decisions.decision(outside, "pay", coder="bob").value == 1  # type: ignore[union-attr]
         # A delegated pair decided by hand afterwards keeps the human decision on undo.
         with study.snapshot() as conn:
             rid = conn.execute(
                 "SELECT rid FROM annotations WHERE source = 'delegated' AND coder = 'ana' LIMIT 1"
             ).fetchone()[0]
         hand = study.index.response_id(rid)
-        study.record(hand, "workload", 3, coder="ana")
-        undone = study.undo_delegation(coder="ana")
+        study.decisions.record(hand, "workload", 3, coder="ana")
+        undone = study.delegations.undo(coder="ana")
         assert undone is not None
         assert undone.kind == "delegate"
         with study.snapshot() as conn:
@@ -128,13 +132,17 @@ def test_never_over_a_human_decision_and_undone_as_one(
                 "SELECT COUNT(*) FROM annotations WHERE source = 'delegated'"
             ).fetchone()[0]
         assert left == 0
-        kept = study.decision(hand, "workload", coder="ana")
+        kept = study.decisions.decision(hand, "workload", coder="ana")
         assert kept is not None
         assert kept.source == "human"
         assert kept.value == 3
-        assert study.undo_delegation() is None
-        assert study.delegation_guarantees() == {}
-        after = {(e.response_id, e.code_id, e.value) for e in study.events() if e.kind == "record"}
+        assert study.delegations.undo() is None
+        assert study.delegations.guarantees() == {}
+        after = {
+            (e.response_id, e.code_id, e.value)
+            for e in study.decisions.events()
+            if e.kind == "record"
+        }
         assert before <= after
 
 
@@ -144,16 +152,16 @@ def test_the_coders_undo_takes_back_a_delegation_as_one_action(
     path, _ = calibrated
     path = copy_of(path, tmp_path)
     with Study.open(path) as study:
-        decided = study.decision_count()
+        decided = study.decisions.count()
         plan = plan_delegation(study, cut=CUT)
-        study.apply_delegation(plan, coder="ana")
-        assert study.decision_count() == decided + plan.delegated
-        undone = study.undo(coder="ana")
+        study.delegations.apply(plan, coder="ana")
+        assert study.decisions.count() == decided + plan.delegated
+        undone = study.decisions.undo(coder="ana")
         assert undone is not None
         assert undone.kind == "delegate"
-        assert study.decision_count() == decided
+        assert study.decisions.count() == decided
         # The next undo is the latest audit decision, as before the delegation.
-        last = study.undo(coder="ana")
+        last = study.decisions.undo(coder="ana")
         assert last is not None
         assert last.kind == "record"
 
@@ -165,9 +173,9 @@ def test_repeated_delegation_replaces_the_last(
     path = copy_of(path, tmp_path)
     with Study.open(path) as study:
         loose = plan_delegation(study, cut=CUT, max_error=0.10)
-        study.apply_delegation(loose, coder="ana")
+        study.delegations.apply(loose, coder="ana")
         strict = plan_delegation(study, cut=CUT, max_error=0.05)
-        applied = study.apply_delegation(strict, coder="ana")
+        applied = study.delegations.apply(strict, coder="ana")
         with study.snapshot() as conn:
             count = conn.execute(
                 "SELECT COUNT(*) FROM annotations WHERE source = 'delegated'"
@@ -180,7 +188,7 @@ def test_repeated_delegation_replaces_the_last(
 def test_chance_level_model_is_never_delegated(tmp_path: Path) -> None:
     path, truth = simulated_study(tmp_path / "chance.codecurve", n=600, behaviour="chance")
     with Study.open(path) as study:
-        study.draw_audit(per_code=300, seed=2)
+        study.audit.draw(per_code=300, seed=2)
         code_audit_blind(study, truth)
         plan = plan_delegation(study, cut=CUT)
         assert plan.delegated == 0
@@ -189,10 +197,10 @@ def test_chance_level_model_is_never_delegated(tmp_path: Path) -> None:
             assert code.delegation.threshold is None
             assert code.delegated == 0
             assert code.guarantee().startswith(f"Nothing delegated for {code.code_name} pairs: ")
-        before = len(study.events())
+        before = len(study.decisions.events())
         with pytest.raises(StudyError, match="nothing to delegate"):
-            study.apply_delegation(plan, coder="ana")
-        assert len(study.events()) == before
+            study.delegations.apply(plan, coder="ana")
+        assert len(study.decisions.events()) == before
 
 
 def test_delegating_without_audit_decisions_is_refused(tmp_path: Path) -> None:
@@ -201,7 +209,7 @@ def test_delegating_without_audit_decisions_is_refused(tmp_path: Path) -> None:
     with Study.open(path) as study, pytest.raises(StudyError, match="no audit sample"):
         plan_delegation(study, cut=CUT)
     with Study.open(path) as study:
-        study.draw_audit(per_code=50, seed=1)
+        study.audit.draw(per_code=50, seed=1)
         with pytest.raises(StudyError, match="no blind decisions on the audit sample"):
             plan_delegation(study, cut=CUT)
         with pytest.raises(StudyError, match="strictly between 0 and 1"):
@@ -217,11 +225,11 @@ def test_screen_uses_the_blind_audit_by_default(
     path, truth = calibrated
     path = copy_of(path, tmp_path)
     with Study.open(path) as study:
-        sample = study.audit()
+        sample = study.audit.sample()
         assert sample is not None
         # Unblind decisions outside the audit: the least confident pairs, all "wrong".
         for rid in sample.permutation[1900:]:
-            study.record(rid, "pay", 6 - truth[(rid, "pay")], coder="ana")
+            study.decisions.record(rid, "pay", 6 - truth[(rid, "pay")], coder="ana")
         audit = screen_study(study)
         assert audit.sample == "audit"
         assert audit.sample_note == ""
@@ -242,10 +250,10 @@ def test_codes_audited_to_different_sizes_are_pooled_with_weights(
     path = copy_of(path, tmp_path)
     with Study.open(path) as study:
         # Take back 300 of Workload's 400 audit decisions: fractions 100/2000 and 400/2000.
-        sample = study.audit()
+        sample = study.audit.sample()
         assert sample is not None
         for rid in sample.pairs("workload")[100:]:
-            study.clear(rid, "workload", coder="ana")
+            study.decisions.clear(rid, "workload", coder="ana")
         result = screen_study(study)
         assert "weights N/n" in result.pooling
         raw = sum(r.table.n for r in result.per_code.values())
@@ -266,9 +274,9 @@ def test_the_audit_screen_describes_the_population_and_the_uncertain_tail_does_n
     path, truth = calibrated
     path = copy_of(path, tmp_path)
     with Study.open(path) as study:
-        config_id = study.active_config_id()
+        config_id = study.scores.active_config_id()
         assert config_id is not None
-        rows = study.query_pairs(config_id, order="id", limit=10_000)
+        rows = study.queries.page(config_id, order="id", limit=10_000)
         assert all(row.confidence is not None for row in rows)  # every pair is scored
         pairs = [(row.response_id, row.code_id, row.pick, row.confidence or 0.0) for row in rows]
         correct = np.array([truth[(r, c)] == pick for r, c, pick, _ in pairs])
@@ -278,7 +286,7 @@ def test_the_audit_screen_describes_the_population_and_the_uncertain_tail_does_n
         for code in study.codes:
             tail = sorted((p for p in pairs if p[1] == code.id), key=lambda p: p[3])[:400]
             for rid, cid, _, _ in tail:
-                study.record(rid, cid, truth[(rid, cid)], coder="bob")
+                study.decisions.record(rid, cid, truth[(rid, cid)], coder="bob")
         # The same cut as the population's: the screens must describe the same quantity.
         audit = screen_study(study, coder="ana", cut=CUT).pooled
         biased = screen_study(study, coder="bob", sample="all", cut=CUT).pooled
@@ -296,11 +304,11 @@ def test_uncoded_audit_pairs_are_left_for_the_blind_audit(
     path, _ = calibrated
     path = copy_of(path, tmp_path)
     with Study.open(path) as study:
-        sample = study.extend_audit(100)  # 100 more audit responses per code, not coded yet
+        sample = study.audit.extend(100)  # 100 more audit responses per code, not coded yet
         plan = plan_delegation(study, cut=CUT)
         for code in plan.codes:
             assert code.uncoded == 2000 - 500
-        study.apply_delegation(plan, coder="ana")
+        study.delegations.apply(plan, coder="ana")
         with study.snapshot() as conn:
             rows = conn.execute(
                 "SELECT rid, cid FROM annotations WHERE source = 'delegated'"

@@ -39,13 +39,13 @@ def test_the_embedded_model_is_not_delegated_on_a_small_audit(tmp_path: Path) ->
         engine = ScoringEngine(load_backend(None), study.codebook)
         run = score_study(study, engine)
         assert run.stored == 24
-        sample = study.draw_audit(seed=1)
+        sample = study.audit.draw(seed=1)
         assert sample.size(workload.id) == 24  # the default, capped by the population
         scale = study.codebook.scale_for(workload)
         for rid in sample.pairs(workload.id):
             text = texts[rid].lower()
             value = scale.values[-1] if any(w in text for w in WORDS) else scale.values[0]
-            study.record(rid, workload.id, value, coder="ana", blind=True)
+            study.decisions.record(rid, workload.id, value, coder="ana", blind=True)
         screened = screen_study(study)
         assert screened.sample == "audit"
         assert screened.per_code["Workload"].tier != "Valid"
@@ -53,7 +53,7 @@ def test_the_embedded_model_is_not_delegated_on_a_small_audit(tmp_path: Path) ->
         assert plan.delegated == 0
         assert not plan.codes[0].certified
         assert "Nothing delegated for Workload pairs" in plan.codes[0].guarantee()
-        events = len(study.events())
+        events = len(study.decisions.events())
         with pytest.raises(StudyError, match="nothing to delegate"):
-            study.apply_delegation(plan, coder="ana")
-        assert len(study.events()) == events
+            study.delegations.apply(plan, coder="ana")
+        assert len(study.decisions.events()) == events

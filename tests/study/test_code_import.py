@@ -35,19 +35,19 @@ def test_matrix_layout_values_labels_blanks(study: Study, tmp_path: Path) -> Non
     assert report.codes_file.layout == "matrix"
     assert report.added == 4
     assert any("'comment'" in m for m in report.codes_file.messages)
-    assert study.decision("r1", "pay").value == 5  # type: ignore[union-attr]
-    assert study.decision("r1", "team").value == 1  # type: ignore[union-attr]
-    assert study.decision("r2", "team").value == 0  # type: ignore[union-attr]
-    assert study.decision("r2", "pay") is None  # blank = not coded
-    assert study.decision("r1", "pay").source == "human"  # type: ignore[union-attr]
+    assert study.decisions.decision("r1", "pay").value == 5  # type: ignore[union-attr]
+    assert study.decisions.decision("r1", "team").value == 1  # type: ignore[union-attr]
+    assert study.decisions.decision("r2", "team").value == 0  # type: ignore[union-attr]
+    assert study.decisions.decision("r2", "pay") is None  # blank = not coded
+    assert study.decisions.decision("r1", "pay").source == "human"  # type: ignore[union-attr]
 
 
 def test_matrix_of_flags_on_a_likert_scale(study: Study, tmp_path: Path) -> None:
     path = write(tmp_path, "f.csv", "id,Pay,Workload\nr1,1,0\nr2,0,0\n")
     report = import_codes(study, path, coder="ann")
     assert any("0 or 1" in m for m in report.codes_file.messages)
-    assert study.decision("r1", "pay").value == 5  # type: ignore[union-attr]
-    assert study.decision("r1", "workload").value == 1  # type: ignore[union-attr]
+    assert study.decisions.decision("r1", "pay").value == 5  # type: ignore[union-attr]
+    assert study.decisions.decision("r1", "workload").value == 1  # type: ignore[union-attr]
 
 
 def test_list_layout(study: Study, tmp_path: Path) -> None:
@@ -56,10 +56,11 @@ def test_list_layout(study: Study, tmp_path: Path) -> None:
     assert report.codes_file.layout == "list"
     assert report.codes_file.responses == 2
     assert any("left uncoded" in m for m in report.codes_file.messages)
-    assert (study.decision("r1", "pay").value, study.decision("r1", "team").value) == (5, 1)  # type: ignore[union-attr]
-    assert study.decision("r1", "workload").value == 1  # type: ignore[union-attr]
-    assert study.decision("r3", "team").value == 0  # type: ignore[union-attr]
-    assert study.decision("r2", "pay") is None
+    pay, team = study.decisions.decision("r1", "pay"), study.decisions.decision("r1", "team")
+    assert (pay and pay.value, team and team.value) == (5, 1)
+    assert study.decisions.decision("r1", "workload").value == 1  # type: ignore[union-attr]
+    assert study.decisions.decision("r3", "team").value == 0  # type: ignore[union-attr]
+    assert study.decisions.decision("r2", "pay") is None
 
 
 @pytest.mark.parametrize(
@@ -80,22 +81,22 @@ def test_bad_codes_files_store_nothing(
     path = write(tmp_path, "bad.csv", text)
     with pytest.raises(ResponsesError, match=message):
         import_codes(study, path, coder="ann")
-    assert study.decision_count() == 0
+    assert study.decisions.count() == 0
 
 
 def test_skip_unknown_imports_the_rest(study: Study, tmp_path: Path) -> None:
     path = write(tmp_path, "s.csv", "id,codes\nr1,Pay;Salary\nghost,Pay\n")
     report = import_codes(study, path, coder="ann", skip_unknown=True)
     assert len(report.codes_file.messages) >= 2
-    assert study.decision("r1", "pay").value == 5  # type: ignore[union-attr]
+    assert study.decisions.decision("r1", "pay").value == 5  # type: ignore[union-attr]
 
 
 def test_conflicts_refused_unless_replace(study: Study, tmp_path: Path) -> None:
-    study.record("r1", "pay", 2, coder="ann")
+    study.decisions.record("r1", "pay", 2, coder="ann")
     path = write(tmp_path, "c.csv", "id,Pay\nr1,4\nr2,3\n")
     with pytest.raises(StudyError, match="already decided differently"):
         import_codes(study, path, coder="ann")
-    assert study.decision_count() == 1
+    assert study.decisions.count() == 1
     assert import_codes(study, path, coder="bob").added == 2  # another coder: no conflict
     report = import_codes(study, path, coder="ann", replace=True)
     assert (report.added, report.changed) == (1, 1)
@@ -151,7 +152,7 @@ def _decide_all(study: Study) -> dict[tuple[str, str], int]:
     for i, rid in enumerate(GUARDED_IDS):
         for j, code in enumerate(("sum", "minus", "team")):
             value = (i + j) % 2
-            study.record(rid, code, value, coder="ann")
+            study.decisions.record(rid, code, value, coder="ann")
             expected[(rid, code)] = value
     return expected
 
@@ -166,7 +167,7 @@ def test_an_exported_sheet_imports_back(guarded: Study, tmp_path: Path, suffix: 
     report = import_codes(guarded, path, coder="bob")
     assert report.added == len(expected)
     got = {
-        (rid, code): guarded.decision(rid, code, coder="bob").value  # type: ignore[union-attr]
+        (rid, code): guarded.decisions.decision(rid, code, coder="bob").value  # type: ignore[union-attr]
         for rid, code in expected
     }
     assert got == expected
@@ -222,7 +223,7 @@ def test_an_empty_separator_is_an_input_error(study: Study, tmp_path: Path) -> N
     path = write(tmp_path, "l.csv", "id,codes\nr1,Pay\n")
     with pytest.raises(ResponsesError, match="separator"):
         import_codes(study, path, coder="ann", separator="")
-    assert study.decision_count() == 0
+    assert study.decisions.count() == 0
 
 
 def test_an_unknown_column_is_listed_with_the_code_it_may_mean(

@@ -63,17 +63,17 @@ def prepared(tmp_path: Path, codebook: Codebook, config: ScoreConfig) -> Iterato
         for code in study.codes
         for rid in study.response_ids()
     ]
-    study.import_decisions(decisions, coder="ana")
+    study.decisions.import_decisions(decisions, coder="ana")
     for context, noise in (("definition", 3.0), ("full", 0.5)):
         cfg = replace(config, context=context)
-        cid = study.ensure_config(cfg)
+        cid = study.scores.ensure_config(cfg)
         scores = []
-        for pair in study.pending_pairs(cid):
+        for pair in study.scores.pending_pairs(cid):
             scale = study.codebook.scale_for(pair.code)
             scores.append(
                 noisy_score(pair, cfg, truth_of(pair.response_id, pair.code.id, scale.k), noise)
             )
-        study.write_scores(cid, scores)
+        study.scores.store(cid, scores)
     yield study
     study.close()
 
@@ -82,7 +82,7 @@ def test_numbers_match_independent_implementations(prepared: Study) -> None:
     result = compare_configs(prepared, resamples=200)
     assert result.coder == "ana"
     assert result.n_pairs == N * 3
-    frames = {cid: prepared.annotated_pairs(cid, coder="ana") for cid, _ in result.configs}
+    frames = {cid: prepared.queries.annotated_pairs(cid, coder="ana") for cid, _ in result.configs}
     for row in result.rows:
         frame = frames[row.config_id]
         if row.code == POOLED:
@@ -133,7 +133,7 @@ def test_kappa_agrees_with_sklearn_on_random_ratings() -> None:
 
 
 def test_no_decisions_is_one_clear_error(study: Study, config: ScoreConfig) -> None:
-    study.ensure_config(config)
+    study.scores.ensure_config(config)
     before = content(study.path)
     with pytest.raises(StudyError, match="no decisions to compare with"):
         compare_configs(study)

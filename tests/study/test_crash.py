@@ -44,10 +44,11 @@ CHILD = textwrap.dedent(
         values = study.codebook.scale_for(study.code(code)).values
         value = values[i % len(values)]
         if i % 7 == 0:
-            d = study.undo(coder="kim")
+            d = study.decisions.undo(coder="kim")
             print("undo", "-" if d is None else d.id, flush=True)
             continue
-        d = study.record(rid, code, value, coder="kim", note=f"n{i}" if i % 3 == 0 else None)
+        note = f"n{i}" if i % 3 == 0 else None
+        d = study.decisions.record(rid, code, value, coder="kim", note=note)
         print("rec", d.id, rid, code, value, flush=True)
     """
 )
@@ -100,7 +101,7 @@ def test_killed_writer_loses_nothing_it_returned(crash_study: Path) -> None:
         seed += 1000
         with Study.open(crash_study) as study:
             assert study.check() == []
-            events = {e.id: e for e in study.events()}
+            events = {e.id: e for e in study.decisions.events()}
             for line in lines:
                 if line[0] == "rec":
                     event_id, rid, code, value = int(line[1]), line[2], line[3], int(line[4])
@@ -112,7 +113,7 @@ def test_killed_writer_loses_nothing_it_returned(crash_study: Path) -> None:
                     assert any(e.undoes == int(line[1]) for e in events.values())
             # The current state matches a replay of the log
             for (rid, code), replayed in _replay(list(events.values())).items():
-                d = study.decision(rid, code, coder="kim")
+                d = study.decisions.decision(rid, code, coder="kim")
                 assert (None if d is None else d.value) == replayed
             expected = _replay(list(events.values()))
     assert expected  # something was decided across the runs
@@ -139,12 +140,12 @@ def test_killed_scoring_keeps_whole_batches(crash_study: Path) -> None:
         study = Study.open(sys.argv[1])
         config = ScoreConfig(model=IDENTITY, template_id="t", template_hash="h",
                              context="definition", scale=LIKERT_5)
-        cid = study.ensure_config(config)
-        pending = study.pending_pairs(cid)
+        cid = study.scores.ensure_config(config)
+        pending = study.scores.pending_pairs(cid)
         print("ready", flush=True)
         for start in range(0, len(pending), 4):
             batch = pending[start:start + 4]
-            study.write_scores(cid, [synthetic_score(p, config) for p in batch])
+            study.scores.store(cid, [synthetic_score(p, config) for p in batch])
             print("batch", len(batch), flush=True)
         print("done", flush=True)
         """
@@ -166,8 +167,8 @@ def test_killed_scoring_keeps_whole_batches(crash_study: Path) -> None:
     written = sum(int(line.split()[1]) for line in out.splitlines() if line.startswith("batch"))
     with Study.open(crash_study) as study:
         assert study.check() == []
-        config_id = study.active_config_id()
+        config_id = study.scores.active_config_id()
         assert config_id is not None
-        stored = study.scored_count(config_id)
+        stored = study.scores.scored_count(config_id)
         assert stored >= written
         assert stored % 4 == 0 or stored == study.pair_count()  # whole batches only

@@ -18,10 +18,10 @@ from tests.factories import synthetic_score
 
 def _scored(study: Study, config: ScoreConfig) -> Path:
     """Score every pair of ``study``, close it and return its path."""
-    config_id = study.ensure_config(config)
-    study.write_scores(
+    config_id = study.scores.ensure_config(config)
+    study.scores.store(
         config_id,
-        [synthetic_score(p, config) for p in study.pending_pairs(config_id)],
+        [synthetic_score(p, config) for p in study.scores.pending_pairs(config_id)],
     )
     path = study.path
     study.close()
@@ -87,7 +87,7 @@ def test_a_hand_edited_codebook_is_reported_as_damage(study: Study) -> None:
 def test_hand_edited_attributes_and_scale_are_reported_as_damage(
     study: Study, config: ScoreConfig
 ) -> None:
-    config_id = study.ensure_config(config)
+    config_id = study.scores.ensure_config(config)
     path = study.path
     study.close()
     con = sqlite3.connect(path)
@@ -99,7 +99,7 @@ def test_hand_edited_attributes_and_scale_are_reported_as_damage(
         with pytest.raises(StudyError, match="damaged: a response's attributes"):
             reader.response("r1")
         with pytest.raises(StudyError, match=f"damaged: configuration {config_id}"):
-            reader.config_row(config_id)
+            reader.scores.config_row(config_id)
 
 
 def test_a_code_missing_from_the_codebook_is_reported_as_damage(study: Study) -> None:
@@ -152,10 +152,10 @@ def test_deleting_the_lock_file_does_not_let_a_second_writer_in(study: Study) ->
     lock_file.unlink()
     with pytest.raises(StudyLockedError, match="open for writing in another codecurve"):
         Study.open(study.path)
-    study.record("r1", "pay", 3, coder="ann")  # the first writer carries on
+    study.decisions.record("r1", "pay", 3, coder="ann")  # the first writer carries on
     study.close()
     with Study.open(study.path) as again:  # and once it is closed, the study opens
-        assert again.decision_count() == 1
+        assert again.decisions.count() == 1
 
 
 def test_a_full_disk_while_coding_is_a_study_error_and_loses_nothing_saved(
@@ -172,7 +172,7 @@ def test_a_full_disk_while_coding_is_a_study_error_and_loses_nothing_saved(
     failure: StudyError | None = None
     for response_id in study.response_ids():
         try:
-            study.record(response_id, "pay", 3, coder="ann", note="x" * 200)
+            study.decisions.record(response_id, "pay", 3, coder="ann", note="x" * 200)
         except StudyError as exc:
             failure = exc
             break
@@ -181,8 +181,8 @@ def test_a_full_disk_while_coding_is_a_study_error_and_loses_nothing_saved(
     assert "could not save the change" in str(failure)
     assert "full" in str(failure)
     assert saved > 0
-    assert study.decision_count() == saved
+    assert study.decisions.count() == saved
     study.close()
     with Study.open(tmp_path / "full.codecurve", read_only=True) as again:
-        assert again.decision_count() == saved
+        assert again.decisions.count() == saved
         assert again.check() == []

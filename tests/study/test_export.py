@@ -35,13 +35,13 @@ def out(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def coded(study: Study, config: ScoreConfig) -> Study:
-    config_id = study.ensure_config(config)
-    pending = study.pending_pairs(config_id)
-    study.write_scores(config_id, [synthetic_score(p, config) for p in pending[:-2]])
-    study.record("r1", "pay", 5, coder="ann", note="=SUM(A1:A9)")
-    study.record("r2", "team", 0, coder="ann", source="model")
-    study.record("r2", "pay", 2, coder="bob")
-    study.record("r2", "pay", 4, coder="ann")  # later: counts in the export
+    config_id = study.scores.ensure_config(config)
+    pending = study.scores.pending_pairs(config_id)
+    study.scores.store(config_id, [synthetic_score(p, config) for p in pending[:-2]])
+    study.decisions.record("r1", "pay", 5, coder="ann", note="=SUM(A1:A9)")
+    study.decisions.record("r2", "team", 0, coder="ann", source="model")
+    study.decisions.record("r2", "pay", 2, coder="bob")
+    study.decisions.record("r2", "pay", 4, coder="ann")  # later: counts in the export
     return study
 
 

@@ -27,16 +27,16 @@ from tests.study.test_audit import code_audit_blind, simulated_study
 
 @pytest.fixture
 def coded(study: Study, config: ScoreConfig) -> Study:
-    config_id = study.ensure_config(config)
-    study.write_scores(
+    config_id = study.scores.ensure_config(config)
+    study.scores.store(
         config_id,
-        [synthetic_score(p, config) for p in study.pending_pairs(config_id)],
+        [synthetic_score(p, config) for p in study.scores.pending_pairs(config_id)],
     )
-    study.record("r1", "pay", 5, coder="ann", blind=True)
-    study.record("r2", "pay", 2, coder="ann")
-    study.record("r2", "team", 1, coder="ann")
-    study.set_memo("r2", "talks about the team =1+1", coder="ann")
-    study.set_memo("r3", "bob's view", coder="bob")
+    study.decisions.record("r1", "pay", 5, coder="ann", blind=True)
+    study.decisions.record("r2", "pay", 2, coder="ann")
+    study.decisions.record("r2", "team", 1, coder="ann")
+    study.decisions.set_memo("r2", "talks about the team =1+1", coder="ann")
+    study.decisions.set_memo("r3", "bob's view", coder="bob")
     return study
 
 
@@ -72,7 +72,7 @@ def test_memos_are_exported_per_response(coded: Study, tmp_path: Path) -> None:
 def test_archived_codes_decisions_are_exported_and_marked(
     coded: Study, codebook: Codebook, tmp_path: Path
 ) -> None:
-    coded.revise_codebook(without_team(codebook))
+    coded.versions.revise(without_team(codebook))
     frame = long_frame(coded)
     team = frame[frame.code_id == "team"]
     assert len(team) == coded.response_count()  # one row per response, like any code
@@ -102,10 +102,10 @@ def test_archived_codes_decisions_are_exported_and_marked(
 def delegated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path, truth = simulated_study(tmp_path_factory.mktemp("d") / "d.codecurve", n=2000, seed=11)
     with Study.open(path) as study:
-        study.draw_audit(per_code=400, seed=5)
+        study.audit.draw(per_code=400, seed=5)
         code_audit_blind(study, truth)
-        study.set_memo("r7", "a memo on r7", coder="ana")
-        study.apply_delegation(plan_delegation(study, max_error=0.05, level=0.95), coder="ana")
+        study.decisions.set_memo("r7", "a memo on r7", coder="ana")
+        study.delegations.apply(plan_delegation(study, max_error=0.05, level=0.95), coder="ana")
     return path
 
 
@@ -180,9 +180,9 @@ def test_memos_travel_through_a_project_as_notes_on_their_source(
     }
     made, report = create_from_project(tmp_path / "made.codecurve", path)
     with made:
-        assert made.memo("r2", coder="ann") == "talks about the team =1+1"
-        assert made.memo("r3", coder="bob") == "bob's view"
-        assert made.memo("r1") is None
+        assert made.decisions.memo("r2", coder="ann") == "talks about the team =1+1"
+        assert made.decisions.memo("r3", coder="bob") == "bob's view"
+        assert made.decisions.memo("r1") is None
     assert report.notes == 2
     assert not any("left out" in m for m in report.messages)
 
@@ -190,7 +190,7 @@ def test_memos_travel_through_a_project_as_notes_on_their_source(
 def test_a_project_export_skips_archived_codes(
     coded: Study, codebook: Codebook, tmp_path: Path
 ) -> None:
-    coded.revise_codebook(without_team(codebook))
+    coded.versions.revise(without_team(codebook))
     project = project_from_study(coded, all_coders=True)
     names = {c.name for c, _ in project.all_codes()}
     assert "Team" not in names

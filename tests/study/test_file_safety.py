@@ -20,12 +20,12 @@ from tests.factories import synthetic_score
 
 @pytest.fixture
 def coded(study: Study, config: ScoreConfig) -> Study:
-    config_id = study.ensure_config(config)
-    study.write_scores(
+    config_id = study.scores.ensure_config(config)
+    study.scores.store(
         config_id,
-        [synthetic_score(p, config) for p in study.pending_pairs(config_id)],
+        [synthetic_score(p, config) for p in study.scores.pending_pairs(config_id)],
     )
-    study.record("r1", "pay", 5, coder="ann")
+    study.decisions.record("r1", "pay", 5, coder="ann")
     return study
 
 
@@ -94,10 +94,10 @@ def test_exporting_over_the_study_is_refused_and_loses_nothing(coded: Study) -> 
     with pytest.raises(StudyError, match="SQLite database"):
         export_study(coded, path, format="csv")
     assert path.read_bytes()[:16] == before
-    assert coded.decision_count() == 1
+    assert coded.decisions.count() == 1
     coded.close()
     with Study.open(path, read_only=True) as again:
-        assert again.decision_count() == 1
+        assert again.decisions.count() == 1
         assert again.check() == []
 
 

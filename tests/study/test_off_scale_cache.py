@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from study.index import StudyView
 from study.scores import labels as configs
+from study.view import StudyView
 from tests.factories import build_study, synthetic_config, synthetic_scores
 
 
@@ -24,15 +24,15 @@ def test_the_warning_is_read_again_only_after_scores_are_stored(
         return original(view, config_id)
 
     monkeypatch.setattr(configs, "_read_off_scale", counting)
-    config_id = study.active_config_id()
+    config_id = study.scores.active_config_id()
     assert config_id is not None
     first = configs.off_scale_warning(study, config_id)
     assert configs.off_scale_warning(study, config_id) == first
     assert reads == [config_id]  # the second screen read nothing
-    before = study.score_generation
+    before = study.scores.generation
     config = synthetic_config()
-    assert study.write_scores(config_id, synthetic_scores(study, config)) > 0
-    assert study.score_generation == before + 1
+    assert study.scores.store(config_id, synthetic_scores(study, config)) > 0
+    assert study.scores.generation == before + 1
     configs.off_scale_warning(study, config_id)
     assert reads == [config_id, config_id]  # new scores: read again
     study.close()

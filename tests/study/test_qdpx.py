@@ -59,23 +59,23 @@ def rich_study(tmp_path: Path, codebook: Codebook) -> Iterator[Study]:
         )
     )
     s = Study.create(tmp_path / "rich.codecurve", responses=responses, codebook=codebook)
-    s.record("r1", "workload", 4, coder="alice", note="long shifts 😀")
-    s.record("r1", "pay", 2, coder="alice")
-    s.record("r1", "team", 1, coder="alice")
-    s.record("r2", "workload", 5, coder="alice")
-    s.record("r3", "pay", 5, coder="bob", note="overtime")
-    s.record("r3", "workload", 1, coder="bob")
-    s.record("r1", "workload", 2, coder="bob")
-    s.record("r10", "team", 1, coder="bob", source="model")
-    s.set_memo("r3", "a memo on the whole response 😀", coder="bob")
+    s.decisions.record("r1", "workload", 4, coder="alice", note="long shifts 😀")
+    s.decisions.record("r1", "pay", 2, coder="alice")
+    s.decisions.record("r1", "team", 1, coder="alice")
+    s.decisions.record("r2", "workload", 5, coder="alice")
+    s.decisions.record("r3", "pay", 5, coder="bob", note="overtime")
+    s.decisions.record("r3", "workload", 1, coder="bob")
+    s.decisions.record("r1", "workload", 2, coder="bob")
+    s.decisions.record("r10", "team", 1, coder="bob", source="model")
+    s.decisions.set_memo("r3", "a memo on the whole response 😀", coder="bob")
     yield s
     s.close()
 
 
 def decisions_of(study: Study) -> dict[str, set[tuple[str, str, int]]]:
     out: dict[str, set[tuple[str, str, int]]] = {}
-    for coder in study.coders():
-        frame = study.annotated_pairs(None, coder=coder)
+    for coder in study.decisions.coders():
+        frame = study.queries.annotated_pairs(None, coder=coder)
         out[coder] = {
             (rid, cid, int(value))
             for rid, cid, value in zip(
@@ -117,7 +117,9 @@ def test_round_trip_all_coders(rich_study: Study, tmp_path: Path) -> None:
     )
     with made:
         for coder, items in inputs.decisions.items():
-            made.import_decisions([(d.response_id, d.code_id, d.value) for d in items], coder=coder)
+            made.decisions.import_decisions(
+                [(d.response_id, d.code_id, d.value) for d in items], coder=coder
+            )
         assert decisions_of(made) == decisions_of(rich_study)
 
 
@@ -151,9 +153,9 @@ def test_codings_span_the_whole_text_and_texts_are_files(rich_study: Study, tmp_
 def test_final_decisions_credit_the_model(
     rich_study: Study, tmp_path: Path, config: ScoreConfig
 ) -> None:
-    config_id = rich_study.ensure_config(config)
-    pairs = rich_study.pending_pairs(config_id)
-    rich_study.write_scores(config_id, [synthetic_score(p, config) for p in pairs])
+    config_id = rich_study.scores.ensure_config(config)
+    pairs = rich_study.scores.pending_pairs(config_id)
+    rich_study.scores.store(config_id, [synthetic_score(p, config) for p in pairs])
     project = project_from_study(rich_study)
     valid(project_bytes(project))
     users = {u.guid: u.name for u in project.users}
@@ -263,7 +265,7 @@ def test_generated_studies_validate_and_round_trip(
     folder = tmp_path_factory.mktemp("gen")
     with Study.create(folder / "g.codecurve", responses=responses, codebook=codebook) as s:
         for response_id, code_id, value, coder in decisions:
-            s.record(response_id, code_id, value, coder=coder)
+            s.decisions.record(response_id, code_id, value, coder=coder)
         expected = decisions_of(s)
         path = write_qdpx(project_from_study(s, all_coders=True), folder / "g.qdpx")
     valid(qde_of(path))
@@ -375,8 +377,8 @@ def test_provenance_note_names_the_screen_tier_per_coder(tmp_path: Path) -> None
     study = build_study(tmp_path / "scored.codecurve", n=30)
     with study:
         for i, response_id in enumerate(study.response_ids()[:20]):
-            study.record(response_id, "pay", i % 2, coder="ann")
-            study.record(response_id, "workload", 1, coder="bob")
+            study.decisions.record(response_id, "pay", i % 2, coder="ann")
+            study.decisions.record(response_id, "workload", 1, coder="bob")
         both = project_from_study(study, all_coders=True)
         one = project_from_study(study, coder="ann")
     text = next(n.text for n in both.notes if n.name == "codecurve provenance")

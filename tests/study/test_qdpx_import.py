@@ -215,10 +215,10 @@ def test_import_codes_into_an_existing_study(tmp_path: Path) -> None:
     with Study.create(tmp_path / "s.codecurve", responses=responses, codebook=inputs.codebook) as s:
         decisions, _notes, messages = decisions_from_project(project, s, coder="gold")
         assert set(decisions) == {"gold"}
-        s.import_decisions(
+        s.decisions.import_decisions(
             [(d.response_id, d.code_id, d.value) for d in decisions["gold"]], coder="gold"
         )
-        decision = s.decision("P1 interview", "hours", coder="gold")
+        decision = s.decisions.decision("P1 interview", "hours", coder="gold")
         assert decision is not None
         assert decision.value == 1
     assert not messages

@@ -23,10 +23,10 @@ def scored(tmp_path: Path, codebook: Codebook, config: ScoreConfig) -> Iterator[
     study = Study.create(
         tmp_path / "q.codecurve", responses=ResponseTable.from_texts(texts), codebook=codebook
     )
-    config_id = study.ensure_config(config)
-    pending = study.pending_pairs(config_id)
+    config_id = study.scores.ensure_config(config)
+    pending = study.scores.pending_pairs(config_id)
     # leave the last responses unscored, to test the scored/unscored boundary
-    study.write_scores(config_id, [synthetic_score(p, config) for p in pending[:75]])
+    study.scores.store(config_id, [synthetic_score(p, config) for p in pending[:75]])
     yield study, config_id
     study.close()
 
@@ -34,7 +34,7 @@ def scored(tmp_path: Path, codebook: Codebook, config: ScoreConfig) -> Iterator[
 def all_rows(study: Study, config_id: int | None, **kwargs: object) -> list:  # type: ignore[type-arg]
     rows, offset = [], 0
     while True:
-        page = study.query_pairs(config_id, offset=offset, limit=7, **kwargs)  # type: ignore[arg-type]
+        page = study.queries.page(config_id, offset=offset, limit=7, **kwargs)  # type: ignore[arg-type]
         rows += page
         if len(page) < 7:
             return rows
@@ -48,7 +48,7 @@ def code_order(study: Study) -> dict[str, int]:
 def test_entropy_order_with_ties_and_unscored_last(scored: tuple[Study, int]) -> None:
     study, config_id = scored
     rows = all_rows(study, config_id)
-    assert len(rows) == study.pair_count() == study.count_pairs(config_id) == 90
+    assert len(rows) == study.pair_count() == study.queries.count(config_id) == 90
     scored_rows = [r for r in rows if r.scored]
     assert len(scored_rows) == 75
     order = code_order(study)
@@ -78,50 +78,50 @@ def test_other_orders(scored: tuple[Study, int]) -> None:
     assert sum(r.scored for r in by_id) == 75
     assert len(all_rows(study, None)) == 90
     with pytest.raises(StudyError, match="unknown order"):
-        study.query_pairs(config_id, order="random")
+        study.queries.page(config_id, order="random")
     with pytest.raises(StudyError, match="unknown status"):
-        study.query_pairs(config_id, status="maybe")
+        study.queries.page(config_id, status="maybe")
 
 
 def test_filters_and_counts(scored: tuple[Study, int]) -> None:
     study, config_id = scored
-    study.record("q0", "pay", 5, coder="ann", note="sure")
-    study.record("q1", "pay", 1, coder="ann", source="model")
-    study.record("q2", "team", 1, coder="bob")
-    study.record("q0", "pay", 4, coder="bob")
+    study.decisions.record("q0", "pay", 5, coder="ann", note="sure")
+    study.decisions.record("q1", "pay", 1, coder="ann", source="model")
+    study.decisions.record("q2", "team", 1, coder="bob")
+    study.decisions.record("q0", "pay", 4, coder="bob")
     for status, expected in [("decided", 3), ("human", 2), ("model", 1), ("undecided", 87)]:
         rows = all_rows(study, config_id, status=status)
-        assert len(rows) == expected == study.count_pairs(config_id, status=status), status
+        assert len(rows) == expected == study.queries.count(config_id, status=status), status
     assert len(all_rows(study, config_id, status="decided", coder="ann")) == 2
-    assert study.count_pairs(config_id, status="undecided", coder="bob") == 88
+    assert study.queries.count(config_id, status="undecided", coder="bob") == 88
     pay = all_rows(study, config_id, code_id="Pay")
     assert {r.code_id for r in pay} == {"pay"}
-    assert len(pay) == 30 == study.count_pairs(config_id, code_id="pay")
+    assert len(pay) == 30 == study.queries.count(config_id, code_id="pay")
     apple = all_rows(study, config_id, search="APPLE")
     assert {r.response_id for r in apple} == {f"q{i}" for i in range(0, 30, 4)}
-    assert len(apple) == study.count_pairs(config_id, search="apple") == 8 * 3
-    assert study.count_pairs(config_id, search="apple", status="decided") == 1
-    assert study.count_pairs(config_id, search="q2", code_id="team", status="decided") == 1
+    assert len(apple) == study.queries.count(config_id, search="apple") == 8 * 3
+    assert study.queries.count(config_id, search="apple", status="decided") == 1
+    assert study.queries.count(config_id, search="q2", code_id="team", status="decided") == 1
     # the latest decision of any coder is shown, with its coder's note
     row = next(r for r in all_rows(study, config_id, status="decided") if r.response_id == "q0")
     assert (row.decision, row.coder, row.note) == (4, "bob", None)
-    row = study.query_pairs(config_id, order="id", coder="ann", status="decided", limit=1)[0]
+    row = study.queries.page(config_id, order="id", coder="ann", status="decided", limit=1)[0]
     assert (row.response_id, row.decision, row.note) == ("q0", 5, "sure")
 
 
 def test_progress_and_annotated_pairs(scored: tuple[Study, int]) -> None:
     study, config_id = scored
-    study.record("q0", "pay", 5, coder="ann")
-    study.record("q1", "pay", 1, coder="ann", source="model")
-    study.record("q0", "pay", 2, coder="bob")
-    study.record("q29", "team", 1, coder="ann")  # not scored
-    progress = study.progress(config_id)
+    study.decisions.record("q0", "pay", 5, coder="ann")
+    study.decisions.record("q1", "pay", 1, coder="ann", source="model")
+    study.decisions.record("q0", "pay", 2, coder="bob")
+    study.decisions.record("q29", "team", 1, coder="ann")  # not scored
+    progress = study.queries.progress(config_id)
     assert (progress["total"], progress["decided"], progress["scored"]) == (90, 3, 75)
     assert progress["by_code"]["pay"]["decided"] == 2
     assert progress["by_code"]["pay"]["model"] == 1
     assert progress["by_code"]["pay"]["human"] == 1
-    assert study.progress(None, coder="bob")["decided"] == 1
-    frame = study.annotated_pairs(config_id)
+    assert study.queries.progress(None, coder="bob")["decided"] == 1
+    frame = study.queries.annotated_pairs(config_id)
     assert len(frame) == 4
     assert list(frame["coder"]) == ["ann", "bob", "ann", "ann"]
     q0 = frame.iloc[0]
@@ -133,7 +133,7 @@ def test_progress_and_annotated_pairs(scored: tuple[Study, int]) -> None:
     unscored = frame[frame["response_id"] == "q29"].iloc[0]
     assert not unscored["scored"]
     assert unscored["applies_from"] == 1  # binary scale
-    assert len(study.annotated_pairs(config_id, coder="bob")) == 1
+    assert len(study.queries.annotated_pairs(config_id, coder="bob")) == 1
 
 
 def test_queue_uses_indexes(scored: tuple[Study, int]) -> None:
@@ -153,10 +153,10 @@ def test_queue_uses_indexes(scored: tuple[Study, int]) -> None:
 
 def test_pair_row_fields(scored: tuple[Study, int]) -> None:
     study, config_id = scored
-    row = study.query_pairs(config_id, limit=1)[0]
+    row = study.queries.page(config_id, limit=1)[0]
     assert row.probs is not None
     assert sum(row.probs) == pytest.approx(1.0)
-    scale = study.code(row.code_id).scale or study.config_row(config_id).scale
+    scale = study.code(row.code_id).scale or study.scores.config_row(config_id).scale
     assert row.pick in scale.values
     assert row.pick_label == scale.option_for_value(row.pick).label
     assert row.decision is None
@@ -171,9 +171,9 @@ def test_queue_page_does_not_load_pandas(scored: tuple[Study, int]) -> None:
         "import sys\n"
         "from study import Study\n"
         f"with Study.open({str(study.path)!r}) as s:\n"
-        f"    rows = s.query_pairs({config_id}, limit=10)\n"
-        f"    n = s.count_pairs({config_id}, status='undecided')\n"
-        f"    s.query_pairs({config_id}, order='id', search='apple', status='undecided')\n"
+        f"    rows = s.queries.page({config_id}, limit=10)\n"
+        f"    n = s.queries.count({config_id}, status='undecided')\n"
+        f"    s.queries.page({config_id}, order='id', search='apple', status='undecided')\n"
         "assert rows and n, (rows, n)\n"
         "assert 'pandas' not in sys.modules, 'pandas was imported'\n"
     )
@@ -189,10 +189,10 @@ def test_queue_page_does_not_load_pandas(scored: tuple[Study, int]) -> None:
 
 def test_response_pairs(scored: tuple[Study, int]) -> None:
     study, config_id = scored
-    study.record("q3", "pay", 2, coder="ann", note="low")
-    study.record("q3", "team", 1, coder="bob", source="model")
-    study.set_note("q3", "workload", "maybe", coder="cid")
-    rows = study.response_pairs(config_id, "q3")
+    study.decisions.record("q3", "pay", 2, coder="ann", note="low")
+    study.decisions.record("q3", "team", 1, coder="bob", source="model")
+    study.decisions.set_note("q3", "workload", "maybe", coder="cid")
+    rows = study.queries.of_response(config_id, "q3")
     assert [r.code_id for r in rows] == [c.id for c in study.codes if c.codable]
     assert all(r.response_id == "q3" and r.scored for r in rows)
     # the same rows as the queue shows for these pairs
@@ -202,16 +202,16 @@ def test_response_pairs(scored: tuple[Study, int]) -> None:
     assert (by_code["pay"].decision, by_code["pay"].coder, by_code["pay"].note) == (2, "ann", "low")
     assert (by_code["team"].source, by_code["team"].coder) == ("model", "bob")
     assert (by_code["workload"].decision, by_code["workload"].note) == (None, "maybe")
-    ann = study.response_pairs(config_id, "q3", coder="ann")
+    ann = study.queries.of_response(config_id, "q3", coder="ann")
     assert [r.decision for r in ann] == [None, 2, None]
     assert [r.note for r in ann] == [None, "low", None]
-    unscored = study.response_pairs(config_id, "q29")
+    unscored = study.queries.of_response(config_id, "q29")
     assert len(unscored) == 3
     assert not any(r.scored for r in unscored)
     assert all(r.pick_label is None for r in unscored)
-    assert [r.probs is None for r in study.response_pairs(None, "q3")] == [True] * 3
+    assert [r.probs is None for r in study.queries.of_response(None, "q3")] == [True] * 3
     with pytest.raises(StudyError, match="no response"):
-        study.response_pairs(config_id, "nope")
+        study.queries.of_response(config_id, "nope")
 
 
 @pytest.mark.parametrize("order", ["entropy", "confidence", "pick", "id"])
@@ -224,16 +224,16 @@ def test_pair_position_is_the_offset_in_the_listing(
     scored: tuple[Study, int], order: str, filters: dict[str, str]
 ) -> None:
     study, config_id = scored
-    study.record("q0", "pay", 5, coder="ann")
-    study.record("q7", "team", 1, coder="ann", source="model")
-    study.record("q29", "pay", 1, coder="ann")  # an unscored pair
+    study.decisions.record("q0", "pay", 5, coder="ann")
+    study.decisions.record("q7", "team", 1, coder="ann", source="model")
+    study.decisions.record("q29", "pay", 1, coder="ann")  # an unscored pair
     listing_filters = {("code_id" if k == "code_filter" else k): v for k, v in filters.items()}
     listed = all_rows(study, config_id, order=order, **listing_filters)
     assert listed  # every case lists something
     where = {(r.response_id, r.code_id): i for i, r in enumerate(listed)}
     for pair in all_rows(study, None):
         key = (pair.response_id, pair.code_id)
-        position = study.pair_position(config_id, *key, order=order, **filters)  # type: ignore[arg-type]
+        position = study.queries.position(config_id, *key, order=order, **filters)  # type: ignore[arg-type]
         assert position == where.get(key), (key, order, filters)
 
 
@@ -242,4 +242,4 @@ def test_pair_position_without_scores_is_the_id_order(scored: tuple[Study, int])
     listed = all_rows(study, None)
     for i in (0, 13, len(listed) - 1):
         row = listed[i]
-        assert study.pair_position(None, row.response_id, row.code_id) == i
+        assert study.queries.position(None, row.response_id, row.code_id) == i

@@ -19,15 +19,15 @@ def study(tmp_path: Path) -> Iterator[Study]:
     """40 responses x 3 codes, 100 of the 120 pairs scored, an audit sample, decisions
     of two coders, a note and memos."""
     s = build_study(tmp_path / "r.codecurve", n=40, scored=100)
-    s.draw_audit(per_code=4, seed=3)
-    s.record("r1", "workload", 1, coder="ana")
-    s.record("r1", "pay", 0, coder="ana")
-    s.record("r1", "team", 3, coder="ana")
-    s.record("r2", "pay", 1, coder="ben")
-    s.record("r2", "team", 2, coder="ana")
-    s.set_note("r3", "team", "unclear", coder="ben")
-    s.set_memo("r4", "sarcastic", coder="ana")
-    s.set_memo("r5", "about the ward", coder="ben")
+    s.audit.draw(per_code=4, seed=3)
+    s.decisions.record("r1", "workload", 1, coder="ana")
+    s.decisions.record("r1", "pay", 0, coder="ana")
+    s.decisions.record("r1", "team", 3, coder="ana")
+    s.decisions.record("r2", "pay", 1, coder="ben")
+    s.decisions.record("r2", "team", 2, coder="ana")
+    s.decisions.set_note("r3", "team", "unclear", coder="ben")
+    s.decisions.set_memo("r4", "sarcastic", coder="ana")
+    s.decisions.set_memo("r5", "about the ward", coder="ben")
     yield s
     s.close()
 
@@ -35,8 +35,8 @@ def study(tmp_path: Path) -> Iterator[Study]:
 def every_page(study: Study, size: int = 7, **kwargs: object) -> list[ResponseRow]:
     rows: list[ResponseRow] = []
     while True:
-        page = study.query_responses(
-            study.active_config_id(),
+        page = study.queries.responses(
+            study.scores.active_config_id(),
             offset=len(rows),
             limit=size,
             **kwargs,  # type: ignore[arg-type]
@@ -49,22 +49,27 @@ def every_page(study: Study, size: int = 7, **kwargs: object) -> list[ResponseRo
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("order", RESPONSE_ORDERS)
 def test_the_list_pages_the_response_order(study: Study, order: str, reverse: bool) -> None:
-    config_id = study.active_config_id()
-    ids = study.response_page(config_id, order=order, reverse=reverse, limit=1000)
+    config_id = study.scores.active_config_id()
+    ids = study.queries.response_page(config_id, order=order, reverse=reverse, limit=1000)
     rows = every_page(study, order=order, reverse=reverse)
     assert [r.response_id for r in rows] == ids
     assert len(ids) == study.response_count() == 40
     for index in (0, 6, 7, 39):
-        page = study.query_responses(config_id, order=order, reverse=reverse, offset=index, limit=1)
+        page = study.queries.responses(
+            config_id, order=order, reverse=reverse, offset=index, limit=1
+        )
         assert [r.response_id for r in page] == [ids[index]]
-        assert study.response_position(config_id, ids[index], order=order, reverse=reverse) == index
-    assert study.query_responses(config_id, order=order, offset=40) == []
+        assert (
+            study.queries.response_position(config_id, ids[index], order=order, reverse=reverse)
+            == index
+        )
+    assert study.queries.responses(config_id, order=order, offset=40) == []
 
 
 def test_each_row_sums_up_its_codes(study: Study) -> None:
-    config_id = study.active_config_id()
+    config_id = study.scores.active_config_id()
     for row in every_page(study, order="id"):
-        pairs = study.response_pairs(config_id, row.response_id)
+        pairs = study.queries.of_response(config_id, row.response_id)
         entropies = [p.norm_entropy for p in pairs if p.norm_entropy is not None]
         assert row.max_entropy == (max(entropies) if entropies else None)
         assert row.scored == len(entropies)
@@ -72,7 +77,7 @@ def test_each_row_sums_up_its_codes(study: Study) -> None:
         assert row.codes == 3
         assert row.complete == (row.decided == 3)
         assert row.noted == any(p.note for p in pairs)
-        assert row.memo == (study.memo(row.response_id) is not None)
+        assert row.memo == (study.decisions.memo(row.response_id) is not None)
         assert row.text == study.response(row.response_id).text
     rows = {r.response_id: r for r in every_page(study, order="id")}
     assert (rows["r1"].decided, rows["r1"].complete) == (3, True)
@@ -101,7 +106,7 @@ def test_a_coder_sees_their_own_decisions_notes_and_memo(study: Study) -> None:
 
 
 def test_the_audit_order_lists_the_sample_first(study: Study) -> None:
-    sample = study.audit()
+    sample = study.audit.sample()
     assert sample is not None
     audited: list[str] = []
     for response_id, _ in sample.queue():
@@ -115,15 +120,15 @@ def test_the_order_follows_new_scores(tmp_path: Path) -> None:
     study = build_study(tmp_path / "s.codecurve", n=12, scored=False)
     try:
         config = synthetic_config()
-        config_id = study.ensure_config(config)
-        assert study.response_page(config_id, limit=3) == ["r1", "r2", "r3"]  # none scored
-        study.write_scores(config_id, synthetic_scores(study, config))
-        rows = study.query_responses(config_id, limit=100)
+        config_id = study.scores.ensure_config(config)
+        assert study.queries.response_page(config_id, limit=3) == ["r1", "r2", "r3"]  # none scored
+        study.scores.store(config_id, synthetic_scores(study, config))
+        rows = study.queries.responses(config_id, limit=100)
         assert all(r.max_entropy is not None for r in rows)
         assert [r.max_entropy for r in rows] == sorted(
             [r.max_entropy or 0.0 for r in rows], reverse=True
         )
-        assert [r.response_id for r in rows] == study.response_page(config_id, limit=100)
+        assert [r.response_id for r in rows] == study.queries.response_page(config_id, limit=100)
     finally:
         study.close()
 
@@ -135,11 +140,11 @@ def test_a_reader_sees_what_another_connection_stored(tmp_path: Path) -> None:
     try:
         config = synthetic_config()
         with Study.open(path) as writer:
-            config_id = writer.ensure_config(config)
-            assert reader.response_page(config_id, limit=2) == ["r1", "r2"]
-            writer.write_scores(config_id, synthetic_scores(writer, config))
-            expected = writer.response_page(config_id, limit=100)
-        assert reader.response_page(config_id, limit=100) == expected
+            config_id = writer.scores.ensure_config(config)
+            assert reader.queries.response_page(config_id, limit=2) == ["r1", "r2"]
+            writer.scores.store(config_id, synthetic_scores(writer, config))
+            expected = writer.queries.response_page(config_id, limit=100)
+        assert reader.queries.response_page(config_id, limit=100) == expected
     finally:
         reader.close()
 
@@ -147,15 +152,15 @@ def test_a_reader_sees_what_another_connection_stored(tmp_path: Path) -> None:
 def test_a_removed_code_no_longer_orders_the_responses(tmp_path: Path) -> None:
     study = build_study(tmp_path / "s.codecurve", n=20)
     try:
-        config_id = study.active_config_id()
-        study.revise_codebook(replace(CODEBOOK, codes=CODEBOOK.codes[:2]))  # team removed
-        rows = study.query_responses(config_id, limit=100)
+        config_id = study.scores.active_config_id()
+        study.versions.revise(replace(CODEBOOK, codes=CODEBOOK.codes[:2]))  # team removed
+        rows = study.queries.responses(config_id, limit=100)
         for row in rows:
-            pairs = study.response_pairs(config_id, row.response_id)
+            pairs = study.queries.of_response(config_id, row.response_id)
             assert {p.code_id for p in pairs} == {"workload", "pay"}
             assert row.codes == 2
             assert row.max_entropy == max(p.norm_entropy or 0.0 for p in pairs)
-        assert [r.response_id for r in rows] == study.response_page(config_id, limit=100)
+        assert [r.response_id for r in rows] == study.queries.response_page(config_id, limit=100)
         assert [r.max_entropy for r in rows] == sorted(
             [r.max_entropy or 0.0 for r in rows], reverse=True
         )
@@ -164,10 +169,10 @@ def test_a_removed_code_no_longer_orders_the_responses(tmp_path: Path) -> None:
 
 
 def test_pair_rows_mark_a_memo_on_their_response(study: Study) -> None:
-    config_id = study.active_config_id()
-    rows = study.query_pairs(config_id, order="id", limit=1000)
+    config_id = study.scores.active_config_id()
+    rows = study.queries.page(config_id, order="id", limit=1000)
     marked = {r.response_id for r in rows if r.memo}
     assert marked == {"r4", "r5"}
-    mine = study.query_pairs(config_id, order="id", limit=1000, coder="ana")
+    mine = study.queries.page(config_id, order="id", limit=1000, coder="ana")
     assert {r.response_id for r in mine if r.memo} == {"r4"}
-    assert all(r.memo for r in study.response_pairs(config_id, "r4"))
+    assert all(r.memo for r in study.queries.of_response(config_id, "r4"))

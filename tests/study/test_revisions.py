@@ -46,11 +46,11 @@ def revised(codebook: Codebook) -> Codebook:
 def test_a_revision_keeps_decisions_and_records_the_version(
     study: Study, codebook: Codebook
 ) -> None:
-    study.record("r1", "pay", 4, coder="ana")
-    study.record("r2", "team", 1, coder="ana")
-    assert study.codebook_version() == 1
+    study.decisions.record("r1", "pay", 4, coder="ana")
+    study.decisions.record("r2", "team", 1, coder="ana")
+    assert study.versions.current() == 1
     new = revised(codebook)
-    diff = study.plan_revision(new)
+    diff = study.versions.plan_revision(new)
     kinds = {(c.kind, c.code_id) for c in diff.changes}
     assert kinds == {
         ("changed", "pay"),
@@ -58,19 +58,19 @@ def test_a_revision_keeps_decisions_and_records_the_version(
         ("added", "growth"),
         ("removed", "team"),
     }
-    assert study.revise_codebook(new, source="v2.yaml") == 2
+    assert study.versions.revise(new, source="v2.yaml") == 2
     assert study.codebook == new
-    decision = study.decision("r1", "pay", coder="ana")
+    decision = study.decisions.decision("r1", "pay", coder="ana")
     assert decision is not None
     assert decision.value == 4
-    versions = study.codebook_versions()
+    versions = study.versions.all()
     assert [v.version for v in versions] == [1, 2]
     assert versions[0].codebook == codebook
     assert versions[1].codebook == new
     assert versions[1].source == "v2.yaml"
     assert [c.id for c in study.codes] == ["workload", "pay", "growth"]
     # New decisions record the version they were made under; old ones keep theirs.
-    study.record("r3", "growth", 2, coder="ana")
+    study.decisions.record("r3", "growth", 2, coder="ana")
     con = sqlite3.connect(study.path)
     try:
         stamped = dict(
@@ -88,22 +88,22 @@ def test_a_revision_keeps_decisions_and_records_the_version(
 def test_a_removed_codes_decisions_are_archived_and_out_of_the_queue(
     study: Study, codebook: Codebook, config: ScoreConfig, score_pairs: Any
 ) -> None:
-    config_id = study.ensure_config(config)
-    study.write_scores(config_id, score_pairs(study.pending_pairs(config_id), config))
-    study.record("r2", "team", 1, coder="ana")
-    study.revise_codebook(revised(codebook))
+    config_id = study.scores.ensure_config(config)
+    study.scores.store(config_id, score_pairs(study.scores.pending_pairs(config_id), config))
+    study.decisions.record("r2", "team", 1, coder="ana")
+    study.versions.revise(revised(codebook))
     path = study.path
     study.close()
     with Study.open(path) as reopened:
-        codes_in_queue = {p.code_id for p in reopened.query_pairs(config_id, limit=1000)}
+        codes_in_queue = {p.code_id for p in reopened.queries.page(config_id, limit=1000)}
         assert "team" not in codes_in_queue
-        assert reopened.count_pairs(config_id) == 4 * 3
-        frame = reopened.annotated_pairs(config_id)
+        assert reopened.queries.count(config_id) == 4 * 3
+        frame = reopened.queries.annotated_pairs(config_id)
         assert ("r2", "team", 1) in set(
             zip(frame.response_id, frame.code_id, frame.value, strict=True)
         )
         # The old version, with the code, stays readable.
-        assert reopened.codebook_versions()[0].codebook.code("team").name == "Team"
+        assert reopened.versions.all()[0].codebook.code("team").name == "Team"
 
 
 def test_a_new_codes_unscored_pairs_follow_in_every_order_after_a_revision(
@@ -111,16 +111,16 @@ def test_a_new_codes_unscored_pairs_follow_in_every_order_after_a_revision(
 ) -> None:
     """The archived code's scores are kept but not counted: the queue, in an order by
     score, still lists the new code's pairs (not scored yet) after the scored ones."""
-    config_id = study.ensure_config(config)
-    study.write_scores(config_id, score_pairs(study.pending_pairs(config_id), config))
+    config_id = study.scores.ensure_config(config)
+    study.scores.store(config_id, score_pairs(study.scores.pending_pairs(config_id), config))
     codes = [c for c in codebook.codes if c.id != "team"]
-    study.revise_codebook(
+    study.versions.revise(
         replace(codebook, codes=(*codes, Code("growth", "Growth", definition="Learning.")))
     )
-    assert study.scored_count(config_id) == 4 * 2  # the two kept codes
+    assert study.scores.scored_count(config_id) == 4 * 2  # the two kept codes
     for order in ("entropy", "confidence", "pick", "id"):
-        listed = study.query_pairs(config_id, order=order, limit=1000)
-        assert len(listed) == study.count_pairs(config_id, order=order) == 4 * 3, order
+        listed = study.queries.page(config_id, order=order, limit=1000)
+        assert len(listed) == study.queries.count(config_id, order=order) == 4 * 3, order
         growth = [i for i, p in enumerate(listed) if p.code_id == "growth"]
         assert len(growth) == 4, order
         if order != "id":
@@ -128,7 +128,8 @@ def test_a_new_codes_unscored_pairs_follow_in_every_order_after_a_revision(
         for index in (0, growth[0], 11):
             pair = listed[index]
             assert (
-                study.pair_position(config_id, pair.response_id, pair.code_id, order=order) == index
+                study.queries.position(config_id, pair.response_id, pair.code_id, order=order)
+                == index
             )
 
 
@@ -139,14 +140,14 @@ def test_rescoring_after_a_revision_scores_only_new_and_changed_codes(
     first = score_study(study, ScoringEngine(backend, study.codebook))
     assert first.stored == 4 * 3
     calls = sum(len(b) for b in backend.batches)
-    study.revise_codebook(revised(codebook))
+    study.versions.revise(revised(codebook))
     again = FakeBackend()
     run = score_study(study, ScoringEngine(again, study.codebook))
     # pay (changed) and growth (new) on 4 responses; workload only renamed... its name
     # is part of the prompt, so it is rescored too; team is archived.
     assert run.pending == 4 * 3
     assert sum(len(b) for b in again.batches) <= calls
-    assert study.pending_pairs(run.config_id) == []
+    assert study.scores.pending_pairs(run.config_id) == []
     # A revision that touches one code rescores only that code's pairs.
     one = replace(
         study.codebook,
@@ -155,7 +156,7 @@ def test_rescoring_after_a_revision_scores_only_new_and_changed_codes(
             for c in study.codebook.codes
         ),
     )
-    study.revise_codebook(one)
+    study.versions.revise(one)
     third = FakeBackend()
     run = score_study(study, ScoringEngine(third, study.codebook))
     assert run.pending == 4
@@ -166,7 +167,7 @@ def test_rescoring_after_a_revision_scores_only_new_and_changed_codes(
 def test_two_old_codes_to_one_id_is_refused_and_nothing_changes(
     study: Study, codebook: Codebook
 ) -> None:
-    study.record("r1", "pay", 4, coder="ana")
+    study.decisions.record("r1", "pay", 4, coder="ana")
     # 'pay' keeps its id but takes the name of 'team', which is gone: a merge.
     merged = replace(
         codebook,
@@ -178,20 +179,20 @@ def test_two_old_codes_to_one_id_is_refused_and_nothing_changes(
     )
     before = content(study.path)
     with pytest.raises(StudyError, match="two old codes cannot become one"):
-        study.revise_codebook(merged)
+        study.versions.revise(merged)
     assert content(study.path) == before
-    assert study.codebook_version() == 1
+    assert study.versions.current() == 1
 
 
 def test_a_scale_change_on_a_decided_code_is_refused(study: Study, codebook: Codebook) -> None:
-    study.record("r2", "team", 1, coder="ana")
+    study.decisions.record("r2", "team", 1, coder="ana")
     changed = replace(
         codebook,
         codes=tuple(replace(c, scale=LIKERT_5) if c.id == "team" else c for c in codebook.codes),
     )
     before = content(study.path)
     with pytest.raises(StudyError, match="scale"):
-        study.revise_codebook(changed)
+        study.versions.revise(changed)
     assert content(study.path) == before
 
 
@@ -200,36 +201,36 @@ def test_a_scale_change_on_an_undecided_code_is_allowed(study: Study, codebook: 
         codebook,
         codes=tuple(replace(c, scale=LIKERT_5) if c.id == "team" else c for c in codebook.codes),
     )
-    assert study.revise_codebook(changed) == 2
+    assert study.versions.revise(changed) == 2
 
 
 def test_the_same_codebook_is_not_a_revision(study: Study, codebook: Codebook) -> None:
     with pytest.raises(StudyError, match="same as the current"):
-        study.revise_codebook(codebook)
+        study.versions.revise(codebook)
 
 
 def test_a_removed_code_can_come_back_with_its_decisions(study: Study, codebook: Codebook) -> None:
-    study.record("r2", "team", 1, coder="ana")
-    study.revise_codebook(revised(codebook))
+    study.decisions.record("r2", "team", 1, coder="ana")
+    study.versions.revise(revised(codebook))
     with pytest.raises(StudyError):
-        study.decision("r2", "team", coder="ana")  # archived: not a codable code
+        study.decisions.decision("r2", "team", coder="ana")  # archived: not a codable code
     back = replace(study.codebook, codes=(*study.codebook.codes, codebook.code("team")))
-    study.revise_codebook(back)
-    decision = study.decision("r2", "team", coder="ana")
+    study.versions.revise(back)
+    decision = study.decisions.decision("r2", "team", coder="ana")
     assert decision is not None
     assert decision.value == 1
 
 
 def test_a_renamed_id_keeps_the_codes_decisions(study: Study, codebook: Codebook) -> None:
-    study.record("r1", "pay", 3, coder="ana")
+    study.decisions.record("r1", "pay", 3, coder="ana")
     renamed = replace(
         codebook,
         codes=tuple(replace(c, id="money") if c.id == "pay" else c for c in codebook.codes),
     )
-    diff = study.plan_revision(renamed)
+    diff = study.versions.plan_revision(renamed)
     assert [(c.kind, c.old_id, c.code_id) for c in diff.changes] == [("renamed", "pay", "money")]
-    study.revise_codebook(renamed)
-    decision = study.decision("r1", "money", coder="ana")
+    study.versions.revise(renamed)
+    decision = study.decisions.decision("r1", "money", coder="ana")
     assert decision is not None
     assert decision.value == 3
 
@@ -245,16 +246,16 @@ def test_an_older_study_is_upgraded_with_its_first_version_and_wave(
         m.setattr(study_schema, "SCHEMA_VERSION", 2)
         responses = ResponseTable.from_texts({"r1": "a", "r2": "b"})
         with Study.create(path, responses=responses, codebook=codebook) as old:
-            old.record("r1", "pay", 3, coder="ana")
+            old.decisions.record("r1", "pay", 3, coder="ana")
     with Study.open(path) as s:
-        assert [v.version for v in s.codebook_versions()] == [1]
-        assert s.codebook_versions()[0].codebook == codebook
-        assert [(w.wave, w.count) for w in s.waves()] == [(1, 2)]
-        decision = s.decision("r1", "pay", coder="ana")
+        assert [v.version for v in s.versions.all()] == [1]
+        assert s.versions.all()[0].codebook == codebook
+        assert [(w.wave, w.count) for w in s.versions.waves()] == [(1, 2)]
+        decision = s.decisions.decision("r1", "pay", coder="ana")
         assert decision is not None
         assert decision.value == 3
-        s.revise_codebook(revised(codebook))
-        s.record("r2", "pay", 1, coder="ana")
+        s.versions.revise(revised(codebook))
+        s.decisions.record("r2", "pay", 1, coder="ana")
     con = sqlite3.connect(path)
     try:
         stamps = con.execute(
@@ -276,18 +277,18 @@ def test_the_audit_order_follows_the_codebook_and_a_study_made_anew(tmp_path: Pa
     texts = ResponseTable.from_texts({f"r{i}": f"text {i}" for i in range(1, 41)})
     book = working_life()
     with Study.create(path, responses=texts, codebook=book) as first:
-        first.draw_audit(per_code=5, seed=1)
-        first_sample = first.audit()
+        first.audit.draw(per_code=5, seed=1)
+        first_sample = first.audit.sample()
         assert first_sample is not None
-        assert first.count_pairs(None, order="audit") == 15
-        first.revise_codebook(replace(book, codes=tuple(c for c in book.codes if c.id != "team")))
-        assert first.count_pairs(None, order="audit") == 10
-        first.revise_codebook(book)  # team comes back
-        assert first.count_pairs(None, order="audit") == 15
+        assert first.queries.count(None, order="audit") == 15
+        first.versions.revise(replace(book, codes=tuple(c for c in book.codes if c.id != "team")))
+        assert first.queries.count(None, order="audit") == 10
+        first.versions.revise(book)  # team comes back
+        assert first.queries.count(None, order="audit") == 15
     with Study.create(path, responses=texts, codebook=book, overwrite=True) as again:
-        again.draw_audit(per_code=5, seed=2)
-        sample = again.audit()
+        again.audit.draw(per_code=5, seed=2)
+        sample = again.audit.sample()
         assert sample is not None
         assert sample.queue()[:4] != first_sample.queue()[:4]
-        listed = again.query_pairs(None, order="audit", limit=4)
+        listed = again.queries.page(None, order="audit", limit=4)
         assert [(p.response_id, p.code_id) for p in listed] == list(sample.queue()[:4])

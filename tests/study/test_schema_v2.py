@@ -19,12 +19,12 @@ def _v1_study(
     """A version 1 study: written by today's code, then copied, column for column, into a
     file that has version 1's tables only (today's writer names columns version 1 lacks)."""
     with Study.create(path, responses=responses, codebook=codebook) as s:
-        s.record("r1", "workload", 4, coder="ana")
-        s.record("r2", "pay", 2, coder="ana", source="model")
-        s.record("r2", "team", 1, coder="ben")
-        s.set_note("r1", "workload", "long hours", coder="ana")
-        s.record("r3", "pay", 5, coder="ana")
-        s.undo(coder="ana")
+        s.decisions.record("r1", "workload", 4, coder="ana")
+        s.decisions.record("r2", "pay", 2, coder="ana", source="model")
+        s.decisions.record("r2", "team", 1, coder="ben")
+        s.decisions.set_note("r1", "workload", "long hours", coder="ana")
+        s.decisions.record("r3", "pay", 5, coder="ana")
+        s.decisions.undo(coder="ana")
     today = path.with_name("today.codecurve")
     path.rename(today)
     con = sqlite3.connect(path, isolation_level=None)
@@ -71,16 +71,18 @@ def test_a_version_1_study_upgrades_with_every_row_kept(
 
     with Study.open(path) as s:
         assert s.check() == []
-        decision = s.decision("r1", "workload", coder="ana")
+        decision = s.decisions.decision("r1", "workload", coder="ana")
         assert decision is not None
         assert decision.value == 4
-        assert s.decision("r3", "pay", coder="ana") is None
-        assert s.note("r1", "workload", coder="ana") == "long hours"
+        assert s.decisions.decision("r3", "pay", coder="ana") is None
+        assert s.decisions.note("r1", "workload", coder="ana") == "long hours"
         assert _rows(path, "notes") == notes
-        s.record("r3", "team", 1, coder="ana")  # the upgraded tables take new rows
-        s.undo(coder="ana")
-        s.undo(coder="ana")  # undo reaches past the upgrade: ana's last old event, the note
-        assert s.note("r1", "workload", coder="ana") is None
+        s.decisions.record("r3", "team", 1, coder="ana")  # the upgraded tables take new rows
+        s.decisions.undo(coder="ana")
+        s.decisions.undo(
+            coder="ana"
+        )  # undo reaches past the upgrade: ana's last old event, the note
+        assert s.decisions.note("r1", "workload", coder="ana") is None
 
     con = sqlite3.connect(path)
     try:

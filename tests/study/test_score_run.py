@@ -35,9 +35,9 @@ def test_failure_then_resume_never_recomputes(big: Study) -> None:
     engine = ScoringEngine(failing, big.codebook, batch_size=4)
     with pytest.raises(ScoringError, match="fake failure"):
         score_study(big, engine)
-    config_id = big.active_config_id()
+    config_id = big.scores.active_config_id()
     assert config_id is not None
-    kept = big.scored_count(config_id)
+    kept = big.scores.scored_count(config_id)
     assert kept == 3 * 4  # the three batches before the failure
     first_prompts = {p for batch in failing.batches[:3] for p in batch}
 
@@ -52,7 +52,7 @@ def test_failure_then_resume_never_recomputes(big: Study) -> None:
     )
     assert prompts_sent(backend) == total - kept
     assert not first_prompts & {p for batch in backend.batches for p in batch}
-    assert big.scored_count(config_id) == total
+    assert big.scores.scored_count(config_id) == total
 
     again = FakeBackend()
     run = score_study(big, ScoringEngine(again, big.codebook, batch_size=4))
@@ -76,9 +76,9 @@ def test_cancel_between_batches_keeps_them(big: Study) -> None:
             progress=progress,
             cancel=cancel,
         )
-    config_id = big.active_config_id()
+    config_id = big.scores.active_config_id()
     assert config_id is not None
-    assert big.scored_count(config_id) == 10 == seen[-1].scored
+    assert big.scores.scored_count(config_id) == 10 == seen[-1].scored
     assert backend.calls == 2
     resumed = FakeBackend()
     score_study(big, ScoringEngine(resumed, big.codebook, batch_size=5))
@@ -88,15 +88,15 @@ def test_cancel_between_batches_keeps_them(big: Study) -> None:
 def test_scores_match_the_engine(big: Study) -> None:
     engine = ScoringEngine(FakeBackend(), big.codebook, batch_size=7)
     run = score_study(big, engine)
-    row = big.query_pairs(run.config_id, order="id", limit=1)[0]
-    assert big.pending_pairs(run.config_id) == []
+    row = big.queries.page(run.config_id, order="id", limit=1)[0]
+    assert big.scores.pending_pairs(run.config_id) == []
     pair = next(
         p for p in _all_pairs(big) if (p.response_id, p.code.id) == (row.response_id, row.code_id)
     )
     fresh = ScoringEngine(FakeBackend(), big.codebook).score([pair])[0]
     assert row.probs == pytest.approx(tuple(fresh.curve.probs))
     assert row.pick == fresh.prediction
-    assert big.config_row(run.config_id).key == fresh.config_key
+    assert big.scores.config_row(run.config_id).key == fresh.config_key
 
 
 def _all_pairs(study: Study) -> list:  # type: ignore[type-arg]

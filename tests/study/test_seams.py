@@ -85,6 +85,6 @@ def test_a_snapshot_sees_one_state_and_nests(study: Study) -> None:
             assert inner is conn
         assert conn.in_transaction
     assert not conn.in_transaction
-    study.record("r1", "pay", 3, coder="ann")
+    study.decisions.record("r1", "pay", 3, coder="ann")
     with study.snapshot() as conn:
         assert conn.execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == before + 1

@@ -124,7 +124,7 @@ def test_natural_order() -> None:
 
 
 def test_record_is_stored_and_validated(study: Study) -> None:
-    d = study.record("r2", "team", 1, coder="ann")
+    d = study.decisions.record("r2", "team", 1, coder="ann")
     assert (d.response_id, d.code_id, d.value, d.source, d.coder) == (
         "r2",
         "team",
@@ -132,107 +132,111 @@ def test_record_is_stored_and_validated(study: Study) -> None:
         "human",
         "ann",
     )
-    assert study.decision("r2", "team") == d
-    assert study.record("r2", "Pay", 4, coder="ann", note="hm").code_id == "pay"  # by name
-    assert study.note("r2", "pay", coder="ann") == "hm"
+    assert study.decisions.decision("r2", "team") == d
+    assert (
+        study.decisions.record("r2", "Pay", 4, coder="ann", note="hm").code_id == "pay"
+    )  # by name
+    assert study.decisions.note("r2", "pay", coder="ann") == "hm"
     with pytest.raises(StudyError, match="not a value of scale"):
-        study.record("r2", "team", 3, coder="ann")
+        study.decisions.record("r2", "team", 3, coder="ann")
     with pytest.raises(StudyError, match="no response"):
-        study.record("nope", "team", 1, coder="ann")
+        study.decisions.record("nope", "team", 1, coder="ann")
     with pytest.raises(StudyError, match="no code"):
-        study.record("r2", "nope", 1, coder="ann")
+        study.decisions.record("r2", "nope", 1, coder="ann")
     with pytest.raises(StudyError, match="category"):
-        study.record("r2", "pressures", 1, coder="ann")
+        study.decisions.record("r2", "pressures", 1, coder="ann")
     with pytest.raises(StudyError, match="coder"):
-        study.record("r2", "team", 1, coder=" ")
+        study.decisions.record("r2", "team", 1, coder=" ")
     with pytest.raises(StudyError, match="source"):
-        study.record("r2", "team", 1, coder="ann", source="robot")
-    study.skip("r2", "team")  # stores nothing
-    assert study.decision_count() == 2
+        study.decisions.record("r2", "team", 1, coder="ann", source="robot")
+    study.decisions.skip("r2", "team")  # stores nothing
+    assert study.decisions.count() == 2
 
 
 def test_undo_walks_back_through_several_decisions(study: Study) -> None:
-    study.record("r1", "pay", 2, coder="ann")
-    study.record("r1", "pay", 5, coder="ann")
-    study.set_note("r1", "pay", "check later", coder="ann")
-    study.record("r2", "team", 0, coder="ann")
-    study.clear("r2", "team", coder="ann")
-    study.record("r3", "pay", 1, coder="bob")
+    study.decisions.record("r1", "pay", 2, coder="ann")
+    study.decisions.record("r1", "pay", 5, coder="ann")
+    study.decisions.set_note("r1", "pay", "check later", coder="ann")
+    study.decisions.record("r2", "team", 0, coder="ann")
+    study.decisions.clear("r2", "team", coder="ann")
+    study.decisions.record("r3", "pay", 1, coder="bob")
 
-    assert study.decision("r2", "team", coder="ann") is None
-    undone = study.undo(coder="ann")
+    assert study.decisions.decision("r2", "team", coder="ann") is None
+    undone = study.decisions.undo(coder="ann")
     assert undone is not None
     assert undone.kind == "clear"
-    assert study.decision("r2", "team", coder="ann").value == 0  # type: ignore[union-attr]
-    assert study.undo(coder="ann").kind == "record"  # type: ignore[union-attr]
-    assert study.decision("r2", "team", coder="ann") is None
-    assert study.undo(coder="ann").kind == "note"  # type: ignore[union-attr]
-    assert study.note("r1", "pay", coder="ann") is None
-    first = study.decision("r1", "pay")
+    assert study.decisions.decision("r2", "team", coder="ann").value == 0  # type: ignore[union-attr]
+    assert study.decisions.undo(coder="ann").kind == "record"  # type: ignore[union-attr]
+    assert study.decisions.decision("r2", "team", coder="ann") is None
+    assert study.decisions.undo(coder="ann").kind == "note"  # type: ignore[union-attr]
+    assert study.decisions.note("r1", "pay", coder="ann") is None
+    first = study.decisions.decision("r1", "pay")
     assert first is not None
     assert first.value == 5
-    back = study.undo(coder="ann")
+    back = study.decisions.undo(coder="ann")
     assert back is not None
     assert back.value == 5
-    restored = study.decision("r1", "pay")
+    restored = study.decisions.decision("r1", "pay")
     assert restored is not None
     assert restored.value == 2
     assert restored.id < first.id
-    assert study.undo(coder="ann") is not None
-    assert study.decision("r1", "pay") is None
-    assert study.undo(coder="ann") is None
+    assert study.decisions.undo(coder="ann") is not None
+    assert study.decisions.decision("r1", "pay") is None
+    assert study.decisions.undo(coder="ann") is None
     # bob's decision is untouched, and the log kept everything
-    assert study.decision("r3", "pay", coder="bob").value == 1  # type: ignore[union-attr]
-    kinds = [e.kind for e in study.events()]
+    assert study.decisions.decision("r3", "pay", coder="bob").value == 1  # type: ignore[union-attr]
+    kinds = [e.kind for e in study.decisions.events()]
     assert kinds.count("undo") == 5
     assert kinds[0] == "create"
 
 
 def test_undo_after_reopen(study: Study) -> None:
-    study.record("r1", "pay", 2, coder="ann")
-    study.record("r1", "pay", 3, coder="ann")
+    study.decisions.record("r1", "pay", 2, coder="ann")
+    study.decisions.record("r1", "pay", 3, coder="ann")
     path = study.path
     study.close()
     with Study.open(path) as s:
-        assert s.undo(coder="ann").value == 3  # type: ignore[union-attr]
-        assert s.decision("r1", "pay").value == 2  # type: ignore[union-attr]
+        assert s.decisions.undo(coder="ann").value == 3  # type: ignore[union-attr]
+        assert s.decisions.decision("r1", "pay").value == 2  # type: ignore[union-attr]
 
 
 def test_import_decisions_all_or_nothing(study: Study) -> None:
-    study.record("r1", "pay", 2, coder="ann")
+    study.decisions.record("r1", "pay", 2, coder="ann")
     with pytest.raises(StudyError, match="already decided differently"):
-        study.import_decisions([("r2", "pay", 3), ("r1", "pay", 4)], coder="ann")
-    assert study.decision_count() == 1
+        study.decisions.import_decisions([("r2", "pay", 3), ("r1", "pay", 4)], coder="ann")
+    assert study.decisions.count() == 1
     with pytest.raises(StudyError, match="not a value"):
-        study.import_decisions([("r2", "pay", 3), ("r1", "team", 4)], coder="ann")
-    assert study.decision_count() == 1
-    result = study.import_decisions(
+        study.decisions.import_decisions([("r2", "pay", 3), ("r1", "team", 4)], coder="ann")
+    assert study.decisions.count() == 1
+    result = study.decisions.import_decisions(
         [("r2", "pay", 3), ("r1", "pay", 2)], coder="ann", detail={"file": "x.csv"}
     )
     assert (result.added, result.changed, result.unchanged) == (1, 0, 1)
-    result = study.import_decisions([("r1", "pay", 4)], coder="ann", replace=True)
+    result = study.decisions.import_decisions([("r1", "pay", 4)], coder="ann", replace=True)
     assert result.changed == 1
     # imports are not on the undo stack: undo reverts the interactive record
-    assert study.undo(coder="ann").value == 2  # type: ignore[union-attr]
+    assert study.decisions.undo(coder="ann").value == 2  # type: ignore[union-attr]
 
 
 def test_imported_decisions_keep_the_source_they_are_given(study: Study) -> None:
     with pytest.raises(StudyError, match="unknown decision source 'guess'"):
-        study.import_decisions([("r1", "pay", 3)], coder="ann", sources={("r1", "pay"): "guess"})
-    assert study.decision_count() == 0
-    study.import_decisions(
+        study.decisions.import_decisions(
+            [("r1", "pay", 3)], coder="ann", sources={("r1", "pay"): "guess"}
+        )
+    assert study.decisions.count() == 0
+    study.decisions.import_decisions(
         [("r1", "pay", 3), ("r2", "pay", 4), ("r3", "pay", 1)],
         coder="ann",
         sources={("r1", "pay"): "model", ("r2", "pay"): "delegated"},
     )
-    decided = {r: study.decision(r, "pay", coder="ann") for r in ("r1", "r2", "r3")}
+    decided = {r: study.decisions.decision(r, "pay", coder="ann") for r in ("r1", "r2", "r3")}
     assert {r: d.source for r, d in decided.items() if d is not None} == {
         "r1": "model",
         "r2": "delegated",
         "r3": "human",
     }
     # Only the coder's own decisions are blind: the others came from the model.
-    assert study.blind_pairs(coder="ann") == {("r3", "pay", "ann")}
+    assert study.audit.blind_pairs(coder="ann") == {("r3", "pay", "ann")}
 
 
 # --- one writer --------------------------------------------------------------------------
@@ -242,13 +246,13 @@ def test_second_writer_is_refused_reader_allowed(study: Study) -> None:
     with pytest.raises(StudyLockedError, match="open for writing in another"):
         Study.open(study.path)
     with Study.open(study.path, read_only=True) as reader:
-        study.record("r1", "pay", 3, coder="ann")
-        assert reader.decision("r1", "pay").value == 3  # type: ignore[union-attr]
+        study.decisions.record("r1", "pay", 3, coder="ann")
+        assert reader.decisions.decision("r1", "pay").value == 3  # type: ignore[union-attr]
         with pytest.raises(StudyError, match="read-only"):
-            reader.record("r1", "pay", 2, coder="ann")
+            reader.decisions.record("r1", "pay", 2, coder="ann")
     study.close()
     with Study.open(study.path) as again:
-        assert again.decision_count() == 1
+        assert again.decisions.count() == 1
 
 
 def test_second_writer_in_another_process_is_refused(study: Study) -> None:
@@ -276,17 +280,17 @@ def test_second_writer_in_another_process_is_refused(study: Study) -> None:
 
 
 def test_scores_pending_and_idempotent(study: Study, config: ScoreConfig, score_pairs) -> None:
-    cid = study.ensure_config(config)
-    assert study.ensure_config(config) == cid
-    assert study.active_config_id() == cid
-    assert study.config_row(cid).config == config
-    pending = study.pending_pairs(cid)
+    cid = study.scores.ensure_config(config)
+    assert study.scores.ensure_config(config) == cid
+    assert study.scores.active_config_id() == cid
+    assert study.scores.config_row(cid).config == config
+    pending = study.scores.pending_pairs(cid)
     assert len(pending) == 12
-    assert study.write_scores(cid, score_pairs(pending[:5], config)) == 5
-    assert study.write_scores(cid, score_pairs(pending[:6], config)) == 1
-    assert len(study.pending_pairs(cid)) == 6
-    assert study.scored_count(cid) == 6
-    assert study.token_ids(cid, pending[0].response_id, pending[0].code.id) is not None
+    assert study.scores.store(cid, score_pairs(pending[:5], config)) == 5
+    assert study.scores.store(cid, score_pairs(pending[:6], config)) == 1
+    assert len(study.scores.pending_pairs(cid)) == 6
+    assert study.scores.scored_count(cid) == 6
+    assert study.scores.token_ids(cid, pending[0].response_id, pending[0].code.id) is not None
     other = ScoreConfig(
         model=config.model,
         template_id="other",
@@ -295,5 +299,5 @@ def test_scores_pending_and_idempotent(study: Study, config: ScoreConfig, score_
         scale=config.scale,
     )
     with pytest.raises(StudyError, match="cannot be stored under"):
-        study.write_scores(cid, score_pairs(pending[6:7], other))
-    assert study.scored_count(cid) == 6
+        study.scores.store(cid, score_pairs(pending[6:7], other))
+    assert study.scores.scored_count(cid) == 6

@@ -18,21 +18,21 @@ from tests.study.test_revisions import content
 
 def test_a_wave_is_appended_and_recorded(study: Study) -> None:
     wave = ResponseTable.from_texts({"r20": "Great canteen.", "r4": "Long commute."})
-    result = study.add_responses(wave)
+    result = study.versions.add_responses(wave)
     assert result.wave == 2
     assert set(result.added) == {"r20", "r4"}
     assert study.response_count() == 6
     assert study.response("r4").text == "Long commute."
-    waves = study.waves()
+    waves = study.versions.waves()
     assert [(w.wave, w.count) for w in waves] == [(1, 4), (2, 2)]
-    assert study.wave_response_ids(2) == ["r4", "r20"]
-    assert study.wave_response_ids(1) == ["r1", "r2", "r3", "r10"]
+    assert study.versions.wave_response_ids(2) == ["r4", "r20"]
+    assert study.versions.wave_response_ids(1) == ["r1", "r2", "r3", "r10"]
     assert study.pair_count() == 6 * 3
 
 
 def test_new_responses_are_scored_alone(study: Study) -> None:
     score_study(study, ScoringEngine(FakeBackend(), study.codebook))
-    study.add_responses(ResponseTable.from_texts({"r5": "Pay is fine."}))
+    study.versions.add_responses(ResponseTable.from_texts({"r5": "Pay is fine."}))
     backend = FakeBackend()
     run = score_study(study, ScoringEngine(backend, study.codebook))
     assert run.pending == 3
@@ -43,16 +43,16 @@ def test_ids_already_in_the_study_are_refused_and_listed(study: Study) -> None:
     before = content(study.path)
     wave = ResponseTable.from_texts({"r1": "changed", "r3": "again", "r9": "new"})
     with pytest.raises(StudyError, match=r"2 response id\(s\) already in the study: 'r1', 'r3'"):
-        study.add_responses(wave)
+        study.versions.add_responses(wave)
     assert content(study.path) == before
     assert study.response_count() == 4
 
 
 def test_update_replaces_the_text_and_clears_decisions_for_re_review(study: Study) -> None:
     score_study(study, ScoringEngine(FakeBackend(), study.codebook))
-    study.record("r1", "pay", 4, coder="ana")
-    study.record("r2", "pay", 2, coder="ana")
-    result = study.add_responses(
+    study.decisions.record("r1", "pay", 4, coder="ana")
+    study.decisions.record("r2", "pay", 2, coder="ana")
+    result = study.versions.add_responses(
         ResponseTable.from_texts({"r1": "Pay went up, thanks.", "r2": "My colleagues are great."}),
         update=True,
     )
@@ -60,11 +60,11 @@ def test_update_replaces_the_text_and_clears_decisions_for_re_review(study: Stud
     assert result.unchanged == ("r2",)
     assert result.cleared == 1
     assert study.response("r1").text == "Pay went up, thanks."
-    assert study.decision("r1", "pay", coder="ana") is None  # re-review: undecided ...
-    decision = study.decision("r2", "pay", coder="ana")
+    assert study.decisions.decision("r1", "pay", coder="ana") is None  # re-review: undecided ...
+    decision = study.decisions.decision("r2", "pay", coder="ana")
     assert decision is not None
     assert decision.value == 2  # same text: kept
-    history = [e.kind for e in study.events(response_id="r1")]
+    history = [e.kind for e in study.decisions.events(response_id="r1")]
     assert history[-1] == "update"  # ... with its history in the log
     assert "record" in history
     # The old text's scores are stale: only r1's pairs are scored again.
@@ -84,38 +84,38 @@ def test_a_file_with_another_id_column_is_refused(study: Study, tmp_path: Path) 
     table = read_responses(other)
     before = content(study.path)
     with pytest.raises(StudyError, match="id column is 'respondent'"):
-        study.add_responses(table)
+        study.versions.add_responses(table)
     assert content(study.path) == before
 
 
 def test_undo_never_restores_a_decision_made_on_the_replaced_text(study: Study) -> None:
-    study.record("r3", "team", 1, coder="ana")
-    study.record("r1", "pay", 2, coder="ana")
-    study.record("r1", "pay", 4, coder="ana")
-    study.add_responses(ResponseTable.from_texts({"r1": "A new text."}), update=True)
-    undone = study.undo(coder="ana")  # walks past r1's decisions to the one before
-    assert study.decision("r1", "pay", coder="ana") is None
-    assert study.decision("r3", "team", coder="ana") is None
+    study.decisions.record("r3", "team", 1, coder="ana")
+    study.decisions.record("r1", "pay", 2, coder="ana")
+    study.decisions.record("r1", "pay", 4, coder="ana")
+    study.versions.add_responses(ResponseTable.from_texts({"r1": "A new text."}), update=True)
+    undone = study.decisions.undo(coder="ana")  # walks past r1's decisions to the one before
+    assert study.decisions.decision("r1", "pay", coder="ana") is None
+    assert study.decisions.decision("r3", "team", coder="ana") is None
     assert undone is not None
 
 
 def test_the_queue_filters_by_wave(study: Study) -> None:
     config_id = score_study(study, ScoringEngine(FakeBackend(), study.codebook)).config_id
-    study.add_responses(ResponseTable.from_texts({"r7": "Second wave.", "r8": "Another."}))
+    study.versions.add_responses(ResponseTable.from_texts({"r7": "Second wave.", "r8": "Another."}))
     score_study(study, ScoringEngine(FakeBackend(), study.codebook))
-    study.record("r7", "pay", 3, coder="ana")
-    study.record("r1", "pay", 3, coder="ana")
+    study.decisions.record("r7", "pay", 3, coder="ana")
+    study.decisions.record("r1", "pay", 3, coder="ana")
     for config in (config_id, None):
         for order in ("entropy", "id"):
             if config is None and order == "entropy":
                 continue
-            rows = study.query_pairs(config, order=order, wave=2, limit=100)
+            rows = study.queries.page(config, order=order, wave=2, limit=100)
             assert {r.response_id for r in rows} == {"r7", "r8"}
             assert len(rows) == 2 * 3
-    assert study.count_pairs(config_id, wave=2) == 6
-    assert study.count_pairs(config_id, wave=1) == 12
-    assert study.count_pairs(config_id, wave=2, status="decided") == 1
-    assert study.count_pairs(config_id, wave=2, status="undecided") == 5
-    assert study.count_pairs(config_id, wave=2, search="second") == 3
-    assert study.pair_position(config_id, "r7", "pay", order="id", wave=2) is not None
-    assert study.pair_position(config_id, "r1", "pay", order="id", wave=2) is None
+    assert study.queries.count(config_id, wave=2) == 6
+    assert study.queries.count(config_id, wave=1) == 12
+    assert study.queries.count(config_id, wave=2, status="decided") == 1
+    assert study.queries.count(config_id, wave=2, status="undecided") == 5
+    assert study.queries.count(config_id, wave=2, search="second") == 3
+    assert study.queries.position(config_id, "r7", "pay", order="id", wave=2) is not None
+    assert study.queries.position(config_id, "r1", "pay", order="id", wave=2) is None

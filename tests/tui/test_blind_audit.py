@@ -22,7 +22,7 @@ async def settle(pilot: Pilot[None]) -> None:
 
 def audited(path: Path, *, per_code: int = 6) -> Study:
     study = build_study(path, n=30)
-    study.draw_audit(per_code=per_code, seed=3)
+    study.audit.draw(per_code=per_code, seed=3)
     return study
 
 
@@ -34,34 +34,34 @@ def row_text(app: object, index: int) -> str:
 def test_the_audit_order_is_the_sample_queue(tmp_path: Path) -> None:
     study = audited(tmp_path / "s.codecurve")
     try:
-        sample = study.audit()
+        sample = study.audit.sample()
         assert sample is not None
         expected = list(sample.queue())
-        config_id = study.active_config_id()
+        config_id = study.scores.active_config_id()
         listed = [
             (r.response_id, r.code_id)
-            for r in study.query_pairs(config_id, order="audit", limit=1000)
+            for r in study.queries.page(config_id, order="audit", limit=1000)
         ]
         assert listed == expected
-        assert study.count_pairs(config_id, order="audit") == len(expected)
+        assert study.queries.count(config_id, order="audit") == len(expected)
         # Paged: two pages join up, and backwards is the same list reversed.
-        first = study.query_pairs(config_id, order="audit", limit=7)
-        rest = study.query_pairs(config_id, order="audit", offset=7, limit=1000)
+        first = study.queries.page(config_id, order="audit", limit=7)
+        rest = study.queries.page(config_id, order="audit", offset=7, limit=1000)
         assert [(r.response_id, r.code_id) for r in first + rest] == expected
-        back = study.query_pairs(config_id, order="audit", reverse=True, limit=1000)
+        back = study.queries.page(config_id, order="audit", reverse=True, limit=1000)
         assert [(r.response_id, r.code_id) for r in back] == expected[::-1]
         for index in (0, 5, len(expected) - 1):
             rid, cid = expected[index]
-            assert study.pair_position(config_id, rid, cid, order="audit") == index
+            assert study.queries.position(config_id, rid, cid, order="audit") == index
         # Filtered by code: that code's audit pairs, in the same order.
         pay = [p for p in expected if p[1] == "pay"]
-        listed_pay = study.query_pairs(config_id, order="audit", code_id="pay", limit=1000)
+        listed_pay = study.queries.page(config_id, order="audit", code_id="pay", limit=1000)
         assert [(r.response_id, r.code_id) for r in listed_pay] == pay
         # A pair outside the sample is not in the order.
         outside = next(r for r in study.response_ids() if not sample.is_audit(r, "pay"))
-        assert study.pair_position(config_id, outside, "pay", order="audit") is None
+        assert study.queries.position(config_id, outside, "pay", order="audit") is None
         # Response order: the audit's responses first, in audit order.
-        responses = study.response_page(config_id, order="audit", limit=6)
+        responses = study.queries.response_page(config_id, order="audit", limit=6)
         assert responses == list(sample.permutation[:6])
     finally:
         study.close()
@@ -70,15 +70,15 @@ def test_the_audit_order_is_the_sample_queue(tmp_path: Path) -> None:
 def test_no_audit_sample_lists_nothing(tmp_path: Path) -> None:
     study = build_study(tmp_path / "s.codecurve", n=10)
     try:
-        assert study.query_pairs(study.active_config_id(), order="audit") == []
-        assert study.count_pairs(study.active_config_id(), order="audit") == 0
+        assert study.queries.page(study.scores.active_config_id(), order="audit") == []
+        assert study.queries.count(study.scores.active_config_id(), order="audit") == 0
     finally:
         study.close()
 
 
 async def test_the_model_is_hidden_until_the_coder_decides(tmp_path: Path) -> None:
     study = audited(tmp_path / "s.codecurve")
-    sample = study.audit()
+    sample = study.audit.sample()
     assert sample is not None
     app = make_app(study, coder="tester", close_study=True)
     async with app.run_test(size=(140, 40)) as pilot:
@@ -92,7 +92,7 @@ async def test_the_model_is_hidden_until_the_coder_decides(tmp_path: Path) -> No
         row = queue.current
         assert isinstance(row, HiddenRow)
         assert (row.response_id, row.code_id) == sample.queue()[0]
-        scored = study.query_pairs(study.active_config_id(), order="id", limit=1000)
+        scored = study.queries.page(study.scores.active_config_id(), order="id", limit=1000)
         truth = next(r for r in scored if (r.response_id, r.code_id) == sample.queue()[0])
         assert truth.pick_label is not None
         assert truth.confidence is not None
@@ -110,7 +110,7 @@ async def test_the_model_is_hidden_until_the_coder_decides(tmp_path: Path) -> No
         assert f"audit 0/{sample.total} blind" in status
         # Accepting the hidden pick is refused and saves nothing.
         await pilot.press("a")
-        assert study.decision(row.response_id, row.code_id, coder="tester") is None
+        assert study.decisions.decision(row.response_id, row.code_id, coder="tester") is None
         # Decide it: saved as blind, and the model's answer is shown on its row.
         await pilot.press("1")
         await settle(pilot)
@@ -121,7 +121,7 @@ async def test_the_model_is_hidden_until_the_coder_decides(tmp_path: Path) -> No
         line = row_text(app, 0)
         assert HIDDEN_MARK not in line
         assert confidence in line
-        assert (row.response_id, row.code_id, "tester") in study.blind_pairs(coder="tester")
+        assert (row.response_id, row.code_id, "tester") in study.audit.blind_pairs(coder="tester")
         status = app.review.status_line.render_line(0).text
         assert f"audit 1/{sample.total} blind" in status
         # The cursor moved on to the next audit pair, hidden again.
@@ -141,7 +141,7 @@ async def test_an_undone_blind_decision_leaves_the_model_shown_and_the_next_not_
     """Once decided, the coder has seen the model's answer: undo does not hide it again,
     and the decision made after the undo is not counted as blind."""
     study = audited(tmp_path / "s.codecurve")
-    sample = study.audit()
+    sample = study.audit.sample()
     assert sample is not None
     first = sample.queue()[0]
     app = make_app(study, coder="tester", close_study=True)
@@ -153,7 +153,7 @@ async def test_an_undone_blind_decision_leaves_the_model_shown_and_the_next_not_
         assert isinstance(queue.current, HiddenRow)
         await pilot.press("1")
         await settle(pilot)
-        assert (*first, "tester") in study.blind_pairs(coder="tester")
+        assert (*first, "tester") in study.audit.blind_pairs(coder="tester")
         await pilot.press("u")
         await settle(pilot)
         row = queue.current
@@ -166,13 +166,13 @@ async def test_an_undone_blind_decision_leaves_the_model_shown_and_the_next_not_
         assert "audit 0/" in app.review.status_line.render_line(0).text
         await pilot.press("0")
         await settle(pilot)
-        assert study.decision(*first, coder="tester") is not None
-        assert study.blind_pairs(coder="tester") == set()
+        assert study.decisions.decision(*first, coder="tester") is not None
+        assert study.audit.blind_pairs(coder="tester") == set()
     # The log remembers it: a new session does not hide that pair either.
     reopened = Study.open(tmp_path / "s.codecurve")
     try:
-        assert first in reopened.decided_ever(coder="tester")
-        assert reopened.decided_ever(coder="someone else") == set()
+        assert first in reopened.decisions.decided_ever(coder="tester")
+        assert reopened.decisions.decided_ever(coder="someone else") == set()
     finally:
         reopened.close()
 
@@ -188,7 +188,7 @@ async def test_outside_the_audit_order_decisions_are_not_blind(tmp_path: Path) -
         assert row.pick is not None
         await pilot.press("1")
         await settle(pilot)
-        assert study.blind_pairs(coder="tester") == set()
+        assert study.audit.blind_pairs(coder="tester") == set()
         assert "audit" not in app.review.status_line.render_line(0).text
 
 
@@ -206,7 +206,7 @@ async def test_o_skips_the_audit_without_a_sample(tmp_path: Path) -> None:
 
 async def test_the_response_view_hides_the_model_in_audit_order(tmp_path: Path) -> None:
     study = audited(tmp_path / "s.codecurve")
-    sample = study.audit()
+    sample = study.audit.sample()
     assert sample is not None
     app = make_app(study, coder="tester", close_study=True)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -228,7 +228,7 @@ async def test_the_response_view_hides_the_model_in_audit_order(tmp_path: Path) 
         code = screen.rows[0].code_id
         await pilot.press("1")
         await pilot.pause()
-        assert (sample.permutation[0], code, "tester") in study.blind_pairs(coder="tester")
+        assert (sample.permutation[0], code, "tester") in study.audit.blind_pairs(coder="tester")
         decided = next(r for r in screen.rows if r.code_id == code)
         assert not isinstance(decided, HiddenRow)
         assert decided.pick is not None

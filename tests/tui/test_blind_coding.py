@@ -30,8 +30,8 @@ async def settle(pilot: Pilot[None]) -> None:
 def first_coder(study: Study, pairs: list[tuple[str, str]]) -> None:
     for rid, cid in pairs:
         value = 1 if cid != "team" else 4
-        study.record(rid, cid, value, coder="ana", blind=True)
-        study.set_note(rid, cid, "ana's reason", coder="ana")
+        study.decisions.record(rid, cid, value, coder="ana", blind=True)
+        study.decisions.set_note(rid, cid, "ana's reason", coder="ana")
 
 
 def test_the_setting_is_an_event_with_its_seed(tmp_path: Path) -> None:
@@ -44,7 +44,7 @@ def test_the_setting_is_an_event_with_its_seed(tmp_path: Path) -> None:
         off = set_blind_coding(study, False, coder="ana")
         assert not off.enabled
         assert off.seed == 42  # the order keeps its seed
-        settings = [e for e in study.events() if e.kind == "setting"]
+        settings = [e for e in study.decisions.events() if e.kind == "setting"]
         assert [json.loads(e.detail or "") for e in settings] == [
             {"blind_coding": True, "seed": 42},
             {"blind_coding": False, "seed": 42},
@@ -117,7 +117,7 @@ async def test_blind_coding_hides_the_other_coder_and_the_model(tmp_path: Path) 
         assert first is not None
         await pilot.press("0")
         await settle(pilot)
-        assert (first.response_id, first.code_id, "ben") in study.blind_pairs(coder="ben")
+        assert (first.response_id, first.code_id, "ben") in study.audit.blind_pairs(coder="ben")
         row = queue.row_at(0)
         assert row is not None
         assert not isinstance(row, HiddenRow)
@@ -128,7 +128,7 @@ async def test_blind_coding_hides_the_other_coder_and_the_model(tmp_path: Path) 
         await pilot.press("B")
         await settle(pilot)
         assert not blind_setting(study).enabled
-        assert len([e for e in study.events() if e.kind == "setting"]) == 2
+        assert len([e for e in study.decisions.events() if e.kind == "setting"]) == 2
 
 
 async def test_under_blind_coding_the_status_line_counts_the_coders_own_decisions(

@@ -54,10 +54,10 @@ def notes(app: CodecurveApp) -> list[str]:
 def content(study: Study) -> tuple[object, ...]:
     """What a cancelled edit must leave alone."""
     return (
-        study.codebook_version(),
+        study.versions.current(),
         study.codebook.content_hash(),
-        len(study.codebook_versions()),
-        study.scored_count(study.active_config_id() or 0),
+        len(study.versions.all()),
+        study.scores.scored_count(study.scores.active_config_id() or 0),
     )
 
 
@@ -108,13 +108,13 @@ async def test_save_records_a_version_and_rescores_only_that_codes_pairs(
         # First the planned change, nothing written yet.
         assert editor.planned is not None
         assert any("workload" in line and "definition" in line for line in editor.planned.lines)
-        assert study.codebook_version() == 1
+        assert study.versions.current() == 1
         assert backend.calls == 0
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: any(isinstance(m, ScoringFinished) for m in seen))
         await pilot.pause()
         assert not isinstance(app.screen, CodeEditorScreen)
-        assert study.codebook_version() == 2
+        assert study.versions.current() == 2
         assert study.code("workload").definition == NEW_DEFINITION
         # The app's session follows the new codebook (the detail pane shows it).
         assert app.session.code("workload") == study.code("workload")
@@ -122,14 +122,14 @@ async def test_save_records_a_version_and_rescores_only_that_codes_pairs(
         prompts = [p for batch in backend.batches for p in batch]
         assert len(prompts) == 12
         assert all(NEW_DEFINITION in p for p in prompts)
-        config_id = study.active_config_id()
+        config_id = study.scores.active_config_id()
         assert config_id is not None
         with study.snapshot() as conn:
             assert stale_pairs(conn, study.index, config_id) == []
         assert app.stale_keys == frozenset()
-        assert study.scored_count(config_id) == study.pair_count()
+        assert study.scores.scored_count(config_id) == study.pair_count()
         assert any("Recorded codebook version 2" in n for n in notes(app))
-    versions = study.codebook_versions()
+    versions = study.versions.all()
     assert [v.version for v in versions] == [1, 2]
     assert versions[1].source == "app: edited code workload"
     assert any(c.code_id == "workload" for c in versions[1].changes)
@@ -193,7 +193,7 @@ async def test_old_curves_are_greyed_until_the_new_score_arrives(tmp_path: Path)
         await pilot.pause()
         await pilot.press("ctrl+s")
         await pilot.pause()
-        assert study.codebook_version() == 2
+        assert study.versions.current() == 2
         stale = {(r, c) for r, c in app.stale_keys}
         assert stale == {(f"r{i + 1}", "workload") for i in range(12)}
         review = app.review
@@ -295,7 +295,7 @@ async def test_an_edit_during_a_scoring_run_is_rescored_after_it(tmp_path: Path)
         await pilot.pause()
         await pilot.press("ctrl+s")
         await pilot.pause()
-        assert study.codebook_version() == 2
+        assert study.versions.current() == 2
         assert app.scoring  # the first run goes on; the rescoring waits for it
         assert not any(isinstance(m, ScoringFinished) for m in seen)
         await wait_for(
@@ -303,9 +303,9 @@ async def test_an_edit_during_a_scoring_run_is_rescored_after_it(tmp_path: Path)
         )
         await wait_for(pilot, lambda: not app.scoring)
         await pilot.pause()
-        config_id = study.active_config_id()
+        config_id = study.scores.active_config_id()
         assert config_id is not None
-        assert study.scored_count(config_id) == study.pair_count()
+        assert study.scores.scored_count(config_id) == study.pair_count()
         with study.snapshot() as conn:
             assert stale_pairs(conn, study.index, config_id) == []
         assert app.stale_keys == frozenset()

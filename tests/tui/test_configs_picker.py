@@ -36,10 +36,10 @@ def two_configs(path: Path, n: int = 40) -> tuple[Study, int, int]:
     """The synthetic configuration (#1), then the fake model with full context (#2,
     active)."""
     study = build_study(path, n=n)
-    first = study.active_config_id()
+    first = study.scores.active_config_id()
     assert first is not None
     run = score_study(study, ScoringEngine(FakeBackend(), study.codebook, context="full"))
-    assert study.active_config_id() == run.config_id
+    assert study.scores.active_config_id() == run.config_id
     return study, first, run.config_id
 
 
@@ -69,7 +69,7 @@ async def test_the_picker_switches_the_active_configuration(tmp_path: Path) -> N
         await pilot.press("up", "enter")
         await pilot.pause()
         assert not isinstance(app.screen, ConfigPicker)
-        assert study.active_config_id() == first
+        assert study.scores.active_config_id() == first
         assert app.session.config_id == first
         status = str(app.review.status_line.render())
         assert f"#{first} synthetic" in status
@@ -81,7 +81,7 @@ async def test_the_picker_switches_the_active_configuration(tmp_path: Path) -> N
         await wait_for(pilot, lambda: isinstance(app.screen, ConfigPicker))
         await pilot.press("down", "escape")
         await pilot.pause()
-        assert study.active_config_id() == first
+        assert study.scores.active_config_id() == first
     # The choice is the study's: an 'activate' event, kept after the app.
     with study.snapshot() as conn:
         kinds = [r[0] for r in conn.execute("SELECT kind FROM events WHERE kind = 'activate'")]
@@ -103,8 +103,8 @@ async def test_the_picker_says_when_nothing_is_scored(tmp_path: Path) -> None:
 async def test_the_filter_bar_has_a_wave_field_with_two_waves(tmp_path: Path) -> None:
     study = build_study(tmp_path / "s.codecurve", n=6)
     extra = {f"w{i}": text for i, text in enumerate(texts(4, seed=3).values())}
-    study.add_responses(ResponseTable.from_texts(extra))
-    assert len(study.waves()) == 2
+    study.versions.add_responses(ResponseTable.from_texts(extra))
+    assert len(study.versions.waves()) == 2
     app = make_app(study, coder="tester", close_study=False)
     async with app.run_test(size=SIZE) as pilot:
         review = app.review
@@ -142,8 +142,8 @@ def test_the_panel_names_the_pooled_row_as_the_comparison_does() -> None:
 async def test_the_panel_compares_the_configurations_on_the_chosen_code(tmp_path: Path) -> None:
     study, first, second = two_configs(tmp_path / "s.codecurve", n=40)
     for i in range(40):
-        study.record(f"r{i + 1}", "workload", i % 2, coder="tester")
-        study.record(f"r{i + 1}", "pay", (i // 3) % 2, coder="tester")
+        study.decisions.record(f"r{i + 1}", "workload", i % 2, coder="tester")
+        study.decisions.record(f"r{i + 1}", "pay", (i // 3) % 2, coder="tester")
     seen: list[Message] = []
     app = make_app(study, coder="tester", close_study=False)
     async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
@@ -176,7 +176,7 @@ async def test_the_panel_compares_the_configurations_on_the_chosen_code(tmp_path
 async def test_one_configuration_shows_no_comparison(tmp_path: Path) -> None:
     study = build_study(tmp_path / "s.codecurve", n=10)
     for i in range(10):
-        study.record(f"r{i + 1}", "workload", i % 2, coder="tester")
+        study.decisions.record(f"r{i + 1}", "workload", i % 2, coder="tester")
     seen: list[Message] = []
     app = make_app(study, coder="tester", close_study=False)
     async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:

@@ -33,8 +33,8 @@ def scored_with_full_context(path: Path) -> tuple[Study, int]:
     ``full`` configuration, which is the active one."""
     study = build_study(path, n=12, scored=False)
     run = score_study(study, ScoringEngine(FakeBackend(), study.codebook, context="full"))
-    assert study.active_config_id() == run.config_id
-    assert study.scored_count(run.config_id) == study.pair_count()
+    assert study.scores.active_config_id() == run.config_id
+    assert study.scores.scored_count(run.config_id) == study.pair_count()
     return study, run.config_id
 
 
@@ -61,8 +61,8 @@ async def test_review_without_options_opens_on_the_active_configuration(tmp_path
         status = str(app.review.status_line.render())
         assert f"#{full} fake · full" in status
         assert not any("new configuration" in n for n in notes(app))
-    assert study.active_config_id() == full
-    assert len(study.configs()) == 1
+    assert study.scores.active_config_id() == full
+    assert len(study.scores.configs()) == 1
     study.close()
 
 
@@ -84,7 +84,7 @@ async def test_another_context_says_a_new_configuration_starts(tmp_path: Path) -
         assert any("A new configuration starts" in n for n in notes(app))
         # Still on the scores there are; the study's active configuration is unchanged.
         assert app.session.config_id == full
-        assert study.active_config_id() == full
+        assert study.scores.active_config_id() == full
         row = app.review.pair_queue.current
         assert row is not None
         assert row.pick is not None
@@ -96,7 +96,7 @@ async def test_another_context_says_a_new_configuration_starts(tmp_path: Path) -
         await wait_for(pilot, lambda: any(isinstance(m, ScoringFinished) for m in seen))
         await pilot.pause()
         assert app.session.config_id == new
-        assert study.active_config_id() == new
+        assert study.scores.active_config_id() == new
         assert f"#{new} fake · definition" in str(app.review.status_line.render())
     study.close()
 
@@ -112,5 +112,5 @@ async def test_a_first_model_on_an_unscored_study_is_shown_at_once(tmp_path: Pat
         assert app.session.config_id == new
         assert not any("new configuration" in n for n in notes(app))
     # Registered but not activated until something is scored with it.
-    assert study.active_config_id() is None
+    assert study.scores.active_config_id() is None
     study.close()

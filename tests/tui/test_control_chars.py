@@ -246,10 +246,10 @@ def hostile_study(path: Path) -> Study:
     table = ResponseTable.from_texts({f"id{i}\x1b[7m": t for i, t in enumerate(texts)})
     study = Study.create(path, responses=table, codebook=CODEBOOK)
     config = synthetic_config(CODEBOOK)
-    study.write_scores(study.ensure_config(config), synthetic_scores(study, config))
+    study.scores.store(study.scores.ensure_config(config), synthetic_scores(study, config))
     first = "id0\x1b[7m"
-    study.set_note(first, "pay", "note \x1b[2J [bold]loud[/bold]", coder="tester")
-    study.import_decisions([(first, "workload", 1)], coder="gold\x1b]0;evil\x07")
+    study.decisions.set_note(first, "pay", "note \x1b[2J [bold]loud[/bold]", coder="tester")
+    study.decisions.import_decisions([(first, "workload", 1)], coder="gold\x1b]0;evil\x07")
     return study
 
 
@@ -283,7 +283,7 @@ def test_fuzzed_responses_render_clean_in_the_app(
     )
     try:
         config = synthetic_config(CODEBOOK)
-        study.write_scores(study.ensure_config(config), synthetic_scores(study, config))
+        study.scores.store(study.scores.ensure_config(config), synthetic_scores(study, config))
         asyncio.run(check_rendering(study, moves=len(texts) * 3))
     finally:
         study.close()
@@ -328,7 +328,7 @@ async def test_wide_and_right_to_left_rows_keep_the_width(
     study = Study.create(tmp_path / "w.codecurve", responses=table, codebook=CODEBOOK)
     closing.append(study)
     config = synthetic_config(CODEBOOK)
-    study.write_scores(study.ensure_config(config), synthetic_scores(study, config))
+    study.scores.store(study.scores.ensure_config(config), synthetic_scores(study, config))
     app = make_app(study, coder="tester")
     async with app.run_test(size=(90, 24)) as pilot:
         await pilot.pause()

@@ -21,7 +21,7 @@ from tui.widgets.screening import ScreeningPanel
 def audited_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path, truth = simulated_study(tmp_path_factory.mktemp("d") / "d.codecurve", n=1200, seed=11)
     with Study.open(path) as study:
-        study.draw_audit(per_code=400, seed=5)
+        study.audit.draw(per_code=400, seed=5)
         code_audit_blind(study, truth)
     return path
 
@@ -112,14 +112,14 @@ async def test_left_for_review_lists_undecided_pairs_outside_the_audit(audited: 
     from study.analysis.delegation_plan import plan_delegation
 
     study = Study.open(audited)
-    config_id = study.active_config_id()
+    config_id = study.scores.active_config_id()
     plan = plan_delegation(study, coder="ana")
-    study.apply_delegation(plan, coder="ana")
-    sample = study.audit()
+    study.delegations.apply(plan, coder="ana")
+    sample = study.audit.sample()
     assert sample is not None
-    left = study.count_pairs(config_id, status="review")
+    left = study.queries.count(config_id, status="review")
     assert left == plan.left
-    rows = study.query_pairs(config_id, status="review", order="entropy", limit=5000)
+    rows = study.queries.page(config_id, status="review", order="entropy", limit=5000)
     assert len(rows) == plan.left
     assert all(r.decision is None for r in rows)
     assert not any(sample.is_audit(r.response_id, r.code_id) for r in rows)
@@ -166,7 +166,7 @@ async def test_b_in_the_panel_opens_the_audit(tmp_path: Path) -> None:
     from tests.factories import build_study
 
     study = build_study(tmp_path / "s.codecurve", n=20)
-    study.draw_audit(per_code=5, seed=1)
+    study.audit.draw(per_code=5, seed=1)
     app = make_app(study, coder="tester", close_study=True)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)

@@ -107,8 +107,8 @@ async def test_the_dialog_writes_a_qda_project(
     study: Study, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    study.record(study.response_ids()[0], "pay", 1, coder="tester")
-    study.record(study.response_ids()[1], "team", 4, coder="other")
+    study.decisions.record(study.response_ids()[0], "pay", 1, coder="tester")
+    study.decisions.record(study.response_ids()[1], "team", 4, coder="other")
     app = make_app(study, coder="tester")
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         dialog = await open_dialog(pilot)

@@ -26,7 +26,9 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX p
 
 def decisions(path: Path) -> dict[tuple[str, str], int]:
     with Study.open(path, read_only=True) as study:
-        rows = study.query_pairs(study.active_config_id(), order="id", status="decided", limit=1000)
+        rows = study.queries.page(
+            study.scores.active_config_id(), order="id", status="decided", limit=1000
+        )
         return {(r.response_id, r.code_id): r.decision for r in rows}  # type: ignore[misc]
 
 
@@ -101,7 +103,9 @@ def test_decisions_survive_sigkill(tmp_path: Path) -> None:
         os.close(master)
     # The killed writer's lock went with it: the study opens for writing again.
     with Study.open(path) as study:
-        rows = study.query_pairs(study.active_config_id(), order="id", status="decided", limit=100)
+        rows = study.queries.page(
+            study.scores.active_config_id(), order="id", status="decided", limit=100
+        )
         after = {(r.response_id, r.code_id): r.decision for r in rows}
         assert after == before
         assert study.check() == []

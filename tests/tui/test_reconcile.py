@@ -46,12 +46,12 @@ async def settle(pilot: Pilot[None]) -> None:
 def two_coders(path: Path) -> Study:
     """ana and ben decide workload on r1..r6; they differ on r2, r4 and r6."""
     study = opened(build_study(path, n=8))
-    study.import_decisions([(f"r{i}", "workload", 1) for i in range(1, 7)], coder="ana")
-    study.import_decisions(
+    study.decisions.import_decisions([(f"r{i}", "workload", 1) for i in range(1, 7)], coder="ana")
+    study.decisions.import_decisions(
         [(f"r{i}", "workload", 0 if i % 2 == 0 else 1) for i in range(1, 7)], coder="ben"
     )
-    study.record("r1", "workload", 1, coder="ben", note="clearly about hours")
-    study.record("r2", "workload", 0, coder="ben", note="talks about pay, not workload")
+    study.decisions.record("r1", "workload", 1, coder="ben", note="clearly about hours")
+    study.decisions.record("r2", "workload", 0, coder="ben", note="talks about pay, not workload")
     return study
 
 
@@ -107,8 +107,8 @@ async def test_take_a_coder_set_a_value_with_a_note_and_undo(tmp_path: Path) -> 
         assert "talks about pay" in str(screen.query_one("#reconcile-detail").render())
         await pilot.press("2")  # take ben's decision (0)
         await settle(pilot)
-        assert study.decision("r2", "workload", coder="consensus").value == 0  # type: ignore[union-attr]
-        assert study.decision("r2", "workload", coder="consensus").source == "human"  # type: ignore[union-attr]
+        assert study.decisions.decision("r2", "workload", coder="consensus").value == 0  # type: ignore[union-attr]
+        assert study.decisions.decision("r2", "workload", coder="consensus").source == "human"  # type: ignore[union-attr]
         assert screen.progress_text() == "1 of 3 disagreements resolved"
         # The cursor moved on to the next unresolved disagreement: a new value, a note.
         following = screen.current()
@@ -122,17 +122,17 @@ async def test_take_a_coder_set_a_value_with_a_note_and_undo(tmp_path: Path) -> 
         await pilot.press("enter")
         await settle(pilot)
         screen = screen_of(pilot)
-        decided = study.decision("r4", "workload", coder="consensus")
+        decided = study.decisions.decision("r4", "workload", coder="consensus")
         assert decided is not None
         assert decided.value == 1
-        assert study.note("r4", "workload", coder="consensus") == "overtime counts"
+        assert study.decisions.note("r4", "workload", coder="consensus") == "overtime counts"
         assert screen.progress_text() == "2 of 3 disagreements resolved"
         # Undo takes back the consensus coder's last change only.
         await pilot.press("u")
         await settle(pilot)
-        assert study.decision("r4", "workload", coder="consensus") is None
-        assert study.note("r4", "workload", coder="consensus") is None
-        assert study.decision("r2", "workload", coder="consensus") is not None
+        assert study.decisions.decision("r4", "workload", coder="consensus") is None
+        assert study.decisions.note("r4", "workload", coder="consensus") is None
+        assert study.decisions.decision("r2", "workload", coder="consensus") is not None
         assert screen.progress_text() == "1 of 3 disagreements resolved"
         # The cursor is back on the undone pair: take ana's decision there instead.
         undone = screen.current()
@@ -140,10 +140,10 @@ async def test_take_a_coder_set_a_value_with_a_note_and_undo(tmp_path: Path) -> 
         assert undone.response_id == "r4"
         await pilot.press("1")
         await settle(pilot)
-        assert study.decision("r4", "workload", coder="consensus").value == 1  # type: ignore[union-attr]
+        assert study.decisions.decision("r4", "workload", coder="consensus").value == 1  # type: ignore[union-attr]
         assert screen.progress_text() == "2 of 3 disagreements resolved"
         # The coders' own decisions are untouched.
-        assert study.decision("r2", "workload", coder="ana").value == 1  # type: ignore[union-attr]
+        assert study.decisions.decision("r2", "workload", coder="ana").value == 1  # type: ignore[union-attr]
         # Back to the queue, which shows the consensus decision made meanwhile.
         await pilot.press("escape")
         await settle(pilot)
@@ -165,12 +165,12 @@ async def test_a_value_off_the_scale_is_refused_and_nothing_saved(tmp_path: Path
         assert isinstance(app.screen, ConsensusValueScreen)  # still asking
         await pilot.press("escape")
         await settle(pilot)
-        assert study.decision("r2", "workload", coder="consensus") is None
+        assert study.decisions.decision("r2", "workload", coder="consensus") is None
 
 
 async def test_fewer_than_two_coders_says_so(tmp_path: Path) -> None:
     study = opened(build_study(tmp_path / "w.codecurve", n=6))
-    study.import_decisions([("r1", "workload", 1)], coder="ana")
+    study.decisions.import_decisions([("r1", "workload", 1)], coder="ana")
     app = make_app(study, coder="ana")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -180,7 +180,7 @@ async def test_fewer_than_two_coders_says_so(tmp_path: Path) -> None:
         assert "need the decisions of two coders" in screen.progress_text()
         await pilot.press("1", "v", "u")  # nothing to act on: no crash, nothing saved
         await settle(pilot)
-        assert study.decision("r1", "workload", coder="consensus") is None
+        assert study.decisions.decision("r1", "workload", coder="consensus") is None
         await pilot.press("escape")
         await settle(pilot)
         # The filter bar's value says so too, and lists nothing.
@@ -191,7 +191,7 @@ async def test_fewer_than_two_coders_says_so(tmp_path: Path) -> None:
 
 async def test_choose_the_coders_compared(tmp_path: Path) -> None:
     study = two_coders(tmp_path / "w.codecurve")
-    study.import_decisions([("r1", "workload", 0), ("r3", "workload", 1)], coder="cy")
+    study.decisions.import_decisions([("r1", "workload", 0), ("r3", "workload", 1)], coder="cy")
     app = make_app(study, coder="ana")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -217,8 +217,8 @@ async def test_choose_the_coders_compared(tmp_path: Path) -> None:
 
 def test_disagreements_need_shared_units(tmp_path: Path) -> None:
     study = opened(build_study(tmp_path / "w.codecurve", n=6))
-    study.import_decisions([("r1", "workload", 1)], coder="ana")
-    study.import_decisions([("r2", "workload", 0)], coder="ben")
+    study.decisions.import_decisions([("r1", "workload", 1)], coder="ana")
+    study.decisions.import_decisions([("r2", "workload", 0)], coder="ben")
     assert disagreements(study) == []
 
 
@@ -236,6 +236,8 @@ async def test_note_on_a_taken_consensus(tmp_path: Path) -> None:
         app.screen.query_one("#note-input", Input).value = "hours, not pay"
         await pilot.press("enter")
         await settle(pilot)
-        assert study.note("r2", "workload", coder="consensus") == "hours, not pay"
-        assert study.note("r2", "workload", coder="ben") == "talks about pay, not workload"
+        assert study.decisions.note("r2", "workload", coder="consensus") == "hours, not pay"
+        assert (
+            study.decisions.note("r2", "workload", coder="ben") == "talks about pay, not workload"
+        )
         assert "hours, not pay" in str(screen_of(pilot).query_one("#reconcile-detail").render())

@@ -10,7 +10,7 @@ import pytest
 from textual.pilot import Pilot
 
 from study.audit.blind import set_blind_coding
-from study.store import Study
+from study.queries.pairs import Queries
 from tests.factories import build_study
 from tui.app import CodecurveApp, make_app
 from tui.screens.help import HelpScreen
@@ -52,8 +52,8 @@ def shown_ids(app: CodecurveApp, n: int) -> list[str]:
 
 async def test_v_lists_the_responses_least_sure_first(tmp_path: Path) -> None:
     study = build_study(tmp_path / "s.codecurve", n=30)
-    config_id = study.active_config_id()
-    expected = study.query_responses(config_id, limit=100)
+    config_id = study.scores.active_config_id()
+    expected = study.queries.responses(config_id, limit=100)
     app = make_app(study, coder="tester", close_study=True)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
@@ -102,7 +102,7 @@ async def test_the_review_help_lists_the_response_list_key(tmp_path: Path) -> No
 
 async def test_o_cycles_the_orders_and_shift_o_reverses(tmp_path: Path) -> None:
     study = build_study(tmp_path / "s.codecurve", n=20)
-    config_id = study.active_config_id()
+    config_id = study.scores.active_config_id()
     app = make_app(study, coder="tester", close_study=True)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
@@ -120,14 +120,14 @@ async def test_o_cycles_the_orders_and_shift_o_reverses(tmp_path: Path) -> None:
         )
         await pilot.press("o")
         assert (rows.response_query.order, rows.response_query.reverse) == ("entropy", False)
-        assert shown_ids(app, 20) == study.response_page(config_id, limit=100)
+        assert shown_ids(app, 20) == study.queries.response_page(config_id, limit=100)
     study.close()
 
 
 async def test_o_offers_the_audit_when_there_is_a_sample(tmp_path: Path) -> None:
     study = build_study(tmp_path / "s.codecurve", n=20)
-    study.draw_audit(per_code=3, seed=5)
-    config_id = study.active_config_id()
+    study.audit.draw(per_code=3, seed=5)
+    config_id = study.scores.active_config_id()
     app = make_app(study, coder="tester", close_study=True)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
@@ -135,7 +135,9 @@ async def test_o_offers_the_audit_when_there_is_a_sample(tmp_path: Path) -> None
         await settle(pilot)
         rows = listing(app)
         assert rows.response_query.order == "audit"
-        assert shown_ids(app, 20) == study.response_page(config_id, order="audit", limit=100)
+        assert shown_ids(app, 20) == study.queries.response_page(
+            config_id, order="audit", limit=100
+        )
         assert rows.blind  # the audit hides the model until the coder decides
     study.close()
 
@@ -181,7 +183,9 @@ async def test_enter_codes_a_response_and_back_shows_it_coded(tmp_path: Path) ->
         await settle(pilot)
         assert isinstance(app.screen, ReviewScreen)
         assert app.review.pair_queue.total == 90
-        decided = [r for r in study.query_pairs(study.active_config_id(), limit=100) if r.decided]
+        decided = [
+            r for r in study.queries.page(study.scores.active_config_id(), limit=100) if r.decided
+        ]
         assert len(decided) == 2
 
 
@@ -234,7 +238,7 @@ async def test_memo_marks_in_the_pair_queue_and_the_list(tmp_path: Path) -> None
         await pilot.press("V")
         await settle(pilot)
         rows = listing(app)
-        index = study.response_position(study.active_config_id(), row.response_id)
+        index = study.queries.response_position(study.scores.active_config_id(), row.response_id)
         rows.move_to(index)
         assert line(app, index).rstrip().endswith("✎¶")
         # m in the list writes a memo on the highlighted response.
@@ -243,7 +247,7 @@ async def test_memo_marks_in_the_pair_queue_and_the_list(tmp_path: Path) -> None
         rows.move_to(0 if index else 1)
         await pilot.press("m", *"ask ben", "enter")
         await settle(pilot)
-        assert study.memo(other.response_id, coder="tester") == "ask ben"
+        assert study.decisions.memo(other.response_id, coder="tester") == "ask ben"
         assert line(app, rows.cursor).rstrip().endswith("¶")
 
 
@@ -251,10 +255,10 @@ async def test_blind_coding_hides_entropy_until_a_response_is_done(tmp_path: Pat
     study = build_study(tmp_path / "s.codecurve", n=12)
     set_blind_coding(study, True, coder="ana")
     for code, value in (("workload", 1), ("pay", 0), ("team", 3)):
-        study.record("r2", code, value, coder="tester")
-    study.record("r3", "pay", 1, coder="tester")
-    study.record("r4", "pay", 1, coder="ana")  # another coder's: not shown
-    study.set_memo("r5", "ana's memo", coder="ana")
+        study.decisions.record("r2", code, value, coder="tester")
+    study.decisions.record("r3", "pay", 1, coder="tester")
+    study.decisions.record("r4", "pay", 1, coder="ana")  # another coder's: not shown
+    study.decisions.set_memo("r5", "ana's memo", coder="ana")
     app = make_app(study, coder="tester", close_study=True)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
@@ -282,11 +286,11 @@ async def test_blind_coding_hides_entropy_until_a_response_is_done(tmp_path: Pat
 
 async def test_the_audit_order_hides_entropy_until_a_response_is_done(tmp_path: Path) -> None:
     study = build_study(tmp_path / "s.codecurve", n=20)
-    study.draw_audit(per_code=3, seed=5)
-    config_id = study.active_config_id()
-    first = study.response_page(config_id, order="audit", limit=1)[0]
+    study.audit.draw(per_code=3, seed=5)
+    config_id = study.scores.active_config_id()
+    first = study.queries.response_page(config_id, order="audit", limit=1)[0]
     for code, value in (("workload", 1), ("pay", 0), ("team", 3)):
-        study.record(first, code, value, coder="tester", blind=True)
+        study.decisions.record(first, code, value, coder="tester", blind=True)
     app = make_app(study, coder="tester", close_study=True)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
@@ -312,13 +316,13 @@ async def test_the_list_reads_a_page_at_a_time(
 ) -> None:
     study = build_study(tmp_path / "s.codecurve", n=400)
     asked: list[tuple[int, int]] = []
-    original = Study.query_responses
+    original = Queries.responses
 
-    def spy(self: Study, *args: Any, **kwargs: Any) -> Any:
+    def spy(self: Queries, *args: Any, **kwargs: Any) -> Any:
         asked.append((kwargs.get("offset", 0), kwargs.get("limit", 40)))
         return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(Study, "query_responses", spy)
+    monkeypatch.setattr(Queries, "responses", spy)
     app = make_app(study, coder="tester", close_study=True)
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
@@ -364,7 +368,7 @@ async def test_scores_that_arrive_show_in_the_open_list(tmp_path: Path) -> None:
     )
     async with app.run_test(size=(100, 30)) as pilot:
         for _ in range(200):  # the first batch stored, the second held at the gate
-            if study.scored_count(study.active_config_id() or 0) == 6:
+            if study.scores.scored_count(study.scores.active_config_id() or 0) == 6:
                 break
             await pilot.pause(0.05)
         await pilot.pause(0.1)
@@ -418,10 +422,10 @@ async def test_the_list_under_the_response_view_catches_up_once(tmp_path: Path) 
 
 async def test_the_list_opens_on_the_first_response_left_to_code(tmp_path: Path) -> None:
     study = build_study(tmp_path / "s.codecurve", n=10)
-    first = study.query_responses(study.active_config_id(), limit=3)
+    first = study.queries.responses(study.scores.active_config_id(), limit=3)
     for summary in first:  # the three least sure responses, every code decided
         for code in study.codebook.codable:
-            study.record(summary.response_id, code.id, 1, coder="tester")
+            study.decisions.record(summary.response_id, code.id, 1, coder="tester")
     app = make_app(study, coder="tester", close_study=True)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)

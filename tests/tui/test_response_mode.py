@@ -44,8 +44,8 @@ def yes_no_study(path: Path, n: int = 6) -> Study:
     table = ResponseTable(responses=responses, attribute_columns=("question", "site"))
     study = Study.create(path, responses=table, codebook=YES_NO)
     config = synthetic_config(YES_NO)
-    config_id = study.ensure_config(config)
-    study.write_scores(config_id, synthetic_scores(study, config))
+    config_id = study.scores.ensure_config(config)
+    study.scores.store(config_id, synthetic_scores(study, config))
     return study
 
 
@@ -62,7 +62,7 @@ def test_yes_no_digits_are_one_for_yes_and_zero_for_no(tmp_path: Path) -> None:
         assert session.value_at("staff", 1) == BINARY.options[1].value  # Yes, present
         assert session.value_at("staff", 0) == BINARY.options[0].value  # No
         assert session.value_at("staff", 2) is None
-        row = study.response_pairs(session.config_id, "r1")[0]
+        row = study.queries.of_response(session.config_id, "r1")[0]
         assert isinstance(session.decide(row, 2), Refused)
         assert session.yes_no(row, yes=True).value == 1  # type: ignore[union-attr]
     finally:
@@ -73,7 +73,9 @@ def test_y_and_n_are_refused_on_a_longer_scale(tmp_path: Path) -> None:
     study = build_study(tmp_path / "s.codecurve", n=3)
     try:
         session = ReviewSession(study, coder="tester")
-        team = next(r for r in study.response_pairs(session.config_id, "r1") if r.code_id == "team")
+        team = next(
+            r for r in study.queries.of_response(session.config_id, "r1") if r.code_id == "team"
+        )
         outcome = session.yes_no(team, yes=True)
         assert isinstance(outcome, Refused)
         assert "1-5" in outcome.message
@@ -85,7 +87,7 @@ def test_y_and_n_are_refused_on_a_longer_scale(tmp_path: Path) -> None:
 async def test_response_mode_codes_whole_responses_in_uncertainty_order(tmp_path: Path) -> None:
     study = yes_no_study(tmp_path / "s.codecurve")
     app = make_app(study, coder="tester", close_study=True)
-    order = study.response_page(study.active_config_id(), order="entropy", limit=100)
+    order = study.queries.response_page(study.scores.active_config_id(), order="entropy", limit=100)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await pilot.press("v")
@@ -166,24 +168,26 @@ async def test_enter_view_follows_the_queue_with_brackets(tmp_path: Path) -> Non
 def test_response_order_pages_a_few_thousand_responses(tmp_path: Path) -> None:
     study = build_study(tmp_path / "s.codecurve", n=3000)
     try:
-        config_id = study.active_config_id()
-        every = study.response_page(config_id, order="entropy", limit=10_000)
+        config_id = study.scores.active_config_id()
+        every = study.queries.response_page(config_id, order="entropy", limit=10_000)
         assert len(every) == len(set(every)) == 3000
         highest = [
-            max(r.norm_entropy or 0.0 for r in study.response_pairs(config_id, rid))
+            max(r.norm_entropy or 0.0 for r in study.queries.of_response(config_id, rid))
             for rid in every[:200]
         ]
         assert highest == sorted(highest, reverse=True)
-        page = study.response_page(config_id, order="entropy", offset=2000, limit=40)
+        page = study.queries.response_page(config_id, order="entropy", offset=2000, limit=40)
         assert page == every[2000:2040]
-        assert study.response_position(config_id, page[5], order="entropy") == 2005
-        assert study.response_after(config_id, page[5], order="entropy") == page[6]
-        assert study.response_after(config_id, every[0], order="entropy", step=-1) is None
-        assert study.response_after(config_id, every[-1], order="entropy") is None
-        backwards = study.response_page(config_id, order="entropy", reverse=True, limit=10_000)
+        assert study.queries.response_position(config_id, page[5], order="entropy") == 2005
+        assert study.queries.response_after(config_id, page[5], order="entropy") == page[6]
+        assert study.queries.response_after(config_id, every[0], order="entropy", step=-1) is None
+        assert study.queries.response_after(config_id, every[-1], order="entropy") is None
+        backwards = study.queries.response_page(
+            config_id, order="entropy", reverse=True, limit=10_000
+        )
         assert backwards == every[::-1]
-        assert study.response_page(config_id, order="id", limit=3) == ["r1", "r2", "r3"]
-        assert study.response_position(config_id, "r10", order="id", reverse=True) == 2990
+        assert study.queries.response_page(config_id, order="id", limit=3) == ["r1", "r2", "r3"]
+        assert study.queries.response_position(config_id, "r10", order="id", reverse=True) == 2990
     finally:
         study.close()
 
@@ -202,10 +206,10 @@ async def test_reopening_puts_the_cursor_on_the_most_uncertain_undecided_pair(
     tmp_path: Path,
 ) -> None:
     study = yes_no_study(tmp_path / "s.codecurve")
-    config_id = study.active_config_id()
-    ranked = study.query_pairs(config_id, order="entropy", limit=3)
+    config_id = study.scores.active_config_id()
+    ranked = study.queries.page(config_id, order="entropy", limit=3)
     for row in ranked[:2]:
-        study.record(row.response_id, row.code_id, 1, coder="tester")
+        study.decisions.record(row.response_id, row.code_id, 1, coder="tester")
     app = make_app(study, coder="tester", close_study=True)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
@@ -230,7 +234,7 @@ async def test_the_progress_panel_keeps_its_fourth_column(
         scale=BINARY,
     )
     study = build_study(tmp_path / "s.codecurve", n=5, codebook=long_names)
-    study.record("r1", "c0", 1, coder="tester")
+    study.decisions.record("r1", "c0", 1, coder="tester")
     app = make_app(study, coder="tester", close_study=True)
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
@@ -310,25 +314,25 @@ async def test_the_queue_marks_pairs_with_a_note(tmp_path: Path) -> None:
 def test_a_memo_on_a_response_is_durable_and_undoable(tmp_path: Path) -> None:
     path = tmp_path / "s.codecurve"
     study = yes_no_study(path)
-    study.set_memo("r1", "first thought", coder="ana")
-    study.set_memo("r1", "second thought", coder="ana")
-    study.record("r2", "staff", 1, coder="ana")
-    assert study.memo("r1", coder="ana") == "second thought"
-    assert study.undo(coder="ana").code_id == "staff"  # type: ignore[union-attr]
-    undone = study.undo(coder="ana")
+    study.decisions.set_memo("r1", "first thought", coder="ana")
+    study.decisions.set_memo("r1", "second thought", coder="ana")
+    study.decisions.record("r2", "staff", 1, coder="ana")
+    assert study.decisions.memo("r1", coder="ana") == "second thought"
+    assert study.decisions.undo(coder="ana").code_id == "staff"  # type: ignore[union-attr]
+    undone = study.decisions.undo(coder="ana")
     assert undone is not None
     assert (undone.response_id, undone.code_id, undone.note) == ("r1", "", "second thought")
-    assert study.memo("r1", coder="ana") == "first thought"
+    assert study.decisions.memo("r1", coder="ana") == "first thought"
     study.close()
     reopened = Study.open(path)
     try:
-        assert reopened.memo("r1") == "first thought"
-        assert reopened.memo("r1", coder="bo") is None
-        kinds = [(e.kind, e.code_id) for e in reopened.events() if e.response_id == "r1"]
+        assert reopened.decisions.memo("r1") == "first thought"
+        assert reopened.decisions.memo("r1", coder="bo") is None
+        kinds = [(e.kind, e.code_id) for e in reopened.decisions.events() if e.response_id == "r1"]
         assert ("note", None) in kinds
         assert ("undo", None) in kinds
-        reopened.set_memo("r1", "", coder="ana")  # an empty memo removes it
-        assert reopened.memo("r1") is None
+        reopened.decisions.set_memo("r1", "", coder="ana")  # an empty memo removes it
+        assert reopened.decisions.memo("r1") is None
     finally:
         reopened.close()
 
@@ -345,11 +349,11 @@ async def test_m_writes_a_memo_on_the_response_and_u_takes_it_back(tmp_path: Pat
         rid = screen.response_id
         await pilot.press("m", *"means the ward", "enter")
         await settle(pilot)
-        assert study.memo(rid, coder="tester") == "means the ward"
+        assert study.decisions.memo(rid, coder="tester") == "means the ward"
         assert "memo: means the ward" in str(screen.query_one("#response-attrs").render())
         await pilot.press("u")
         await settle(pilot)
-        assert study.memo(rid, coder="tester") is None
+        assert study.decisions.memo(rid, coder="tester") is None
         assert "memo" not in str(screen.query_one("#response-attrs").render())
     study.close()
 
@@ -358,9 +362,9 @@ async def test_m_writes_a_memo_on_the_response_and_u_takes_it_back(tmp_path: Pat
 def test_every_order_reverses_with_positions_to_match(tmp_path: Path, order: str) -> None:
     study = build_study(tmp_path / "s.codecurve", n=30, scored=60)  # 60 of 90 scored
     try:
-        config_id = study.active_config_id()
-        forwards = study.query_pairs(config_id, order=order, limit=1000)
-        backwards = study.query_pairs(config_id, order=order, reverse=True, limit=1000)
+        config_id = study.scores.active_config_id()
+        forwards = study.queries.page(config_id, order=order, limit=1000)
+        backwards = study.queries.page(config_id, order=order, reverse=True, limit=1000)
         keys = [(r.response_id, r.code_id) for r in forwards]
         back = [(r.response_id, r.code_id) for r in backwards]
         if order == "id":
@@ -368,13 +372,13 @@ def test_every_order_reverses_with_positions_to_match(tmp_path: Path, order: str
         else:  # scored pairs reversed, then the unscored ones, reversed too
             assert back == keys[:60][::-1] + keys[60:][::-1]
         pages = [
-            study.query_pairs(config_id, order=order, reverse=True, offset=o, limit=7)
+            study.queries.page(config_id, order=order, reverse=True, offset=o, limit=7)
             for o in range(0, 90, 7)
         ]
         assert [(r.response_id, r.code_id) for page in pages for r in page] == back
         for index in (0, 13, 59, 60, 89):
             rid, cid = back[index]
-            assert study.pair_position(config_id, rid, cid, order=order, reverse=True) == index
+            assert study.queries.position(config_id, rid, cid, order=order, reverse=True) == index
     finally:
         study.close()
 
@@ -385,7 +389,7 @@ async def test_shift_o_reverses_the_queue(tmp_path: Path) -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         queue = app.review.pair_queue
-        last = study.query_pairs(study.active_config_id(), order="entropy", limit=100)[-1]
+        last = study.queries.page(study.scores.active_config_id(), order="entropy", limit=100)[-1]
         await pilot.press("O")
         await settle(pilot)
         assert queue.pair_query.reverse

@@ -18,7 +18,9 @@ SIZE = (100, 30)
 
 
 def decisions(study: Study) -> dict[tuple[str, str], tuple[int, str]]:
-    rows = study.query_pairs(study.active_config_id(), order="id", status="decided", limit=10_000)
+    rows = study.queries.page(
+        study.scores.active_config_id(), order="id", status="decided", limit=10_000
+    )
     return {(r.response_id, r.code_id): (r.decision, r.source) for r in rows}  # type: ignore[misc]
 
 
@@ -43,7 +45,7 @@ async def test_opens_on_the_most_uncertain_pair_first(study: Study) -> None:
         known = [e for e in entropies if e is not None]
         assert known == entropies  # every row has its entropy
         assert known == sorted(known, reverse=True)
-        expected = study.query_pairs(study.active_config_id(), order="entropy", limit=5)
+        expected = study.queries.page(study.scores.active_config_id(), order="entropy", limit=5)
         assert [(r.response_id, r.code_id) for r in rows[:5] if r] == [
             (r.response_id, r.code_id) for r in expected
         ]
@@ -184,7 +186,7 @@ async def test_note_is_saved(study: Study) -> None:
         assert isinstance(app.screen, NoteScreen)
         await pilot.press(*"recheck", "enter")
         await settle(pilot)
-        assert study.note(row.response_id, row.code_id, coder="tester") == "recheck"
+        assert study.decisions.note(row.response_id, row.code_id, coder="tester") == "recheck"
         current = queue(app).current
         assert current is not None
         assert current.note == "recheck"
@@ -366,8 +368,8 @@ async def test_a_wide_key_bar_lists_every_key(study: Study) -> None:
 
 
 async def test_the_detail_pane_names_another_coder(study: Study) -> None:
-    first = study.query_pairs(study.active_config_id(), limit=1)[0]
-    study.record(first.response_id, first.code_id, 1, coder="gold")  # an imported label
+    first = study.queries.page(study.scores.active_config_id(), limit=1)[0]
+    study.decisions.record(first.response_id, first.code_id, 1, coder="gold")  # an imported label
     app = make_app(study, coder="tester")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -88,7 +88,7 @@ async def test_r_scores_pending_pairs_with_progress_and_rows_fill_in(tmp_path: P
         progress = [m.progress for m in seen if isinstance(m, ScoringProgressed)]
         assert progress[-1].done == 60
         assert [p.done for p in progress] == sorted(p.done for p in progress)
-        assert study.scored_count(app.session.config_id) == 60  # type: ignore[arg-type]
+        assert study.scores.scored_count(app.session.config_id) == 60  # type: ignore[arg-type]
         rows = [queue.row_at(i) for i in range(queue.total)]
         assert all(r is not None and r.surprisal is not None for r in rows)
         entropies = [r.norm_entropy for r in rows if r is not None]
@@ -117,7 +117,7 @@ async def test_escape_cancels_between_batches(tmp_path: Path) -> None:
         finished = next(m for m in seen if isinstance(m, ScoringFinished))
         assert finished.cancelled
         assert 0 < finished.done < 60
-        scored = study.scored_count(app.session.config_id)  # type: ignore[arg-type]
+        scored = study.scores.scored_count(app.session.config_id)  # type: ignore[arg-type]
         assert scored == finished.done  # every finished batch was written, no more
         assert not app.scoring
         # r picks up where it stopped.
@@ -126,7 +126,7 @@ async def test_escape_cancels_between_batches(tmp_path: Path) -> None:
         await wait_for(pilot, lambda: any(isinstance(m, ScoringFinished) for m in seen), 30)
         finished = next(m for m in seen if isinstance(m, ScoringFinished))
         assert finished.total == 60 - scored
-        assert study.scored_count(app.session.config_id) == 60  # type: ignore[arg-type]
+        assert study.scores.scored_count(app.session.config_id) == 60  # type: ignore[arg-type]
 
 
 async def test_a_missing_model_leaves_manual_coding_possible(tmp_path: Path) -> None:
@@ -143,7 +143,7 @@ async def test_a_missing_model_leaves_manual_coding_possible(tmp_path: Path) -> 
         row = app.review.pair_queue.current
         assert row is not None
         await pilot.press("1")
-        decision = study.decision(row.response_id, row.code_id, coder="tester")
+        decision = study.decisions.decision(row.response_id, row.code_id, coder="tester")
         assert decision is not None
         await pilot.press("r")  # tries to load again, fails again, still usable
         await app.workers.wait_for_complete()
@@ -164,10 +164,10 @@ async def test_a_failing_batch_keeps_the_scores_so_far(tmp_path: Path) -> None:
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await wait_for(pilot, lambda: bool(errors(app)))
         assert any("Scoring stopped" in e for e in errors(app))
-        assert study.scored_count(app.session.config_id) == 10  # type: ignore[arg-type]
+        assert study.scores.scored_count(app.session.config_id) == 10  # type: ignore[arg-type]
         assert not app.scoring
         await pilot.press("x")
-        assert study.decision_count(coder="tester") == 1
+        assert study.decisions.count(coder="tester") == 1
 
 
 @pytest.mark.model
@@ -297,7 +297,7 @@ async def test_a_coder_waiting_at_the_top_is_taken_to_the_new_top_after_scoring(
         await pilot.press("r")
         await wait_for(pilot, lambda: any(isinstance(m, ScoringFinished) for m in seen))
         await pilot.pause()
-        top = study.query_pairs(app.session.config_id, order="entropy", limit=1)[0]
+        top = study.queries.page(app.session.config_id, order="entropy", limit=1)[0]
         current = queue.current
         assert current is not None
         assert queue.cursor == 0

@@ -104,7 +104,7 @@ async def test_the_panel_speaks_plainly_and_its_keys_work(tmp_path: Path) -> Non
 
     study = build_study(tmp_path / "plain.codecurve", n=30, codebook=CODEBOOK_5)
     # A few decisions on both codes: not enough for a verdict.
-    study.import_decisions(
+    study.decisions.import_decisions(
         [(f"r{i}", code, 5 if i % 2 else 1) for i in range(1, 9) for code in ("workload", "pay")],
         coder="tester",
     )
@@ -165,7 +165,7 @@ async def test_the_panel_speaks_plainly_and_its_keys_work(tmp_path: Path) -> Non
 async def test_a_format_failure_is_said_once_for_the_study(tmp_path: Path) -> None:
 
     study = build_study(tmp_path / "off.codecurve", n=10, codebook=CODEBOOK_5)
-    study.import_decisions([("r1", "pay", 5)], coder="tester")
+    study.decisions.import_decisions([("r1", "pay", 5)], coder="tester")
     # Every scored pair flagged off the scale, as when the model answers in prose.
     import sqlite3
 

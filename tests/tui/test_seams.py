@@ -190,7 +190,7 @@ async def test_decisions_post_annotation_saved_from_both_screens(study: Study) -
         await settle(pilot)
         kinds = [m.kind for m in unique(seen, AnnotationSaved)]
         assert kinds == ["record", "record", "undo", "record"]
-        assert study.decision_count(coder="tester") == 2
+        assert study.decisions.count(coder="tester") == 2
 
 
 async def test_a_decision_repaints_only_what_changed(study: Study) -> None:
@@ -215,7 +215,7 @@ async def test_a_decision_repaints_only_what_changed(study: Study) -> None:
             keys.append(key)
             await pilot.press(key)
             await pilot.pause(0.05)
-        assert study.decision_count(coder="tester") == 2
+        assert study.decisions.count(coder="tester") == 2
         assert full == []
 
 
@@ -259,7 +259,7 @@ def test_the_session_holds_each_keys_rule(tmp_path: Path) -> None:
     study_ = build_study(tmp_path / "s.codecurve", n=4, scored=2)
     try:
         session = ReviewSession(study_, coder="tester")
-        rows = study_.query_pairs(session.config_id, order="id", limit=100)
+        rows = study_.queries.page(session.config_id, order="id", limit=100)
         binary = next(r for r in rows if r.code_id == "workload" and r.pick is not None)
         unscored = next(r for r in rows if r.pick is None)
         refused = session.decide(binary, 3)
@@ -267,14 +267,14 @@ def test_the_session_holds_each_keys_rule(tmp_path: Path) -> None:
         assert "press 1 or y" in refused.message
         assert isinstance(session.accept(unscored), Refused)
         assert session.accept(binary) == Saved(binary.response_id, "workload", binary.pick)
-        assert study_.decision(binary.response_id, "workload", coder="tester") is not None
+        assert study_.decisions.decision(binary.response_id, "workload", coder="tester") is not None
         assert isinstance(session.not_apply(unscored), Saved)
         note = session.annotate(unscored, "why")
         assert note == Saved(unscored.response_id, unscored.code_id, None, kind="note")
         undone = [session.take_back() for _ in range(4)]
         assert isinstance(undone[-1], Refused)
         assert all(isinstance(u, Saved) and u.kind == "undo" for u in undone[:2])
-        assert study_.decision_count(coder="tester") == 0
+        assert study_.decisions.count(coder="tester") == 0
     finally:
         study_.close()
 
@@ -292,14 +292,14 @@ def test_a_failed_write_is_an_outcome_not_an_exception(
     study_ = build_study(tmp_path / "s.codecurve", n=3)
     try:
         session = ReviewSession(study_, coder="tester")
-        row = study_.query_pairs(session.config_id, order="id", limit=1)[0]
+        row = study_.queries.page(session.config_id, order="id", limit=1)[0]
 
         def fail(*args: object, **kwargs: object) -> None:
             raise error
 
-        monkeypatch.setattr(study_, "record", fail)
-        monkeypatch.setattr(study_, "set_note", fail)
-        monkeypatch.setattr(study_, "undo", fail)
+        monkeypatch.setattr(study_.decisions, "record", fail)
+        monkeypatch.setattr(study_.decisions, "set_note", fail)
+        monkeypatch.setattr(study_.decisions, "undo", fail)
         for outcome in (
             session.decide(row, 1),
             session.accept(row),
@@ -333,7 +333,7 @@ async def test_a_failed_save_is_an_error_in_the_app_which_keeps_going(
         def disk_full(*args: object, **kwargs: object) -> None:
             raise sqlite3.OperationalError("database or disk is full")
 
-        monkeypatch.setattr(study, "record", disk_full)
+        monkeypatch.setattr(study.decisions, "record", disk_full)
         await pilot.press("1")
         await settle(pilot)
         assert app.is_running
@@ -347,15 +347,15 @@ async def test_a_failed_save_is_an_error_in_the_app_which_keeps_going(
         assert current is not None
         assert current.decision is None
         assert not any(isinstance(m, AnnotationSaved) for m in seen)
-        assert study.decision_count(coder="tester") == 0
+        assert study.decisions.count(coder="tester") == 0
         # The next keys still go to the app; once there is room again, saving works.
         await pilot.press("x")
         assert len(notes_of(app, "error")) == 2
         monkeypatch.undo()
         await pilot.press("1")
         await settle(pilot)
-        assert study.decision_count(coder="tester") == 1
-        assert study.decision(row.response_id, row.code_id, coder="tester") is not None
+        assert study.decisions.count(coder="tester") == 1
+        assert study.decisions.decision(row.response_id, row.code_id, coder="tester") is not None
     assert app.return_code in (None, 0)
 
 
@@ -373,7 +373,7 @@ async def test_a_failed_save_in_the_response_view_keeps_the_view(
         def disk_full(*args: object, **kwargs: object) -> None:
             raise OSError(28, "No space left on device")
 
-        monkeypatch.setattr(study, "set_note", disk_full)
+        monkeypatch.setattr(study.decisions, "set_note", disk_full)
         await pilot.press("c", *"lost", "enter")
         await settle(pilot)
         assert app.screen is screen

@@ -140,7 +140,7 @@ async def test_slash_searches_the_response_text(study: Study) -> None:
         await pilot.press("slash", "1", "backspace", "escape")
         await settle(pilot)
         assert queue.total == 90
-        assert study.decision_count(coder="tester") == 0
+        assert study.decisions.count(coder="tester") == 0
         assert isinstance(search, Input)
 
 

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         )
         for message in table.messages:
             sys.stderr.write(printable(f"{args.responses}: {message}") + "\n")
-        result = study.add_responses(table, update=args.update)
+        result = study.versions.add_responses(table, update=args.update)
     sys.stderr.write(
         f"wave {result.wave}: added {plural(len(result.added), 'response')}"
         + (

@@ -153,8 +153,8 @@ def _decisions(study: Study, coders: Sequence[str] | None) -> tuple[pd.DataFrame
     import pandas as pd
 
     human_only = coders is None or MODEL not in coders
-    config_id = None if human_only else study.active_config_id()
-    frame = study.annotated_pairs(config_id)
+    config_id = None if human_only else study.scores.active_config_id()
+    frame = study.queries.annotated_pairs(config_id)
     if not len(frame):
         return frame, []
     people = sorted(set(frame["coder"]))

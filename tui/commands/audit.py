@@ -105,23 +105,23 @@ def run(args: argparse.Namespace) -> int:
     action = "extended" if args.extend is not None else "drawn" if drawing else ""
     if not action:
         with Study.open(args.study, read_only=True) as study:
-            if study.audit() is not None:
+            if study.audit.sample() is not None:
                 return _show(study, args, action="")
         action = "drawn"
     with Study.open(args.study) as study:
         if action == "extended":
-            study.extend_audit(args.extend, codes=args.code)
+            study.audit.extend(args.extend, codes=args.code)
         else:
-            study.draw_audit(
+            study.audit.draw(
                 per_code=args.per_code, total=args.size, seed=args.seed, codes=args.code
             )
         return _show(study, args, action=action)
 
 
 def _show(study: Study, args: argparse.Namespace, *, action: str) -> int:
-    sample = study.audit()
+    sample = study.audit.sample()
     assert sample is not None
-    progress = study.audit_progress(coder=args.coder)
+    progress = study.audit.progress(coder=args.coder)
     verdicts = _verdicts(study, args.coder, cut=args.cut)
     codes = [study.code(c) for c in args.code] if args.code else list(study.codes)
     rows = []
@@ -166,7 +166,7 @@ def _verdicts(study: Study, coder: str | None, *, cut: str) -> dict[str, dict[st
 
     chosen = parse_cut(cut)
 
-    if study.active_config_id() is None:
+    if study.scores.active_config_id() is None:
         note = "not scored yet"
         return {c.id: {"verdict": note, "delegation": note} for c in study.codes}
     try:

@@ -3,7 +3,7 @@
 Without ``--revise`` it lists every version with what changed from the one before. With
 ``--revise FILE`` (any codebook format) it prints the changes the file makes and, once
 confirmed (``--yes`` for scripts), records them as the next version
-(:meth:`study.store.Study.revise_codebook`); decisions are kept, a removed code's are
+(:meth:`study.iteration.versions.Versions.revise`); decisions are kept, a removed code's are
 archived. A refused revision changes nothing.
 """
 
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         if args.yes:
             raise UsageError("--yes confirms a revision: add --revise FILE")
         with Study.open(args.study, read_only=True) as study:
-            for version in study.codebook_versions():
+            for version in study.versions.all():
                 sys.stdout.write(
                     printable(
                         f"version {version.version}  {version.at}  "
@@ -78,8 +78,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("no such codebook file", path=args.revise)
     revised = load_codebook(args.revise)
     with Study.open(args.study) as study:
-        diff = study.plan_revision(revised)
-        number = study.codebook_version() + 1
+        diff = study.versions.plan_revision(revised)
+        number = study.versions.current() + 1
         sys.stdout.write(f"version {number} would change:\n")
         for line in diff.lines():
             sys.stdout.write("  " + printable(line, single_line=True) + "\n")
@@ -93,10 +93,10 @@ def run(args: argparse.Namespace) -> int:
             if sys.stdin.readline().strip().casefold() not in ("y", "yes"):
                 sys.stderr.write("not recorded\n")
                 return 1
-        recorded = study.revise_codebook(revised, source=str(args.revise))
+        recorded = study.versions.revise(revised, source=str(args.revise))
         pending = (
-            len(study.pending_pairs(study.active_config_id() or 0))
-            if (study.active_config_id() is not None)
+            len(study.scores.pending_pairs(study.scores.active_config_id() or 0))
+            if (study.scores.active_config_id() is not None)
             else None
         )
     sys.stderr.write(f"recorded codebook version {recorded}\n")
@@ -120,7 +120,7 @@ def export_codebook_version(study: Study, path: Path, version: int | None) -> Pa
 
     if version is None:
         return export_codebook(study, path)
-    versions = {v.version: v for v in study.codebook_versions()}
+    versions = {v.version: v for v in study.versions.all()}
     if version not in versions:
         raise InputError(
             f"no codebook version {version}; the study has versions 1 to {max(versions)}",

@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         if args.code:
             raise UsageError("--undo takes back the whole latest delegation; drop --code")
         with Study.open(args.study) as study:
-            undone = study.undo_delegation(coder=args.coder)
+            undone = study.delegations.undo(coder=args.coder)
         if undone is None:
             who = f" by {args.coder}" if args.coder else ""
             raise StudyError(f"no delegation{who} to undo", path=args.study)
@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
             coder = args.coder or plan.coder
             if coder is None:
                 raise UsageError("--apply needs --coder NAME: whose name the decisions carry")
-            applied = study.apply_delegation(plan, coder=coder)
+            applied = study.delegations.apply(plan, coder=coder)
     if args.format == "json":
         payload: dict[str, Any] = plan.to_dict()
         if applied is not None:

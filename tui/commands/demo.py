@@ -49,4 +49,4 @@ def _unscored(path: Path) -> bool:
     from study.store import Study
 
     with Study.open(path, read_only=True) as study:
-        return study.active_config_id() is None
+        return study.scores.active_config_id() is None

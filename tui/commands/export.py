@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("-o, --codebook and --project name the same file; give one name each")
     with Study.open(args.study, read_only=True) as study:
         if args.coder is not None:
-            check_coder(args.coder, study.coders())
+            check_coder(args.coder, study.decisions.coders())
         if to_stdout:
             stream_export(study, args)
         elif args.output is not None:

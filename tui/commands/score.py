@@ -253,11 +253,11 @@ def score_study_file(args: argparse.Namespace) -> int:
                 max_prompt_tokens=args.max_prompt_tokens,
             )
             activate = bool(getattr(args, "activate", False))
-            first = study.active_config_id() is None
-            config_id = study.ensure_config(engine.config, activate=first)
-            if activate and study.active_config_id() != config_id:
-                study.set_active_config(config_id)
-            pending = len(study.pending_pairs(config_id))
+            first = study.scores.active_config_id() is None
+            config_id = study.scores.ensure_config(engine.config, activate=first)
+            if activate and study.scores.active_config_id() != config_id:
+                study.scores.set_active(config_id)
+            pending = len(study.scores.pending_pairs(config_id))
             _say(
                 f"scoring {pending:,} pending of {plural(study.pair_count(), 'pair')} "
                 f"in {args.study} "

@@ -59,9 +59,9 @@ class BlindWork(Screen[None]):
         sample with no other coder's decisions, the model's orders under blind coding."""
         session = self.session
         skip: set[str] = set()
-        if session.study.audit() is None:
+        if session.study.audit.sample() is None:
             skip.add("audit")
-        if not [c for c in session.study.coders() if c != session.coder]:
+        if not [c for c in session.study.decisions.coders() if c != session.coder]:
             skip.add("shared")
         if session.blind_coding:
             skip.update(MODEL_ORDERS)
@@ -69,7 +69,7 @@ class BlindWork(Screen[None]):
 
     def show_audit(self) -> None:
         """The blind audit: its pairs in their random order, from the first undecided."""
-        if self.session.study.audit() is None:
+        if self.session.study.audit.sample() is None:
             self.notify(
                 "No audit sample yet: draw one with 'codecurve audit STUDY'.",
                 severity="warning",

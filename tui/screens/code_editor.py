@@ -2,7 +2,7 @@
 
 The dialog shows the highlighted code's definition, inclusion and exclusion criteria and
 examples (one a line) in text areas. ``ctrl+s`` checks the edit against the study
-(:meth:`study.store.Study.plan_revision`, nothing written) and shows the planned change;
+(``study.versions.plan_revision``, nothing written) and shows the planned change;
 a second ``ctrl+s`` returns it, and the caller records it as the next codebook version
 exactly like ``codecurve codebook --revise``. ``esc`` goes back from the plan to the
 text, and from the text closes the dialog with nothing changed. An unchanged text says
@@ -36,7 +36,7 @@ FIELDS: tuple[tuple[str, str], ...] = (
     ("examples", "Examples where it applies (one a line)"),
 )
 
-#: Plans the revision (``Study.plan_revision(codebook).lines()``); raises on refusal.
+#: Plans the revision (``study.versions.plan_revision(codebook).lines()``); raises on refusal.
 Planner = Callable[[Codebook], list[str]]
 
 

@@ -3,7 +3,7 @@
 Every configuration of the study is listed with its label and scored count (the same
 words as :func:`study.scores.labels.config_listing`); the active one is marked and highlighted.
 Choosing one returns its id; the caller makes it the study's active configuration
-(:meth:`study.store.Study.set_active_config`), so the queue, the status line, the
+(:meth:`study.scores.ledger.Scores.set_active`), so the queue, the status line, the
 screening panel and the exports follow.
 """
 
@@ -47,17 +47,17 @@ class ConfigChoice:
 
 def config_choices(study: Study) -> list[ConfigChoice]:
     """Every configuration of ``study``, oldest first, with its scored count."""
-    active = study.active_config_id()
+    active = study.scores.active_config_id()
     total = study.pair_count()
     return [
         ConfigChoice(
             config_id=row.id,
             label=config_label(row),
-            scored=study.scored_count(row.id),
+            scored=study.scores.scored_count(row.id),
             total=total,
             active=row.id == active,
         )
-        for row in study.configs()
+        for row in study.scores.configs()
     ]
 
 

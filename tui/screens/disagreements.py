@@ -322,7 +322,7 @@ class DisagreementsScreen(Screen[None]):
 
     def _write(self, item: Disagreement, value: int, note: str | None) -> Outcome:
         try:
-            self.session.study.record(
+            self.session.study.decisions.record(
                 item.response_id, item.code_id, value, coder=self.consensus.coder, note=note
             )
         except SAVE_ERRORS as exc:
@@ -368,7 +368,7 @@ class DisagreementsScreen(Screen[None]):
         if item is None:
             self.app.bell()
             return
-        row = self.session.study.response_pairs(None, item.response_id)
+        row = self.session.study.queries.of_response(None, item.response_id)
         pair = next((r for r in row if r.code_id == item.code_id), None)
         if pair is None:
             return
@@ -389,7 +389,7 @@ class DisagreementsScreen(Screen[None]):
             report(self, outcome)
 
     def action_coders(self) -> None:
-        known = [c for c in self.session.study.coders() if c != self.consensus.coder]
+        known = [c for c in self.session.study.decisions.coders() if c != self.consensus.coder]
 
         def apply(coders: list[str] | None) -> None:
             if coders is None:

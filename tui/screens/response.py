@@ -271,7 +271,7 @@ class ResponseScreen(Screen[None]):
         study = self.session.study
         response = study.response(self.response_id)
         box = self.query_one("#response-text-box", VerticalScroll)
-        position = study.response_position(
+        position = study.queries.response_position(
             self.session.config_id, self.response_id, order=self.order, reverse=self.reverse
         )
         label = RESPONSE_ORDER_LABELS.get(self.order, self.order)
@@ -369,7 +369,7 @@ class ResponseScreen(Screen[None]):
 
     def action_response(self, step: int) -> None:
         """Go ``step`` responses along the order (``]`` next, ``[`` previous)."""
-        target = self.session.study.response_after(
+        target = self.session.study.queries.response_after(
             self.session.config_id,
             self.response_id,
             step=step,

@@ -69,7 +69,7 @@ class StudyResponses:
 
     def page(self, query: ResponseQuery, offset: int, limit: int) -> Sequence[ResponseRow]:
         blind = self.blind(query)
-        rows = self.session.study.query_responses(
+        rows = self.session.study.queries.responses(
             self.session.config_id,
             order=query.order,
             reverse=query.reverse,
@@ -82,7 +82,7 @@ class StudyResponses:
         return [row if row.complete else replace(row, max_entropy=None) for row in rows]
 
     def position(self, query: ResponseQuery, response_id: str) -> int:
-        return self.session.study.response_position(
+        return self.session.study.queries.response_position(
             self.session.config_id, response_id, order=query.order, reverse=query.reverse
         )
 
@@ -238,7 +238,7 @@ class ResponsesScreen(Screen[None]):
         """Orders ``o`` passes over now: the audit without an audit sample, and the
         uncertainty order under blind coding (it would give the model away)."""
         skip: set[str] = set()
-        if self.session.study.audit() is None:
+        if self.session.study.audit.sample() is None:
             skip.add("audit")
         if self.session.blind_coding:
             skip.add("entropy")

@@ -71,7 +71,7 @@ class ReviewScreen(BlindWork):
             on_close=self._close_filter,
             on_redraw=self._redraw_filter_bar,
             on_miss=lambda: self.app.bell(),
-            waves=[w.wave for w in session.study.waves()],
+            waves=[w.wave for w in session.study.versions.waves()],
             on_wave=self._apply_wave,
         )
 
@@ -419,7 +419,7 @@ class ReviewScreen(BlindWork):
         order = self.pair_queue.pair_query.order
         if order != "audit":
             order = "id" if session.blind_coding else "entropy"
-        first = session.study.response_page(session.config_id, order=order, limit=1)
+        first = session.study.queries.response_page(session.config_id, order=order, limit=1)
         if not first:
             self.app.bell()
             return
@@ -461,7 +461,7 @@ class ReviewScreen(BlindWork):
         """Show the pairs of ``code_id`` and ``status`` (called by the filter bar)."""
         if (
             status == "disagreement"
-            and len([c for c in self.session.study.coders() if c != CONSENSUS]) < 2
+            and len([c for c in self.session.study.decisions.coders() if c != CONSENSUS]) < 2
         ):
             self.notify("Disagreements need the decisions of two coders; this study has fewer.")
         query = replace(self.pair_queue.pair_query, code_id=code_id, status=status)
