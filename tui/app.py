@@ -17,8 +17,13 @@ Screens never call the app: they post :class:`~tui.messages.AnnotationSaved` and
 like, bind app-wide keys to the app's actions (``app.score``), and the app tells the
 screens under the active one with :class:`~tui.messages.StudyChanged`.
 
-Editing a code (``E``), choosing the configuration (``C``) and the panel's comparison of
-configurations live in :mod:`tui.iterating`.
+The app keeps the screens, the workers and what the coder is told, and holds the
+collaborators that keep the state behind them: :class:`~tui.scorer.Scorer` (the model
+and the scoring runs), :class:`~tui.iterating.Iteration` (editing a code with
+``E``, choosing the configuration with ``C``, the panel's comparison of configurations)
+and :class:`~tui.session.ReviewSession` (the coder's decisions). Export (``e``) collects
+its options in :class:`~tui.screens.export.ExportScreen` and is written by
+:func:`tui.screens.export.write_export` in a worker.
 """
 
 from __future__ import annotations
@@ -43,16 +48,18 @@ from textual.worker import (
     get_current_worker,
 )
 
+from codebooks.errors import CodecurveError
 from scoring.errors import ScoringCancelled
 from study.rows import Context
 from study.score_run import ScoreProgress, score_study
 from study.scores.labels import active_context, config_label
 from tui.collector import IdleCollector
-from tui.exporting import ExportActions
-from tui.iterating import IterationActions
+from tui.iterating import Iteration
 from tui.messages import (
     AnnotationSaved,
+    ComparisonReady,
     DelegationPlanned,
+    ExportFinished,
     ModelLoaded,
     Progress,
     ScoringFinished,
@@ -65,6 +72,7 @@ from tui.messages import (
     StudyChanged,
 )
 from tui.plans import plan_for
+from tui.scorer import BackendFactory, Run, Scorer
 from tui.screens.review import ReviewScreen
 from tui.session import ReviewSession
 from tui.text import printable
@@ -72,20 +80,19 @@ from tui.verdicts import ScreeningSummary, summarise_study
 from tui.widgets.keys import key_help
 
 if TYPE_CHECKING:
-    from scoring.backend import Backend
     from scoring.engine import ScoringEngine
     from study.analysis.compare import Comparison
     from study.store import Study
+    from tui.screens.code_editor import CodeEdit
+    from tui.screens.export import ExportOptions
 
 log = logging.getLogger(__name__)
-
-BackendFactory = Callable[[], "Backend"]
 
 #: Seconds after the last decision before the screening panel is recomputed.
 SCREENING_DELAY = 0.25
 
 
-class CodecurveApp(IterationActions, ExportActions, App[None]):
+class CodecurveApp(App[None]):
     """Entropy-ordered, keyboard-driven review of a study."""
 
     CSS_PATH = Path(__file__).with_name("codecurve.tcss")
@@ -130,28 +137,18 @@ class CodecurveApp(IterationActions, ExportActions, App[None]):
         super().__init__()
         self.study = study
         self.session = ReviewSession(study, coder=coder)
-        self._backend_factory = backend_factory
+        self.scorer = Scorer(backend_factory, load=self.load_model, run=self.score_pending)
+        self.iteration = Iteration(study, self.session)
         self._score_on_open = score_on_open
         self._prompt_context: Context = context or active_context(study)
         #: The confidence cut of the screening panel ("scale", "median" or a number).
         self.screening_cut: float | str = "scale"
         self._batch_size = batch_size
         self._close_study = close_study
-        self._engine: ScoringEngine | None = None
-        self._loaded_config: int | None = None
-        self._score_requested = False
-        self._scoring = False
         self._screening_timer: Any = None
         self.screening_summary: ScreeningSummary | None = None
         self.scoring_runs = 0
         self._collector = IdleCollector()
-        #: A rescoring of an edited code's pairs waits for the model or for a run.
-        self._rescore_requested = False
-        self._rescoring = False
-        #: Pairs whose shown score was computed from an older text (drawn greyed).
-        self.stale_keys: frozenset[tuple[str, str]] = frozenset()
-        #: The comparison of configurations the screening panel shows, if any.
-        self.comparison: Comparison | None = None
 
     # -- typed accessors ---------------------------------------------------------------
 
@@ -175,7 +172,17 @@ class CodecurveApp(IterationActions, ExportActions, App[None]):
     @property
     def scoring(self) -> bool:
         """Whether a scoring run is going."""
-        return self._scoring
+        return self.scorer.scoring
+
+    @property
+    def stale_keys(self) -> frozenset[tuple[str, str]]:
+        """Pairs whose shown score was computed from an older text (drawn greyed)."""
+        return self.iteration.stale_keys
+
+    @property
+    def comparison(self) -> Comparison | None:
+        """The comparison of configurations the screening panel shows, if any."""
+        return self.iteration.comparison
 
     # -- life cycle --------------------------------------------------------------------
 
@@ -185,10 +192,9 @@ class CodecurveApp(IterationActions, ExportActions, App[None]):
         # loads; full collections run while the coder pauses, not on a random key.
         self._collector.start()
         await self.push_screen(ReviewScreen(self.session))
-        if self._backend_factory is not None:
-            self._score_requested = self._score_on_open
+        if self.scorer.has_model:
             self.review.set_model_state(self.config_state("loading model…"))
-            self.load_model()
+            self.scorer.load(score=self._score_on_open)
         else:
             self.review.set_model_state(self.config_state("no model"))
         self.refresh_screening(delay=0.0)
@@ -221,12 +227,11 @@ class CodecurveApp(IterationActions, ExportActions, App[None]):
     # -- model and scoring -------------------------------------------------------------
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="model", name="load-model")
-    def load_model(self) -> None:
+    def load_model(self, backend_factory: BackendFactory) -> None:
         """Load the backend, build the engine and register its configuration."""
         from scoring.engine import ScoringEngine
 
-        assert self._backend_factory is not None
-        backend = self._backend_factory()
+        backend = backend_factory()
         engine = ScoringEngine(
             backend,
             self.session.codebook,
@@ -240,12 +245,11 @@ class CodecurveApp(IterationActions, ExportActions, App[None]):
 
     @on(ModelLoaded)
     def _model_loaded(self, message: ModelLoaded) -> None:
-        self._engine = message.engine
+        self.scorer.model_loaded(message.engine, message.config_id)
         review = self.live_review
         if review is None:
             return
         shown = self.session.config_id
-        self._loaded_config = message.config_id
         if message.config_id != shown:
             if shown is not None and self.study.scores.scored_count(shown) > 0:
                 # Never leave the coder on an empty configuration: keep showing the
@@ -260,32 +264,25 @@ class CodecurveApp(IterationActions, ExportActions, App[None]):
                     timeout=12,
                 )
             else:
-                self._show_config(message.config_id)
+                self.show_config(message.config_id)
         review.set_model_state(self.config_state())
-        if self._score_requested:
-            self.start_scoring()
-        elif self._rescore_requested:
-            self.rescore_edited()
+        self.resume_scoring()
 
     def start_scoring(self) -> None:
         """Score the pending pairs (loading the model first if needed)."""
-        if self._scoring:
+        started = self.scorer.start()
+        if started is Run.BUSY:
             self.notify("Already scoring; esc cancels.", timeout=2)
-            return
-        if self._backend_factory is None:
+        elif started is Run.NO_MODEL:
             self.notify("No model is configured: start with --model to score.", severity="warning")
-            return
-        if self._engine is None:
-            self._score_requested = True
-            if not any(w.group == "model" and w.is_running for w in self.workers):
-                if (review := self.live_review) is not None:
-                    review.set_model_state(self.config_state("loading model…"))
-                self.load_model()
+        elif started in (Run.LOADING, Run.WAITING):
+            if started is Run.LOADING and (review := self.live_review) is not None:
+                review.set_model_state(self.config_state("loading model…"))
             self.notify("Loading the model; scoring starts when it is ready.", timeout=3)
-            return
-        self._score_requested = False
-        self._scoring = True
-        self.score_pending(self._engine)
+
+    def resume_scoring(self) -> None:
+        """Start the run or the rescoring that waited for the model or for a run."""
+        self.scorer.resume(self.study.codebook)
 
     def action_score(self) -> None:
         self.start_scoring()
@@ -346,12 +343,12 @@ class CodecurveApp(IterationActions, ExportActions, App[None]):
         ]
         if state:
             parts.append(state)
-        loaded = self._loaded_config
+        loaded = self.scorer.loaded_config
         if loaded is not None and loaded != shown:
             parts.append(f"r scores #{loaded}")
         return " · ".join(parts)
 
-    def _show_config(self, config_id: int) -> None:
+    def show_config(self, config_id: int) -> None:
         """Show the scores of ``config_id`` (the queue, status and screening follow)."""
         self.session.config_id = config_id
         if (review := self.live_review) is not None:
@@ -362,8 +359,8 @@ class CodecurveApp(IterationActions, ExportActions, App[None]):
 
     @on(ScoringStarted)
     def _scoring_started(self, message: ScoringStarted) -> None:
-        if message.config_id != self.session.config_id and not self._rescoring:
-            self._show_config(message.config_id)
+        if message.config_id != self.session.config_id and not self.scorer.rescoring:
+            self.show_config(message.config_id)
             if (review := self.live_review) is not None:
                 review.set_model_state(self.config_state())
         if (review := self.live_review) is not None:
@@ -384,15 +381,14 @@ class CodecurveApp(IterationActions, ExportActions, App[None]):
 
     @on(ScoringFinished)
     def _scoring_finished(self, message: ScoringFinished) -> None:
-        self._scoring = False
-        self._rescoring = False
+        rescore = self.scorer.finished(cancelled=message.cancelled)
         self.scoring_runs += 1
         review = self.live_review
         if review is None:
             return
         self.update_stale()
-        if self._rescore_requested and not message.cancelled:
-            self.call_after_refresh(self.rescore_edited)
+        if rescore:
+            self.call_after_refresh(self.resume_scoring)
         review.scoring_progress.progress = None
         review.pair_queue.reload(follow=True)
         review.scoring_finished()
@@ -417,13 +413,15 @@ class CodecurveApp(IterationActions, ExportActions, App[None]):
         worker = event.worker
         if event.state != WorkerState.ERROR:
             if event.state == WorkerState.CANCELLED and worker.group == "scoring":
-                self._scoring = self._rescoring = False
+                self.scorer.stopped()
+            elif event.state == WorkerState.CANCELLED and worker.group == "model":
+                self.scorer.model_failed()
             return
         error = worker.error
         log.error("worker %s failed: %s", worker.name, error, exc_info=error)
         review = self.live_review
         if worker.group == "model":
-            self._score_requested = False
+            self.scorer.model_failed()
             if review is not None:
                 review.set_model_state(self.config_state("no model: manual coding"))
             self.notify(
@@ -435,7 +433,7 @@ class CodecurveApp(IterationActions, ExportActions, App[None]):
                 markup=False,
             )
         elif worker.group == "scoring":
-            self._scoring = self._rescoring = False
+            self.scorer.stopped()
             if review is not None:
                 review.scoring_progress.progress = None
                 review.pair_queue.reload()
@@ -463,6 +461,119 @@ class CodecurveApp(IterationActions, ExportActions, App[None]):
                 timeout=10,
                 markup=False,
             )
+
+    # -- codebook iteration ------------------------------------------------------------
+
+    def action_edit_code(self) -> None:
+        """Open the highlighted pair's code in the editor."""
+        from tui.screens.code_editor import CodeEditorScreen
+
+        review = self.live_review
+        row = review.pair_queue.current if review is not None else None
+        if row is None:
+            self.bell()
+            return
+        editor = CodeEditorScreen(self.study.codebook, row.code_id, planner=self.iteration.plan)
+        self.push_screen(editor, self._code_edited)
+
+    def _code_edited(self, edit: CodeEdit | None) -> None:
+        """Record a confirmed edit as the next codebook version, then rescore its pairs."""
+        if edit is None:
+            return
+        try:
+            version = self.iteration.revise(edit)
+        except CodecurveError as exc:
+            self.notify(
+                f"Not recorded: {printable(str(exc))}",
+                title="Codebook",
+                severity="error",
+                timeout=12,
+                markup=False,
+            )
+            return
+        self.update_stale()
+        if (review := self.live_review) is not None:
+            review.detail.show(None, None, None)
+            review.pair_queue.reload()
+        self.notify(
+            f"Recorded codebook version {version}: " + "; ".join(edit.lines),
+            title="Codebook",
+            timeout=6,
+            markup=False,
+        )
+        if self.scorer.request_rescore(self.study.codebook) is Run.NO_MODEL:
+            self.notify(
+                "No model is configured: the code's pairs keep their old (greyed) curves "
+                "until they are scored (start with --model, or run codecurve score).",
+                severity="warning",
+                timeout=8,
+            )
+
+    def update_stale(self) -> None:
+        """Find the pairs shown with a score from an older text; the queue and the
+        detail pane draw their curves greyed until the new score arrives."""
+        if self.iteration.find_stale() and (review := self.live_review) is not None:
+            review.set_stale(self.iteration.stale_keys)
+
+    def action_choose_config(self) -> None:
+        """Open the configuration picker."""
+        from tui.screens.configs import ConfigPicker, config_choices
+
+        choices = config_choices(self.study)
+        if not choices:
+            self.notify("No scoring configuration yet: press r to score.", timeout=4)
+            return
+        self.push_screen(ConfigPicker(choices), self._config_chosen)
+
+    def _config_chosen(self, config_id: int | None) -> None:
+        if config_id is None:
+            return
+        if self.iteration.activate(config_id):
+            self.show_config(config_id)
+        if (review := self.live_review) is not None:
+            review.set_model_state(self.config_state())
+        label = config_label(self.study.scores.config_row(config_id))
+        self.notify(f"Active configuration: {label}", timeout=4, markup=False)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="comparison", name="compare")
+    def compare_decisions(self) -> None:
+        """Compare the scored configurations on the coder's decisions (the screening
+        panel shows the highlighted code's rows); nothing when fewer than two."""
+        self.post_message(ComparisonReady(*self.iteration.compare()))
+
+    @on(ComparisonReady)
+    def _comparison_ready(self, message: ComparisonReady) -> None:
+        self.iteration.comparison = message.comparison
+        if (review := self.live_review) is not None:
+            review.screening.show_comparison(message.comparison, message.note)
+
+    # -- export ------------------------------------------------------------------------
+
+    def action_export(self) -> None:
+        """Open the export dialog; what it chooses is written in a worker."""
+        from tui.screens.export import ExportScreen
+
+        default = Path.cwd() / f"{self.study.path.stem}-coded"
+        self.push_screen(ExportScreen(default), self._export_chosen)
+
+    def _export_chosen(self, options: ExportOptions | None) -> None:
+        if options is not None:
+            self.export(options)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="export", name="export")
+    def export(self, options: ExportOptions) -> None:
+        """Write the export off the event loop (a failure is shown by the worker
+        handler, and the coder can fix the path and retry)."""
+        from tui.screens.export import write_export
+
+        path = write_export(self.study, options)
+        self.post_message(ExportFinished(path))
+
+    @on(ExportFinished)
+    def _export_finished(self, message: ExportFinished) -> None:
+        self.notify(
+            f"Exported to {printable(str(message.path))}", title="Export", timeout=8, markup=False
+        )
 
     # -- decisions and screening -------------------------------------------------------
 

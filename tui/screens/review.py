@@ -4,7 +4,8 @@ Every decision goes through :class:`~tui.session.ReviewSession` (saved before th
 changes); the screen posts :class:`~tui.messages.AnnotationSaved`, then the queue reloads
 the page on screen and the cursor moves to the next undecided pair. The screen never
 calls the app: app-wide keys are bound to the app's actions (``app.score``), and what the
-screen did is told by message.
+screen did is told by message. The blind audit's and blind coding's rules come from its
+:class:`~tui.screens.blind.BlindWork`.
 """
 
 from __future__ import annotations
@@ -16,10 +17,17 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container, Vertical
+from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input
 
 from study.rows import CONSENSUS, Status
-from tui.messages import ScreeningShown, StudyChanged
+from tui.messages import (
+    AuditRequested,
+    DelegationRequested,
+    ReviewLeftRequested,
+    ScreeningShown,
+    StudyChanged,
+)
 from tui.screens.blind import BlindWork
 from tui.screens.filter import KEYS as FILTER_KEYS
 from tui.screens.filter import FilterBar
@@ -50,7 +58,7 @@ WIDE = 130
 MINIMUM = (60, 18)
 
 
-class ReviewScreen(BlindWork):
+class ReviewScreen(Screen[None]):
     """Entropy-ordered queue of pairs with keyboard coding."""
 
     # The key map, in key bar order, with the tooltips help is made from: review_keys.
@@ -59,6 +67,7 @@ class ReviewScreen(BlindWork):
     def __init__(self, session: ReviewSession) -> None:
         super().__init__()
         self.session = session
+        self.blind = BlindWork(session)
         self._history: list[tuple[tuple[str, str], int]] = []
         self._agreement: tuple[float, int] | None = None
         self._model_state = ""
@@ -287,8 +296,8 @@ class ReviewScreen(BlindWork):
         index = queue.cursor
         self._history.append((row_key(row), index))
         self._refresh_after_change(index, highlight=False)
-        if is_hidden(row):
-            self._reveal(saved.response_id, saved.code_id)
+        if is_hidden(row) and (said := self.blind.revealed(saved.response_id, saved.code_id)):
+            self.notify(said, timeout=2, markup=False)
         following = queue.next_undecided(index)
         queue.move_to(following if following is not None else index)
         self.update_status()
@@ -440,7 +449,7 @@ class ReviewScreen(BlindWork):
 
     def action_cycle_order(self) -> None:
         # The status line names the order: no notification to wait for.
-        query = self.pair_queue.pair_query.next_order(skip=self.unavailable_orders())
+        query = self.pair_queue.pair_query.next_order(skip=self.blind.unavailable_orders())
         self.set_query(query)
         if query.order in ("audit", "shared"):
             self.first_undecided()
@@ -517,6 +526,67 @@ class ReviewScreen(BlindWork):
         if self.pair_queue.pair_query.filtered:
             query = self.pair_queue.pair_query
             self.set_query(Query(order=query.order, reverse=query.reverse))
+
+    # -- blind work --------------------------------------------------------------------
+
+    def show_audit(self) -> None:
+        """The blind audit: its pairs in their random order, from the first undecided."""
+        if not self.blind.has_audit:
+            self.notify(
+                "No audit sample yet: draw one with 'codecurve audit STUDY'.",
+                severity="warning",
+                timeout=5,
+            )
+            return
+        self.set_query(Query(order="audit"))
+        self.first_undecided()
+        self.pair_queue.focus()
+
+    def on_audit_requested(self, message: AuditRequested) -> None:
+        message.stop()
+        self.show_audit()
+
+    def on_review_left_requested(self, message: ReviewLeftRequested) -> None:
+        message.stop()
+        self.set_query(self.blind.review_left())
+        self.pair_queue.focus()
+
+    def on_delegation_requested(self, message: DelegationRequested) -> None:
+        from tui.plans import confirm_text
+        from tui.screens.confirm import ConfirmScreen
+
+        message.stop()
+        plan = message.plan
+
+        def apply(yes: bool | None) -> None:
+            if not yes:
+                self.notify("Nothing delegated.", timeout=2)
+                return
+            saved = report(self, self.session.apply_delegation(plan))
+            if saved is not None:
+                self.pair_queue.reload()
+                self.update_status()
+                self.notify(
+                    f"Delegated {plural(saved.value or 0, 'pair')} to the model; u undoes.",
+                    timeout=4,
+                )
+
+        self.app.push_screen(ConfirmScreen("Apply the delegation?", confirm_text(plan)), apply)
+
+    def action_toggle_blind_coding(self) -> None:
+        """Turn blind double coding on or off for the study (recorded in its log)."""
+        if report(self, self.session.toggle_blind_coding()) is None:
+            return
+        query = self.blind.within_blind_coding(self.pair_queue.pair_query)
+        self.pair_queue.set_source(self.session.source)
+        self.set_query(query)
+        self.notify(
+            "Blind coding on: other coders' decisions and the model stay hidden until you "
+            "decide a pair."
+            if self.session.blind_coding
+            else "Blind coding off.",
+            timeout=4,
+        )
 
     # -- panels and dialogs ------------------------------------------------------------
 
