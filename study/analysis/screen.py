@@ -42,7 +42,7 @@ from screening.advice import Advice, advise
 from screening.apply import AgreementMode, ConfidenceKind
 from screening.sampling import pool_tables
 from screening.tiers import screen_table
-from study.errors import StudyError
+from study.errors import NoBlindDecisionsError, StudyError
 from study.scores.labels import config_label, off_scale_warning, resolve_config
 from study.store import Study
 
@@ -193,8 +193,8 @@ def screen_study(
 
     Raises:
         StudyError: no scores yet, an unknown configuration (the error lists those
-            that exist), an unknown code or coder, an ambiguous coder, or
-            ``sample="audit"`` without a blind audit decision.
+            that exist), an unknown code or coder, or an ambiguous coder.
+        NoBlindDecisionsError: ``sample="audit"`` without a blind audit decision.
     """
     config_id = resolve_config(study, config_id)
     if config_id is None:
@@ -226,7 +226,7 @@ def screen_study(
         code_ids = [chosen.id]
     audit_rows = _audit_rows(study, mine, coder)
     if sample == "audit" and not len(audit_rows):
-        raise StudyError(
+        raise NoBlindDecisionsError(
             "no blind decisions on the audit sample yet"
             + ("" if study.audit() else "; draw one with 'codecurve audit'"),
             path=study.path,
