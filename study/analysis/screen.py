@@ -138,6 +138,28 @@ class StudyScreening:
         """The pooled report first, then one per code."""
         return [self.pooled, *self.per_code.values()]
 
+    def to_dict(self) -> dict[str, Any]:
+        """The screening as JSON-ready values (``codecurve screen --format json``)."""
+        advice = self.advice
+        return {
+            "config": {"id": self.config_id, "label": self.config},
+            "cut": self.cut,
+            "headline": advice.headline if advice else None,
+            "next_action": advice.action if advice else None,
+            "study_warning": self.study_warning,
+            "sample": self.sample,
+            "sample_size": self.n_decisions - self.n_unscored,
+            "sample_note": self.sample_note,
+            "pooling": self.pooling,
+            "coder": self.coder,
+            "n_decisions": self.n_decisions,
+            "n_unscored": self.n_unscored,
+            "pooled": self.pooled.to_dict(),
+            "per_code": {name: r.to_dict() for name, r in self.per_code.items()},
+            "agreement": [a.to_dict() for a in self.agreements],
+            "warnings": list(self.warnings),
+        }
+
     def labelled(self) -> StudyScreening:
         """The same screening with each report's data set saying which sample it used
         and its size, e.g. ``"survey; sample: blind random audit, 143 decisions"``."""

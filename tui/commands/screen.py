@@ -95,25 +95,7 @@ def run(args: argparse.Namespace) -> int:
         ).labelled()
     advice = result.advice
     if args.format == "json":
-        payload = {
-            "config": {"id": result.config_id, "label": result.config},
-            "cut": result.cut,
-            "headline": advice.headline if advice else None,
-            "next_action": advice.action if advice else None,
-            "study_warning": result.study_warning,
-            "sample": result.sample,
-            "sample_size": result.n_decisions - result.n_unscored,
-            "sample_note": result.sample_note,
-            "pooling": result.pooling,
-            "coder": result.coder,
-            "n_decisions": result.n_decisions,
-            "n_unscored": result.n_unscored,
-            "pooled": result.pooled.to_dict(),
-            "per_code": {name: r.to_dict() for name, r in result.per_code.items()},
-            "agreement": [a.to_dict() for a in result.agreements],
-            "warnings": list(result.warnings),
-        }
-        sys.stdout.write(json_text(payload) + "\n")
+        sys.stdout.write(json_text(result.to_dict()) + "\n")
         return 0
     sample_lines = _sample_lines(result)
     if args.format == "markdown":
