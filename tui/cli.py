@@ -2,10 +2,10 @@
 
 Each sub-command lives in its own module under :mod:`tui.commands`, imported here by
 name, and exposes ``register(subparsers)``, which adds its parser and sets ``func`` to a
-function taking the parsed arguments and returning an exit code. The modules import only
-the standard library and :mod:`tui.commands.types` at the top; heavy imports (torch,
-textual, pandas, the study package) happen inside those functions, so ``codecurve
---help`` starts fast.
+function taking the parsed arguments and returning an exit code. Their options' types
+are :mod:`tui.commands.types`'s. At the top they import only light modules; heavy
+imports (torch, textual, pandas, the study package) happen inside those functions, so
+``codecurve --help`` starts fast.
 
 Exit status, the same for every command:
 
