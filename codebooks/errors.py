@@ -31,6 +31,8 @@ others' modules instead of importing them)::
     │                                                  wrong key
     └── StudyError(CodecurveError, RuntimeError)       study.errors: the study file is
         │                                              missing, newer, damaged or read-only
+        ├── NoBlindDecisionsError(StudyError)          the audit sample asked for, none of
+        │                                              its pairs decided blind yet
         └── StudyLockedError(StudyError)               another process holds it for writing
 
     UserWarning

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from screening.report import VRSReport
 
-__all__ = ["GLOSSES", "Advice", "advise", "gloss"]
+__all__ = ["GLOSSES", "Advice", "advise", "gloss", "to_verdict"]
 
 #: Each index in a few words, for a coder who has not read the method.
 GLOSSES: dict[str, str] = {
@@ -60,23 +60,39 @@ def _more(report: VRSReport) -> int | None:
     return max(1, min(estimates)) if estimates else None
 
 
+def to_verdict(report: VRSReport, name: str | None, *, audit: bool = False) -> str:
+    """What a screen still needs before it settles, in words; the one wording of it.
+
+    Args:
+        report: The screen of one code (or of all codes pooled).
+        name: The code's name; None for no code in particular.
+        audit: The decisions are the blind audit sample's, so the pairs to code are
+            the next audit pairs.
+
+    Returns:
+        ``"code 23 more audit pairs of Workload"`` (``audit``), ``"code 1 more Workload
+        pair"``, ``"code 23 more pairs"`` (no name); ``"code more ..."`` where no number
+        can be given yet (a cell of the table is still empty and there is no error).
+    """
+    more = _more(report)
+    noun = "pair" if more == 1 else "pairs"
+    if audit:
+        pairs = f"audit {noun}" + (f" of {name}" if name is not None else "")
+    else:
+        pairs = f"{name} {noun}" if name is not None else noun
+    return f"code more {pairs}" if more is None else f"code {more} more {pairs}"
+
+
 def _undecided_action(report: VRSReport, name: str, *, audit: bool = False) -> Advice:
     more = _more(report)
     headline = f"the model's confidence does not yet tell right from wrong for {name}"
-
-    # On the audit sample the pairs to code are the next audit pairs, not any pairs.
-    def pairs(noun: str = "pairs") -> str:
-        return f"audit {noun} of {name}" if audit else f"{name} {noun}"
-
     if report.n_items and report.n_incorrect == 0:
         action = (
-            f"code more {pairs()}: the model has not disagreed with you yet, and the "
-            "screen needs its errors"
+            f"code more {'audit pairs of ' + name if audit else name + ' pairs'}: the model "
+            "has not disagreed with you yet, and the screen needs its errors"
         )
-    elif more is None:
-        action = f"code more {pairs()}"
     else:
-        action = f"code {more} more {pairs('pair' if more == 1 else 'pairs')}"
+        action = to_verdict(report, name, audit=audit)
     if report.tier == "Indeterminate":
         headline = f"the model's confidence is in doubt for {name} ({_reasons(report)})"
     return Advice(headline=headline, action=action, code=name, more=more)

@@ -9,6 +9,10 @@ class StudyError(CodecurveError, RuntimeError):
     """A study file that cannot be created, opened or changed as asked."""
 
 
+class NoBlindDecisionsError(StudyError):
+    """The audit sample was asked for, but none of its pairs is decided blind yet."""
+
+
 class StudyLockedError(StudyError):
     """The study is open for writing in another process (or another handle of this one)."""
 
@@ -21,4 +25,10 @@ class ProjectFileError(InputError):
     """A REFI-QDA project file (``.qdpx``/``.qde``) that cannot be read or written."""
 
 
-__all__ = ["ProjectFileError", "ResponsesError", "StudyError", "StudyLockedError"]
+__all__ = [
+    "NoBlindDecisionsError",
+    "ProjectFileError",
+    "ResponsesError",
+    "StudyError",
+    "StudyLockedError",
+]

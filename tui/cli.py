@@ -1,9 +1,11 @@
 """The command line: ``codecurve review | score | screen | export | new | import-codes | demo``.
 
-Each sub-command lives in its own module under :mod:`tui.commands` and exposes
-``register(subparsers)``, which adds its parser and sets ``func`` to a function taking the
-parsed arguments and returning an exit code. Heavy imports (torch, textual, pandas) happen
-inside those functions, so ``codecurve --help`` starts fast.
+Each sub-command lives in its own module under :mod:`tui.commands`, imported here by
+name, and exposes ``register(subparsers)``, which adds its parser and sets ``func`` to a
+function taking the parsed arguments and returning an exit code. Their options' types
+are :mod:`tui.commands.types`'s. At the top they import only light modules; heavy
+imports (torch, textual, pandas, the study package) happen inside those functions, so
+``codecurve --help`` starts fast.
 
 Exit status, the same for every command:
 
@@ -23,7 +25,6 @@ quote a file's content is shown with its control characters made visible.
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import os
 import sqlite3
@@ -32,23 +33,38 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from codebooks.errors import CodecurveError
-from tui.commands import UsageError
+from tui.commands import (
+    UsageError,
+    add,
+    agreement,
+    audit,
+    codebook,
+    compare,
+    delegate,
+    demo,
+    export,
+    import_codes,
+    new,
+    review,
+    score,
+    screen,
+)
 
-#: Sub-command modules, in the order ``--help`` lists them.
+#: The sub-commands, in the order ``--help`` lists them: each module's ``register``.
 COMMANDS = (
-    "review",
-    "demo",
-    "new",
-    "score",
-    "import_codes",
-    "audit",
-    "screen",
-    "delegate",
-    "agreement",
-    "export",
-    "codebook",
-    "add",
-    "compare",
+    review,
+    demo,
+    new,
+    score,
+    import_codes,
+    audit,
+    screen,
+    delegate,
+    agreement,
+    export,
+    codebook,
+    add,
+    compare,
 )
 
 PROG = "codecurve"
@@ -80,14 +96,8 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {own_version}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens to stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
-    for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"tui.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"tui.commands.{name}":
-                continue  # a command not built yet
-            raise
-        module.register(sub)
+    for command in COMMANDS:
+        command.register(sub)
     return parser
 
 

@@ -7,73 +7,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING
 
+from tui.commands.types import CONTEXTS, positive_int
 from tui.text import plural, printable
 
 if TYPE_CHECKING:
     from scoring.backend import Backend
-
-
-class StudyVocabulary(Sequence[str]):
-    """A vocabulary of :mod:`study.rows` (``CONTEXTS``...) as argparse ``choices``.
-
-    Read on first use (checking a value, writing ``--help``), so that building the
-    parsers does not import the study package (about a second): ``codecurve --help``
-    stays light, and the words are still defined once. Give the option a ``metavar``:
-    without one argparse lists the choices while the parser is built.
-    """
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def _words(self) -> tuple[str, ...]:
-        from study import rows
-
-        return tuple(getattr(rows, self.name))
-
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[str]: ...
-
-    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
-        return self._words()[index]
-
-    def __len__(self) -> int:
-        return len(self._words())
-
-    def __repr__(self) -> str:
-        return f"StudyVocabulary({self.name!r})"
-
-
-#: Prompt context levels (METHOD.md section 1): :data:`study.rows.CONTEXTS`.
-CONTEXTS = StudyVocabulary("CONTEXTS")
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number of at least 1 (argparse reports anything else).
-
-    The one check of ``--batch-size``, for ``score`` and for the commands that open the app.
-    """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
-def device_name(text: str) -> str:
-    """An argparse type: ``cpu``, ``cuda``, ``cuda:N`` or ``mps``."""
-    value = text.strip().lower()
-    if value in ("cpu", "cuda", "mps") or (value.startswith("cuda:") and value[5:].isdigit()):
-        return value
-    raise argparse.ArgumentTypeError(f"{text!r} is not a device: use cpu, cuda, cuda:N or mps")
 
 
 def require_terminal() -> None:

@@ -11,6 +11,7 @@ module, and ``codecurve --help`` must stay fast.
 
 from __future__ import annotations
 
+import json
 import re
 
 #: C0 controls other than tab and line feed, DEL, and C1 controls; lone surrogates too
@@ -103,3 +104,12 @@ def plural(count: int, noun: str, plural_form: str | None = None) -> str:
     """``1 response``, ``2 responses``, ``1,000 pairs`` (thousands separated)."""
     word = noun if count == 1 else (plural_form or f"{noun}s")
     return f"{count:,} {word}"
+
+
+def json_text(payload: object) -> str:
+    """JSON with non-ASCII text kept, but every control character escaped (json.dumps
+    escapes C0 controls only; C1 controls and DEL are written raw)."""
+    text = json.dumps(payload, indent=2, ensure_ascii=False)
+    return re.sub(
+        "[\x7f-\x9f\u2028\u2029\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text
+    )

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from screening.advice import Advice
+from screening.advice import Advice, to_verdict
 from screening.report import VRSReport
 
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ def describe(
                 f"Need {shortfall.missing} more where {words} (have {shortfall.count}); {estimate}."
             )
         if distance.shortfalls and distance.more_items is not None:
-            lines.append(f"In all, about {distance.more_items} more decisions.")
+            lines.append(f"In all: {to_verdict(report, None if code_id is None else name)}.")
         if n and report.n_incorrect == 0:
             lines.append("The model has not disagreed with you yet: errors are needed to judge it.")
     elif tier == "Invalid":

@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
-from study.errors import StudyError
+from study.errors import NoBlindDecisionsError, StudyError
 from study.store import Study
 
 Sample = Literal["all", "audit"]
@@ -282,7 +282,7 @@ def _audit_pairs(study: Study, coder: str) -> set[tuple[str, str]]:
         )
     pairs = {(r, c) for r, c, _ in study.audit.blind_pairs(coder=coder) if drawn.is_audit(r, c)}
     if not pairs:
-        raise StudyError(
+        raise NoBlindDecisionsError(
             f"no blind decisions by {coder!r} on the audit sample yet: code the audit "
             "blind first, or compare on --sample all",
             path=study.path,

@@ -16,7 +16,7 @@ import numpy as np
 from screening import decisions_agree
 from screening.apply import AgreementMode
 from screening.delegation import Delegation, audit_outlook, certify_delegation
-from study.analysis.screen import SCALE_CUT, Cut, scale_cut, screen_study
+from study.analysis.screen import SCALE_CUT, Cut, StudyScreening, scale_cut, screen_study
 from study.errors import StudyError
 from study.log.delegations import CodePlan, DelegationPlan, delegable, outside_audit
 from study.store import Study
@@ -62,6 +62,7 @@ def plan_delegation(
     config_id: int | None = None,
     cut: Cut = SCALE_CUT,
     agreement: AgreementMode = "applies",
+    screened: StudyScreening | None = None,
 ) -> DelegationPlan:
     """Certify, per code, which uncoded pairs the model's picks may stand for.
 
@@ -74,13 +75,16 @@ def plan_delegation(
         config_id: The scoring configuration (the active one by default).
         cut: The screen's confidence cut (also the threshold of the audit outlook).
         agreement: When the model counts as correct.
+        screened: The screen of the audit sample under these same options, where the
+            caller has it already (it is screened here otherwise).
 
     Returns:
         The plan: per code the certification or its refusal, and the pair counts.
 
     Raises:
         StudyError: ``max_error`` or ``level`` outside (0, 1), no scores, no audit
-            sample or no blind decision on it, an unknown code or coder.
+            sample, an unknown code or coder.
+        NoBlindDecisionsError: no blind decision on the audit sample.
     """
     eps = check_unit(max_error, "the maximum error")
     lvl = check_unit(level, "the level")
@@ -96,9 +100,10 @@ def plan_delegation(
             "the study has no audit sample; draw one with 'codecurve audit' and code it blind",
             path=study.path,
         )
-    screened = screen_study(
-        study, config_id, code=code, coder=coder, cut=cut, agreement=agreement, sample="audit"
-    )
+    if screened is None:
+        screened = screen_study(
+            study, config_id, code=code, coder=coder, cut=cut, agreement=agreement, sample="audit"
+        )
     frame = study.queries.annotated_pairs(config_id, coder=screened.coder)
     blind = study.audit.blind_pairs(coder=screened.coder)
     codes = [study.code(code)] if code is not None else list(study.codes)

@@ -42,7 +42,7 @@ from screening.advice import Advice, advise
 from screening.apply import AgreementMode, ConfidenceKind
 from screening.sampling import pool_tables
 from screening.tiers import screen_table
-from study.errors import StudyError
+from study.errors import NoBlindDecisionsError, StudyError
 from study.scores.labels import config_label, off_scale_warning, resolve_config
 from study.store import Study
 
@@ -138,6 +138,28 @@ class StudyScreening:
         """The pooled report first, then one per code."""
         return [self.pooled, *self.per_code.values()]
 
+    def to_dict(self) -> dict[str, Any]:
+        """The screening as JSON-ready values (``codecurve screen --format json``)."""
+        advice = self.advice
+        return {
+            "config": {"id": self.config_id, "label": self.config},
+            "cut": self.cut,
+            "headline": advice.headline if advice else None,
+            "next_action": advice.action if advice else None,
+            "study_warning": self.study_warning,
+            "sample": self.sample,
+            "sample_size": self.n_decisions - self.n_unscored,
+            "sample_note": self.sample_note,
+            "pooling": self.pooling,
+            "coder": self.coder,
+            "n_decisions": self.n_decisions,
+            "n_unscored": self.n_unscored,
+            "pooled": self.pooled.to_dict(),
+            "per_code": {name: r.to_dict() for name, r in self.per_code.items()},
+            "agreement": [a.to_dict() for a in self.agreements],
+            "warnings": list(self.warnings),
+        }
+
     def labelled(self) -> StudyScreening:
         """The same screening with each report's data set saying which sample it used
         and its size, e.g. ``"survey; sample: blind random audit, 143 decisions"``."""
@@ -193,8 +215,8 @@ def screen_study(
 
     Raises:
         StudyError: no scores yet, an unknown configuration (the error lists those
-            that exist), an unknown code or coder, an ambiguous coder, or
-            ``sample="audit"`` without a blind audit decision.
+            that exist), an unknown code or coder, or an ambiguous coder.
+        NoBlindDecisionsError: ``sample="audit"`` without a blind audit decision.
     """
     config_id = resolve_config(study, config_id)
     if config_id is None:
@@ -226,7 +248,7 @@ def screen_study(
         code_ids = [chosen.id]
     audit_rows = _audit_rows(study, mine, coder)
     if sample == "audit" and not len(audit_rows):
-        raise StudyError(
+        raise NoBlindDecisionsError(
             "no blind decisions on the audit sample yet"
             + ("" if study.audit.sample() else "; draw one with 'codecurve audit'"),
             path=study.path,

@@ -62,6 +62,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from codebooks.errors import InputError
 from codebooks.files import check_target
 from study.errors import StudyError
 from study.exchange.frames import LAYOUTS, LONG_COLUMNS, long_frame, provenance, wide_frame
@@ -199,13 +200,15 @@ def export_study(
     return written
 
 
-def export_codebook(study: Study, path: str | Path) -> Path:
-    """Write the study's codebook with :func:`codebooks.writers.save_codebook` (by suffix).
+def export_codebook(study: Study, path: str | Path, *, version: int | None = None) -> Path:
+    """Write the study's codebook (or its version ``version``) with
+    :func:`codebooks.writers.save_codebook` (by suffix).
 
     ``save_codebook`` writes atomically itself and is given the real path, so that its
     errors (an unknown suffix, an unwritable folder) name the file asked for.
 
     Raises:
+        InputError: the study has no codebook version ``version``.
         CodebookError: an unknown suffix, a codebook the format cannot hold, or a file
             that cannot be written.
     """
@@ -213,4 +216,12 @@ def export_codebook(study: Study, path: str | Path) -> Path:
         from codebooks.writers import save_codebook
     except ImportError:
         raise StudyError("this codecurve cannot write codebook files yet") from None
-    return save_codebook(study.codebook, Path(path))
+    if version is None:
+        return save_codebook(study.codebook, Path(path))
+    versions = {v.version: v for v in study.versions.all()}
+    if version not in versions:
+        raise InputError(
+            f"no codebook version {version}; the study has versions 1 to {max(versions)}",
+            path=study.path,
+        )
+    return save_codebook(versions[version].codebook, Path(path))

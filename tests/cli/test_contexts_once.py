@@ -13,7 +13,7 @@ import pytest
 from study.rows import CONTEXTS
 from tui import launch
 from tui.cli import main
-from tui.commands import score
+from tui.commands import score, types
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,10 +26,10 @@ def test_the_commands_use_the_study_vocabulary() -> None:
     launch.add_app_options(app)
     for command in (subparsers.choices["score"], app):
         (context,) = [a for a in command._actions if a.dest == "context"]
-        assert context.choices is launch.CONTEXTS
-    assert tuple(launch.CONTEXTS) == CONTEXTS
-    assert "full" in launch.CONTEXTS
-    assert "bogus" not in launch.CONTEXTS
+        assert context.choices is types.CONTEXTS
+    assert tuple(types.CONTEXTS) == CONTEXTS
+    assert "full" in types.CONTEXTS
+    assert "bogus" not in types.CONTEXTS
 
 
 def test_building_the_parsers_does_not_import_the_study_package() -> None:

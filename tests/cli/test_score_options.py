@@ -12,6 +12,7 @@ from scoring.engine import BatchResult
 from study import Study
 from tui.cli import main
 from tui.commands import score as score_command
+from tui.commands import score_output
 
 CODEBOOK = """\
 name: Test codes
@@ -100,8 +101,8 @@ def _batch(rate: float, token_rate: float) -> BatchResult:
 
 
 def test_long_prompts_show_tokens_per_second_not_zero_pairs() -> None:
-    slow = score_command._rate(_batch(0.04, 350.0))
+    slow = score_output.rate(_batch(0.04, 350.0))
     assert "tokens/s" in slow
     assert "0.0 pairs/s" not in slow
-    assert score_command._rate(_batch(12.0, 900.0)) == ", 12.0 pairs/s"
-    assert score_command._rate(_batch(0.0, 0.0)) == ""
+    assert score_output.rate(_batch(12.0, 900.0)) == ", 12.0 pairs/s"
+    assert score_output.rate(_batch(0.0, 0.0)) == ""

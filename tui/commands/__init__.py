@@ -1,5 +1,9 @@
 """The sub-commands, one module each, and the error they share.
 
+Beside the commands: :mod:`~tui.commands.types` (the argparse types they share),
+:mod:`~tui.commands.outputs` (checks of output paths), and the score command's study
+mode and output (:mod:`~tui.commands.score_study`, :mod:`~tui.commands.score_output`).
+
 Error tree of the command line (the rest is drawn in :mod:`codebooks.errors`)::
 
     CodecurveError              exit status 1: input and runtime errors

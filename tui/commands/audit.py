@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from codebooks.errors import InputError
 from tui.commands import UsageError
+from tui.commands.types import parse_cut, positive_int, seed
 
 if TYPE_CHECKING:
     from study.audit.sample import AuditSample
@@ -37,27 +38,6 @@ decisions. Every draw is kept in the study's log.
 """
 
 
-def positive(text: str) -> int:
-    """An integer of at least 1 (argparse type)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
-def seed_value(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
-    if not 0 <= value < 2**63:
-        raise argparse.ArgumentTypeError(f"must lie in [0, 2^63), not {value}")
-    return value
-
-
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "audit",
@@ -68,18 +48,18 @@ def register(subparsers: Any) -> None:
     parser.add_argument("study", type=Path, help="the study file (.codecurve)")
     size = parser.add_mutually_exclusive_group()
     size.add_argument(
-        "--per-code", type=positive, metavar="N", help="audit N responses on every code"
+        "--per-code", type=positive_int, metavar="N", help="audit N responses on every code"
     )
     size.add_argument(
-        "--size", type=positive, metavar="N", help="audit N pairs in all, split over the codes"
+        "--size", type=positive_int, metavar="N", help="audit N pairs in all, split over the codes"
     )
     size.add_argument(
         "--extend",
-        type=positive,
+        type=positive_int,
         metavar="N",
         help="add the next N responses of the same random order to every code's sample",
     )
-    parser.add_argument("--seed", type=seed_value, help="the random order's seed (new draws)")
+    parser.add_argument("--seed", type=seed, help="the random order's seed (new draws)")
     parser.add_argument(
         "--code", action="append", metavar="CODE", help="only this code (repeatable)"
     )
@@ -140,7 +120,7 @@ def _show(study: Study, args: argparse.Namespace, *, action: str) -> int:
             }
         )
     if args.format == "json":
-        from tui.commands.screen import json_text
+        from tui.text import json_text
 
         payload = {
             "action": action or "progress",
@@ -158,25 +138,21 @@ def _show(study: Study, args: argparse.Namespace, *, action: str) -> int:
 
 def _verdicts(study: Study, coder: str | None, *, cut: str) -> dict[str, dict[str, str]]:
     """code id -> how far the code is from a verdict and from delegation, in words."""
+    from screening.advice import to_verdict
     from study.analysis.delegation_plan import plan_delegation
     from study.analysis.screen import screen_study
-    from study.errors import StudyError
-    from tui.commands.screen import parse_cut
-    from tui.text import plural
+    from study.errors import NoBlindDecisionsError
 
     chosen = parse_cut(cut)
-
     if study.scores.active_config_id() is None:
         note = "not scored yet"
         return {c.id: {"verdict": note, "delegation": note} for c in study.codes}
     try:
         screened = screen_study(study, coder=coder, sample="audit", cut=chosen)
-        plan = plan_delegation(study, coder=coder, cut=chosen)
-    except StudyError as exc:
-        if "no blind decisions" not in str(exc):
-            raise
+    except NoBlindDecisionsError:
         note = "no blind audit decision yet"
         return {c.id: {"verdict": note, "delegation": note} for c in study.codes}
+    plan = plan_delegation(study, coder=coder, cut=chosen, screened=screened)
     out: dict[str, dict[str, str]] = {}
     for one in plan.codes:
         report = screened.per_code.get(one.code_name)
@@ -185,12 +161,7 @@ def _verdicts(study: Study, coder: str | None, *, cut: str) -> dict[str, dict[st
         elif report.tier != "Insufficient data":
             verdict = report.tier
         else:
-            more = report.screen.distance.more_items
-            verdict = (
-                f"code {plural(more, 'more audit pair')} of {one.code_name}"
-                if more
-                else "more audit pairs (a cell is still empty)"
-            )
+            verdict = to_verdict(report, one.code_name, audit=True)
         if one.certified:
             delegation = f"certified at >= {one.delegation.threshold:.3f}"
         elif one.outlook is not None and one.outlook.n_above:

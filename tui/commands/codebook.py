@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from study.store import Study
+    pass
 
 DESCRIPTION = """\
 List a study's codebook versions, or revise its codebook.
@@ -106,24 +106,3 @@ def run(args: argparse.Namespace) -> int:
             f"codecurve score {printable(str(args.study), single_line=True)}\n"
         )
     return 0
-
-
-def export_codebook_version(study: Study, path: Path, version: int | None) -> Path:
-    """Write the current codebook, or version ``version``, by the file's suffix.
-
-    Raises:
-        InputError: no such version.
-    """
-    from codebooks.errors import InputError
-    from codebooks.writers import save_codebook
-    from study.exchange.export import export_codebook
-
-    if version is None:
-        return export_codebook(study, path)
-    versions = {v.version: v for v in study.versions.all()}
-    if version not in versions:
-        raise InputError(
-            f"no codebook version {version}; the study has versions 1 to {max(versions)}",
-            path=study.path,
-        )
-    return save_codebook(versions[version].codebook, Path(path))

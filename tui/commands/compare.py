@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tui.commands.types import seed, whole_number
+
 if TYPE_CHECKING:
     from study.analysis.compare import Comparison, ConfigMetrics
 
@@ -52,9 +54,13 @@ def register(subparsers: Any) -> None:
         help="all decided pairs (default), or the blind decisions on the audit sample",
     )
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the bootstrap (default 0)")
     parser.add_argument(
-        "--resamples", type=int, default=1000, metavar="N", help="bootstrap resamples (1000)"
+        "--resamples",
+        type=whole_number(10, 100_000),
+        default=1000,
+        metavar="N",
+        help="bootstrap resamples (1000)",
     )
     parser.set_defaults(func=run)
 
@@ -63,10 +69,7 @@ def run(args: argparse.Namespace) -> int:
     from codebooks.errors import InputError
     from study.analysis.compare import compare_configs
     from study.store import Study
-    from tui.commands import UsageError
 
-    if not 10 <= args.resamples <= 100_000:
-        raise UsageError("--resamples must be between 10 and 100000")
     if not args.study.exists():
         raise InputError("no such study file", path=args.study)
     with Study.open(args.study, read_only=True) as study:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from codebooks.errors import InputError
 from tui.commands import UsageError
+from tui.commands.types import parse_cut, unit_interval
 
 if TYPE_CHECKING:
     from study.log.delegations import DelegationPlan
@@ -36,17 +37,6 @@ configuration screened; a rescored study or a new wave needs its audit again.
   codecurve delegate survey.codecurve --max-error 0.1 --apply --coder ana
   codecurve delegate survey.codecurve --undo --coder ana
 """
-
-
-def unit_interval(text: str) -> float:
-    """A number strictly between 0 and 1 (argparse type)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, not {text}")
-    return value
 
 
 def register(subparsers: Any) -> None:
@@ -92,8 +82,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from study import Study, StudyError
     from study.analysis.delegation_plan import plan_delegation
-    from tui.commands.screen import json_text, parse_cut
-    from tui.text import plural, printable
+    from tui.text import json_text, plural, printable
 
     cut = parse_cut(args.cut)
     if not args.study.exists():

@@ -103,9 +103,13 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from study.exchange.export import export_format, export_study, metadata_path
+    from study.exchange.export import (
+        export_codebook,
+        export_format,
+        export_study,
+        metadata_path,
+    )
     from study.store import Study
-    from tui.commands.codebook import export_codebook_version
     from tui.commands.outputs import check_output
     from tui.text import printable
 
@@ -145,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
                 said += f"; its provenance in {metadata.name}"
             sys.stderr.write(printable(said) + "\n")
         if args.codebook is not None:
-            written = export_codebook_version(study, args.codebook, args.version)
+            written = export_codebook(study, args.codebook, version=args.version)
             sys.stderr.write(printable(f"wrote {written}") + "\n")
         if project is not None:
             write_project(study, args)

@@ -18,79 +18,24 @@ can join the parser without changing the file mode.
 from __future__ import annotations
 
 import argparse
-import csv
-import json
-import math
-import sys
-from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codebooks.errors import CodecurveError, InputError
 from tui.commands import UsageError
-from tui.commands.outputs import check_output, refuse_inputs
-from tui.launch import CONTEXTS, device_name, positive_int
-from tui.text import one_line, plural, printable
+from tui.commands.outputs import check_output
+from tui.commands.score_output import print_table, say, score_with_progress
+from tui.commands.types import CONTEXTS, device_name, positive_int, prompt_tokens
+from tui.text import plural
 
 if TYPE_CHECKING:
     from codebooks.model import Codebook
-    from scoring.engine import BatchResult, ScoringEngine
-    from scoring.score import Score
     from study.intake.responses import ResponseTable
-
-OUTPUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl"}
 
 #: scoring.engine.DEFAULT_PROMPT_TOKENS, written out so that --help imports no numpy (a
 #: test checks that the two agree).
 DEFAULT_PROMPT_TOKENS = 2048
-
-
-def prompt_tokens(text: str) -> int | None:
-    """``--max-prompt-tokens``: a whole number of at least 64, or ``model`` (None: the
-    model's whole context)."""
-    if text.strip().lower() == "model":
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a number of tokens or 'model', not {text!r}"
-        ) from None
-    if value < 64:
-        raise argparse.ArgumentTypeError(f"a prompt needs at least 64 tokens, not {value}")
-    return value
-
-
-#: Columns of every row, in order (per-option columns follow the curve's summary).
-ID_COLUMNS = ("response_id", "code_id", "code_name", "scale")
-SUMMARY_COLUMNS = (
-    "pick",
-    "pick_label",
-    "expected",
-    "spread",
-    "confidence",
-    "entropy",
-    "norm_entropy",
-    "on_scale_mass",
-    "off_scale",
-    "truncated",
-)
-IDENTITY_COLUMNS = (
-    "option_token_ids",
-    "prompt_hash",
-    "text_hash",
-    "code_hash",
-    "template_id",
-    "template_hash",
-    "context",
-    "strict",
-    "model_name",
-    "model_revision",
-    "model_dtype",
-    "model_device",
-    "config_key",
-)
 
 
 def register(subparsers: Any) -> None:
@@ -191,96 +136,10 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.study is not None:
+        from tui.commands.score_study import score_study_file
+
         return score_study_file(args)
     return score_files(args)
-
-
-def score_study_file(args: argparse.Namespace) -> int:
-    """The study mode: score the study's pending pairs, each batch stored when finished."""
-    from scoring import load_backend
-    from scoring.engine import ScoringEngine
-    from study.score_run import ScoreProgress, score_study
-    from study.scores.labels import active_context
-    from study.store import Study
-
-    if args.output is not None:
-        raise UsageError(
-            "-o writes scores to a file; with a STUDY they are stored in it "
-            "(write them out with 'codecurve export STUDY -o FILE')"
-        )
-    if (args.responses is None) != (args.codebook is None):
-        raise UsageError("--responses and --codebook create the study together: give both")
-    if args.responses is not None:
-        refuse_inputs(
-            args.study, protect={"responses file": args.responses, "codebook": args.codebook}
-        )
-        if args.study.exists():
-            raise InputError(
-                f"already exists; score it with 'codecurve score {args.study}' (without "
-                "--responses and --codebook), or give another path for the new study",
-                path=args.study,
-            )
-        from tui.commands.new import create_from_args
-
-        args.encoding = getattr(args, "encoding", None)
-        args.sheet = getattr(args, "sheet", None)
-        study = create_from_args(args, scale=args.scale)
-    else:
-        if args.scale is not None:
-            raise UsageError(
-                "a study's scale is fixed when it is created ('codecurve new --scale'); "
-                "drop --scale"
-            )
-        study = Study.open(args.study)
-    with study:
-        if args.context is None:
-            # Resuming: the configuration being scored, not a new one at the default level.
-            args.context = active_context(study)
-        backend = load_backend(
-            args.model,
-            device=args.device,
-            chat=False if args.no_chat else None,
-            server=args.server,
-            allow_download=args.allow_download,
-        )
-        try:
-            engine = ScoringEngine(
-                backend,
-                study.codebook,
-                context=args.context,
-                strict=args.strict,
-                batch_size=args.batch_size,
-                max_prompt_tokens=args.max_prompt_tokens,
-            )
-            activate = bool(getattr(args, "activate", False))
-            first = study.scores.active_config_id() is None
-            config_id = study.scores.ensure_config(engine.config, activate=first)
-            if activate and study.scores.active_config_id() != config_id:
-                study.scores.set_active(config_id)
-            pending = len(study.scores.pending_pairs(config_id))
-            _say(
-                f"scoring {pending:,} pending of {plural(study.pair_count(), 'pair')} "
-                f"in {args.study} "
-                f"with {backend.identity.describe()}, template {engine.template.id}, "
-                f"context {args.context}{', strict' if args.strict else ''}"
-            )
-
-            def report(step: ScoreProgress) -> None:
-                rate = _rate(step.batch)
-                sys.stderr.write(f"\rscored {step.scored:,}/{step.total:,}{rate}   ")
-                sys.stderr.flush()
-
-            result = score_study(study, engine, progress=report, activate=activate or first)
-        finally:
-            backend.close()
-    sys.stderr.write("\n" if result.stored else "")
-    _say(
-        f"stored {plural(result.stored, 'new score')}; {result.already + result.stored:,} of "
-        f"{plural(result.total, 'pair')} "
-        f"{'is' if result.already + result.stored == 1 else 'are'} scored "
-        f"(configuration {result.config_id})"
-    )
-    return 0
 
 
 def score_files(args: argparse.Namespace) -> int:
@@ -288,6 +147,7 @@ def score_files(args: argparse.Namespace) -> int:
     from codebooks import get_scale, load_codebook
     from scoring import Pair, load_backend
     from scoring.engine import ScoringEngine
+    from study.exchange.score_rows import row_format, score_row, write_score_rows
 
     if args.responses is None or args.codebook is None:
         raise UsageError("give both --responses FILE and --codebook FILE")
@@ -307,7 +167,7 @@ def score_files(args: argparse.Namespace) -> int:
         check_output(
             args.output, protect={"responses file": args.responses, "codebook": args.codebook}
         )
-    fmt = _output_format(args.output)
+    fmt = None if args.output is None else row_format(args.output)
     codebook = load_codebook(args.codebook)
     if scale is not None:
         codebook = _with_scale(codebook, scale)
@@ -334,36 +194,25 @@ def score_files(args: argparse.Namespace) -> int:
             max_prompt_tokens=args.max_prompt_tokens,
         )
         pairs = [Pair(r.id, r.text, code) for r in table for code in codes]
-        _say(
+        say(
             f"scoring {plural(len(table), 'response')} x {plural(len(codes), 'code')} = "
             f"{plural(len(pairs), 'pair')} "
             f"with {backend.identity.describe()}, template {engine.template.id}, "
             f"context {engine.config.context}{', strict' if args.strict else ''}"
         )
-        scores = _score_with_progress(engine, pairs)
+        scores = score_with_progress(engine, pairs)
     finally:
         backend.close()
     names = {c.id: c.name for c in codes}
     if fmt is None:
-        _print_table(scores, names, {r.id: r.text for r in table})
+        print_table(scores, names, {r.id: r.text for r in table})
         return 0
-    rows = [score_row(s, engine, names[s.code_id], with_prompt=fmt == "jsonl") for s in scores]
-    _write(args.output, fmt, rows)
-    _say(f"wrote {plural(len(rows), 'row')} to {args.output}")
+    rows = [
+        score_row(s, engine.config, names[s.code_id], with_prompt=fmt == "jsonl") for s in scores
+    ]
+    write_score_rows(args.output, fmt, rows)
+    say(f"wrote {plural(len(rows), 'row')} to {args.output}")
     return 0
-
-
-def _output_format(path: Path | None) -> str | None:
-    if path is None:
-        return None
-    fmt = OUTPUT_FORMATS.get(path.suffix.lower())
-    if fmt is None:
-        raise InputError(
-            f"cannot write {path.suffix or 'a file without a suffix'}; "
-            "name the output .csv or .jsonl",
-            path=path,
-        )
-    return fmt
 
 
 def _read_responses(args: argparse.Namespace) -> ResponseTable:
@@ -371,7 +220,7 @@ def _read_responses(args: argparse.Namespace) -> ResponseTable:
 
     table = read_responses(args.responses, id_column=args.id_column, text_column=args.text_column)
     for message in table.messages:
-        _say(f"{args.responses}: {message}")
+        say(f"{args.responses}: {message}")
     if len(table) == 0:
         raise InputError("no responses with text to score", path=args.responses)
     return table
@@ -381,192 +230,3 @@ def _with_scale(codebook: Codebook, scale: Any) -> Codebook:
     """Every code asked on ``scale`` (codes' own scales included)."""
     codes = tuple(replace(c, scale=None) for c in codebook.codes)
     return replace(codebook, scale=scale, codes=codes)
-
-
-def _score_with_progress(engine: ScoringEngine, pairs: list[Any]) -> list[Score]:
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    console = Console(stderr=True)
-    with Progress(
-        TextColumn("scoring"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TimeElapsedColumn(),
-        TextColumn("eta"),
-        TimeRemainingColumn(),
-        console=console,
-        transient=False,
-    ) as bar:
-        task = bar.add_task("scoring", total=len(pairs), rate="")
-
-        def report(batch: BatchResult) -> None:
-            bar.update(task, completed=batch.done, rate=_rate(batch).lstrip(", "))
-
-        return engine.score(pairs, progress=report)
-
-
-def score_row(
-    score: Score, engine: ScoringEngine, code_name: str, *, with_prompt: bool
-) -> dict[str, Any]:
-    """One output row: ids, the curve, its summary, and the score's identity.
-
-    Per-option values go to ``surprisal_<label>`` and ``prob_<label>`` columns (nats).
-    """
-    curve = score.curve
-    model = engine.config.model
-    row: dict[str, Any] = {
-        "response_id": score.response_id,
-        "code_id": score.code_id,
-        "code_name": code_name,
-        "scale": score.scale.name,
-        "pick": score.prediction,
-        "pick_label": score.prediction_label,
-        "expected": curve.expected,
-        "spread": curve.spread,
-        "confidence": curve.confidence,
-        "entropy": curve.entropy,
-        "norm_entropy": curve.norm_entropy,
-        "on_scale_mass": curve.on_scale_mass,
-        "off_scale": curve.off_scale,
-        "truncated": score.truncated,
-    }
-    for option, s, p in zip(score.scale.options, curve.surprisal, curve.probs, strict=True):
-        row[f"surprisal_{option.label}"] = float(s)
-        row[f"prob_{option.label}"] = float(p)
-    row.update(
-        {
-            "option_token_ids": json.dumps([[list(v) for v in o] for o in score.token_ids]),
-            "prompt_hash": score.prompt_hash,
-            "text_hash": score.text_hash,
-            "code_hash": score.code_hash,
-            "template_id": engine.config.template_id,
-            "template_hash": engine.config.template_hash,
-            "context": engine.config.context,
-            "strict": engine.config.strict,
-            "model_name": model.name,
-            "model_revision": model.revision,
-            "model_dtype": model.dtype,
-            "model_device": model.device,
-            "config_key": score.config_key,
-        }
-    )
-    if with_prompt:
-        row["prompt"] = score.prompt
-    return row
-
-
-def _columns(rows: Sequence[dict[str, Any]]) -> list[str]:
-    """Fixed columns, with every scale's per-option columns in order of first use."""
-    per_option: list[str] = []
-    seen: set[str] = set()
-    fixed = set(ID_COLUMNS) | set(SUMMARY_COLUMNS) | set(IDENTITY_COLUMNS) | {"prompt"}
-    for row in rows:
-        for key in row:
-            if key not in fixed and key not in seen:
-                seen.add(key)
-                per_option.append(key)
-    return [*ID_COLUMNS, *SUMMARY_COLUMNS, *per_option, *IDENTITY_COLUMNS]
-
-
-def _write(path: Path, fmt: str, rows: list[dict[str, Any]]) -> None:
-    from study.exchange.export import atomic_write, neutralise
-
-    def write_csv(tmp: Path) -> None:
-        columns = _columns(rows)
-        with tmp.open("w", encoding="utf-8", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
-            writer.writeheader()
-            for row in rows:
-                writer.writerow({k: _csv_cell(neutralise, row.get(k)) for k in columns})
-
-    def write_jsonl(tmp: Path) -> None:
-        with tmp.open("w", encoding="utf-8") as fh:
-            for row in rows:
-                out = dict(row)
-                out["option_token_ids"] = json.loads(row["option_token_ids"])
-                fh.write(json.dumps(_finite(out), ensure_ascii=False) + "\n")
-
-    atomic_write(path, write_csv if fmt == "csv" else write_jsonl)
-
-
-def _csv_cell(neutralise: Any, value: Any) -> Any:
-    if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else ("inf" if value > 0 else "-inf")
-    return neutralise(value)
-
-
-def _finite(row: dict[str, Any]) -> dict[str, Any]:
-    """JSON has no infinity: an impossible option's surprisal is written as null."""
-    return {
-        k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()
-    }
-
-
-#: Below this terminal width the score table leaves out the response's text.
-NARROW_TABLE = 100
-
-
-def _print_table(scores: Iterable[Score], names: dict[str, str], texts: dict[str, str]) -> None:
-    """The scores as a table; every text from a file is shown with its control characters
-    made visible and is never read as Rich markup."""
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    from scoring.curves import sparkline
-
-    console = Console(highlight=False)
-    # On a narrow terminal the response's text goes first (then the code's name is cut):
-    # the pick, p and H/lnK columns are what the table is for.
-    narrow = console.width < NARROW_TABLE
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    table.add_column("response", overflow="ellipsis", no_wrap=True, max_width=16)
-    if not narrow:
-        table.add_column("text", overflow="ellipsis", no_wrap=True, max_width=40, ratio=1)
-    table.add_column("code", overflow="ellipsis", no_wrap=True, max_width=20 if narrow else 24)
-    table.add_column("curve", no_wrap=True, min_width=5)
-    table.add_column("pick", justify="right", no_wrap=True, min_width=4)
-    table.add_column("p", justify="right", no_wrap=True, min_width=4)
-    table.add_column("H/lnK", justify="right", no_wrap=True, min_width=5)
-    table.add_column("flags", overflow="fold")
-    for s in scores:
-        flags = ", ".join(
-            f for f, on in (("off-scale", s.curve.off_scale), ("truncated", s.truncated)) if on
-        )
-        cells = [Text(one_line(s.response_id))]
-        if not narrow:
-            cells.append(Text(one_line(texts.get(s.response_id, ""))))
-        table.add_row(
-            *cells,
-            Text(one_line(names.get(s.code_id, s.code_id))),
-            sparkline(s.curve.surprisal),
-            Text(one_line(s.prediction_label)),
-            f"{s.curve.confidence:.2f}",
-            f"{s.curve.norm_entropy:.2f}",
-            flags,
-        )
-    console.print(table)
-
-
-def _say(message: str) -> None:
-    sys.stderr.write(printable(message) + "\n")
-
-
-def _rate(batch: BatchResult) -> str:
-    """The rate to show: pairs per second, and tokens per second while pairs take longer
-    than a second each (long prompts), so a slow run never reads "0.0 pairs/s"."""
-    parts = []
-    if batch.rate >= 1 or (batch.rate > 0 and not batch.token_rate):
-        parts.append(f"{batch.rate:.1f} pairs/s")
-    if batch.token_rate and batch.rate < 1:
-        parts.append(f"{batch.token_rate:,.0f} tokens/s")
-    return "".join(f", {p}" for p in parts)

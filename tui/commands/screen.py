@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codebooks.errors import InputError
-from tui.commands import UsageError
+from tui.commands.types import parse_cut
 
 if TYPE_CHECKING:
     from rich.table import Table
 
     from screening.report import VRSReport
-    from study.analysis.screen import Agreement, Cut, StudyScreening
+    from study.analysis.screen import Agreement, StudyScreening
 
 FORMATS = ("table", "markdown", "json")
 
@@ -75,32 +73,10 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def parse_cut(text: str) -> Cut:
-    """``--cut``: ``scale``, ``median`` or a number in [0, 1].
-
-    Raises:
-        UsageError: anything else.
-    """
-    word = text.strip().lower()
-    if word == "median":
-        return "median"
-    if word == "scale":
-        return "scale"
-    try:
-        cut = float(text)
-    except ValueError:
-        raise UsageError(
-            f"--cut must be 'scale', 'median' or a number in [0, 1], not {text!r}"
-        ) from None
-    if not 0.0 <= cut <= 1.0:
-        raise UsageError(f"--cut must lie in [0, 1], not {cut}")
-    return cut
-
-
 def run(args: argparse.Namespace) -> int:
     from study import Study
     from study.analysis.screen import screen_study
-    from tui.text import plural, printable
+    from tui.text import json_text, plural, printable
 
     cut = parse_cut(args.cut)
     if not args.study.exists():
@@ -119,25 +95,7 @@ def run(args: argparse.Namespace) -> int:
         ).labelled()
     advice = result.advice
     if args.format == "json":
-        payload = {
-            "config": {"id": result.config_id, "label": result.config},
-            "cut": result.cut,
-            "headline": advice.headline if advice else None,
-            "next_action": advice.action if advice else None,
-            "study_warning": result.study_warning,
-            "sample": result.sample,
-            "sample_size": result.n_decisions - result.n_unscored,
-            "sample_note": result.sample_note,
-            "pooling": result.pooling,
-            "coder": result.coder,
-            "n_decisions": result.n_decisions,
-            "n_unscored": result.n_unscored,
-            "pooled": result.pooled.to_dict(),
-            "per_code": {name: r.to_dict() for name, r in result.per_code.items()},
-            "agreement": [a.to_dict() for a in result.agreements],
-            "warnings": list(result.warnings),
-        }
-        sys.stdout.write(json_text(payload) + "\n")
+        sys.stdout.write(json_text(result.to_dict()) + "\n")
         return 0
     sample_lines = _sample_lines(result)
     if args.format == "markdown":
@@ -199,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _sample_lines(result: StudyScreening) -> list[str]:
     """Which decisions the screen used, and what that means, in plain words."""
+    from screening.advice import to_verdict
     from tui.text import plural
 
     n = result.n_decisions - result.n_unscored
@@ -208,9 +167,8 @@ def _sample_lines(result: StudyScreening) -> list[str]:
     if result.pooling and len(result.per_code) > 1:
         lines.append(f"Pooled: {result.pooling}.")
     for name, report in result.per_code.items():
-        more = report.screen.distance.more_items
-        if report.tier == "Insufficient data" and more:
-            lines.append(f"To a verdict: code {plural(more, 'more audit pair')} of {name}.")
+        if report.tier == "Insufficient data":
+            lines.append(f"To a verdict: {to_verdict(report, name, audit=True)}.")
     return lines
 
 
@@ -259,15 +217,6 @@ def glossed_markdown(report: VRSReport) -> str:
     for label, value in report.rows():
         lines.append(f"| {gloss(label)} | {value.replace('|', chr(92) + '|')} |")
     return "\n".join(lines) + "\n"
-
-
-def json_text(payload: object) -> str:
-    """JSON with non-ASCII text kept, but every control character escaped (json.dumps
-    escapes C0 controls only; C1 controls and DEL are written raw)."""
-    text = json.dumps(payload, indent=2, ensure_ascii=False)
-    return re.sub(
-        "[\x7f-\x9f\u2028\u2029\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text
-    )
 
 
 AGREEMENT_COLUMNS = (

@@ -5,8 +5,10 @@ decision, then the consensus coder's. Below, the highlighted pair's response and
 coder's decision with their note. ``1``-``9`` take the decision of the coder with that
 number as the consensus, ``v`` records another value (with a note), ``n`` edits the
 consensus note, ``u`` undoes the consensus coder's last change, ``c`` chooses the
-coders compared. Every change is a decision of source ``human`` by the consensus coder
-(:data:`study.rows.CONSENSUS` unless told otherwise), saved at once.
+coders compared. Between the header and the table, the compared coders' agreement per
+code (kappa and alpha with intervals, as ``codecurve agreement``). Every change is a
+decision of source ``human`` by the consensus coder (:data:`study.rows.CONSENSUS` unless
+told otherwise), saved at once.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from study.rows import CONSENSUS
 from tui.screens.outcomes import report
 from tui.session import SAVE_ERRORS, Failed, Outcome, ReviewSession, Saved
 from tui.text import one_line, printable
+from tui.widgets.agreement import AgreementPanel
 from tui.widgets.keys import KeyBar
 
 
@@ -185,12 +188,14 @@ class DisagreementsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="reconcile-head")
+        yield AgreementPanel(id="reconcile-agreement")
         yield DataTable(id="reconcile-table", cursor_type="row", zebra_stripes=True)
         yield Static(id="reconcile-detail")
         yield KeyBar()
 
     def on_mount(self) -> None:
         self.load(self._start)
+        self.measure_agreement()
         self.table.focus()
 
     # -- data ----------------------------------------------------------------------
@@ -239,6 +244,17 @@ class DisagreementsScreen(Screen[None]):
                     break
         self._head()
         self._detail()
+
+    def measure_agreement(self) -> None:
+        """The compared coders' agreement per code, below the header (off the event loop).
+
+        The consensus coder's decisions are not compared, so a consensus leaves it as it is.
+        """
+        panel = self.query_one(AgreementPanel)
+        if self.problem is not None:
+            panel.post_message(AgreementPanel.Measured(None, self.problem))
+            return
+        panel.measure(self.session.study, self._coder_names())
 
     def _coder_names(self) -> list[str]:
         if self.items:
@@ -396,6 +412,7 @@ class DisagreementsScreen(Screen[None]):
                 return
             self.coders = coders or None
             self.load()
+            self.measure_agreement()
 
         self.app.push_screen(CodersScreen(self.compared(), known), apply)
 

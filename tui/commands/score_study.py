@@ -1,0 +1,105 @@
+"""``codecurve score STUDY``: score a study's pending pairs into it, resuming.
+
+With ``--responses`` and ``--codebook`` the study is created first. Each finished batch
+is stored at once (:func:`study.score_run.score_study`), so an interrupted run keeps
+what it finished.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from codebooks.errors import InputError
+from tui.commands import UsageError
+from tui.commands.outputs import refuse_inputs
+from tui.commands.score_output import rate, say
+from tui.text import plural
+
+
+def score_study_file(args: argparse.Namespace) -> int:
+    """The study mode: score the study's pending pairs, each batch stored when finished."""
+    from scoring import load_backend
+    from scoring.engine import ScoringEngine
+    from study.score_run import ScoreProgress, score_study
+    from study.scores.labels import active_context
+    from study.store import Study
+
+    if args.output is not None:
+        raise UsageError(
+            "-o writes scores to a file; with a STUDY they are stored in it "
+            "(write them out with 'codecurve export STUDY -o FILE')"
+        )
+    if (args.responses is None) != (args.codebook is None):
+        raise UsageError("--responses and --codebook create the study together: give both")
+    if args.responses is not None:
+        refuse_inputs(
+            args.study, protect={"responses file": args.responses, "codebook": args.codebook}
+        )
+        if args.study.exists():
+            raise InputError(
+                f"already exists; score it with 'codecurve score {args.study}' (without "
+                "--responses and --codebook), or give another path for the new study",
+                path=args.study,
+            )
+        from tui.commands.new import create_from_args
+
+        args.encoding = getattr(args, "encoding", None)
+        args.sheet = getattr(args, "sheet", None)
+        study = create_from_args(args, scale=args.scale)
+    else:
+        if args.scale is not None:
+            raise UsageError(
+                "a study's scale is fixed when it is created ('codecurve new --scale'); "
+                "drop --scale"
+            )
+        study = Study.open(args.study)
+    with study:
+        if args.context is None:
+            # Resuming: the configuration being scored, not a new one at the default level.
+            args.context = active_context(study)
+        backend = load_backend(
+            args.model,
+            device=args.device,
+            chat=False if args.no_chat else None,
+            server=args.server,
+            allow_download=args.allow_download,
+        )
+        try:
+            engine = ScoringEngine(
+                backend,
+                study.codebook,
+                context=args.context,
+                strict=args.strict,
+                batch_size=args.batch_size,
+                max_prompt_tokens=args.max_prompt_tokens,
+            )
+            activate = bool(getattr(args, "activate", False))
+            first = study.scores.active_config_id() is None
+            config_id = study.scores.ensure_config(engine.config, activate=first)
+            if activate and study.scores.active_config_id() != config_id:
+                study.scores.set_active(config_id)
+            pending = len(study.scores.pending_pairs(config_id))
+            say(
+                f"scoring {pending:,} pending of {plural(study.pair_count(), 'pair')} "
+                f"in {args.study} "
+                f"with {backend.identity.describe()}, template {engine.template.id}, "
+                f"context {args.context}{', strict' if args.strict else ''}"
+            )
+
+            def report(step: ScoreProgress) -> None:
+                speed = rate(step.batch)
+                sys.stderr.write(f"\rscored {step.scored:,}/{step.total:,}{speed}   ")
+                sys.stderr.flush()
+
+            result = score_study(study, engine, progress=report, activate=activate or first)
+        finally:
+            backend.close()
+    sys.stderr.write("\n" if result.stored else "")
+    say(
+        f"stored {plural(result.stored, 'new score')}; {result.already + result.stored:,} of "
+        f"{plural(result.total, 'pair')} "
+        f"{'is' if result.already + result.stored == 1 else 'are'} scored "
+        f"(configuration {result.config_id})"
+    )
+    return 0
