@@ -62,6 +62,7 @@ def plan_delegation(
     config_id: int | None = None,
     cut: Cut = SCALE_CUT,
     agreement: AgreementMode = "applies",
+    study_wide: bool = False,
     screened: StudyScreening | None = None,
 ) -> DelegationPlan:
     """Certify, per code, which uncoded pairs the model's picks may stand for.
@@ -75,6 +76,9 @@ def plan_delegation(
         config_id: The scoring configuration (the active one by default).
         cut: The screen's confidence cut (also the threshold of the audit outlook).
         agreement: When the model counts as correct.
+        study_wide: Certify each of the m codes planned at ``1 - (1 - level) / m``
+            (Bonferroni), so that all their guarantees hold together at ``level``;
+            otherwise each code's guarantee holds at ``level`` on its own.
         screened: The screen of the audit sample under these same options, where the
             caller has it already (it is screened here otherwise).
 
@@ -107,6 +111,8 @@ def plan_delegation(
     frame = study.queries.annotated_pairs(config_id, coder=screened.coder)
     blind = study.audit.blind_pairs(coder=screened.coder)
     codes = [study.code(code)] if code is not None else list(study.codes)
+    family = len(codes) if study_wide else 1
+    code_level = 1.0 - (1.0 - lvl) / family
     row = study.scores.config_row(config_id)
     plans = []
     for one in codes:
@@ -121,7 +127,10 @@ def plan_delegation(
         outlook = None
         if not len(rows):
             delegation = _refused(
-                "no blind audit decisions on this code yet", tier=tier, max_error=eps, level=lvl
+                "no blind audit decisions on this code yet",
+                tier=tier,
+                max_error=eps,
+                level=code_level,
             )
         else:
             confidence = rows["p_max"].to_numpy(float)
@@ -139,7 +148,7 @@ def plan_delegation(
                 correct,
                 tier=tier,
                 max_error=eps,
-                level=lvl,
+                level=code_level,
                 outside=np.asarray(outside, dtype=float),
                 delegable=np.asarray(uncoded_outside, dtype=bool),
             )
@@ -149,7 +158,9 @@ def plan_delegation(
                 at = scale_cut(len(rows["scale_values"].iloc[0]))
             else:
                 at = float(cut)
-            outlook = audit_outlook(confidence, correct, threshold=at, max_error=eps, level=lvl)
+            outlook = audit_outlook(
+                confidence, correct, threshold=at, max_error=eps, level=code_level
+            )
         with study.snapshot() as conn:
             uncoded, unscored, above = delegable(
                 conn, study.index, config_id, one.id, delegation.threshold
@@ -165,6 +176,8 @@ def plan_delegation(
                 delegated=above,
                 left=uncoded - above,
                 outlook=outlook,
+                family=family,
+                family_level=lvl,
             )
         )
     return DelegationPlan(
@@ -180,4 +193,5 @@ def plan_delegation(
         seed=sample.seed,
         agreement=agreement,
         cut=cut,
+        study_wide=study_wide,
     )

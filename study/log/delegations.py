@@ -58,6 +58,9 @@ class CodePlan:
         left: Uncoded pairs left for review (``uncoded - delegated``).
         outlook: How far the audit is from certifying above the screen's cut (None
             without audit decisions).
+        family: How many codes share one study-wide guarantee (1: this code's holds
+            on its own, at the delegation's level).
+        family_level: The level at which all ``family`` guarantees hold together.
     """
 
     code_id: str
@@ -69,14 +72,29 @@ class CodePlan:
     delegated: int
     left: int
     outlook: AuditOutlook | None
+    family: int = 1
+    family_level: float | None = None
 
     @property
     def certified(self) -> bool:
         return self.delegation.certified
 
     def guarantee(self) -> str:
-        """The sentence a methods section can quote (or the refusal and its reason)."""
-        return self.delegation.guarantee(self.code_name)
+        """The sentence a methods section can quote (or the refusal and its reason).
+
+        It says which guarantee it gives: this code's alone, or its share of a study-wide
+        one over ``family`` codes.
+        """
+        sentence = self.delegation.guarantee(self.code_name)
+        if not self.certified:
+            return sentence
+        if self.family > 1 and self.family_level is not None:
+            return (
+                f"{sentence} Study-wide: certified at {self.delegation.level:.4g} so that, "
+                f"with {self.family_level:.0%} confidence, the guarantees of all "
+                f"{self.family} codes planned hold together."
+            )
+        return f"{sentence} (This code's own guarantee, not a study-wide one.)"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -106,6 +124,8 @@ class DelegationPlan:
         seed: The audit sample's seed.
         agreement: When the model counts as correct (``applies``, ``exact``, ``within1``).
         cut: The screen's confidence cut.
+        study_wide: Whether the codes' guarantees hold together at ``level`` (each code
+            certified at ``1 - (1 - level) / m``) or each on its own.
     """
 
     codes: tuple[CodePlan, ...]
@@ -117,6 +137,7 @@ class DelegationPlan:
     seed: int
     agreement: str
     cut: float | str
+    study_wide: bool = False
 
     @property
     def delegated(self) -> int:
@@ -142,6 +163,7 @@ class DelegationPlan:
             "audit_seed": self.seed,
             "agreement": self.agreement,
             "cut": self.cut,
+            "study_wide": self.study_wide,
             "sample": "blind random audit",
             "delegated": self.delegated,
             "left": self.left,

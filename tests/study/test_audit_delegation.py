@@ -317,3 +317,23 @@ def test_uncoded_audit_pairs_are_left_for_the_blind_audit(
         for rid, cid in rows:
             pair = (study.index.response_id(rid), study.index.code_at(cid).id)
             assert not sample.is_audit(*pair)
+
+
+def test_a_study_wide_plan_splits_the_level_and_says_so(
+    calibrated: tuple[Path, Truth], tmp_path: Path
+) -> None:
+    path, _ = calibrated
+    with Study.open(copy_of(path, tmp_path), read_only=True) as study:
+        own = plan_delegation(study, cut=CUT, max_error=0.05, level=0.95)
+        wide = plan_delegation(study, cut=CUT, max_error=0.05, level=0.95, study_wide=True)
+    assert wide.study_wide and wide.to_dict()["study_wide"] is True
+    assert {c.delegation.level for c in own.codes} == {0.95}
+    assert [c.delegation.level for c in wide.codes] == pytest.approx([0.975, 0.975])
+    # A stricter level never delegates more.
+    for a, b in zip(own.codes, wide.codes, strict=True):
+        assert b.delegated <= a.delegated
+    for code in wide.certified:
+        assert "Study-wide: certified at 0.975" in code.guarantee()
+        assert "all 2 codes planned hold together" in code.guarantee()
+    for code in own.certified:
+        assert code.guarantee().endswith("(This code's own guarantee, not a study-wide one.)")

@@ -58,6 +58,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--code", help="only this code (name or id)")
     parser.add_argument(
+        "--study-wide",
+        action="store_true",
+        help="one guarantee for all codes together at --level (each code certified at "
+        "1 - (1 - level) / codes); by default each code's guarantee holds on its own",
+    )
+    parser.add_argument(
         "--coder", help="whose audit decisions, and whose name the delegated decisions carry"
     )
     parser.add_argument(
@@ -106,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
             coder=args.coder,
             cut=cut,
             agreement=args.agreement,
+            study_wide=args.study_wide,
         )
         applied = None
         if args.apply:
