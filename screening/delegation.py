@@ -442,7 +442,9 @@ def certify_delegation(
         # Tested only where the audit pairs above could pass even with one error: like
         # the binomial rule, this depends on counts alone, never on the errors, and a
         # single early error does not end the sequence before it has evidence to weigh.
-        tested = _remainder_p(np.ones_like(n_at), n_at, m_at, d_at, eps) <= delta
+        tested = (_remainder_p(np.ones_like(n_at), n_at, m_at, d_at, eps) <= delta) & (d_at > 0)
+        if not tested.any() and not d_at.any():
+            return refuse("no pair outside the audit is left to delegate")
     thresholds, n_at, k_at = thresholds[tested], n_at[tested], k_at[tested]
     m_at, d_at = m_at[tested], d_at[tested]
     if not thresholds.size:

@@ -19,7 +19,7 @@ from rich.text import Text
 from tui.text import plural, printable
 
 if TYPE_CHECKING:
-    from study.log.delegations import DelegationPlan
+    from study.log.delegations import CodePlan, DelegationPlan
     from study.store import Study
 
 
@@ -99,12 +99,34 @@ def plan_renderable(plan: DelegationPlan | None, note: str, audit: str | None) -
         if code.outlook is not None and code.outlook.n_above:
             line.append(" " + printable(code.outlook.describe(code.code_name)), style="dim")
         parts.append(line)
+    for code in plan.codes:
+        if (outside := left_out(code)) is not None:
+            parts.append(Text(printable(outside), style="italic"))
     keys = "l shows the pairs left for review"
     if plan.delegated:
         keys = f"d delegates {plural(plan.delegated, 'pair')} (asks first) · " + keys
     parts.append(Text(keys + " · u undoes", style="dim"))
     parts.append(Text(""))
     return Group(*parts)
+
+
+def left_out(code: CodePlan) -> str | None:
+    """What a code's delegation left out beside the audit, and what to do (None: nothing)."""
+    parts = []
+    if code.not_covered:
+        parts.append(
+            f"{plural(code.not_covered, 'pair')} of responses added after the audit was drawn "
+            "(extend the audit over them: codecurve audit --extend N)"
+        )
+    if code.stale:
+        parts.append(
+            f"{plural(code.stale, 'pair')} whose score is stale after a changed definition or "
+            "text (score them again: codecurve score)"
+        )
+    if not parts:
+        return None
+    name = code.code_name
+    return f"{name}: not delegated, left for review: {'; '.join(parts)}."
 
 
 def confirm_text(plan: DelegationPlan) -> Text:

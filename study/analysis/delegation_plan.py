@@ -18,7 +18,7 @@ from screening.apply import AgreementMode
 from screening.delegation import Delegation, audit_outlook, certify_delegation
 from study.analysis.screen import SCALE_CUT, Cut, StudyScreening, scale_cut, screen_study
 from study.errors import StudyError
-from study.log.delegations import CodePlan, DelegationPlan, delegable, outside_audit
+from study.log.delegations import CodePlan, DelegationPlan, barred, delegable, outside_audit
 from study.store import Study
 
 __all__ = ["CodePlan", "DelegationPlan", "check_unit", "plan_delegation"]
@@ -165,6 +165,7 @@ def plan_delegation(
             uncoded, unscored, above = delegable(
                 conn, study.index, config_id, one.id, delegation.threshold
             )
+            left_out = barred(conn, study.index, config_id, one.id)
         plans.append(
             CodePlan(
                 code_id=one.id,
@@ -178,6 +179,8 @@ def plan_delegation(
                 outlook=outlook,
                 family=family,
                 family_level=lvl,
+                not_covered=left_out.not_covered,
+                stale=left_out.stale,
             )
         )
     return DelegationPlan(

@@ -255,6 +255,33 @@ def apply_revision(
     return version
 
 
+def stale_keys(conn: sqlite3.Connection, index: StudyIndex, config_id: int, cid: int) -> set[int]:
+    """The ``rid`` of one code's pairs scored from another version of the code or text.
+
+    A study never revised has one version of each code: its scores' code hashes are
+    not looked at (scores imported or made by other tools may carry none).
+    """
+    rids: set[int] = set()
+    if conn.execute("SELECT COUNT(*) FROM codebook_versions").fetchone()[0] > 1:
+        digest = index.code_at(cid).content_hash()
+        rids.update(
+            int(r[0])
+            for r in conn.execute(
+                "SELECT rid FROM scores WHERE config_id = ? AND cid = ? AND code_hash != ?",
+                (config_id, cid, digest),
+            )
+        )
+    for rid, stored_hash, text in conn.execute(
+        "SELECT s.rid, s.text_hash, r.text FROM scores s JOIN responses r ON r.rid = s.rid "
+        "WHERE s.config_id = ? AND s.cid = ? AND s.rid IN "
+        "(SELECT rid FROM events WHERE kind = 'update')",
+        (config_id, cid),
+    ).fetchall():
+        if stored_hash != text_hash(text):
+            rids.add(int(rid))
+    return rids
+
+
 def stale_pairs(conn: sqlite3.Connection, index: StudyIndex, config_id: int) -> list[Pair]:
     """Pairs scored under ``config_id`` from another version of the code or the text.
 

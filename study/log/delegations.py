@@ -29,6 +29,7 @@ from study.audit.sample import read_audit
 from study.errors import StudyError
 from study.handle import StudyHandle
 from study.index import StudyIndex
+from study.iteration import revisions
 from study.log import decision_log as decisions
 from study.rows import Decision
 from study.stamps import now
@@ -61,6 +62,10 @@ class CodePlan:
         family: How many codes share one study-wide guarantee (1: this code's holds
             on its own, at the delegation's level).
         family_level: The level at which all ``family`` guarantees hold together.
+        not_covered: Uncoded pairs of responses added after the audit was drawn: left
+            for review until the audit is extended over them.
+        stale: Uncoded pairs whose score is stale (a changed definition or text): left
+            for review until they are scored again.
     """
 
     code_id: str
@@ -74,6 +79,8 @@ class CodePlan:
     outlook: AuditOutlook | None
     family: int = 1
     family_level: float | None = None
+    not_covered: int = 0
+    stale: int = 0
 
     @property
     def certified(self) -> bool:
@@ -106,6 +113,8 @@ class CodePlan:
             "unscored": self.unscored,
             "delegated": self.delegated,
             "left": self.left,
+            "not_covered": self.not_covered,
+            "stale": self.stale,
             "guarantee": self.guarantee(),
         }
 
@@ -198,6 +207,43 @@ def audit_keys(conn: sqlite3.Connection, index: StudyIndex, code_id: str) -> str
     return json.dumps([index.response_key(r) for r in sample.pairs(code_id)])
 
 
+@dataclass(frozen=True)
+class Barred:
+    """The pairs of one code that a delegation must leave alone, beside the audit's.
+
+    Attributes:
+        keys: The JSON array of ``rid`` :data:`_UNCODED` takes: the audit pairs, the
+            responses the audit was not drawn from, and the pairs whose score is stale.
+        not_covered: Uncoded pairs of responses added after the audit was drawn (a new
+            wave needs its audit extended over it).
+        stale: Uncoded pairs whose score came from another version of the code's
+            definition or of the response's text (score them again).
+    """
+
+    keys: str
+    not_covered: int
+    stale: int
+
+
+def barred(conn: sqlite3.Connection, index: StudyIndex, config_id: int, code_id: str) -> Barred:
+    """What delegation leaves out of one code besides its audit pairs, and why."""
+    cid = index.code_key(code_id)
+    sample = read_audit(conn)
+    audit = set() if sample is None else {index.response_key(r) for r in sample.pairs(code_id)}
+    drawn = set() if sample is None else {index.response_key(r) for r in sample.permutation}
+    coded = {
+        int(r[0])
+        for r in conn.execute(
+            "SELECT rid FROM annotations WHERE cid = ? AND source != 'delegated'", (cid,)
+        )
+    }
+    everyone = {int(r[0]) for r in conn.execute("SELECT rid FROM responses")}
+    new = everyone - drawn if sample is not None else set()
+    stale = revisions.stale_keys(conn, index, config_id, cid) - audit - new
+    keys = sorted(audit | new | stale)
+    return Barred(json.dumps(keys), len(new - coded), len(stale - coded))
+
+
 def delegable(
     conn: sqlite3.Connection,
     index: StudyIndex,
@@ -207,10 +253,13 @@ def delegable(
 ) -> tuple[int, int, int]:
     """``(uncoded, unscored, at_or_above)`` pair counts of one code under a configuration.
 
-    Uncoded: no decision but delegated ones, and not an audit pair.
+    Uncoded: no decision but delegated ones, and not an audit pair. At or above: uncoded
+    pairs the threshold delegates, which leaves out the :func:`barred` ones (a new wave
+    the audit does not cover, stale scores).
     """
     cid = index.code_key(code_id)
     audit = audit_keys(conn, index, code_id)
+    bar = barred(conn, index, config_id, code_id).keys
     uncoded = int(
         conn.execute(
             "SELECT COUNT(*) FROM responses s, (SELECT ? AS cid) c WHERE "
@@ -230,7 +279,7 @@ def delegable(
             conn.execute(
                 f"SELECT COUNT(*) FROM scores s WHERE config_id = ? AND cid = ? "
                 f"AND confidence >= ? AND {_UNCODED}",
-                (config_id, cid, threshold, audit),
+                (config_id, cid, threshold, bar),
             ).fetchone()[0]
         )
     return uncoded, uncoded - scored, above
@@ -242,10 +291,12 @@ def outside_audit(
     """The confidence of a code's scored pairs outside its audit, and which are uncoded.
 
     What certifying the delegated remainder needs
-    (:func:`screening.delegation.certify_delegation`'s ``outside`` and ``delegable``).
+    (:func:`screening.delegation.certify_delegation`'s ``outside`` and ``delegable``):
+    the pairs of the responses the audit was drawn from, with a fresh score (the
+    :func:`barred` ones are left out).
     """
     cid = index.code_key(code_id)
-    audit = audit_keys(conn, index, code_id)
+    audit = barred(conn, index, config_id, code_id).keys
     rows = conn.execute(
         "SELECT s.confidence, NOT EXISTS (SELECT 1 FROM annotations a WHERE a.rid = s.rid "
         "AND a.cid = s.cid AND a.source != 'delegated') FROM scores s WHERE s.config_id = ? "
@@ -344,7 +395,7 @@ class Delegations:
             )
             for code_plan in plan.codes:
                 cid = self._index.code_key(code_plan.code_id)
-                audit = audit_keys(conn, self._index, code_plan.code_id)
+                audit = barred(conn, self._index, plan.config_id, code_plan.code_id).keys
                 threshold = code_plan.delegation.threshold
                 targets: dict[int, int] = {}
                 if threshold is not None:

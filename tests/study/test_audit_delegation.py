@@ -326,7 +326,8 @@ def test_a_study_wide_plan_splits_the_level_and_says_so(
     with Study.open(copy_of(path, tmp_path), read_only=True) as study:
         own = plan_delegation(study, cut=CUT, max_error=0.05, level=0.95)
         wide = plan_delegation(study, cut=CUT, max_error=0.05, level=0.95, study_wide=True)
-    assert wide.study_wide and wide.to_dict()["study_wide"] is True
+    assert wide.study_wide
+    assert wide.to_dict()["study_wide"] is True
     assert {c.delegation.level for c in own.codes} == {0.95}
     assert [c.delegation.level for c in wide.codes] == pytest.approx([0.975, 0.975])
     # A stricter level never delegates more.

@@ -154,6 +154,7 @@ def _print_plan(plan: DelegationPlan) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from tui.plans import left_out
     from tui.text import printable
 
     console = Console()
@@ -186,3 +187,6 @@ def _print_plan(plan: DelegationPlan) -> None:
         console.print(Text(printable(code.guarantee())))
         if not code.certified and code.outlook is not None and code.outlook.n_above:
             console.print(Text("  " + printable(code.outlook.describe(code.code_name))))
+        note = left_out(code)
+        if note is not None:
+            console.print(Text("  " + printable(note)))

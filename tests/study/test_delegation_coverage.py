@@ -1,0 +1,144 @@
+"""Delegation leaves out what its audit cannot speak for, and counts it.
+
+* A new wave added after the audit was drawn is not in the population the audit sampled:
+  its pairs are not delegated until the audit is extended over them.
+* A code whose definition changed, or a response whose text was replaced, has stale
+  scores: those pairs are not delegated until they are scored again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from scoring.curves import curve_from_logprobs
+from scoring.score import Score
+from study import ResponseTable, Study
+from study.analysis.delegation_plan import plan_delegation
+from tests.study.test_audit import LIKERT_5, SIM_CONFIG, code_audit_blind, simulated_study
+
+CUT = 0.5
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path, truth = simulated_study(tmp_path_factory.mktemp("cov") / "cov.codecurve", n=2000, seed=11)
+    with Study.open(path) as study:
+        study.audit.draw(per_code=400, seed=5)
+        code_audit_blind(study, truth)
+    return path
+
+
+def copy_of(path: Path, tmp_path: Path) -> Path:
+    target = tmp_path / path.name
+    target.write_bytes(path.read_bytes())
+    return target
+
+
+def confident_scores(study: Study, rids: list[str], *, code_hash: str = "c") -> list[Score]:
+    probs = np.log([0.995] + [0.00125] * 4)
+    return [
+        Score(
+            response_id=rid,
+            code_id=code.id,
+            config_key=SIM_CONFIG.key(),
+            scale=LIKERT_5,
+            curve=curve_from_logprobs(probs, LIKERT_5.values),
+            token_ids=tuple(((i,),) for i in range(5)),
+            missing=(False,) * 5,
+            prompt="p",
+            prompt_hash="h",
+            text_hash="t",
+            code_hash=code_hash,
+        )
+        for rid in rids
+        for code in study.codes
+    ]
+
+
+def delegated_rids(study: Study) -> set[str]:
+    with study.snapshot() as conn:
+        rows = conn.execute("SELECT rid FROM annotations WHERE source = 'delegated'").fetchall()
+    return {study.index.response_id(r[0]) for r in rows}
+
+
+def test_a_new_wave_is_not_delegated_before_its_audit(audited: Path, tmp_path: Path) -> None:
+    with Study.open(copy_of(audited, tmp_path)) as study:
+        before = plan_delegation(study, cut=CUT)
+        wave = [f"w{i}" for i in range(200)]
+        study.versions.add_responses(ResponseTable.from_texts({r: f"new {r}" for r in wave}))
+        config_id = study.scores.active_config_id()
+        assert config_id is not None
+        study.scores.store(config_id, confident_scores(study, wave))
+        plan = plan_delegation(study, cut=CUT)
+        assert plan.certified
+        for old, new in zip(before.codes, plan.codes, strict=True):
+            assert new.not_covered == 200
+            assert new.delegated == old.delegated  # the wave's confident pairs left out
+            assert new.left == old.left + 200
+            assert new.to_dict()["not_covered"] == 200
+        study.delegations.apply(plan, coder="ana")
+        assert delegated_rids(study).isdisjoint(wave)
+
+
+def real_code_hashes(study: Study) -> None:
+    # The simulated scores carry a stand-in code hash; a scored study has the code's own.
+    with study.transaction() as conn:
+        for code in study.codes:
+            conn.execute(
+                "UPDATE scores SET code_hash = ? WHERE cid = ?",
+                (code.content_hash(), study.index.code_key(code.id)),
+            )
+
+
+def test_stale_scores_are_not_delegated(audited: Path, tmp_path: Path) -> None:
+    with Study.open(copy_of(audited, tmp_path)) as study:
+        real_code_hashes(study)
+        before = plan_delegation(study, cut=CUT)
+        pay = next(c for c in before.codes if c.code_id == "pay")
+        assert pay.delegated > 0
+        changed = dataclasses.replace(study.codebook.code("pay"), definition="Pay and benefits.")
+        codebook = dataclasses.replace(
+            study.codebook, codes=tuple(changed if c.id == "pay" else c for c in study.codes)
+        )
+        study.versions.revise(codebook)
+        plan = plan_delegation(study, cut=CUT)
+        pay = next(c for c in plan.codes if c.code_id == "pay")
+        assert pay.delegated == 0
+        assert pay.stale == pay.uncoded
+        assert pay.delegation.threshold is None
+        work = next(c for c in plan.codes if c.code_id == "workload")
+        assert work.stale == 0
+        assert work.delegated > 0
+
+
+def test_replaced_texts_are_not_delegated(audited: Path, tmp_path: Path) -> None:
+    with Study.open(copy_of(audited, tmp_path)) as study:
+        sample = study.audit.sample()
+        assert sample is not None
+        audit = set(sample.pairs("workload")) | set(sample.pairs("pay"))
+        replaced = [r for r in (f"r{i}" for i in range(2000)) if r not in audit][:50]
+        study.versions.add_responses(
+            ResponseTable.from_texts({r: f"a new text for {r}" for r in replaced}), update=True
+        )
+        plan = plan_delegation(study, cut=CUT)
+        assert plan.certified
+        assert {c.stale for c in plan.codes} == {50}
+        study.delegations.apply(plan, coder="ana")
+        assert delegated_rids(study).isdisjoint(replaced)
+
+
+def test_the_cli_says_what_was_left_out(audited: Path, tmp_path: Path, capsys) -> None:
+    from tui.cli import main
+
+    path = copy_of(audited, tmp_path)
+    with Study.open(path) as study:
+        wave = [f"w{i}" for i in range(30)]
+        study.versions.add_responses(ResponseTable.from_texts({r: f"new {r}" for r in wave}))
+    assert main(["delegate", str(path), "--cut", str(CUT)]) == 0
+    out = capsys.readouterr().out
+    assert "Workload: not delegated, left for review: 30 pairs of responses added after" in out
+    assert "codecurve audit --extend" in out
