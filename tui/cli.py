@@ -49,6 +49,7 @@ COMMANDS = (
     "codebook",
     "add",
     "compare",
+    "findings",
 )
 
 PROG = "codecurve"

@@ -33,6 +33,7 @@ import math
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -959,3 +960,60 @@ def coded_responses(study: Study, code: str, *, coder: str | None = None) -> pd.
         },
         columns=list(CODED_COLUMNS),
     ).reset_index(drop=True)
+
+
+# -- writing ------------------------------------------------------------------------------
+
+
+def findings_provenance(study: Study, findings: Findings | None = None) -> dict[str, str]:
+    """The export's provenance with the method and each code's quotable sentence."""
+    from study.exchange.frames import provenance
+
+    info = provenance(study, config_id=findings.config_id if findings else "active")
+    if findings is not None:
+        info["findings method"] = findings.method
+        info["findings coder"] = findings.coder or "(none)"
+        info["findings level"] = str(findings.level)
+        info["findings by"] = findings.by or "(all responses)"
+        info["findings population"] = f"{findings.population} responses of the audit's draw"
+        for i, note in enumerate(findings.notes, start=1):
+            info[f"findings note {i}"] = note
+        for f in (*findings.codes, *findings.groups):
+            where = "" if f.group is None else f" [{f.group}]"
+            info[f"sentence ({f.code_name}{where})"] = f.sentence
+    return info
+
+
+def write_table(frame: pd.DataFrame, path: str | Path, *, info: dict[str, str]) -> Path:
+    """Write ``frame`` as CSV (with its provenance in ``<file>-metadata.json``) or XLSX
+    (with a ``provenance`` sheet), by the file's suffix.
+
+    Raises:
+        StudyError: a suffix other than .csv or .xlsx, or a refused or unwritable target.
+    """
+    from codebooks.files import check_target
+    from study.exchange.writers import (
+        atomic_write,
+        metadata_path,
+        write_csv,
+        write_metadata,
+        write_xlsx,
+    )
+
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix not in (".csv", ".xlsx"):
+        raise StudyError(
+            f"findings are written as .csv or .xlsx, not {suffix or 'no suffix'!r}", path=target
+        )
+    check_target(target, error=StudyError)
+    if suffix == ".xlsx":
+        return atomic_write(target, lambda tmp: write_xlsx(frame, tmp, info=info))
+    written = atomic_write(target, lambda tmp: write_csv(frame, tmp))
+    if target.is_file():
+        atomic_write(
+            metadata_path(target),
+            lambda tmp: write_metadata(frame, tmp, table=target.name, format="csv", info=info),
+            protect=(target,),
+        )
+    return written
