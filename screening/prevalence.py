@@ -319,7 +319,8 @@ def ppi_mean(
         level: Confidence level in (0, 1).
         lam: The weight of the predictions; None tunes it (:func:`power_tuning`).
         binary: ``y`` is 0/1 (a prevalence): the estimate notes when the audit has too
-            few pairs on one side for the normal interval, and the interval is clipped
+            few pairs on one side for the normal interval, is refused when it has none
+            on one side (the interval would have no width), and the interval is clipped
             to [0, 1].
 
     Returns:
@@ -339,6 +340,16 @@ def ppi_mean(
     if n < 2:
         return _refused(
             f"{n} audit pair(s): an interval needs at least 2",
+            n=n,
+            n_unlabeled=big_n,
+            method="PPI++",
+            level=level,
+        )
+    if binary and yv.min() == yv.max():
+        which = "all" if yv[0] == 1.0 else "none of the"
+        return _refused(
+            f"the code applies to {which} {n} audit pairs: a normal interval would have no "
+            "width (the audit's own interval still holds)",
             n=n,
             n_unlabeled=big_n,
             method="PPI++",

@@ -529,6 +529,11 @@ def _with_sentence(finding: CodeFinding, context: str) -> CodeFinding:
             f"{finding.pairs:,} responses with {finding.labelled} blind random audit "
             f"decisions)"
         )
+        if ppi.lam < 0.05:
+            text += (
+                "; the model's picks add next to nothing here (lambda near 0), so this is "
+                "in effect the audit alone"
+            )
         if audit.ok:
             text += (
                 f"; the audit alone gives {_pct(audit.estimate)} (Wilson {_interval(audit)}, "

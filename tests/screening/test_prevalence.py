@@ -180,3 +180,10 @@ def test_to_dict_is_plain() -> None:
     out = audit_proportion([]).to_dict()
     assert out["estimate"] is None
     assert out["reason"] == "no audit pairs"
+
+
+def test_an_audit_all_on_one_side_gets_no_normal_interval() -> None:
+    est = ppi_mean(np.zeros(80), np.zeros(80), np.r_[np.zeros(300), np.ones(20)], binary=True)
+    assert not est.ok
+    assert "applies to none of the 80 audit pairs" in est.reason
+    assert audit_proportion(np.zeros(80)).upper > 0.04

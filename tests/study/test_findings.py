@@ -244,3 +244,50 @@ def test_coded_responses_list_the_final_codes_with_notes(built: tuple[Path, Trut
     assert list(listed["response_id"]) == list(expected["response_id"])
     assert set(listed["source"]) <= {"human", "model"}
     assert listed["text"].str.startswith("response ").all()
+
+
+def test_audit_decisions_under_an_earlier_definition_are_left_out(tmp_path: Path) -> None:
+    path = tmp_path / "r.codecurve"
+    findings_study(path, n=200, audit=60)
+    revised = Codebook(
+        name="Care",
+        codes=(
+            Code("staff", "Staff manner", "Only rudeness, not kindness."),
+            Code("wait", "Waiting time"),
+        ),
+        scale=BINARY,
+    )
+    with Study.open(path) as study:
+        study.revise_codebook(revised)
+        result = study_findings(study)
+    staff, wait = result.codes
+    assert staff.labelled == 0
+    assert any(
+        "60 blind audit decision(s) were made under an earlier definition" in n for n in staff.notes
+    )
+    assert not staff.audit.ok
+    assert wait.labelled == 60
+
+
+def test_an_ordinal_code_gets_a_mean_and_the_share_of_each_point(tmp_path: Path) -> None:
+    from tests.study.test_audit import code_audit_blind, simulated_study
+
+    path, truth = simulated_study(tmp_path / "o.codecurve", n=400, seed=2)
+    with Study.open(path) as study:
+        study.draw_audit(per_code=120, seed=1)
+        code_audit_blind(study, truth)
+        result = study_findings(study, code="pay")
+        long = _export(study)
+        sample = study.audit()
+    assert sample is not None
+    (pay,) = result.codes
+    assert pay.mean is not None
+    rows = long[long["code_id"] == "pay"]
+    audit = rows["response_id"].isin(sample.pairs("pay")).to_numpy()
+    y = rows["decision"].to_numpy(float)[audit]
+    f = rows["model_pick"].to_numpy(float)
+    expected = ppi_mean(y, f[audit], f[~audit])
+    assert pay.mean[1].estimate == pytest.approx(expected.estimate)
+    assert pay.mean[0].estimate == pytest.approx(y.mean())
+    assert [p.value for p in pay.points] == [1, 2, 3, 4, 5]
+    assert pay.points[0].audit.estimate == pytest.approx(np.mean(y == 1))
