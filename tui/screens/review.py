@@ -539,6 +539,11 @@ class ReviewScreen(BlindWork):
 
         self.app.push_screen(ProgressScreen(self.session))
 
+    def action_findings(self) -> None:
+        from tui.screens.findings import FindingsScreen
+
+        self.app.push_screen(FindingsScreen(self.session))
+
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen
 
