@@ -51,7 +51,7 @@ from screening.prevalence import (
 from study.audit.sample import AuditSample
 from study.errors import StudyError
 from study.exchange.frames import long_frame
-from study.iteration.revisions import read_versions
+from study.iteration.revisions import read_versions, stale_pairs
 from study.queries.pairs import pair_scale
 from study.scores.labels import config_label, resolve_config
 from study.store import Study
@@ -135,6 +135,18 @@ def _read_blind(study: Study) -> pd.DataFrame:
     return pd.DataFrame.from_records(
         records, columns=["response_id", "code_id", "coder", "value", "stale"]
     )
+
+
+def _read_stale_scores(study: Study, config_id: int | None) -> dict[str, int]:
+    """code id -> pairs whose score was computed from another text of the code or response."""
+    if config_id is None:
+        return {}
+    with study.snapshot() as conn:
+        pairs = stale_pairs(conn, study.index, config_id)
+    out: dict[str, int] = {}
+    for pair in pairs:
+        out[pair.code.id] = out.get(pair.code.id, 0) + 1
+    return out
 
 
 def _read_scales(study: Study, config_id: int | None) -> dict[str, Scale]:
@@ -674,6 +686,12 @@ def study_findings(
                 f"{int(in_draw.sum())} responses of the draw; the new responses need an "
                 "audit of their own"
             )
+    if sample is not None and coder is None:
+        notes.append(
+            "no blind decisions on the audit sample yet: code it (the app's blind audit, "
+            "or import a coder's codes) for estimates"
+        )
+    stale_scores = _read_stale_scores(study, config_id)
     scored_reason = "" if config_id is not None else "the study has no scores"
     if config_id is None:
         notes.append("no scores: run 'codecurve score' for prediction-powered estimates")
@@ -701,6 +719,13 @@ def study_findings(
                 finding,
                 f"{data.stale} blind audit decision(s) were made under an earlier definition "
                 "of the code and are left out; code those pairs again",
+            )
+        if stale_scores.get(c.id):
+            finding = _noted(
+                finding,
+                f"{stale_scores[c.id]} pair(s) were scored under an earlier text of the code "
+                "or response: the estimate stays valid, but rescoring ('codecurve score') "
+                "makes the model's picks answer the current question",
             )
         overall.append(finding)
         if groups_array is None:

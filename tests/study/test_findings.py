@@ -10,7 +10,7 @@ import pytest
 
 from codebooks.model import BINARY, Code, Codebook
 from scoring.curves import curve_from_logprobs
-from scoring.score import Score, ScoreConfig
+from scoring.score import Score, ScoreConfig, text_hash
 from screening.prevalence import audit_proportion, ppi_mean
 from study import Study
 from study.analysis.findings import co_occurrence, coded_responses, study_findings
@@ -63,8 +63,8 @@ def findings_study(path: Path, *, n: int = 800, seed: int = 3, audit: int = 250)
                     missing=(False, False),
                     prompt="p",
                     prompt_hash="h",
-                    text_hash="t",
-                    code_hash="c",
+                    text_hash=text_hash(f"response {i}"),
+                    code_hash=code.content_hash(),
                 )
             )
     study.write_scores(config_id, scores)
@@ -291,3 +291,32 @@ def test_an_ordinal_code_gets_a_mean_and_the_share_of_each_point(tmp_path: Path)
     assert pay.mean[0].estimate == pytest.approx(y.mean())
     assert [p.value for p in pay.points] == [1, 2, 3, 4, 5]
     assert pay.points[0].audit.estimate == pytest.approx(np.mean(y == 1))
+
+
+def test_an_audit_not_yet_coded_says_so(tmp_path: Path) -> None:
+    responses = ResponseTable.from_texts({f"r{i}": f"t {i}" for i in range(40)})
+    with Study.create(tmp_path / "u.codecurve", responses=responses, codebook=BOOK) as study:
+        study.draw_audit(per_code=20, seed=1)
+        result = study_findings(study)
+    assert any("no blind decisions on the audit sample yet" in n for n in result.notes)
+    assert result.codes[0].labelled == 0
+
+
+def test_scores_from_an_earlier_definition_are_noted(tmp_path: Path) -> None:
+    path = tmp_path / "k.codecurve"
+    findings_study(path, n=120, audit=40)
+    with Study.open(path) as study:
+        assert not any("scored under" in n for f in study_findings(study).codes for n in f.notes)
+        study.revise_codebook(
+            Codebook(
+                name="Care",
+                codes=(
+                    Code("staff", "Staff manner", "Rudeness only."),
+                    Code("wait", "Waiting time"),
+                ),
+                scale=BINARY,
+            )
+        )
+        staff, wait = study_findings(study).codes
+    assert any("120 pair(s) were scored under an earlier text" in n for n in staff.notes)
+    assert not any("scored under" in n for n in wait.notes)
