@@ -921,10 +921,12 @@ class CoOccurrence:
         }
 
 
-def co_occurrence(study: Study, *, coder: str | None = None) -> CoOccurrence:
+def co_occurrence(
+    study: Study, *, coder: str | None = None, config: int | str | None = "active"
+) -> CoOccurrence:
     """Code-by-code counts, Jaccard and phi on the final codes (the long export's
-    ``final_applies``)."""
-    config_id, _label = _read_config(study, "active")
+    ``final_applies``, under the configuration ``config``)."""
+    config_id, _label = _read_config(study, config)
     pairs = _read_pairs(study, config_id, coder)
     codes = _read_codes(study)
     ids = [c.id for c in codes]
@@ -962,7 +964,9 @@ def co_occurrence(study: Study, *, coder: str | None = None) -> CoOccurrence:
 CODED_COLUMNS = ("response_id", "text", "value", "label", "source", "coder", "note", "memo")
 
 
-def coded_responses(study: Study, code: str, *, coder: str | None = None) -> pd.DataFrame:
+def coded_responses(
+    study: Study, code: str, *, coder: str | None = None, config: int | str | None = "active"
+) -> pd.DataFrame:
     """The responses whose final value of ``code`` applies, with notes and memos.
 
     ``source`` is the long export's ``final_from`` (``human``, ``accepted``,
@@ -972,7 +976,7 @@ def coded_responses(study: Study, code: str, *, coder: str | None = None) -> pd.
         StudyError: an unknown code (the error lists the codes).
     """
     chosen = _resolve_code(_read_codes(study), code)
-    config_id, _label = _read_config(study, "active")
+    config_id, _label = _read_config(study, config)
     pairs = _read_pairs(study, config_id, coder)
     responses = _read_responses(study)[["response_id", "text"]]
     ours = pairs[(pairs["code_id"] == chosen.id) & pairs["final_applies"].fillna(False)]

@@ -95,19 +95,19 @@ def run(args: argparse.Namespace) -> int:
         from tui.commands.outputs import check_output
 
         check_output(args.output, protect={"study": args.study})
+    config: int | str = "active" if args.config is None else args.config
     with Study.open(args.study, read_only=True) as study:
         if args.list:
-            frame = coded_responses(study, args.code, coder=args.coder)
+            frame = coded_responses(study, args.code, coder=args.coder, config=config)
             info = findings_provenance(study)
             info["report"] = f"responses coded {args.code} (final codes)"
             return _emit_frame(frame, args, info, title=f"Responses coded {args.code}")
         if args.co_occurrence:
-            table = co_occurrence(study, coder=args.coder)
+            table = co_occurrence(study, coder=args.coder, config=config)
             info = findings_provenance(study)
             info["report"] = "co-occurrence of codes on the final codes"
             info["final values by source"] = _sources(table.sources)
             return _emit_co_occurrence(table, args, info)
-        config: int | str = "active" if args.config is None else args.config
         result = study_findings(
             study,
             by=args.by,
