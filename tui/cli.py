@@ -43,6 +43,7 @@ from tui.commands import (
     delegate,
     demo,
     export,
+    findings,
     import_codes,
     new,
     review,
@@ -65,6 +66,7 @@ COMMANDS = (
     codebook,
     add,
     compare,
+    findings,
 )
 
 PROG = "codecurve"

@@ -99,9 +99,8 @@ def plan_renderable(plan: DelegationPlan | None, note: str, audit: str | None) -
         if code.outlook is not None and code.outlook.n_above:
             line.append(" " + printable(code.outlook.describe(code.code_name)), style="dim")
         parts.append(line)
-    for code in plan.codes:
-        if (outside := left_out(code)) is not None:
-            parts.append(Text(printable(outside), style="italic"))
+    notes = (left_out(code) for code in plan.codes)
+    parts.extend(Text(printable(note), style="italic") for note in notes if note is not None)
     keys = "l shows the pairs left for review"
     if plan.delegated:
         keys = f"d delegates {plural(plan.delegated, 'pair')} (asks first) · " + keys

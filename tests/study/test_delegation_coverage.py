@@ -14,11 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from codebooks.model import LIKERT_5
 from scoring.curves import curve_from_logprobs
 from scoring.score import Score
 from study import ResponseTable, Study
 from study.analysis.delegation_plan import plan_delegation
-from tests.study.test_audit import LIKERT_5, SIM_CONFIG, code_audit_blind, simulated_study
+from tests.study.test_audit import SIM_CONFIG, code_audit_blind, simulated_study
 
 CUT = 0.5
 

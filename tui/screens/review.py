@@ -609,6 +609,11 @@ class ReviewScreen(Screen[None]):
 
         self.app.push_screen(ProgressScreen(self.session))
 
+    def action_findings(self) -> None:
+        from tui.screens.findings import FindingsScreen
+
+        self.app.push_screen(FindingsScreen(self.session))
+
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen
 

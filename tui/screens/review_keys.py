@@ -154,6 +154,14 @@ REVIEW_BINDINGS: list[BindingType] = [
         "p", "progress", "Progress", id="progress", tooltip="Progress per code: decided / total"
     ),
     Binding(
+        "F",
+        "findings",
+        "Findings",
+        show=False,
+        id="findings",
+        tooltip="Findings: how often each code applies, with intervals (audit and model)",
+    ),
+    Binding(
         "E",
         "app.edit_code",
         "Edit code",
