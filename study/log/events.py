@@ -17,8 +17,9 @@ a batch) stay with the code that owns their meaning (:mod:`study.log.decision_lo
 
 from __future__ import annotations
 
+import operator
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -134,11 +135,32 @@ COLUMNS = frozenset({"id", "at", "kind", "codebook_version"}).union(
 #: What an omitted column is written as where NULL is not allowed (``NOT NULL DEFAULT 0``).
 _DEFAULTS: Mapping[str, int] = MappingProxyType({"sets_note": 0, "blind": 0})
 
-_INSERT = {
-    name: f"INSERT INTO events (at, kind, {', '.join(k.columns)}) "
-    f"VALUES (?, ?{', ?' * len(k.columns)})"
-    for name, k in KINDS.items()
-}
+
+@dataclass(frozen=True)
+class _Writer:
+    """A kind's INSERT and what checks and orders its values, built once: the import path
+    appends an event per decision."""
+
+    sql: str
+    allowed: frozenset[str]
+    required: tuple[str, ...]
+    blank: Mapping[str, Any]
+    ordered: Callable[[Mapping[str, Any]], tuple[Any, ...]]
+
+    @classmethod
+    def of(cls, spec: EventKind) -> _Writer:
+        columns = spec.columns
+        return cls(
+            sql=f"INSERT INTO events (at, kind, {', '.join(columns)}) "
+            f"VALUES (?, ?{', ?' * len(columns)})",
+            allowed=frozenset(columns),
+            required=tuple(sorted(spec.required)),
+            blank={c: _DEFAULTS.get(c) for c in columns},
+            ordered=operator.itemgetter("at", "kind", *columns),
+        )
+
+
+_WRITERS = {name: _Writer.of(spec) for name, spec in KINDS.items()}
 
 #: The SQL condition "event ``e`` was not reverted by an undo".
 _STANDING = "NOT EXISTS (SELECT 1 FROM events u WHERE u.undoes = e.id)"
@@ -156,17 +178,6 @@ def declared(kind: str) -> EventKind:
         raise ValueError(f"unknown event kind {kind!r}; one of {', '.join(KINDS)}") from None
 
 
-def _row(kind: str, at: str, columns: Mapping[str, Any]) -> tuple[Any, ...]:
-    spec = declared(kind)
-    undeclared = columns.keys() - spec.columns
-    if undeclared:
-        raise TypeError(f"a {kind!r} event carries no {', '.join(sorted(undeclared))}")
-    missing = [c for c in spec.required if columns.get(c) is None]
-    if missing:
-        raise TypeError(f"a {kind!r} event needs {', '.join(sorted(missing))}")
-    return (at, kind, *(columns.get(c, _DEFAULTS.get(c)) for c in spec.columns))
-
-
 def append(conn: sqlite3.Connection, kind: str, *, at: str | None = None, **columns: Any) -> int:
     """Append one event (inside the caller's transaction); return its id.
 
@@ -180,8 +191,22 @@ def append(conn: sqlite3.Connection, kind: str, *, at: str | None = None, **colu
         ValueError: an unknown kind.
         TypeError: a column the kind does not carry, or a required one missing.
     """
-    row = _row(kind, now() if at is None else at, columns)
-    return int(conn.execute(_INSERT[kind], row).lastrowid or 0)
+    writer = _WRITERS.get(kind)
+    if writer is None:
+        raise ValueError(f"unknown event kind {kind!r}; one of {', '.join(KINDS)}")
+    if not writer.allowed.issuperset(columns):
+        undeclared = sorted(columns.keys() - writer.allowed)
+        raise TypeError(f"a {kind!r} event carries no {', '.join(undeclared)}")
+    for column in writer.required:
+        if columns.get(column) is None:
+            missing = [c for c in writer.required if columns.get(c) is None]
+            raise TypeError(f"a {kind!r} event needs {', '.join(missing)}")
+    if len(columns) < len(writer.allowed):
+        columns = {**writer.blank, **columns}
+    # ``columns`` is this call's own dict (``**`` made it), so it may take these two.
+    columns["at"] = now() if at is None else at
+    columns["kind"] = kind
+    return int(conn.execute(writer.sql, writer.ordered(columns)).lastrowid or 0)
 
 
 def of_kind(
