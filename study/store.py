@@ -9,6 +9,7 @@ the face of the package; the work is done by modules cut by concern::
     study.scores.configurations      scoring configurations and stored scores (methods:
                       study.scores.ledger)
     study.log.decision_log   the event-sourced decision log (methods: study.log.decisions)
+    study.log.events   the append-only event log's one writer: each kind and its columns
     study.queries.pairs     the review queue and its counts (rows: study.queries.page_rows;
                       response by response: study.queries.responses)
     study.queries.summaries   progress, screening input
