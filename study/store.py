@@ -14,7 +14,8 @@ the handle's protocol (:class:`study.handle.StudyHandle`)::
     study.delegations  certified delegation                study.log.delegations.Delegations
     study.versions     codebook revisions, waves           study.iteration.versions.Versions
 
-Below them: :mod:`study.file.lifecycle` (create, open, upgrade, check the file),
+Below them: :mod:`study.log.events` (the event log's one writer: each kind and its
+columns), :mod:`study.file.lifecycle` (create, open, upgrade, check the file),
 :mod:`study.index` (response and code ids <-> table keys), :mod:`study.codec` (float
 curves as BLOBs, natural id order).
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from study.handle import StudyHandle
+from study.log import events
 from study.log.decision_log import check_coder
-from study.stamps import now
 
 
 @dataclass(frozen=True)
@@ -48,9 +48,7 @@ class BlindSetting:
 
 def read_blind_setting(conn: sqlite3.Connection) -> BlindSetting:
     """The latest blind coding setting (off, seed 0, when it was never set)."""
-    rows = conn.execute(
-        "SELECT id, at, coder, detail FROM events WHERE kind = 'setting' ORDER BY id DESC"
-    ).fetchall()
+    rows = events.of_kind(conn, "setting", ("id", "at", "coder", "detail"), newest_first=True)
     for event_id, at, coder, detail in rows:
         try:
             data: Any = json.loads(detail or "")
@@ -93,10 +91,7 @@ def set_blind_coding(
         seed = current.seed if current.event_id else secrets.randbits(63)
     detail = {"blind_coding": bool(enabled), "seed": int(seed)}
     with study.transaction() as conn:
-        conn.execute(
-            "INSERT INTO events (at, kind, coder, detail) VALUES (?, 'setting', ?, ?)",
-            (now(), coder, json.dumps(detail)),
-        )
+        events.append(conn, "setting", coder=coder, detail=json.dumps(detail))
     return blind_setting(study)
 
 

@@ -36,7 +36,7 @@ from screening.sampling import (
 from study.errors import StudyError
 from study.handle import StudyHandle
 from study.index import StudyIndex
-from study.stamps import now
+from study.log import events
 
 
 @dataclass(frozen=True)
@@ -136,9 +136,7 @@ def _decode(detail: str | None, event_id: int) -> dict[str, Any]:
 
 def read_audit(conn: sqlite3.Connection) -> AuditSample | None:
     """The audit sample recorded in the log, or None when none was drawn."""
-    rows = conn.execute(
-        "SELECT id, at, detail FROM events WHERE kind = 'audit' ORDER BY id"
-    ).fetchall()
+    rows = events.of_kind(conn, "audit", ("id", "at", "detail"))
     if not rows:
         return None
     first = _decode(rows[0][2], rows[0][0])
@@ -251,10 +249,7 @@ class Audit:
                     "than drawing another, which would let a sample be chosen",
                     path=self._study.path,
                 )
-            conn.execute(
-                "INSERT INTO events (at, kind, detail) VALUES (?, 'audit', ?)",
-                (now(), json.dumps(detail)),
-            )
+            events.append(conn, "audit", detail=json.dumps(detail))
             sample = read_audit(conn)
         assert sample is not None
         return sample
@@ -301,10 +296,7 @@ class Audit:
                 "population": sample.population,
                 "draw": sample.draws[0],
             }
-            conn.execute(
-                "INSERT INTO events (at, kind, detail) VALUES (?, 'audit', ?)",
-                (now(), json.dumps(detail)),
-            )
+            events.append(conn, "audit", detail=json.dumps(detail))
             extended = read_audit(conn)
         assert extended is not None
         return extended

@@ -21,6 +21,7 @@ from study.errors import StudyError
 from study.file import schema
 from study.file.locking import StudyLock
 from study.intake.responses import ResponseTable
+from study.log import events
 from study.stamps import now, software_version
 
 log = logging.getLogger(__name__)
@@ -296,19 +297,18 @@ def build(tmp: Path, *, responses: ResponseTable, codebook: Codebook) -> None:
         }
         conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", meta.items())
         schema.seed_iteration(conn)
-        conn.execute(
-            "INSERT INTO events (at, kind, detail) VALUES (?, 'create', ?)",
-            (
-                created,
-                json.dumps(
-                    {
-                        "responses": len(responses),
-                        "codes": len(codebook.codes),
-                        "source": meta["responses_source"],
-                        "messages": list(responses.messages),
-                    },
-                    ensure_ascii=False,
-                ),
+        events.append(
+            conn,
+            "create",
+            at=created,
+            detail=json.dumps(
+                {
+                    "responses": len(responses),
+                    "codes": len(codebook.codes),
+                    "source": meta["responses_source"],
+                    "messages": list(responses.messages),
+                },
+                ensure_ascii=False,
             ),
         )
         conn.execute("COMMIT")

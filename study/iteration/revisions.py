@@ -30,6 +30,7 @@ from codebooks.model import Code, Codebook
 from scoring.score import Pair, text_hash
 from study.errors import StudyError
 from study.index import StudyIndex
+from study.log import events
 from study.stamps import now
 
 
@@ -208,15 +209,13 @@ def apply_revision(
     version = current_version(conn) + 1
     at = now()
     changes = json.dumps([c.to_dict() for c in diff.changes], ensure_ascii=False)
-    cursor = conn.execute(
-        "INSERT INTO events (at, kind, detail, codebook_version) VALUES (?, 'codebook', ?, ?)",
-        (
-            at,
-            json.dumps({"version": version, "source": source, "changes": json.loads(changes)}),
-            version,
-        ),
+    event_id = events.append(
+        conn,
+        "codebook",
+        at=at,
+        detail=json.dumps({"version": version, "source": source, "changes": json.loads(changes)}),
+        codebook_version=version,
     )
-    event_id = int(cursor.lastrowid or 0)
     cids = {str(r[0]): int(r[1]) for r in conn.execute("SELECT id, cid FROM codes")}
     new_cid = max(cids.values(), default=0) + 1
     old_of = {new: old for old, new in diff.matches}

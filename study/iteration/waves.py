@@ -25,6 +25,7 @@ from scoring.score import text_hash
 from study.codec import natural_key
 from study.errors import StudyError
 from study.intake.responses import ResponseTable
+from study.log import events
 from study.stamps import now
 
 #: How many refused ids an error lists before "and N more".
@@ -111,11 +112,7 @@ def add_wave(
     wave = int(conn.execute("SELECT COALESCE(MAX(wave), 0) + 1 FROM waves").fetchone()[0])
     source = "" if table.path is None else str(table.path)
     detail = {"wave": wave, "source": source, "added": len(new), "messages": list(table.messages)}
-    cursor = conn.execute(
-        "INSERT INTO events (at, kind, detail) VALUES (?, 'wave', ?)",
-        (at, json.dumps(detail, ensure_ascii=False)),
-    )
-    event_id = int(cursor.lastrowid or 0)
+    event_id = events.append(conn, "wave", at=at, detail=json.dumps(detail, ensure_ascii=False))
     by_id = {r.id: r for r in table.responses}
     rid0, pos0 = conn.execute(
         "SELECT COALESCE(MAX(rid), 0) + 1, COALESCE(MAX(pos), -1) + 1 FROM responses"
@@ -149,25 +146,24 @@ def add_wave(
             "JOIN codes c ON c.cid = a.cid WHERE a.rid = ?",
             (rid,),
         ).fetchall()
-        conn.execute(
-            "INSERT INTO events (at, kind, rid, detail, batch) VALUES (?, 'update', ?, ?, ?)",
-            (
-                at,
-                rid,
-                json.dumps(
-                    {
-                        "wave": wave,
-                        "old_text_hash": text_hash(old_text),
-                        "new_text_hash": text_hash(response.text),
-                        "cleared": [
-                            {"code": c, "coder": w, "value": v, "source": s, "event": e}
-                            for c, w, v, s, e in decisions
-                        ],
-                    },
-                    ensure_ascii=False,
-                ),
-                event_id,
+        events.append(
+            conn,
+            "update",
+            at=at,
+            rid=rid,
+            detail=json.dumps(
+                {
+                    "wave": wave,
+                    "old_text_hash": text_hash(old_text),
+                    "new_text_hash": text_hash(response.text),
+                    "cleared": [
+                        {"code": c, "coder": w, "value": v, "source": s, "event": e}
+                        for c, w, v, s, e in decisions
+                    ],
+                },
+                ensure_ascii=False,
             ),
+            batch=event_id,
         )
         conn.execute("DELETE FROM annotations WHERE rid = ?", (rid,))
         conn.execute(

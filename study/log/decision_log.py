@@ -3,6 +3,7 @@
 Every change of a decision or a note is one row of ``events`` holding the state it
 replaced (``prev_*``); ``annotations`` and ``notes`` hold the current state. Undo appends
 an ``undo`` event and restores the state the undone event recorded as replaced.
+Events are written through :func:`study.log.events.append`, the log's one writer.
 
 Functions over a connection inside the caller's transaction (:class:`study.store.Study`
 opens it); they check nothing the caller already did (ids resolved, values on the scale).
@@ -22,7 +23,9 @@ import numpy as np
 from codebooks.model import Code, Codebook
 from study.errors import StudyError
 from study.index import StudyIndex
-from study.rows import Decision, Event
+from study.log import events
+from study.log.events import read_events as read_events  # the audit trail, for the handle
+from study.rows import Decision
 from study.stamps import now
 
 log = logging.getLogger(__name__)
@@ -140,32 +143,27 @@ def apply_event(
     prev = pair_state(conn, rid, cid, coder)
     note = note or None  # an empty note removes it
     stamp = now()
-    cursor = conn.execute(
-        "INSERT INTO events (at, kind, coder, rid, cid, value, source, note, sets_note, "
-        "config_id, prev_value, prev_source, prev_event, prev_note, prev_note_event, detail, "
-        "blind, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            stamp,
-            kind,
-            coder,
-            rid,
-            cid,
-            value,
-            source,
-            note if sets_note else None,
-            int(sets_note),
-            config_id,
-            prev.value,
-            prev.source,
-            prev.event,
-            prev.note,
-            prev.note_event,
-            detail,
-            int(blind),
-            batch,
-        ),
+    event_id = events.append(
+        conn,
+        kind,
+        at=stamp,
+        coder=coder,
+        rid=rid,
+        cid=cid,
+        value=value,
+        source=source,
+        note=note if sets_note else None,
+        sets_note=int(sets_note),
+        config_id=config_id,
+        prev_value=prev.value,
+        prev_source=prev.source,
+        prev_event=prev.event,
+        prev_note=prev.note,
+        prev_note_event=prev.note_event,
+        detail=detail,
+        blind=int(blind),
+        batch=batch,
     )
-    event_id = int(cursor.lastrowid or 0)
     if not keep_decision:
         if value is None:
             _delete_annotation(conn, rid, cid, coder)
@@ -210,32 +208,28 @@ def undo_latest(conn: sqlite3.Connection, index: StudyIndex, coder: str) -> Deci
     if cid is None:
         return _undo_memo(conn, index, coder, event_id, rid, note, at, prev_note, prev_note_event)
     current = pair_state(conn, rid, cid, coder)
-    cursor = conn.execute(
-        "INSERT INTO events (at, kind, coder, rid, cid, value, source, note, sets_note, "
-        "prev_value, prev_source, prev_event, prev_note, prev_note_event, undoes) "
-        "VALUES (?, 'undo', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            now(),
-            coder,
-            rid,
-            cid,
-            prev_value,
-            prev_source,
-            prev_note if sets_note else current.note,
-            int(bool(sets_note)),
-            current.value,
-            current.source,
-            current.event,
-            current.note,
-            current.note_event,
-            event_id,
-        ),
+    undo_id = events.append(
+        conn,
+        "undo",
+        coder=coder,
+        rid=rid,
+        cid=cid,
+        value=prev_value,
+        source=prev_source,
+        note=prev_note if sets_note else current.note,
+        sets_note=int(bool(sets_note)),
+        prev_value=current.value,
+        prev_source=current.source,
+        prev_event=current.event,
+        prev_note=current.note,
+        prev_note_event=current.note_event,
+        undoes=event_id,
     )
     if kind != "note":
         _restore(conn, rid, cid, coder, prev_value, prev_source, prev_event)
     if sets_note:
         _put_note(conn, rid, cid, coder, prev_note, prev_note_event)
-    log.debug("undo of event %s by %s (event %s)", event_id, coder, cursor.lastrowid)
+    log.debug("undo of event %s by %s (event %s)", event_id, coder, undo_id)
     return Decision(
         id=int(event_id),
         response_id=index.response_id(rid),
@@ -328,21 +322,11 @@ def undo_batch(conn: sqlite3.Connection, index: StudyIndex, batch_id: int) -> De
         The batch event as a :class:`Decision` of kind ``delegate`` (its pair is the
         first record's; value ``None``), or ``None`` if it was already undone.
     """
-    head = conn.execute(
-        "SELECT kind, coder, at FROM events e WHERE id = ? "
-        "AND NOT EXISTS (SELECT 1 FROM events u WHERE u.undoes = e.id)",
-        (batch_id,),
-    ).fetchone()
+    head = events.event_row(conn, batch_id, ("kind", "coder", "at"), standing=True)
     if head is None:
         return None
     kind, coder, at = head
-    undo_id = int(
-        conn.execute(
-            "INSERT INTO events (at, kind, coder, undoes) VALUES (?, 'undo', ?, ?)",
-            (now(), coder, batch_id),
-        ).lastrowid
-        or 0
-    )
+    undo_id = events.append(conn, "undo", coder=coder, undoes=batch_id)
     members = conn.execute(
         "SELECT id, rid, cid, coder, prev_value, prev_source, prev_event FROM events "
         "WHERE batch = ? ORDER BY id DESC",
@@ -352,23 +336,19 @@ def undo_batch(conn: sqlite3.Connection, index: StudyIndex, batch_id: int) -> De
         current = pair_state(conn, rid, cid, who)
         if not _still_current(conn, event_id, rid, cid, who, current):
             continue  # decided again since: the later decision stands
-        conn.execute(
-            "INSERT INTO events (at, kind, coder, rid, cid, value, source, prev_value, "
-            "prev_source, prev_event, undoes, batch) VALUES (?, 'undo', ?, ?, ?, ?, ?, ?, ?, ?, "
-            "?, ?)",
-            (
-                now(),
-                who,
-                rid,
-                cid,
-                prev_value,
-                prev_source,
-                current.value,
-                current.source,
-                current.event,
-                event_id,
-                undo_id,
-            ),
+        events.append(
+            conn,
+            "undo",
+            coder=who,
+            rid=rid,
+            cid=cid,
+            value=prev_value,
+            source=prev_source,
+            prev_value=current.value,
+            prev_source=current.source,
+            prev_event=current.event,
+            undoes=event_id,
+            batch=undo_id,
         )
         _restore(conn, rid, cid, who, prev_value, prev_source, prev_event)
     first = members[-1] if members else None
@@ -428,47 +408,6 @@ def current_decision(
     )
 
 
-def read_events(
-    conn: sqlite3.Connection,
-    index: StudyIndex,
-    *,
-    rid: int | None = None,
-    cid: int | None = None,
-    coder: str | None = None,
-) -> list[Event]:
-    """The event log, oldest first, optionally for one pair or coder."""
-    sql = (
-        "SELECT id, at, kind, coder, rid, cid, value, source, note, config_id, prev_value, "
-        "prev_source, prev_note, undoes, detail FROM events WHERE 1 = 1"
-    )
-    params: list[Any] = []
-    for column, value in (("rid", rid), ("cid", cid), ("coder", coder)):
-        if value is not None:
-            sql += f" AND {column} = ?"
-            params.append(value)
-    rows = conn.execute(sql + " ORDER BY id", params).fetchall()
-    return [
-        Event(
-            id=r[0],
-            at=r[1],
-            kind=r[2],
-            coder=r[3],
-            response_id=None if r[4] is None else index.response_id(r[4]),
-            code_id=None if r[5] is None else index.code_at(r[5]).id,
-            value=r[6],
-            source=r[7],
-            note=r[8],
-            config_id=r[9],
-            prev_value=r[10],
-            prev_source=r[11],
-            prev_note=r[12],
-            undoes=r[13],
-            detail=r[14],
-        )
-        for r in rows
-    ]
-
-
 def _restore(
     conn: sqlite3.Connection,
     rid: int,
@@ -486,9 +425,9 @@ def _restore(
     # A decision always has a source and the event that made it.
     assert prev_source is not None
     assert prev_event is not None
-    at_prev, config_prev, blind_prev = conn.execute(
-        "SELECT at, config_id, blind FROM events WHERE id = ?", (prev_event,)
-    ).fetchone()
+    made = events.event_row(conn, prev_event, ("at", "config_id", "blind"))
+    assert made is not None  # the log is never deleted from
+    at_prev, config_prev, blind_prev = made
     _upsert_annotation(
         conn,
         rid,
@@ -561,12 +500,17 @@ def set_memo(
     prev_note, prev_event = memo_state(conn, rid, coder)
     note = note or None
     stamp = now()
-    cursor = conn.execute(
-        "INSERT INTO events (at, kind, coder, rid, cid, note, sets_note, prev_note, "
-        "prev_note_event) VALUES (?, 'note', ?, ?, NULL, ?, 1, ?, ?)",
-        (stamp, coder, rid, note, prev_note, prev_event),
+    event_id = events.append(
+        conn,
+        "note",
+        at=stamp,
+        coder=coder,
+        rid=rid,
+        note=note,
+        sets_note=1,
+        prev_note=prev_note,
+        prev_note_event=prev_event,
     )
-    event_id = int(cursor.lastrowid or 0)
     _put_memo(conn, rid, coder, note, event_id)
     return Decision(event_id, index.response_id(rid), "", None, None, coder, note, stamp, "note")
 
@@ -584,10 +528,16 @@ def _undo_memo(
 ) -> Decision:
     """Undo a memo event: the memo it replaced comes back."""
     current, current_event = memo_state(conn, rid, coder)
-    conn.execute(
-        "INSERT INTO events (at, kind, coder, rid, cid, note, sets_note, prev_note, "
-        "prev_note_event, undoes) VALUES (?, 'undo', ?, ?, NULL, ?, 1, ?, ?, ?)",
-        (now(), coder, rid, prev_note, current, current_event, event_id),
+    events.append(
+        conn,
+        "undo",
+        coder=coder,
+        rid=rid,
+        note=prev_note,
+        sets_note=1,
+        prev_note=current,
+        prev_note_event=current_event,
+        undoes=event_id,
     )
     _put_memo(conn, rid, coder, prev_note, prev_note_event)
     return Decision(int(event_id), index.response_id(rid), "", None, None, coder, note, at, "note")

@@ -31,8 +31,8 @@ from study.handle import StudyHandle
 from study.index import StudyIndex
 from study.iteration import revisions
 from study.log import decision_log as decisions
+from study.log import events
 from study.rows import Decision
-from study.stamps import now
 
 #: The SQL condition "no one made a decision on pair (s.rid, s.cid) other than a
 #: delegation, and the pair is not in the audit sample" (the parameter: a JSON array of
@@ -324,10 +324,7 @@ def latest_delegations(study: StudyHandle) -> dict[str, dict[str, Any]]:
     the plan's ``max_error``, ``level`` and ``config``.
     """
     with study.snapshot() as conn:
-        rows = conn.execute(
-            "SELECT id, at, coder, detail FROM events e WHERE kind = 'delegate' "
-            "AND NOT EXISTS (SELECT 1 FROM events u WHERE u.undoes = e.id) ORDER BY id"
-        ).fetchall()
+        rows = events.of_kind(conn, "delegate", ("id", "at", "coder", "detail"), standing=True)
     out: dict[str, dict[str, Any]] = {}
     for event_id, at, coder, detail in rows:
         try:
@@ -385,13 +382,13 @@ class Delegations:
         recorded: dict[str, int] = {}
         withdrawn: dict[str, int] = {}
         with self._study.transaction() as conn:
-            head = int(
-                conn.execute(
-                    "INSERT INTO events (at, kind, coder, source, config_id, detail) "
-                    "VALUES (?, 'delegate', ?, 'delegated', ?, ?)",
-                    (now(), coder, plan.config_id, json.dumps(detail, ensure_ascii=False)),
-                ).lastrowid
-                or 0
+            head = events.append(
+                conn,
+                "delegate",
+                coder=coder,
+                source="delegated",
+                config_id=plan.config_id,
+                detail=json.dumps(detail, ensure_ascii=False),
             )
             for code_plan in plan.codes:
                 cid = self._index.code_key(code_plan.code_id)

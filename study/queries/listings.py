@@ -14,6 +14,7 @@ import weakref
 
 from study.audit.blind import read_blind_setting, shared_order
 from study.audit.sample import read_audit
+from study.log import events
 from study.view import StudyView
 
 #: Orders that list some pairs only, in an order computed in Python.
@@ -39,7 +40,7 @@ def audit_listing(study: StudyView, conn: sqlite3.Connection) -> str:
     Built once per draw or extension and codebook (the permutation is computed in
     Python), and kept by the study handle.
     """
-    latest = conn.execute("SELECT MAX(id) FROM events WHERE kind = 'audit'").fetchone()[0]
+    latest = events.latest_id(conn, "audit")
     if latest is None:
         return "[]"
     codes = tuple(c.id for c in study.codes)

@@ -19,6 +19,7 @@ from scoring.score import Pair, Score, ScoreConfig
 from study.codec import floats_to_blob
 from study.errors import StudyError
 from study.index import StudyIndex
+from study.log import events
 from study.rows import ConfigRow
 from study.stamps import now
 
@@ -66,9 +67,8 @@ def add_config(conn: sqlite3.Connection, config: ScoreConfig) -> int:
         ),
     )
     config_id = int(cursor.lastrowid or 0)
-    conn.execute(
-        "INSERT INTO events (at, kind, config_id, detail) VALUES (?, 'config', ?, ?)",
-        (now(), config_id, json.dumps({"key": key, "model": m.describe()})),
+    events.append(
+        conn, "config", config_id=config_id, detail=json.dumps({"key": key, "model": m.describe()})
     )
     return config_id
 

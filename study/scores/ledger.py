@@ -14,9 +14,9 @@ from typing import Any
 from scoring.score import Pair, Score, ScoreConfig
 from study.handle import StudyHandle
 from study.iteration import revisions
+from study.log import events
 from study.rows import ConfigRow
 from study.scores import configurations as stored
-from study.stamps import now
 
 
 class Scores:
@@ -62,10 +62,7 @@ class Scores:
         self.config_row(config_id)
         with self._study.transaction() as conn:
             stored.set_meta(conn, "active_config", str(config_id))
-            conn.execute(
-                "INSERT INTO events (at, kind, config_id) VALUES (?, 'activate', ?)",
-                (now(), config_id),
-            )
+            events.append(conn, "activate", config_id=config_id)
         self._active = config_id
 
     def config_row(self, config_id: int) -> ConfigRow:
