@@ -5,7 +5,7 @@
 One row per (response, code): the whole surprisal curve (surprisal and probability per
 option), on-scale mass, entropy, the model's pick, expected value, spread and confidence,
 the flags (off-scale, truncated), the option token ids, and the score's identity (prompt
-hash, template, context, model name, revision, dtype, device). JSONL rows also carry the
+hash, template, context, model name, revision, dtype, device, backend). JSONL rows also carry the
 exact prompt. Files are written to a temporary name and renamed. Without ``-o`` a table
 with a sparkline per curve is printed. Progress (rate, ETA) goes to stderr.
 
@@ -89,6 +89,7 @@ IDENTITY_COLUMNS = (
     "model_revision",
     "model_dtype",
     "model_device",
+    "model_backend",
     "config_key",
 )
 
@@ -122,7 +123,19 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--device",
         type=device_name,
-        help="cpu, cuda, cuda:N or mps (default: cuda when available)",
+        help="cpu, cuda, cuda:N or mps (default: cuda, else mps, else cpu)",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=("llama.cpp", "transformers"),  # scoring.loading.BACKENDS
+        help="what runs a .gguf model: llama.cpp (quantized, in-process; the default when "
+        "llama-cpp-python is installed) or transformers (converted to float32 once)",
+    )
+    parser.add_argument(
+        "--gpu-layers",
+        type=int,
+        metavar="N",
+        help="layers llama.cpp offloads to the GPU (default: all on a GPU build, else 0)",
     )
     parser.add_argument(
         "--scale",
@@ -242,6 +255,8 @@ def score_study_file(args: argparse.Namespace) -> int:
             chat=False if args.no_chat else None,
             server=args.server,
             allow_download=args.allow_download,
+            backend=args.backend,
+            gpu_layers=args.gpu_layers,
         )
         try:
             engine = ScoringEngine(
@@ -322,6 +337,8 @@ def score_files(args: argparse.Namespace) -> int:
         chat=False if args.no_chat else None,
         server=args.server,
         allow_download=args.allow_download,
+        backend=args.backend,
+        gpu_layers=args.gpu_layers,
     )
     try:
         engine = ScoringEngine(
@@ -456,6 +473,7 @@ def score_row(
             "model_revision": model.revision,
             "model_dtype": model.dtype,
             "model_device": model.device,
+            "model_backend": model.backend,
             "config_key": score.config_key,
         }
     )
