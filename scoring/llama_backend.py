@@ -118,6 +118,8 @@ class LlamaCppBackend(Backend):
         threads: CPU threads; default the physical cores.
         gpu_layers: Layers offloaded to the GPU; default all on a GPU build, else 0.
         max_batch: Pairs per engine call (:attr:`batch_size`).
+        prefix_reuse: Keep the shared prefix of consecutive prompts in the KV cache
+            (results are equal to rounding either way; off evaluates every prompt whole).
     """
 
     def __init__(
@@ -131,6 +133,7 @@ class LlamaCppBackend(Backend):
         threads: int | None = None,
         gpu_layers: int | None = None,
         max_batch: int = 16,
+        prefix_reuse: bool = True,
     ) -> None:
         if llama_cpp is None:
             raise ScoringError(INSTALL_HINT)
@@ -166,11 +169,12 @@ class LlamaCppBackend(Backend):
         self._ctx = self._llm.ctx
         self._memory = llama_cpp.llama_get_memory(self._ctx)
         # Recurrent state cannot be rewound to a position: every prompt starts afresh.
-        self._reuse = not (
+        self._reuse = prefix_reuse and not (
             llama_cpp.llama_model_is_recurrent(model) or llama_cpp.llama_model_is_hybrid(model)
         )
         self._n_vocab = int(self._llm.n_vocab())
-        self._n_ctx = int(self._llm.n_ctx())
+        # llama.cpp pads the context it allocates; the budget is the one asked for.
+        self._n_ctx = min(n_ctx, int(self._llm.n_ctx()))
         self._batch = llama_cpp.llama_batch_init(BATCH, 0, 1)
         self._info = info
         self._template = str(info.get("tokenizer.chat_template") or "")

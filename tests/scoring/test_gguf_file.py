@@ -109,3 +109,50 @@ def test_unknown_backend_and_llama_for_a_folder_are_refused(tmp_path: Path) -> N
     (tmp_path / "config.json").write_text("{}")
     with pytest.raises(ScoringError, match=r"--backend llama\.cpp runs \.gguf files"):
         load_backend(str(tmp_path), backend="llama.cpp")
+
+
+def test_llama_asked_for_without_the_binding_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import scoring.llama_backend
+
+    monkeypatch.setattr(scoring.llama_backend, "llama_cpp", None)
+    for model in (None, str(write_gguf(tmp_path / "m.gguf"))):
+        with pytest.raises(ScoringError) as caught:
+            load_backend(model, backend="llama.cpp")
+        message = str(caught.value)
+        assert "pip install 'codecurve[llama]'" in message
+        assert "--backend transformers" in message
+
+
+def test_a_gguf_path_without_the_binding_falls_back_to_transformers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import scoring.llama_backend
+    from scoring.loading import _runtime
+
+    monkeypatch.setattr(scoring.llama_backend, "llama_cpp", None)
+    assert _runtime(None, default="llama.cpp") == "transformers"
+    assert _runtime("transformers", default="llama.cpp") == "transformers"
+
+
+def test_the_cli_says_one_line_for_a_bad_gguf_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tui.cli import main
+
+    model = write_gguf(tmp_path / "cut.gguf", tensors=2)
+    model.write_bytes(model.read_bytes()[:-8])
+    responses = tmp_path / "r.csv"
+    responses.write_text("id,text\na,The pay is low.\n", encoding="utf-8")
+    codebook = tmp_path / "c.yaml"
+    codebook.write_text("name: T\nscale: 1-5\ncodes:\n  - name: Pay\n", encoding="utf-8")
+    out = tmp_path / "scores.csv"
+    args = ["score", "--responses", responses, "--codebook", codebook, "--model", model]
+    assert main([str(a) for a in [*args, "-o", out]]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    errors = [line for line in err if line.startswith("codecurve: error:")]
+    assert len(errors) == 1, err
+    assert "cut short" in errors[0]
+    assert "Traceback" not in "\n".join(err)
+    assert not out.exists()
