@@ -75,6 +75,7 @@ def load_backend(
     allow_download: bool = False,
     backend: str | None = None,
     gpu_layers: int | None = None,
+    threads: int | None = None,
     **options: Any,
 ) -> Backend:
     """Load the backend a model string names (see the module docstring).
@@ -93,6 +94,9 @@ def load_backend(
         backend: ``llama.cpp`` or ``transformers`` for a GGUF model; None = llama.cpp
             for a ``.gguf`` path when it is installed, transformers otherwise.
         gpu_layers: Layers llama.cpp offloads to the GPU; default all on a GPU build.
+        threads: CPU threads of a local model; default llama.cpp's physical cores and
+            torch's own choice. On a machine shared with other work, fewer threads than
+            cores run faster (llama.cpp's threads wait for each other by spinning).
         options: Passed on to the backend (``max_batch``, ``max_context``, ...).
 
     Raises:
@@ -102,6 +106,8 @@ def load_backend(
             in memory.
     """
     device = check_device(device)
+    if threads is not None:
+        options["threads"] = threads
     if backend is not None and backend not in BACKENDS:
         raise ScoringError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     spec = (model or "").strip()

@@ -161,11 +161,17 @@ class TransformersBackend(Backend):
         device: str | None = None,
         chat: bool | None = None,
         local_files_only: bool = False,
+        threads: int | None = None,
         **kwargs: Any,
     ) -> TransformersBackend:
-        """Load a model folder or hub id (already resolved by :mod:`scoring.loading`)."""
+        """Load a model folder or hub id (already resolved by :mod:`scoring.loading`).
+
+        ``threads`` sets torch's CPU threads for the process (torch has one pool).
+        """
         from scoring.weights import quiet_hf_progress
 
+        if threads is not None:
+            torch.set_num_threads(threads)
         source = str(path_or_id)
         dev, dtype = pick_device(device, model_dtype=_stored_dtype(source))
         model: Any

@@ -138,6 +138,13 @@ def register(subparsers: Any) -> None:
         help="layers llama.cpp offloads to the GPU (default: all on a GPU build, else 0)",
     )
     parser.add_argument(
+        "--threads",
+        type=positive_int,
+        metavar="N",
+        help="CPU threads of a local model (default: the physical cores for llama.cpp); "
+        "fewer run faster on a machine busy with other work",
+    )
+    parser.add_argument(
         "--scale",
         metavar="1-5|1-9|binary",
         help="ask every code on this scale instead of the codebook's",
@@ -257,6 +264,7 @@ def score_study_file(args: argparse.Namespace) -> int:
             allow_download=args.allow_download,
             backend=args.backend,
             gpu_layers=args.gpu_layers,
+            threads=args.threads,
         )
         try:
             engine = ScoringEngine(
@@ -339,6 +347,7 @@ def score_files(args: argparse.Namespace) -> int:
         allow_download=args.allow_download,
         backend=args.backend,
         gpu_layers=args.gpu_layers,
+        threads=args.threads,
     )
     try:
         engine = ScoringEngine(
