@@ -202,3 +202,29 @@ def test_a_cpu_build_refuses_a_gpu_device(llama: LlamaCppBackend) -> None:
         pytest.skip("this llama-cpp-python is a GPU build")
     with pytest.raises(ScoringError, match="CPU build"):
         load_backend(None, backend="llama.cpp", device="cuda")
+
+
+def test_a_study_records_the_backend_and_two_backends_are_two_configurations(
+    tmp_path: Path,
+) -> None:
+    from scoring.weights import embedded_gguf_path
+    from study import Study
+    from tui.cli import main
+
+    responses = tmp_path / "r.csv"
+    responses.write_text("id,text\na,The pay is low.\nb,Great colleagues.\n", encoding="utf-8")
+    codebook = tmp_path / "c.yaml"
+    codebook.write_text("name: T\nscale: binary\ncodes:\n  - name: Pay\n", encoding="utf-8")
+    path = tmp_path / "s.codecurve"
+    assert main(["new", str(path), "--responses", str(responses), "--codebook", str(codebook)]) == 0
+    gguf = str(embedded_gguf_path())
+    for backend in ("llama.cpp", "transformers"):
+        args = ["score", str(path), "--model", gguf, "--backend", backend, "--threads", "1"]
+        assert main(args) == 0
+    with Study.open(path, read_only=True) as study:
+        rows = study.configs()
+        assert [r.model.backend.split()[0] for r in rows] == ["llama.cpp", "transformers"]
+        assert [r.model.dtype for r in rows] == ["Q4_1", "float32"]
+        assert rows[0].model.revision == rows[1].model.revision
+        assert len({r.key for r in rows}) == 2
+        assert all(study.scored_count(r.id) == 2 for r in rows)
