@@ -335,7 +335,7 @@ class LlamaCppBackend(Backend):
         """Per option, per variant, ln P(variant | prompt); the prompt stays cached."""
         keep = common_prefix_len([self._cached, ids]) if self._reuse and self._cached else 0
         keep = min(keep, len(ids) - 1)  # the last prompt token is fed to read after it
-        self._forget_from(keep)
+        keep = self._forget_from(keep)
         self.stats["reused_tokens"] += keep
         n = len(ids)
         first_row = plan.rows[0] if plan.rows else ()
@@ -348,7 +348,9 @@ class LlamaCppBackend(Backend):
         for t in range(len(first_row)):
             after[first_row[: t + 1]] = logp[t + 1]
         for row in plan.rows[1:]:
-            self._forget_from(n)
+            if self._forget_from(n) < n:  # not rewound: the prompt is evaluated again
+                self._decode(ids, 0, [], plan.cols)
+                self._cached = list(ids)
             rows_lp = self._decode(list(row), n, list(range(len(row))), plan.cols)
             for t in range(len(row)):
                 after[row[: t + 1]] = rows_lp[t]
@@ -359,17 +361,15 @@ class LlamaCppBackend(Backend):
             for opt in plan.token_ids
         ]
 
-    def _forget_from(self, position: int) -> None:
-        """Drop every cached position from ``position`` on."""
-        if position == 0:
-            llama_cpp.llama_memory_clear(self._memory, True)
-            self._cached = []
-            return
-        if not llama_cpp.llama_memory_seq_rm(self._memory, 0, position, -1):
-            llama_cpp.llama_memory_clear(self._memory, True)
-            self._cached = []
-            raise ScoringError("llama.cpp could not rewind its cache; prompts are scored anew")
-        del self._cached[position:]
+    def _forget_from(self, position: int) -> int:
+        """Drop every cached position from ``position`` on; the positions kept (0 when
+        the cache could not be rewound and was cleared instead)."""
+        if position > 0 and llama_cpp.llama_memory_seq_rm(self._memory, 0, position, -1):
+            del self._cached[position:]
+            return position
+        llama_cpp.llama_memory_clear(self._memory, True)
+        self._cached = []
+        return 0
 
     def _decode(
         self, tokens: list[int], start: int, reads: list[int], cols: np.ndarray
