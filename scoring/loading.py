@@ -7,7 +7,8 @@
                        ``CODECURVE_SERVER``), see :mod:`scoring.openai_backend`
 ``fake``               the deterministic :class:`~scoring.fake.FakeBackend` (tests, demos)
 an existing folder     a transformers model folder
-an existing ``.gguf``  a GGUF file, converted once into the user cache like the default
+an existing ``.gguf``  a GGUF file: run in llama.cpp when ``llama-cpp-python`` is
+                       installed, else converted once into the user cache like the default
 a path that is not     an error (``no such model folder or file``), never a hub lookup:
                        it starts with ``.``, ``~`` or ``/``, ends in ``.gguf``, holds a
                        backslash or two slashes, or is not a valid hub id
@@ -15,6 +16,12 @@ anything else          a Hugging Face hub id (``name`` or ``owner/name``), read 
                        local Hugging Face cache only; ``allow_download=True`` lets a
                        model missing there be downloaded (never with ``HF_HUB_OFFLINE``)
 =====================  ================================================================
+
+``backend`` chooses the runtime of a GGUF model: ``llama.cpp`` (in-process, quantized, the
+default for a ``.gguf`` path when the binding is installed) or ``transformers`` (converted
+to float32 once; the embedded model's default, the reference path). A GGUF file's header
+is read and checked first, and the memory it needs compared with what the machine has
+free, so a damaged file or a model too large fails in milliseconds with one message.
 
 Nothing is downloaded unless the caller asks: every transformers load passes
 ``local_files_only=True`` then, so no request leaves the machine. Only this module's
@@ -33,6 +40,8 @@ from typing import TYPE_CHECKING, Any
 from scoring.backend import Backend
 from scoring.devices import check_device
 from scoring.errors import ModelNotFoundError, ScoringError
+from scoring.gguf_file import GGUFInfo, read_gguf
+from scoring.machine import check_fits
 from scoring.weights import (
     EMBEDDED_NAME,
     ProgressCallback,
@@ -52,6 +61,9 @@ _WEIGHTS = ("*.safetensors", "*.bin", "*.pt", "*.pth")
 #: A hub id: ``name`` or ``owner/name`` of letters, digits, ``-``, ``_`` and ``.``.
 _HUB_ID = re.compile(r"(?:[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/)?[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
 
+#: Runtimes ``backend=`` names (``--backend``).
+BACKENDS = ("llama.cpp", "transformers")
+
 
 def load_backend(
     model: str | None = None,
@@ -61,6 +73,9 @@ def load_backend(
     server: str | None = None,
     progress: ProgressCallback | None = None,
     allow_download: bool = False,
+    backend: str | None = None,
+    gpu_layers: int | None = None,
+    threads: int | None = None,
     **options: Any,
 ) -> Backend:
     """Load the backend a model string names (see the module docstring).
@@ -76,25 +91,56 @@ def load_backend(
             rich progress bar is drawn on stderr.
         allow_download: Let a hub id that is not in the local Hugging Face cache be
             downloaded; by default nothing is, and no request leaves the machine.
+        backend: ``llama.cpp`` or ``transformers`` for a GGUF model; None = llama.cpp
+            for a ``.gguf`` path when it is installed, transformers otherwise.
+        gpu_layers: Layers llama.cpp offloads to the GPU; default all on a GPU build.
+        threads: CPU threads of a local model; default llama.cpp's physical cores and
+            torch's own choice. On a machine shared with other work, fewer threads than
+            cores run faster (llama.cpp's threads wait for each other by spinning).
         options: Passed on to the backend (``max_batch``, ``max_context``, ...).
 
     Raises:
         ModelNotFoundError: the model is not installed, not on disk or not in the cache.
-        ScoringError: it exists and cannot be loaded, or ``device`` is not a device.
+        ScoringError: it exists and cannot be loaded, ``device`` is not a device, the
+            llama.cpp backend is asked for and not installed, or the model would not fit
+            in memory.
     """
     device = check_device(device)
+    if threads is not None:
+        options["threads"] = threads
+    if backend is not None and backend not in BACKENDS:
+        raise ScoringError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     spec = (model or "").strip()
     if spec in ("", "embedded"):
-        return _load_embedded(device=device, chat=chat, progress=progress, **options)
+        return _load_gguf(
+            embedded_gguf_path(),
+            EMBEDDED_NAME,
+            _runtime(backend, default="transformers"),
+            gpu_layers=gpu_layers,
+            device=device,
+            chat=chat,
+            progress=progress,
+            **options,
+        )
     if spec.startswith("openai:"):
+        _refuse_llama(backend, spec)
         return _load_openai(spec, server=server, chat=chat, **options)
     path = Path(spec).expanduser()
     if path.exists():
-        return _load_path(path, device=device, chat=chat, progress=progress, **options)
+        return _load_path(
+            path,
+            backend=backend,
+            gpu_layers=gpu_layers,
+            device=device,
+            chat=chat,
+            progress=progress,
+            **options,
+        )
     if spec == "fake" or spec.startswith("fake:"):
         from scoring.fake import FakeBackend
 
         return FakeBackend(chat=bool(chat), **options)
+    _refuse_llama(backend, spec)
     if _looks_like_path(spec):
         raise ModelNotFoundError(
             f"model path {spec} does not exist (no such model folder or file; "
@@ -103,14 +149,94 @@ def load_backend(
     return _load_hub(spec, device=device, chat=chat, allow_download=allow_download, **options)
 
 
-def _load_embedded(
-    *, device: str | None, chat: bool | None, progress: ProgressCallback | None, **options: Any
+def _runtime(asked: str | None, *, default: str) -> str:
+    """The backend a GGUF model runs in: the one asked for, else ``default`` when it is
+    installed, else transformers.
+
+    Raises:
+        ScoringError: llama.cpp is asked for and the binding is not installed.
+    """
+    name = asked or default
+    if name != "llama.cpp":
+        return name
+    from scoring.llama_backend import INSTALL_HINT, binding_version
+
+    if binding_version() is None:
+        if asked is not None:
+            raise ScoringError(INSTALL_HINT)
+        name = "transformers"
+    return name
+
+
+def _refuse_llama(asked: str | None, spec: str) -> None:
+    if asked == "llama.cpp":
+        raise ScoringError(
+            f"--backend llama.cpp runs .gguf files; {spec} is not one "
+            "(give a .gguf file, or leave --backend out)"
+        )
+
+
+def _load_gguf(
+    gguf: Path,
+    name: str,
+    runtime: str,
+    *,
+    gpu_layers: int | None,
+    device: str | None,
+    chat: bool | None,
+    progress: ProgressCallback | None,
+    **options: Any,
 ) -> Backend:
-    gguf = embedded_gguf_path()
+    """A GGUF file in ``runtime``, after its header and size are checked."""
+    info = read_gguf(gguf)
+    if runtime == "llama.cpp":
+        return _llama(gguf, info, name, gpu_layers=gpu_layers, device=device, chat=chat, **options)
+    # transformers de-quantises every tensor to float32.
+    check_fits(
+        int(info.parameters * 4 * 1.2) + (512 << 20),
+        f"{name} in float32 (transformers)",
+        hint="a quantized GGUF model runs in llama.cpp in a fraction of it: "
+        "pip install 'codecurve[llama]' and --backend llama.cpp",
+    )
     revision = file_hash(gguf)
     folder = ensure_converted(gguf, revision=revision, progress=progress)
-    return _transformers(
-        folder, name=EMBEDDED_NAME, revision=revision, device=device, chat=chat, **options
+    return _transformers(folder, name=name, revision=revision, device=device, chat=chat, **options)
+
+
+def _llama(
+    gguf: Path,
+    info: GGUFInfo,
+    name: str,
+    *,
+    gpu_layers: int | None,
+    device: str | None,
+    chat: bool | None,
+    **options: Any,
+) -> Backend:
+    from scoring.llama_backend import LlamaCppBackend, context_size, gpu_build, memory_needed
+
+    if device == "cpu" and gpu_layers is None:
+        gpu_layers = 0
+    if device not in (None, "cpu") and not gpu_build():
+        raise ScoringError(
+            f"--device {device}: the installed llama-cpp-python is a CPU build; rebuild it "
+            "with a GPU backend (docs/models.md) or use --backend transformers"
+        )
+    on_cpu = gpu_layers == 0 or (gpu_layers is None and not gpu_build())
+    if on_cpu:
+        n_ctx = context_size(info, options.get("max_context"))
+        check_fits(
+            memory_needed(info, n_ctx),
+            f"{name} ({info.quantization}, {info.size / (1 << 30):.1f} GB file)",
+            hint="choose a smaller model or a stronger quantization (docs/models.md)",
+        )
+    return LlamaCppBackend(
+        info,
+        name=name,
+        revision=file_hash(gguf),
+        chat=chat,
+        gpu_layers=gpu_layers,
+        **options,
     )
 
 
@@ -128,6 +254,8 @@ def _load_openai(spec: str, *, server: str | None, chat: bool | None, **options:
 def _load_path(
     path: Path,
     *,
+    backend: str | None,
+    gpu_layers: int | None,
     device: str | None,
     chat: bool | None,
     progress: ProgressCallback | None,
@@ -139,11 +267,17 @@ def _load_path(
             raise ModelNotFoundError(
                 f"model {path} is a file but not a .gguf file; give a model folder or a .gguf file"
             )
-        revision = file_hash(path)
-        folder = ensure_converted(path, revision=revision, progress=progress)
-        return _transformers(
-            folder, name=str(path), revision=revision, device=device, chat=chat, **options
+        return _load_gguf(
+            path,
+            str(path),
+            _runtime(backend, default="llama.cpp"),
+            gpu_layers=gpu_layers,
+            device=device,
+            chat=chat,
+            progress=progress,
+            **options,
         )
+    _refuse_llama(backend, str(path))
     if not (path / "config.json").is_file():
         raise ModelNotFoundError(f"model folder {path} has no config.json; is it a model folder?")
     return _transformers(

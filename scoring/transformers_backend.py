@@ -161,13 +161,19 @@ class TransformersBackend(Backend):
         device: str | None = None,
         chat: bool | None = None,
         local_files_only: bool = False,
+        threads: int | None = None,
         **kwargs: Any,
     ) -> TransformersBackend:
-        """Load a model folder or hub id (already resolved by :mod:`scoring.loading`)."""
+        """Load a model folder or hub id (already resolved by :mod:`scoring.loading`).
+
+        ``threads`` sets torch's CPU threads for the process (torch has one pool).
+        """
         from scoring.weights import quiet_hf_progress
 
-        dev, dtype = pick_device(device)
+        if threads is not None:
+            torch.set_num_threads(threads)
         source = str(path_or_id)
+        dev, dtype = pick_device(device, model_dtype=_stored_dtype(source))
         model: Any
         try:
             with quiet_hf_progress():
@@ -606,6 +612,18 @@ def _per_option(values: list[float], plan: _Plan) -> list[list[float]]:
         out.append(values[i : i + len(opt)])
         i += len(opt)
     return out
+
+
+def _stored_dtype(source: str) -> str | None:
+    """The dtype a local model folder's config says its weights are in, if it says."""
+    import json
+
+    try:
+        config = json.loads((Path(source) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = config.get("dtype") or config.get("torch_dtype") if isinstance(config, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def _first_line(exc: BaseException) -> str:

@@ -66,6 +66,7 @@ IDENTITY_COLUMNS = (
     "model_revision",
     "model_dtype",
     "model_device",
+    "model_backend",
     "config_key",
 )
 
@@ -128,6 +129,7 @@ def score_row(
             "model_revision": model.revision,
             "model_dtype": model.dtype,
             "model_device": model.device,
+            "model_backend": model.backend,
             "config_key": score.config_key,
         }
     )

@@ -92,6 +92,7 @@ def test_csv_output_has_a_row_per_pair_with_the_whole_curve(
         "model_revision",
         "model_dtype",
         "model_device",
+        "model_backend",
     ):
         assert row[column] != "", column
     token_ids = json.loads(row["option_token_ids"])

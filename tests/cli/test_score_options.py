@@ -94,6 +94,29 @@ def test_allow_download_is_passed_to_the_loader(
     assert calls == [False, True]
 
 
+def test_backend_gpu_layers_and_threads_reach_the_loader(
+    study: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import scoring
+    from scoring.loading import BACKENDS
+
+    seen: list[tuple[object, object, object]] = []
+    original = scoring.load_backend
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append((kwargs.get("backend"), kwargs.get("gpu_layers"), kwargs.get("threads")))
+        return original("fake")
+
+    monkeypatch.setattr(scoring, "load_backend", spy)
+    for backend in BACKENDS:  # the command line offers exactly the loader's backends
+        args = ["score", str(study), "--backend", backend, "--gpu-layers", "0", "--threads", "1"]
+        assert main(args) == 0
+    assert main(["score", str(study)]) == 0
+    assert seen == [("llama.cpp", 0, 1), ("transformers", 0, 1), (None, None, None)]
+    with pytest.raises(SystemExit):
+        main(["score", str(study), "--backend", "vllm"])
+
+
 def _batch(rate: float, token_rate: float) -> BatchResult:
     return BatchResult(
         scores=[], done=1, total=4, elapsed=1.0, rate=rate, eta=1.0, token_rate=token_rate

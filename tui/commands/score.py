@@ -5,7 +5,7 @@
 One row per (response, code): the whole surprisal curve (surprisal and probability per
 option), on-scale mass, entropy, the model's pick, expected value, spread and confidence,
 the flags (off-scale, truncated), the option token ids, and the score's identity (prompt
-hash, template, context, model name, revision, dtype, device). JSONL rows also carry the
+hash, template, context, model name, revision, dtype, device, backend). JSONL rows also carry the
 exact prompt. Files are written to a temporary name and renamed. Without ``-o`` a table
 with a sparkline per curve is printed. Progress (rate, ETA) goes to stderr.
 
@@ -67,7 +67,26 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--device",
         type=device_name,
-        help="cpu, cuda, cuda:N or mps (default: cuda when available)",
+        help="cpu, cuda, cuda:N or mps (default: cuda, else mps, else cpu)",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=("llama.cpp", "transformers"),  # scoring.loading.BACKENDS
+        help="what runs a .gguf model: llama.cpp (quantized, in-process; the default when "
+        "llama-cpp-python is installed) or transformers (converted to float32 once)",
+    )
+    parser.add_argument(
+        "--gpu-layers",
+        type=int,
+        metavar="N",
+        help="layers llama.cpp offloads to the GPU (default: all on a GPU build, else 0)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=positive_int,
+        metavar="N",
+        help="CPU threads of a local model (default: the physical cores for llama.cpp); "
+        "fewer run faster on a machine busy with other work",
     )
     parser.add_argument(
         "--scale",
@@ -182,6 +201,9 @@ def score_files(args: argparse.Namespace) -> int:
         chat=False if args.no_chat else None,
         server=args.server,
         allow_download=args.allow_download,
+        backend=args.backend,
+        gpu_layers=args.gpu_layers,
+        threads=args.threads,
     )
     try:
         engine = ScoringEngine(

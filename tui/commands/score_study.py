@@ -64,6 +64,9 @@ def score_study_file(args: argparse.Namespace) -> int:
             chat=False if args.no_chat else None,
             server=args.server,
             allow_download=args.allow_download,
+            backend=args.backend,
+            gpu_layers=args.gpu_layers,
+            threads=args.threads,
         )
         try:
             engine = ScoringEngine(
