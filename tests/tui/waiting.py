@@ -28,7 +28,7 @@ async def settle(pilot: Pilot[None]) -> None:
     app = pilot.app
 
     def pending() -> bool:
-        return app._screening_timer is not None
+        return app._screening_timer is not None  # type: ignore[attr-defined]
 
     await pilot.pause()
     while True:
