@@ -119,6 +119,9 @@ class FakeServer:
         self.headers: list[httpx.Headers] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        #: Completions are held until this many are in flight at once (then all go).
+        self.release_at: int | None = None
+        self._released: asyncio.Event | None = None
 
     def transport(self) -> httpx.MockTransport:
         return httpx.MockTransport(self.handle)
@@ -141,6 +144,12 @@ class FakeServer:
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
+            if self.release_at is not None and path == "/v1/completions":
+                if self._released is None:
+                    self._released = asyncio.Event()
+                if self.in_flight >= self.release_at:
+                    self._released.set()
+                await asyncio.wait_for(self._released.wait(), timeout=60)
             if self.delay:
                 await asyncio.sleep(self.delay)
             return self.route(path, body)
@@ -323,9 +332,11 @@ def test_results_come_back_in_the_callers_order(make: Any) -> None:
 
 
 def test_requests_run_concurrently_within_the_bound(make: Any) -> None:
-    # Each request is held long enough for the others to start, so the peak shows the
-    # bound itself (a serial client peaks at 1) without timing the run on a busy machine.
-    backend, server = make(FakeServer(delay=0.1), concurrency=4)
+    # Requests are held until four are in flight (a serial client never gets there), so
+    # the peak shows the bound itself whatever the machine's speed.
+    server = FakeServer()
+    server.release_at = 4
+    backend, _ = make(server, concurrency=4, mode="prompt_logprobs")
     results = backend.option_logprobs([f"p{i}" for i in range(16)], OPTIONS)
     assert len(results) == 16
     assert server.max_in_flight == 4
