@@ -263,10 +263,13 @@ def glossed_markdown(report: VRSReport) -> str:
 
 def json_text(payload: object) -> str:
     """JSON with non-ASCII text kept, but every control character escaped (json.dumps
-    escapes C0 controls only; C1 controls and DEL are written raw)."""
+    escapes C0 controls only; C1 controls, DEL and the bidirectional controls are written
+    raw). The escapes are JSON's own: the values read back unchanged."""
     text = json.dumps(payload, indent=2, ensure_ascii=False)
     return re.sub(
-        "[\x7f-\x9f\u2028\u2029\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text
+        "[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]",
+        lambda m: f"\\u{ord(m.group()):04x}",
+        text,
     )
 
 
