@@ -52,10 +52,17 @@ class ServerRejectedError(ServerError):
     """The server refused a request (4xx): a parameter it does not support, a bad key."""
 
 
+class ServerAnswerError(ServerError):
+    """The server answered something that cannot be scores: values that are not
+    log-probabilities (logits, probabilities, NaN, ``true``), a reading with no option in
+    it, or an answer larger than any request could need."""
+
+
 __all__ = [
     "ModelNotFoundError",
     "ScoringCancelled",
     "ScoringError",
+    "ServerAnswerError",
     "ServerError",
     "ServerRejectedError",
     "ServerTimeoutError",

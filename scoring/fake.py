@@ -37,6 +37,9 @@ class FakeBackend(Backend):
         batch_tokens: Most prompt tokens per call the engine should give it (None: no
             bound), and ``delay_per_token`` seconds slept per prompt token, to model
             long prompts.
+        gate: Calls from number ``gate_from`` on (0-based) wait until this event is set,
+            for at most ``gate_timeout`` seconds: a test holds a run with it at a known
+            point, whatever the machine's speed.
     """
 
     def __init__(
@@ -52,8 +55,14 @@ class FakeBackend(Backend):
         off_scale: float = -1.0,
         batch_tokens: int | None = None,
         delay_per_token: float = 0.0,
+        gate: threading.Event | None = None,
+        gate_from: int = 0,
+        gate_timeout: float = 120.0,
     ) -> None:
         self.delay = delay
+        self.gate = gate
+        self.gate_from = gate_from
+        self.gate_timeout = gate_timeout
         self.fail_on_call = fail_on_call
         self.fail_always = fail_always
         self._chat = chat
@@ -101,6 +110,9 @@ class FakeBackend(Backend):
             call = self.calls
             self.calls += 1
             self.batches.append(list(prompts))
+        held = self.gate is not None and call >= self.gate_from
+        if held and self.gate is not None and not self.gate.wait(self.gate_timeout):
+            raise ScoringError(f"the fake model's gate stayed shut for {self.gate_timeout:g} s")
         if self.delay:
             time.sleep(self.delay)
         if self.delay_per_token:

@@ -34,6 +34,12 @@ Identity: ``openai:NAME``, revision = what the server reports as the model's ori
 URL is deliberately left out: the numbers do not depend on where the server runs, so a
 study scored against a laptop's server keeps its cache when it moves to a cluster.
 
+Answers are checked before anything is stored: a value that is not a log-probability
+(a logit, a probability, NaN, ``true``), a reading that is no curve (every option at
+probability zero or unseen) and an answer larger than a request could need are refused
+with :class:`~scoring.errors.ServerAnswerError` (:mod:`scoring.openai_modes`,
+:mod:`scoring.openai_transport`).
+
 Errors: :class:`~scoring.errors.ServerError` and its subclasses, and
 :class:`~scoring.errors.ModelNotFoundError` when the server does not serve NAME (the
 tree is drawn in :mod:`codebooks.errors`); they are importable from here too.
@@ -55,6 +61,7 @@ import httpx
 from scoring.backend import Backend, ModelIdentity, OptionLogprobs, OptionVariants, cut_middle
 from scoring.errors import (
     ScoringError,
+    ServerAnswerError,
     ServerError,
     ServerRejectedError,
     ServerTimeoutError,
@@ -66,9 +73,11 @@ from scoring.openai_modes import (
     MAX_LOGPROB_TOKEN_IDS,
     MODES,
     ModeReader,
+    NotALogprob,
     Reading,
     Unsupported,
     pool_reading,
+    unusable,
 )
 from scoring.openai_probe import (
     FALLBACK_CONTEXT,
@@ -117,6 +126,7 @@ __all__ = [
     "SERVER_ENV",
     "TIMEOUT_ENV",
     "OpenAIBackend",
+    "ServerAnswerError",
     "ServerError",
     "ServerRejectedError",
     "ServerTimeoutError",
@@ -375,10 +385,26 @@ class OpenAIBackend(Backend):
         ids, truncated = cut_middle(await self._tokens.encode(prompt), budget)
         try:
             logprobs, missing = pool_reading(await self._read(mode, ids, plan), plan)
+        except NotALogprob as exc:
+            raise ServerAnswerError(
+                f"the server at {self.url} answered {exc} (scoring in {mode} mode)"
+            ) from exc
         except Unsupported as exc:
             raise ServerError(
                 f"the server at {self.url} answered without what {mode} mode needs ({exc})"
             ) from exc
+        reason = unusable(logprobs, missing, plan)
+        if reason is not None:
+            hint = (
+                f"; an exact mode gives every option ({MODE_ENV}=logprob_token_ids, "
+                "prompt_logprobs or echo)"
+                if mode == "topk"
+                else ""
+            )
+            raise ServerAnswerError(
+                f"the server at {self.url} {reason} for a prompt of {len(ids)} tokens "
+                f"(scoring in {mode} mode){hint}"
+            )
         return OptionLogprobs(
             logprobs=logprobs,
             token_ids=plan.token_ids,

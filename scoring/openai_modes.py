@@ -17,12 +17,20 @@ Every variant token's log-probability is read in one of four ways (``mode``):
 Each read gives a :class:`Reading`; :func:`pool_reading` turns it into one value per
 option with :func:`scoring.variants.pool_variants`, flagging as missing an option one of
 whose tokens was not seen (its value is then an upper bound, never a guess).
+
+Nothing the server says is taken on trust (:func:`logprob`): a value where a
+log-probability belongs must be a JSON number, not NaN, at most :data:`LOGPROB_SLACK`
+above 0 (logits and probabilities are refused, not clamped to 0) and either ``-inf``
+(probability zero) or at least :data:`LOGPROB_FLOOR`. :func:`unusable` then refuses a
+pooled reading that cannot be a curve: every option at probability zero, every option
+unseen, or disjoint options whose probabilities add up to more than 1.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -49,8 +57,52 @@ DEFAULT_TOPK = 20
 Entry = tuple[int | None, str | None, float]
 
 
+#: How far above 0 a log-probability may be: float32 rounding of a softmax, no more.
+LOGPROB_SLACK = 1e-6
+
+#: The lowest finite log-probability believed, in nats. A real softmax over a vocabulary
+#: gives nothing near it (vLLM itself writes a zero probability as -9999.0); below it the
+#: numbers are not log-probabilities, and values like -1e308 make a curve's mass
+#: underflow to a uniform curve with entropy 0.
+LOGPROB_FLOOR = -1e4
+
+#: How far above 1 the probabilities of disjoint options may add up (rounding).
+MASS_SLACK = 1e-3
+
+
 class Unsupported(Exception):
     """An answer that lacks what a mode needs (a server that ignores the parameter)."""
+
+
+class NotALogprob(Unsupported):
+    """A value where a log-probability belongs that is not one."""
+
+
+def logprob(raw: object) -> float:
+    """A value of an answer as a log-probability in nats, at most 0.
+
+    Raises:
+        NotALogprob: ``raw`` is not a number (``true``, a string, null), is NaN, lies above
+            :data:`LOGPROB_SLACK` (+inf, a logit, a probability) or is finite below
+            :data:`LOGPROB_FLOOR`.
+    """
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        raise NotALogprob(f"{str(raw)[:40]!r} where a log-probability belongs")
+    value = float(raw)
+    if math.isnan(value):
+        raise NotALogprob("NaN where a log-probability belongs")
+    if value > LOGPROB_SLACK:
+        raise NotALogprob(
+            f"{value:g} where a log-probability belongs: log-probabilities are at most 0, "
+            "so these look like logits or probabilities (a vLLM server must run with "
+            "--logprobs-mode raw_logprobs or processed_logprobs)"
+        )
+    if value < LOGPROB_FLOOR and value != -math.inf:
+        raise NotALogprob(
+            f"{value:g} where a log-probability belongs: no softmax gives a finite value "
+            f"below {LOGPROB_FLOOR:g}"
+        )
+    return min(value, 0.0)
 
 
 @dataclass
@@ -107,9 +159,15 @@ class ModeReader:
         choices = body.get("choices") if isinstance(body, dict) else None
         if not isinstance(choices, list) or len(choices) != n:
             raise Unsupported(f"expected {n} choices in the answer")
-        ordered = sorted(choices, key=lambda c: int(c.get("index", 0)))
+        numbered: list[tuple[int, dict[str, Any]]] = []
+        for c in choices:
+            i = c.get("index", 0) if isinstance(c, dict) else None
+            if not isinstance(i, int) or isinstance(i, bool):
+                raise Unsupported("the answer's choices are not numbered")
+            numbered.append((i, c))
+        numbered.sort(key=lambda p: p[0])
         self.stats["sequences"] += n
-        return [c if isinstance(c, dict) else {} for c in ordered]
+        return [c for _, c in numbered]
 
     async def _read_token_ids(self, ids: list[int], plan: TokenPlan) -> Reading:
         """One-token reads of exactly the variant tokens, one sequence per context."""
@@ -163,7 +221,7 @@ class ModeReader:
                 value = entry.get(str(token)) if isinstance(entry, dict) else None
                 if not isinstance(value, dict) or "logprob" not in value:
                     raise Unsupported(f"prompt_logprobs lack token {token}")
-                reading.lp.setdefault(cont[:j], {})[token] = float(value["logprob"])
+                reading.lp.setdefault(cont[:j], {})[token] = logprob(value["logprob"])
         return reading
 
     async def _read_echo(self, ids: list[int], plan: TokenPlan) -> Reading:
@@ -182,7 +240,7 @@ class ModeReader:
                 value = values[start + j]
                 if value is None:
                     raise Unsupported("echoed token_logprobs lack a value")
-                reading.lp.setdefault(cont[:j], {})[token] = float(value)
+                reading.lp.setdefault(cont[:j], {})[token] = logprob(value)
         return reading
 
     async def _read_topk(self, ids: list[int], plan: TokenPlan) -> Reading:
@@ -246,6 +304,29 @@ def pool_reading(reading: Reading, plan: TokenPlan) -> tuple[FloatArray, BoolArr
     return pool_variants(values), missing
 
 
+def unusable(logprobs: FloatArray, missing: BoolArray, plan: TokenPlan) -> str | None:
+    """Why a pooled reading cannot be stored as a curve; None when it can.
+
+    Refused: every option at probability zero (no curve exists), every option unseen (a
+    top-k reading that would be stored as a uniform curve of full mass), and, where the
+    options are disjoint events, seen options whose probabilities add up to more than 1.
+    """
+    if not np.isfinite(logprobs).any():
+        return "gave every option probability zero"
+    if missing.all():
+        return "listed none of the options among its top log-probabilities"
+    seen = logprobs[~missing & np.isfinite(logprobs)]
+    if plan.disjoint and seen.size:
+        top = float(seen.max())
+        mass = math.exp(top + math.log(float(np.exp(seen - top).sum())))
+        if mass > 1.0 + MASS_SLACK:
+            return (
+                f"gave options whose probabilities add up to {mass:.4g}, more than 1 "
+                "(these are not log-probabilities)"
+            )
+    return None
+
+
 def top_entries(choice: dict[str, Any]) -> list[Entry]:
     """The first generated position's top log-probabilities: (id, piece, logprob).
 
@@ -260,12 +341,12 @@ def top_entries(choice: dict[str, Any]) -> list[Entry]:
     if isinstance(tops, list) and tops and isinstance(tops[0], dict):
         out: list[Entry] = []
         for key, value in tops[0].items():
-            if value is None:
+            if value is None:  # llama.cpp writes -inf as null: left unseen, an upper bound
                 continue
             if key.startswith("token_id:") and key[9:].lstrip("-").isdigit():
-                out.append((int(key[9:]), None, float(value)))
+                out.append((int(key[9:]), None, logprob(value)))
             else:
-                out.append((None, key, float(value)))
+                out.append((None, key, logprob(value)))
         return out
     content = logprobs.get("content")
     if isinstance(content, list) and content and isinstance(content[0], dict):
@@ -274,7 +355,7 @@ def top_entries(choice: dict[str, Any]) -> list[Entry]:
             (
                 int(e["id"]) if isinstance(e.get("id"), int) else None,
                 e.get("token") if isinstance(e.get("token"), str) else None,
-                float(e["logprob"]),
+                logprob(e["logprob"]),
             )
             for e in entries
             if isinstance(e, dict) and e.get("logprob") is not None

@@ -4,7 +4,8 @@ Asked once per backend. ``/v1/models`` says whether the model is served, which s
 answers (vLLM or llama.cpp, from ``owned_by``), the weights' origin (the revision) and,
 on vLLM, the context length; llama.cpp's ``/props`` gives its context. The read mode,
 when ``auto``, is chosen by trying each mode on a tiny prompt, fastest exact first, and
-keeping the first that answers sound numbers.
+keeping the first that answers sound numbers: log-probabilities (see
+:func:`scoring.openai_modes.logprob`) whose probabilities add up to at most 1.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from scoring.errors import ModelNotFoundError, ServerError, ServerRejectedError
-from scoring.openai_modes import MODES, ModeReader, Unsupported, pool_reading
+from scoring.openai_modes import MODES, ModeReader, Unsupported, pool_reading, unusable
 from scoring.openai_tokens import ServerTokens, TokenPlan
 
 log = logging.getLogger(__name__)
@@ -98,11 +99,13 @@ async def choose_mode(reader: ModeReader, tokens: ServerTokens, *, url: str, nam
     for mode in MODES[1:]:
         try:
             reading = await reader.read(mode, ids, plan)
-            value, _ = pool_reading(reading, plan)
+            value, missing = pool_reading(reading, plan)
         except (Unsupported, ServerRejectedError) as exc:
             reasons.append(f"{mode}: {exc}")
             continue
-        if np.isfinite(value).all():
+        # A top-k server may list neither probe answer; what it does list must add up.
+        wrong = None if missing.all() else unusable(value, missing, plan)
+        if np.isfinite(value).all() and wrong is None:
             if mode == "topk":
                 log.warning(
                     "the server at %s has neither prompt_logprobs nor echo: scoring in "
@@ -113,7 +116,7 @@ async def choose_mode(reader: ModeReader, tokens: ServerTokens, *, url: str, nam
             else:
                 log.info("the server at %s is scored in %s mode", url, mode)
             return mode
-        reasons.append(f"{mode}: answered no usable number")
+        reasons.append(f"{mode}: {wrong or 'answered no usable number'}")
     raise ServerError(
         f"the server at {url} gives no usable log-probabilities for {name} ("
         + "; ".join(reasons)

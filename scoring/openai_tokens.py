@@ -37,6 +37,8 @@ class TokenPlan:
             (``()`` is right after the prompt); what the one-token modes ask for.
         next_tokens: Per context, the variant tokens that follow it.
         longest: Tokens of the longest variant.
+        disjoint: No variant is a prefix of another (nor repeated): the options are
+            disjoint events, so their probabilities add up to at most 1.
     """
 
     token_ids: tuple[tuple[Seq, ...], ...]
@@ -44,10 +46,12 @@ class TokenPlan:
     contexts: tuple[Seq, ...]
     next_tokens: tuple[Seq, ...]
     longest: int
+    disjoint: bool
 
     @classmethod
     def build(cls, token_ids: tuple[tuple[Seq, ...], ...]) -> TokenPlan:
-        flat = list(dict.fromkeys(ids for opt in token_ids for ids in opt))
+        every = [ids for opt in token_ids for ids in opt]
+        flat = list(dict.fromkeys(every))
         sequences = tuple(s for s in flat if not any(o != s and o[: len(s)] == s for o in flat))
         following: dict[Seq, dict[int, None]] = {}
         for s in flat:
@@ -59,6 +63,7 @@ class TokenPlan:
             contexts=tuple(following),
             next_tokens=tuple(tuple(t) for t in following.values()),
             longest=max(len(s) for s in flat),
+            disjoint=len(sequences) == len(every),
         )
 
 
@@ -104,7 +109,13 @@ class ServerTokens:
         if not isinstance(tokens, list):
             raise ServerError(f"{self.url}/tokenize answered no token list")
         # llama.cpp answers {"id", "piece"} objects when asked for pieces; plain ints else.
-        return [int(t["id"]) if isinstance(t, dict) else int(t) for t in tokens]
+        ids: list[int] = []
+        for t in tokens:
+            token = t.get("id") if isinstance(t, dict) else t
+            if not isinstance(token, int) or isinstance(token, bool):
+                raise ServerError(f"{self.url}/tokenize answered {token!r:.40} for a token id")
+            ids.append(token)
+        return ids
 
     async def encode(self, prompt: str) -> list[int]:
         """The ids the model reads for a prompt (BOS included when expected)."""

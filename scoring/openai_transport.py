@@ -5,7 +5,8 @@ Requests run on an ``httpx.AsyncClient`` inside a private event loop in a daemon
 included, which may run a loop of its own) can wait for them. At most ``concurrency``
 requests are in flight. 429 and 5xx answers and dropped connections are retried with
 exponential backoff and jitter (``Retry-After`` is honoured); a request that runs past
-``timeout`` is not retried, since retrying an overloaded server only adds load.
+``timeout`` is not retried, since retrying an overloaded server only adds load. An
+answer is read only up to :func:`answer_limit` bytes and refused beyond it.
 
 What is sent and how answers are read lives elsewhere (:mod:`scoring.openai_modes`);
 this module only moves JSON and turns failures into :class:`~scoring.errors.ServerError`.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import random
@@ -27,6 +29,7 @@ import httpx
 from scoring.errors import (
     ModelNotFoundError,
     ScoringError,
+    ServerAnswerError,
     ServerError,
     ServerRejectedError,
     ServerTimeoutError,
@@ -50,6 +53,10 @@ DEFAULT_TIMEOUT = 120.0
 
 #: Answers worth retrying: rate limits and a server that is restarting or overloaded.
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+
+#: Bytes any answer may have, and more per byte of the request (see :func:`answer_limit`).
+MIN_ANSWER_BYTES = 16 * 2**20
+ANSWER_BYTES_PER_SENT = 64
 
 DEFAULT_RETRIES = 5
 DEFAULT_BACKOFF = 0.5
@@ -210,9 +217,11 @@ class ServerTransport:
             ModelNotFoundError: a 404 that names the model.
             ServerError: 5xx answers after the retries, or an answer that is not JSON.
         """
-        if self.client is None or self._semaphore is None:
+        client = self.client
+        if client is None or self._semaphore is None:
             raise ScoringError("the server backend is closed")
         budget = self.retries if retries is None else retries
+        content = None if payload is None else json.dumps(payload).encode()
         attempt = 0
         while True:
             delay: float | None = None
@@ -224,9 +233,7 @@ class ServerTransport:
                     # A deadline for the whole request: httpx's own timeouts are per read,
                     # and a server that trickles its answer would never trip them.
                     async with asyncio.timeout(self.timeout):
-                        response = await self.client.request(
-                            method, path, json=payload, timeout=self._httpx_timeout()
-                        )
+                        response, body = await self._exchange(client, method, path, content)
             except httpx.ConnectTimeout as exc:
                 last = f"no answer to connect within {min(self.timeout, 10.0):g} s ({exc})"
                 kind, status = "unreachable", None
@@ -244,16 +251,16 @@ class ServerTransport:
             else:
                 if response.status_code < 400:
                     try:
-                        return response.json()
+                        return json.loads(body)
                     except ValueError as exc:
                         raise ServerError(
                             f"{self.url}{path} answered something that is not JSON",
                             status=response.status_code,
                         ) from exc
                 if response.status_code not in RETRY_STATUS:
-                    raise self._error_for(response, path)
+                    raise self._error_for(response, body, path)
                 status = response.status_code
-                last = f"HTTP {status}: {server_message(response)}"
+                last = f"HTTP {status}: {server_message(response, body)}"
                 kind = "status"
                 delay = retry_after(response)
             if attempt >= budget:
@@ -275,6 +282,37 @@ class ServerTransport:
             log.debug("retrying %s in %.2f s after %s", path, delay, last)
             await asyncio.sleep(delay)
 
+    async def _exchange(
+        self, client: httpx.AsyncClient, method: str, path: str, content: bytes | None
+    ) -> tuple[httpx.Response, bytes]:
+        """Send one request and read its answer, refusing one beyond :func:`answer_limit`."""
+        limit = answer_limit(0 if content is None else len(content))
+        headers = {} if content is None else {"Content-Type": "application/json"}
+        request = client.build_request(
+            method, path, content=content, headers=headers, timeout=self._httpx_timeout()
+        )
+        response = await client.send(request, stream=True)
+        try:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > limit:
+                raise self._too_large(path, limit, f"it declared {int(declared):,}")
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_bytes():  # decoded: a gzip bomb counts whole
+                size += len(chunk)
+                if size > limit:
+                    raise self._too_large(path, limit, "read no further")
+                chunks.append(chunk)
+        finally:
+            await response.aclose()
+        return response, b"".join(chunks)
+
+    def _too_large(self, path: str, limit: int, what: str) -> ServerAnswerError:
+        return ServerAnswerError(
+            f"the server at {self.url} answered {path} with more than {limit:,} bytes, "
+            f"more than such a request can need ({what}); refused"
+        )
+
     async def aclose(self) -> None:
         client, self.client = self.client, None
         if client is not None:
@@ -283,8 +321,8 @@ class ServerTransport:
     def _httpx_timeout(self) -> httpx.Timeout:
         return httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0))
 
-    def _error_for(self, response: httpx.Response, path: str) -> ScoringError:
-        message = server_message(response)
+    def _error_for(self, response: httpx.Response, body: bytes, path: str) -> ScoringError:
+        message = server_message(response, body)
         status = response.status_code
         if status in (401, 403):
             return ServerRejectedError(
@@ -299,12 +337,29 @@ class ServerTransport:
         )
 
 
-def server_message(response: httpx.Response) -> str:
+def answer_limit(sent: int) -> int:
+    """The most bytes an answer to a request of ``sent`` bytes is read to.
+
+    :data:`MIN_ANSWER_BYTES`, plus :data:`ANSWER_BYTES_PER_SENT` per byte sent: the
+    longest honest answers (``prompt_logprobs``: some 80 bytes per prompt token, sent as
+    about 6) stay well inside, while a tiny request cannot be answered with gigabytes
+    (up to ``concurrency`` answers are read at once).
+    """
+    return MIN_ANSWER_BYTES + ANSWER_BYTES_PER_SENT * sent
+
+
+def server_message(response: httpx.Response, body: bytes) -> str:
     """The server's own words from an error answer (vLLM, llama.cpp and OpenAI shapes)."""
     try:
-        body = response.json()
+        answer = json.loads(body)
     except ValueError:
-        return response.text.strip()[:300] or response.reason_phrase
+        text = body[:300].decode("utf-8", "replace").strip()
+        return text or response.reason_phrase
+    return message_of(answer)
+
+
+def message_of(body: Any) -> str:
+    """The message inside a JSON error answer."""
     if isinstance(body, dict):
         error = body.get("error", body)
         if isinstance(error, dict):

@@ -2,8 +2,10 @@
 
 Responses, attributes, code names, notes and ids come from files a user did not
 necessarily write. Written to a terminal as they are, an escape sequence in a response
-sets the window's title, clears the screen or colours what follows. :func:`printable`
-is applied to every such text wherever the app or the command line shows it.
+sets the window's title, clears the screen or colours what follows, and a
+right-to-left override reorders the rest of the line. :func:`printable` is applied to
+every such text wherever the app or the command line shows it, the editors' initial
+values included (:func:`kept_unless_edited` saves an untouched one unchanged).
 
 No textual here, and rich only when markup is escaped: the command line imports this
 module, and ``codecurve --help`` must stay fast.
@@ -14,10 +16,17 @@ from __future__ import annotations
 import json
 import re
 
-#: C0 controls other than tab and line feed, DEL, and C1 controls; lone surrogates too
-#: (text read with ``surrogateescape`` would make the terminal's encoder raise).
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-_UNSAFE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+#: Bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): they
+#: reorder what follows them up to the end of the line, so a text reads otherwise than it
+#: is and a table's later columns move. The marks (U+200E, U+200F, U+061C) only steer the
+#: neutral characters beside them and belong to ordinary right-to-left text: kept.
+_BIDI = "\u202a-\u202e\u2066-\u2069"
+
+#: C0 controls other than tab and line feed, DEL, C1 controls and the bidirectional
+#: controls; lone surrogates too (text read with ``surrogateescape`` would make the
+#: terminal's encoder raise).
+_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}\ud800-\udfff]")
+_UNSAFE_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}\ud800-\udfff]")
 
 
 def _picture(match: re.Match[str]) -> str:
@@ -29,6 +38,8 @@ def _picture(match: re.Match[str]) -> str:
         return "\u2421"  # ␡
     if code <= 0x9F:
         return f"\\x{code:02x}"  # C1 controls have no pictures: \x9b
+    if 0x202A <= code <= 0x2069:
+        return f"\\u{code:04x}"  # bidirectional controls likewise: \u202e
     return "\ufffd"
 
 
@@ -36,15 +47,23 @@ def printable(text: str, *, single_line: bool = False) -> str:
     """``text`` with every control character replaced by a visible stand-in.
 
     C0 controls become the Unicode control pictures (ESC shows as ``␛``, one cell like
-    any letter), DEL ``␡``, C1 controls a ``\\x9b``-style escape, a lone surrogate
-    ``�``. Line feed and tab are kept unless ``single_line``, when they become pictures
-    too (a table cell that must stay on one line).
+    any letter), DEL ``␡``, C1 controls a ``\\x9b``-style escape, the bidirectional
+    embeddings, overrides and isolates a ``\\u202e``-style one, a lone surrogate ``�``.
+    Line feed and tab are kept unless ``single_line``, when they become pictures too (a
+    table cell that must stay on one line).
 
     Args:
         text: Text that came from a file.
         single_line: Replace line feeds and tabs as well.
     """
     return (_UNSAFE_LINE if single_line else _UNSAFE).sub(_picture, text)
+
+
+def kept_unless_edited(typed: str, shown: str, stored: str) -> str:
+    """What an editor prefilled with ``printable(stored)`` saves: ``stored`` itself while
+    the coder left the shown text as it was (saving without an edit changes nothing),
+    else what was typed, stand-ins included (they are ordinary characters by then)."""
+    return stored if typed == shown else typed
 
 
 def one_line(text: str) -> str:
@@ -108,8 +127,11 @@ def plural(count: int, noun: str, plural_form: str | None = None) -> str:
 
 def json_text(payload: object) -> str:
     """JSON with non-ASCII text kept, but every control character escaped (json.dumps
-    escapes C0 controls only; C1 controls and DEL are written raw)."""
+    escapes C0 controls only; C1 controls, DEL and the bidirectional controls are written
+    raw). The escapes are JSON's own: the values read back unchanged."""
     text = json.dumps(payload, indent=2, ensure_ascii=False)
     return re.sub(
-        "[\x7f-\x9f\u2028\u2029\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text
+        f"[\x7f-\x9f\u2028\u2029{_BIDI}\ud800-\udfff]",
+        lambda m: f"\\u{ord(m.group()):04x}",
+        text,
     )

@@ -85,9 +85,21 @@ class AgreementError(StudyError):
         super().__init__(message, path=path)
 
 
+#: The embeddings, overrides and isolates, which reorder the rest of a line.
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
 def safe(text: object) -> str:
-    """Text with control characters shown as escapes (``\\x1b``), never obeyed."""
-    return "".join(repr(ch)[1:-1] if unicodedata.category(ch) == "Cc" else ch for ch in str(text))
+    """Text with control characters and bidirectional overrides shown as escapes
+    (``\\x1b``, ``\\u202e``), never obeyed."""
+    return "".join(
+        repr(ch)[1:-1]
+        if unicodedata.category(ch) == "Cc"
+        else f"\\u{ord(ch):04x}"
+        if ch in BIDI_CONTROLS
+        else ch
+        for ch in str(text)
+    )
 
 
 def describe_estimate(e: Estimate | None, *, percent: bool = False) -> str:

@@ -16,7 +16,7 @@ import math
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import httpx
@@ -26,6 +26,7 @@ import pytest
 from scoring.errors import ModelNotFoundError, ScoringError
 from scoring.openai_backend import (
     OpenAIBackend,
+    ServerAnswerError,
     ServerError,
     ServerRejectedError,
     ServerTimeoutError,
@@ -110,10 +111,17 @@ class FakeServer:
         self.owned_by = owned_by
         self.delay = delay
         self.failures: list[str | int] = []
+        #: Applied to every log-probability answered, except for the probe's prompt
+        #: while ``spare_probe`` is set.
+        self.corrupt: Callable[[float], Any] | None = None
+        self.spare_probe = True
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.headers: list[httpx.Headers] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        #: Completions are held until this many are in flight at once (then all go).
+        self.release_at: int | None = None
+        self._released: asyncio.Event | None = None
 
     def transport(self) -> httpx.MockTransport:
         return httpx.MockTransport(self.handle)
@@ -136,6 +144,12 @@ class FakeServer:
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
+            if self.release_at is not None and path == "/v1/completions":
+                if self._released is None:
+                    self._released = asyncio.Event()
+                if self.in_flight >= self.release_at:
+                    self._released.set()
+                await asyncio.wait_for(self._released.wait(), timeout=60)
             if self.delay:
                 await asyncio.sleep(self.delay)
             return self.route(path, body)
@@ -190,9 +204,29 @@ class FakeServer:
             if len(p) + body.get("max_tokens", 16) > self.max_model_len:
                 return error(400, "This model's maximum context length is exceeded")
         choices = [self.choice(i, p, body) for i, p in enumerate(prompts)]
-        return httpx.Response(200, json={"choices": choices[::-1]})  # order by "index" only
+        # json.dumps, unlike httpx, writes NaN and Infinity as Python's json reads them.
+        content = json.dumps({"choices": choices[::-1]})  # ordered by "index" only
+        return httpx.Response(200, content=content, headers={"Content-Type": "application/json"})
 
     def choice(self, index: int, ids: list[int], body: dict[str, Any]) -> dict[str, Any]:
+        choice = self.true_choice(index, ids, body)
+        corrupt = self.corrupt
+        if corrupt is None or (self.spare_probe and ids[: len(PROBE)] == PROBE):
+            return choice
+
+        def spoil(node: Any) -> Any:
+            if isinstance(node, float):
+                return corrupt(node)
+            if isinstance(node, list):
+                return [spoil(v) for v in node]
+            if isinstance(node, dict):
+                return {k: spoil(v) for k, v in node.items()}
+            return node
+
+        spoilt: dict[str, Any] = spoil(choice)
+        return spoilt
+
+    def true_choice(self, index: int, ids: list[int], body: dict[str, Any]) -> dict[str, Any]:
         positions = [true_logprobs(ids[j - 1]) for j in range(1, len(ids))]
         choice: dict[str, Any] = {"index": index, "text": ""}
         if body.get("prompt_logprobs") is not None:
@@ -219,6 +253,10 @@ class FakeServer:
                 "top_logprobs": [{key: float(lp[t]) for key, t in zip(keys, top, strict=True)}],
             }
         return choice
+
+
+#: The prompt the backend probes a server's modes with.
+PROBE = encode("The answer is")
 
 
 def error(status: int, message: str) -> httpx.Response:
@@ -294,9 +332,11 @@ def test_results_come_back_in_the_callers_order(make: Any) -> None:
 
 
 def test_requests_run_concurrently_within_the_bound(make: Any) -> None:
-    # Each request is held long enough for the others to start, so the peak shows the
-    # bound itself (a serial client peaks at 1) without timing the run on a busy machine.
-    backend, server = make(FakeServer(delay=0.1), concurrency=4)
+    # Requests are held until four are in flight (a serial client never gets there), so
+    # the peak shows the bound itself whatever the machine's speed.
+    server = FakeServer()
+    server.release_at = 4
+    backend, _ = make(server, concurrency=4, mode="prompt_logprobs")
     results = backend.option_logprobs([f"p{i}" for i in range(16)], OPTIONS)
     assert len(results) == 16
     assert server.max_in_flight == 4
@@ -419,21 +459,180 @@ def test_topk_teacher_forces_multi_token_variants_through_contexts(make: Any) ->
 
 def test_topk_never_treats_an_unseen_token_as_zero(make: Any) -> None:
     backend, _ = make(FakeServer(max_logprobs=3), mode="topk", topk=3)
-    options = [(decode([0]),), ("1",)]  # token 0 has probability ~e^-30
+    likeliest = decode([int(np.argmax(true_logprobs(encode("abc")[-1])))])
+    options = [(decode([0]),), (likeliest,)]  # token 0 has probability ~e^-30
     (result,) = backend.option_logprobs(["abc"], options)
-    assert result.missing[0]
+    assert result.missing.tolist() == [True, False]
     assert np.isfinite(result.logprobs[0])
     assert result.logprobs[0] > expected(encode("abc"), options)[0]
 
 
 def test_topk_matches_tokens_by_text_when_the_server_gives_no_ids(make: Any) -> None:
     backend, server = make(FakeServer(owned_by="someone"), mode="topk")
-    (result,) = backend.option_logprobs(["abc"], [("1",), ("2",)])
+    order = np.argsort(-true_logprobs(encode("abc")[-1]))
+    options = [(decode([int(order[0])]),), (decode([int(order[3])]),), ("~",)]
+    assert encode("~")[0] not in order[:20]  # outside the top 20 the server lists
+    (result,) = backend.option_logprobs(["abc"], options)
     assert not any("return_tokens_as_token_ids" in b for b in completions(server))
-    exact = expected(encode("abc"), [("1",), ("2",)])
-    for k in range(2):
-        if not result.missing[k]:
-            assert result.logprobs[k] == pytest.approx(exact[k])
+    exact = expected(encode("abc"), options)
+    assert result.missing.tolist() == [False, False, True]
+    np.testing.assert_allclose(result.logprobs[:2], exact[:2], atol=1e-9)
+
+
+# -- answers that are not log-probabilities ------------------------------------------------
+
+#: What a broken or misconfigured server answers where log-probabilities belong, and the
+#: words the refusal must contain.
+NOT_LOGPROBS: dict[str, tuple[Callable[[float], Any], str]] = {
+    "logits": (lambda v: v + 50.0, "look like logits or probabilities"),
+    "probabilities": (math.exp, "look like logits or probabilities"),
+    "+inf": (lambda v: math.inf, "inf where a log-probability belongs"),
+    "nan": (lambda v: math.nan, "NaN where"),
+    "-1e308": (lambda v: -1e308, "no softmax gives a finite value below"),
+    "true": (lambda v: True, "'True' where a log-probability belongs"),
+    "string": (lambda v: str(v), "where a log-probability belongs"),
+    "zeros": (lambda v: 0.0, "add up to 5, more than 1"),
+    "all -inf": (lambda v: -math.inf, "every option probability zero"),
+}
+
+#: How each mode is set up: the server and the mode asked for. ``auto`` probes first, and
+#: the probe's own prompt is answered truthfully, as the broken servers did.
+SETUPS: dict[str, tuple[dict[str, Any], str]] = {
+    "auto": ({}, "auto"),
+    "prompt_logprobs": ({}, "prompt_logprobs"),
+    "echo": ({}, "echo"),
+    "topk": ({"max_logprobs": VOCAB}, "topk"),
+}
+
+
+@pytest.mark.parametrize("setup", list(SETUPS))
+@pytest.mark.parametrize("answer", list(NOT_LOGPROBS))
+def test_values_that_are_not_log_probabilities_are_refused(
+    make: Any, setup: str, answer: str
+) -> None:
+    server_kwargs, mode = SETUPS[setup]
+    server = FakeServer(**server_kwargs)
+    server.corrupt, words = NOT_LOGPROBS[answer]
+    backend, _ = make(server, mode=mode, topk=VOCAB)
+    with pytest.raises(ServerAnswerError, match="server at http://fake-server:8000") as info:
+        backend.option_logprobs(PROMPTS, [("1",), ("2",), ("3",), (" 3",), ("yes",)])
+    assert words in str(info.value)
+    assert isinstance(info.value, ServerError)
+
+
+def test_a_probe_answered_with_logits_says_so_for_every_mode(make: Any) -> None:
+    server = FakeServer()
+    server.corrupt, server.spare_probe = (lambda v: v + 50.0), False
+    backend, _ = make(server)
+    with pytest.raises(ServerError, match=r"no usable log-probabilities.*logits") as info:
+        backend.probe()
+    for mode in ("logprob_token_ids", "prompt_logprobs", "echo", "topk"):
+        assert f"{mode}: " in str(info.value)
+
+
+def test_a_top_k_reading_without_any_option_is_refused(make: Any) -> None:
+    backend, _ = make(FakeServer(max_logprobs=3), mode="topk", topk=3)
+    lp = true_logprobs(encode("abc")[-1])
+    unlikely = [decode([int(t)]) for t in np.argsort(lp)[:5] if t != BOS][:3]
+    with pytest.raises(ServerAnswerError, match=r"none of the options.*CODECURVE_SERVER_MODE"):
+        backend.option_logprobs(["abc"], [(u,) for u in unlikely])
+
+
+def test_one_option_at_probability_zero_is_kept(make: Any) -> None:
+    # -inf is a zero probability; only a reading where every option has it is refused.
+    server = FakeServer()
+    server.corrupt = lambda v: -math.inf if v < -5 else v
+    backend, _ = make(server, mode="prompt_logprobs")
+    likeliest = decode([int(np.argmax(true_logprobs(encode("abc")[-1])))])
+    options = [(decode([0]),), (likeliest,)]  # token 0 has probability ~e^-30
+    (result,) = backend.option_logprobs(["abc"], options)
+    assert result.logprobs[0] == -math.inf
+    assert result.logprobs[1] == pytest.approx(expected(encode("abc"), options)[1])
+
+
+def test_rounding_just_above_zero_is_read_as_zero_and_no_further() -> None:
+    from scoring.openai_modes import LOGPROB_FLOOR, NotALogprob, logprob
+
+    assert logprob(5e-7) == 0.0
+    assert logprob(-3) == -3.0  # a JSON integer is a number too
+    assert logprob(LOGPROB_FLOOR) == LOGPROB_FLOOR
+    assert logprob(-9999.0) == -9999.0  # vLLM's stand-in for a zero probability
+    assert logprob(-math.inf) == -math.inf
+    for wrong in (2e-6, math.inf, math.nan, LOGPROB_FLOOR * 1.01, -1e308, True, False, None):
+        with pytest.raises(NotALogprob):
+            logprob(wrong)
+
+
+@pytest.mark.parametrize("answer", ["logits", "probabilities", "+inf", "nan", "-1e308", "true"])
+def test_a_study_scored_on_such_a_server_stores_no_score(
+    make: Any, tmp_path: Any, answer: str
+) -> None:
+    from scoring import ScoringEngine
+    from study import Study
+    from study.score_run import score_study
+    from tests.factories import four_responses, working_life
+
+    server = FakeServer(max_model_len=4096)
+    server.corrupt = NOT_LOGPROBS[answer][0]
+    backend, _ = make(server, chat=False)
+    study = Study.create(
+        tmp_path / "s.codecurve", responses=four_responses(), codebook=working_life()
+    )
+    try:
+        with pytest.raises(ServerAnswerError, match="server at http://fake-server:8000"):
+            score_study(study, ScoringEngine(backend, study.codebook))
+        config_id = study.scores.active_config_id()
+        assert config_id is None or study.scores.scored_count(config_id) == 0
+    finally:
+        study.close()
+
+
+def huge_answer(*, declare: bool) -> tuple[httpx.MockTransport, list[int]]:
+    """A server whose completions answer is a gigabyte, made only as it is read."""
+    server = FakeServer()
+    produced = [0]
+
+    async def gigabyte() -> AsyncIterator[bytes]:
+        yield b'{"choices": ['
+        chunk = b" " * 2**20
+        for _ in range(1024):
+            produced[0] += 1
+            yield chunk
+        yield b"]}"
+
+    async def handle(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/completions":
+            headers = {"Content-Type": "application/json"}
+            if declare:
+                headers["Content-Length"] = str(2**30 + 15)
+            return httpx.Response(200, content=gigabyte(), headers=headers)
+        return await server.handle(request)
+
+    return httpx.MockTransport(handle), produced
+
+
+@pytest.mark.parametrize("declare", [False, True], ids=["streamed", "declared"])
+def test_an_answer_larger_than_any_request_needs_is_refused_unread(declare: bool) -> None:
+    transport, produced = huge_answer(declare=declare)
+    backend = OpenAIBackend("toy", server=URL, mode="echo", transport=transport, retries=0)
+    try:
+        with pytest.raises(
+            ServerAnswerError, match=r"server at http://fake-server:8000 answered .* more than"
+        ):
+            backend.option_logprobs(["abc"], OPTIONS)
+    finally:
+        backend.close()
+    assert produced[0] <= (0 if declare else 32)  # stopped near the limit, 16 MiB and a bit
+
+
+def test_the_answer_limit_grows_with_the_request() -> None:
+    from scoring.openai_transport import MIN_ANSWER_BYTES, answer_limit
+
+    assert answer_limit(0) == MIN_ANSWER_BYTES
+    # The longest honest answer: prompt_logprobs of 20 sequences of 32k tokens, some 80
+    # bytes per token answered for about 6 sent.
+    sent = 20 * 32_000 * 6
+    assert answer_limit(sent) > 20 * 32_000 * 80
 
 
 # -- retries, timeouts, failures -----------------------------------------------------------

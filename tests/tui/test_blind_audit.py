@@ -5,19 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.pilot import Pilot
-
 from study.store import Study
 from tests.factories import build_study
+from tests.tui.waiting import settle
 from tui.app import make_app
 from tui.source import HiddenRow, Query
 from tui.widgets.queue import HIDDEN_MARK
-
-
-async def settle(pilot: Pilot[None]) -> None:
-    await pilot.pause(0.35)
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def audited(path: Path, *, per_code: int = 6) -> Study:

@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from textual.pilot import Pilot
-
 from study.audit.blind import blind_setting, set_blind_coding, shared_order
 from study.store import Study
 from tests.factories import build_study
+from tests.tui.waiting import settle
 from tui.app import make_app
 from tui.source import HiddenRow, Query
 from tui.widgets.queue import PairQueue
@@ -19,12 +18,6 @@ from tui.widgets.queue import PairQueue
 def order_of(queue: PairQueue) -> str:
     """The queue's order, read anew (mypy would keep a narrowing across a key press)."""
     return queue.pair_query.order
-
-
-async def settle(pilot: Pilot[None]) -> None:
-    await pilot.pause(0.35)
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def first_coder(study: Study, pairs: list[tuple[str, str]]) -> None:

@@ -5,9 +5,12 @@ nothing."""
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pytest
 from textual.app import App
 from textual.message import Message
 from textual.pilot import Pilot
@@ -38,6 +41,23 @@ async def wait_for(pilot: Pilot[None], condition: object, timeout: float = 20.0)
         if time.monotonic() > deadline:
             raise AssertionError("timed out waiting for the app")
         await pilot.pause(0.02)
+
+
+@pytest.fixture
+def opened() -> Iterator[Callable[[Study], Study]]:
+    """Keep a study to close after the test, passed or failed (its lock file goes too)."""
+    studies: list[Study] = []
+
+    def keep(study: Study) -> Study:
+        studies.append(study)
+        return study
+
+    try:
+        yield keep
+    finally:
+        for study in studies:
+            if not study.closed:
+                study.close()
 
 
 def scored_study(path: Path, n: int = 12) -> Study:
@@ -91,8 +111,9 @@ def test_edited_codebook_replaces_only_that_code() -> None:
 
 async def test_save_records_a_version_and_rescores_only_that_codes_pairs(
     tmp_path: Path,
+    opened: Callable[[Study], Study],
 ) -> None:
-    study = scored_study(tmp_path / "s.codecurve")
+    study = opened(scored_study(tmp_path / "s.codecurve"))
     backend = FakeBackend()
     seen: list[Message] = []
     app = make_app(study, backend_factory=lambda: backend, coder="tester", close_study=False)
@@ -136,8 +157,10 @@ async def test_save_records_a_version_and_rescores_only_that_codes_pairs(
     study.close()
 
 
-async def test_cancel_leaves_everything_unchanged(tmp_path: Path) -> None:
-    study = scored_study(tmp_path / "s.codecurve")
+async def test_cancel_leaves_everything_unchanged(
+    tmp_path: Path, opened: Callable[[Study], Study]
+) -> None:
+    study = opened(scored_study(tmp_path / "s.codecurve"))
     before = content(study)
     backend = FakeBackend()
     app = make_app(study, backend_factory=lambda: backend, coder="tester", close_study=False)
@@ -158,15 +181,17 @@ async def test_cancel_leaves_everything_unchanged(tmp_path: Path) -> None:
         assert editor.planned is None
         assert app.screen is editor
         await pilot.press("escape")
-        await pilot.pause(0.2)
-        assert not isinstance(app.screen, CodeEditorScreen)
+        await wait_for(pilot, lambda: not isinstance(app.screen, CodeEditorScreen))
+        await app.workers.wait_for_complete()  # a scoring run, had one started
     assert content(study) == before
     assert backend.calls == 0
     study.close()
 
 
-async def test_an_unchanged_text_says_so_and_records_nothing(tmp_path: Path) -> None:
-    study = scored_study(tmp_path / "s.codecurve")
+async def test_an_unchanged_text_says_so_and_records_nothing(
+    tmp_path: Path, opened: Callable[[Study], Study]
+) -> None:
+    study = opened(scored_study(tmp_path / "s.codecurve"))
     before = content(study)
     app = make_app(study, coder="tester", close_study=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -182,9 +207,11 @@ async def test_an_unchanged_text_says_so_and_records_nothing(tmp_path: Path) -> 
     study.close()
 
 
-async def test_old_curves_are_greyed_until_the_new_score_arrives(tmp_path: Path) -> None:
+async def test_old_curves_are_greyed_until_the_new_score_arrives(
+    tmp_path: Path, opened: Callable[[Study], Study]
+) -> None:
     # No model: the edited code's pairs keep their old scores, drawn greyed.
-    study = scored_study(tmp_path / "s.codecurve")
+    study = opened(scored_study(tmp_path / "s.codecurve"))
     app = make_app(study, coder="tester", close_study=False)
     async with app.run_test(size=SIZE) as pilot:
         editor = await open_editor_on(pilot, app, "workload")
@@ -216,8 +243,10 @@ async def test_old_curves_are_greyed_until_the_new_score_arrives(tmp_path: Path)
     study.close()
 
 
-async def test_the_queue_draws_a_stale_curve_dim(tmp_path: Path) -> None:
-    study = scored_study(tmp_path / "s.codecurve")
+async def test_the_queue_draws_a_stale_curve_dim(
+    tmp_path: Path, opened: Callable[[Study], Study]
+) -> None:
+    study = opened(scored_study(tmp_path / "s.codecurve"))
     app = make_app(study, coder="tester", close_study=False)
     async with app.run_test(size=SIZE) as pilot:
         queue = app.review.pair_queue
@@ -267,8 +296,10 @@ async def test_a_refused_revision_is_said_in_the_editor_which_stays_open() -> No
         assert app.result == "open"
 
 
-async def test_help_lists_the_edit_and_configuration_keys(tmp_path: Path) -> None:
-    study = scored_study(tmp_path / "s.codecurve", n=3)
+async def test_help_lists_the_edit_and_configuration_keys(
+    tmp_path: Path, opened: Callable[[Study], Study]
+) -> None:
+    study = opened(scored_study(tmp_path / "s.codecurve", n=3))
     app = make_app(study, coder="tester", close_study=False)
     async with app.run_test(size=SIZE):
         items = {item.keys: item.title for item in key_help(app, app.review.BINDINGS)}
@@ -277,39 +308,44 @@ async def test_help_lists_the_edit_and_configuration_keys(tmp_path: Path) -> Non
     study.close()
 
 
-async def test_an_edit_during_a_scoring_run_is_rescored_after_it(tmp_path: Path) -> None:
-    study = build_study(tmp_path / "s.codecurve", n=12, scored=False)
-    backend = FakeBackend(delay=0.3)
+async def test_an_edit_during_a_scoring_run_is_rescored_after_it(
+    tmp_path: Path, opened: Callable[[Study], Study]
+) -> None:
+    study = opened(build_study(tmp_path / "s.codecurve", n=12, scored=False))
+    gate = threading.Event()  # the first run is held until the edit is saved
+    backend = FakeBackend(gate=gate)
     seen: list[Message] = []
     app = make_app(
         study, backend_factory=lambda: backend, coder="tester", batch_size=4, close_study=False
     )
-    async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
-        await wait_for(pilot, lambda: any(isinstance(m, ModelLoaded) for m in seen))
-        await pilot.press("r")
-        await wait_for(pilot, lambda: any(isinstance(m, ScoringStarted) for m in seen))
-        assert app.scoring
-        editor = await open_editor_on(pilot, app, "workload")
-        editor.query_one("#edit-definition", TextArea).text = NEW_DEFINITION
-        await pilot.press("ctrl+s")
-        await pilot.pause()
-        await pilot.press("ctrl+s")
-        await pilot.pause()
-        assert study.versions.current() == 2
-        assert app.scoring  # the first run goes on; the rescoring waits for it
-        assert not any(isinstance(m, ScoringFinished) for m in seen)
-        await wait_for(
-            pilot, lambda: sum(isinstance(m, ScoringFinished) for m in seen) >= 2, timeout=60
-        )
-        await wait_for(pilot, lambda: not app.scoring)
-        await pilot.pause()
-        config_id = study.scores.active_config_id()
-        assert config_id is not None
-        assert study.scores.scored_count(config_id) == study.pair_count()
-        with study.snapshot() as conn:
-            assert stale_pairs(conn, study.index, config_id) == []
-        assert app.stale_keys == frozenset()
-        # Every workload pair was scored with the new text in the end.
-        last = [p for batch in backend.batches for p in batch if NEW_DEFINITION in p]
-        assert len(set(last)) == 12
-    study.close()
+    try:
+        async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+            await wait_for(pilot, lambda: any(isinstance(m, ModelLoaded) for m in seen))
+            await pilot.press("r")
+            await wait_for(pilot, lambda: any(isinstance(m, ScoringStarted) for m in seen))
+            assert app.scoring
+            editor = await open_editor_on(pilot, app, "workload")
+            editor.query_one("#edit-definition", TextArea).text = NEW_DEFINITION
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            await pilot.press("ctrl+s")
+            await wait_for(pilot, lambda: study.versions.current() == 2)
+            assert app.scoring  # the first run goes on; the rescoring waits for it
+            assert not any(isinstance(m, ScoringFinished) for m in seen)
+            gate.set()
+            await wait_for(
+                pilot, lambda: sum(isinstance(m, ScoringFinished) for m in seen) >= 2, timeout=60
+            )
+            await wait_for(pilot, lambda: not app.scoring)
+            await pilot.pause()
+            config_id = study.scores.active_config_id()
+            assert config_id is not None
+            assert study.scores.scored_count(config_id) == study.pair_count()
+            with study.snapshot() as conn:
+                assert stale_pairs(conn, study.index, config_id) == []
+            assert app.stale_keys == frozenset()
+            # Every workload pair was scored with the new text in the end.
+            last = [p for batch in backend.batches for p in batch if NEW_DEFINITION in p]
+            assert len(set(last)) == 12
+    finally:
+        gate.set()  # a failed test must not leave the worker held

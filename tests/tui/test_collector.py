@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from study.store import Study
+from tests.tui.waiting import wait_for
 from tui.app import make_app
 from tui.collector import NEVER, IdleCollector
 
@@ -73,7 +74,7 @@ async def test_the_app_takes_over_collections_before_its_first_paint(study: Stud
 
     app._display = display  # type: ignore[method-assign]
     async with app.run_test() as pilot:
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: seen)
     assert seen == [NEVER]
 
 
@@ -117,6 +118,5 @@ async def test_the_app_hands_collections_back_when_it_exits(study: Study) -> Non
     before = gc.get_threshold()
     app = make_app(study, coder="tester")
     async with app.run_test() as pilot:
-        await pilot.pause(0.2)
-        assert gc.get_threshold()[2] == NEVER
+        await wait_for(pilot, lambda: gc.get_threshold()[2] == NEVER)
     assert gc.get_threshold() == before

@@ -12,6 +12,7 @@ from textual.pilot import Pilot
 
 from study.store import Study
 from tests.study.test_audit import code_audit_blind, simulated_study
+from tests.tui.waiting import settle
 from tui.app import make_app
 from tui.screens.confirm import ConfirmScreen
 from tui.widgets.screening import ScreeningPanel
@@ -31,12 +32,6 @@ def audited(audited_file: Path, tmp_path: Path) -> Path:
     target = tmp_path / audited_file.name
     shutil.copy(audited_file, target)
     return target
-
-
-async def settle(pilot: Pilot[None]) -> None:
-    await pilot.pause(0.35)
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def delegation_text(panel: ScreeningPanel) -> str:

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.pilot import Pilot
 
 from study.audit.blind import set_blind_coding
 from study.queries.pairs import Queries
 from tests.factories import build_study
+from tests.tui.waiting import settle, wait_for
 from tui.app import CodecurveApp, make_app
 from tui.screens.help import HelpScreen
 from tui.screens.response import ResponseScreen
@@ -20,12 +20,6 @@ from tui.screens.review import ReviewScreen
 from tui.widgets.paged import PAGE_SIZE
 from tui.widgets.queue_cells import HIDDEN_MARK
 from tui.widgets.response_list import ResponseList
-
-
-async def settle(pilot: Pilot[None]) -> None:
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def listing(app: CodecurveApp) -> ResponseList:
@@ -342,46 +336,33 @@ async def test_scores_that_arrive_show_in_the_open_list(tmp_path: Path) -> None:
     """Scoring goes on while the coder looks at the response list: each stored batch
     shows there, not only on the next reload."""
     import threading
-    from collections.abc import Sequence
 
     from scoring import FakeBackend
-    from scoring.backend import OptionLogprobs, OptionVariants
 
     gate = threading.Event()
-
-    class Gated(FakeBackend):
-        def option_logprobs(
-            self, prompts: Sequence[str], options: Sequence[OptionVariants]
-        ) -> list[OptionLogprobs]:
-            if self.calls >= 1:
-                gate.wait(timeout=20)
-            return super().option_logprobs(prompts, options)
 
     study = build_study(tmp_path / "s.codecurve", n=12, scored=False)
     app = make_app(
         study,
-        backend_factory=lambda: Gated(),
+        backend_factory=lambda: FakeBackend(gate=gate, gate_from=1),
         coder="tester",
         batch_size=6,
         score_on_open=True,
         close_study=True,
     )
     async with app.run_test(size=(100, 30)) as pilot:
-        for _ in range(200):  # the first batch stored, the second held at the gate
-            if study.scores.scored_count(study.scores.active_config_id() or 0) == 6:
-                break
-            await pilot.pause(0.05)
-        await pilot.pause(0.1)
+        # The first batch stored, the second held at the gate.
+        await wait_for(
+            pilot, lambda: study.scores.scored_count(study.scores.active_config_id() or 0) == 6
+        )
+        await pilot.pause()  # not settle(): the scoring worker is held at the gate
         await pilot.press("V")
         await pilot.pause()
         rows = listing(app)
         scored = [r.scored for i in range(rows.total) if (r := rows.row_at(i)) is not None]
         assert 0 < sum(1 for n in scored if n) < rows.total  # some responses scored
         gate.set()
-        for _ in range(200):
-            if not app.scoring:
-                break
-            await pilot.pause(0.05)
+        await wait_for(pilot, lambda: not app.scoring)
         await settle(pilot)
         rows = listing(app)  # still the list on top
         found = [rows.row_at(i) for i in range(rows.total)]

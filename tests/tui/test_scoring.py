@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ from textual.message import Message
 from textual.pilot import Pilot
 
 from scoring import FakeBackend, ModelNotFoundError
-from scoring.backend import Backend, OptionLogprobs, OptionVariants
+from scoring.backend import Backend
 from tests.factories import build_study
 from tui.app import CodecurveApp, make_app
 from tui.messages import ModelLoaded, ScoringFinished, ScoringProgressed
@@ -39,15 +38,12 @@ class GatedBackend(FakeBackend):
     one batch is stored and no other can arrive."""
 
     def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        self.gate = threading.Event()
+        super().__init__(gate=threading.Event(), gate_from=1, **options)
 
-    def option_logprobs(
-        self, prompts: Sequence[str], options: Sequence[OptionVariants]
-    ) -> list[OptionLogprobs]:
-        if self.calls >= 1:
-            self.gate.wait(timeout=20)
-        return super().option_logprobs(prompts, options)
+    @property
+    def opened(self) -> threading.Event:
+        assert self.gate is not None
+        return self.gate
 
 
 async def test_r_scores_pending_pairs_with_progress_and_rows_fill_in(tmp_path: Path) -> None:
@@ -78,7 +74,7 @@ async def test_r_scores_pending_pairs_with_progress_and_rows_fill_in(tmp_path: P
         await pilot.press("j")
         assert queue.cursor == before + 1
         assert queue.current == expected
-        backend.gate.set()
+        backend.opened.set()
         # Keys are still handled while the remaining batches run.
         await pilot.press("k")
         await wait_for(pilot, lambda: any(isinstance(m, ScoringFinished) for m in seen))
@@ -101,9 +97,10 @@ async def test_r_scores_pending_pairs_with_progress_and_rows_fill_in(tmp_path: P
 async def test_escape_cancels_between_batches(tmp_path: Path) -> None:
     study = build_study(tmp_path / "s.codecurve", n=20, scored=False)
     seen: list[Message] = []
+    backend = GatedBackend()  # the second batch waits until escape has been pressed
     app = make_app(
         study,
-        backend_factory=lambda: FakeBackend(delay=0.15),
+        backend_factory=lambda: backend,
         coder="tester",
         batch_size=4,
         score_on_open=True,
@@ -113,6 +110,8 @@ async def test_escape_cancels_between_batches(tmp_path: Path) -> None:
         await wait_for(pilot, lambda: any(isinstance(m, ScoringProgressed) for m in seen))
         assert app.review.scoring_progress.has_class("-running")
         await pilot.press("escape")
+        await pilot.pause()
+        backend.opened.set()
         await wait_for(pilot, lambda: any(isinstance(m, ScoringFinished) for m in seen))
         finished = next(m for m in seen if isinstance(m, ScoringFinished))
         assert finished.cancelled

@@ -5,10 +5,9 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from textual.pilot import Pilot
-
 from codebooks.model import LIKERT_5, Code, Codebook
 from tests.factories import build_study
+from tests.tui.waiting import settle
 from tui.app import make_app
 from tui.widgets.screening import ScreeningPanel
 
@@ -33,12 +32,6 @@ def shown(panel: ScreeningPanel, selector: str) -> str:
     console = Console(width=200, record=True, file=io.StringIO())
     console.print(panel.query_one(selector, Static).content)
     return console.export_text()
-
-
-async def settle(pilot: Pilot[None]) -> None:
-    await pilot.pause(0.35)  # the screening refresh is debounced
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def test_tiers_follow_the_decisions(tmp_path: Path) -> None:

@@ -12,7 +12,6 @@ from typing import Any, get_args
 import pytest
 from textual._compositor import LayoutUpdate  # the full-screen update, to tell it apart
 from textual.message import Message
-from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import Input
 
@@ -23,6 +22,7 @@ from scoring.score import CONTEXT_LEVELS
 from study.rows import CONTEXTS, LAYOUTS, ORDERS, STATUSES, Context, Layout, Order, Status
 from study.store import Study
 from tests.factories import build_study
+from tests.tui.waiting import settle
 from tui.app import make_app
 from tui.messages import AnnotationSaved, ExportFinished, ScoringFinished, StudyChanged
 from tui.screens.export import LAYOUTS as EXPORT_LAYOUTS
@@ -39,12 +39,6 @@ from tui.widgets.queue import PairQueue
 
 SIZE = (100, 30)
 SCREENS = Path(__file__).resolve().parents[2] / "tui" / "screens"
-
-
-async def settle(pilot: Pilot[None]) -> None:
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def unique(messages: list[Message], kind: type[Message]) -> list[Any]:
@@ -199,8 +193,7 @@ async def test_a_decision_repaints_only_what_changed(study: Study) -> None:
     used to repaint every cell on every decision."""
     app = make_app(study, coder="tester")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.pause(0.3)  # the first screening's repaint
+        await settle(pilot)  # the first screening's repaint included
         full: list[str] = []
         display = app._display
 

@@ -13,6 +13,7 @@ from typing import Any
 from textual.pilot import Pilot
 
 from tests.factories import build_study
+from tests.tui.waiting import settle
 from tui.app import CodecurveApp, make_app
 
 SnapCompare = Callable[..., bool]
@@ -21,14 +22,6 @@ SnapCompare = Callable[..., bool]
 def app_for(tmp_path: Path, **kwargs: Any) -> CodecurveApp:
     study = build_study(tmp_path / "snap.codecurve", n=40)
     return make_app(study, coder="tester", close_study=True, **kwargs)
-
-
-async def settle(pilot: Pilot[None]) -> None:
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause(0.4)
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def pressing(*keys: str) -> Callable[[Pilot[None]], Awaitable[None]]:

@@ -8,7 +8,6 @@ configuration. The report is :func:`study.analysis.agreement.study_agreement`'s.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -100,7 +99,9 @@ def run(args: argparse.Namespace) -> int:
         except AgreementError as exc:
             raise _with_hint(exc, args) from None
     if args.format == "json":
-        sys.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        from tui.text import json_text
+
+        sys.stdout.write(json_text(report.to_dict()) + "\n")
     elif args.format == "markdown":
         sys.stdout.write(to_markdown(report) + "\n")
     else:

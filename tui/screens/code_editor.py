@@ -24,7 +24,7 @@ from textual.widgets import Label, Static, TextArea
 
 from codebooks.errors import CodebookError, CodecurveError
 from codebooks.model import Code, Codebook
-from tui.text import printable
+from tui.text import kept_unless_edited, printable
 
 __all__ = ["FIELDS", "CodeEdit", "CodeEditorScreen", "edited_codebook"]
 
@@ -119,6 +119,10 @@ class CodeEditorScreen(ModalScreen[CodeEdit | None]):
         self._code = next(c for c in codebook.codes if c.id == code_id)
         self._planner = planner
         self._planned: CodeEdit | None = None
+        # A definition from a file may hold escape sequences: the text areas show them
+        # as stand-ins, and a field left as shown saves the stored text unchanged.
+        self._stored = {field: _field_text(self._code, field) for field, _ in FIELDS}
+        self._shown = {field: printable(text) for field, text in self._stored.items()}
 
     @property
     def planned(self) -> CodeEdit | None:
@@ -133,7 +137,7 @@ class CodeEditorScreen(ModalScreen[CodeEdit | None]):
                 for field, label in FIELDS:
                     yield Label(label)
                     yield TextArea(
-                        _field_text(self._code, field),
+                        self._shown[field],
                         id=f"edit-{field}",
                         soft_wrap=True,
                         show_line_numbers=False,
@@ -152,8 +156,16 @@ class CodeEditorScreen(ModalScreen[CodeEdit | None]):
         self.query_one("#edit-definition", TextArea).focus()
 
     def texts(self) -> dict[str, str]:
-        """What the text areas hold now, by field."""
-        return {field: self.query_one(f"#edit-{field}", TextArea).text for field, _ in FIELDS}
+        """What saving would record, by field: the text areas' contents, or the stored
+        text where a field is as it was shown."""
+        return {
+            field: kept_unless_edited(
+                self.query_one(f"#edit-{field}", TextArea).text,
+                self._shown[field],
+                self._stored[field],
+            )
+            for field, _ in FIELDS
+        }
 
     def _say(self, text: str, style: str = "") -> None:
         self.query_one("#code-editor-message", Static).update(Text(text, style=style))

@@ -29,7 +29,7 @@ from study.errors import StudyError
 from study.rows import CONSENSUS
 from tui.screens.outcomes import report
 from tui.session import SAVE_ERRORS, Failed, Outcome, ReviewSession, Saved
-from tui.text import one_line, printable
+from tui.text import kept_unless_edited, one_line, printable
 from tui.widgets.agreement import AgreementPanel
 from tui.widgets.keys import KeyBar
 
@@ -64,6 +64,7 @@ class ConsensusValueScreen(ModalScreen[tuple[int, str] | None]):
         self._title = title
         self._scale = scale
         self._note = note or ""
+        self._shown_note = printable(self._note, single_line=True)  # saved as is unless edited
 
     def compose(self) -> ComposeResult:
         options = ", ".join(f"{o.value} {o.label}" for o in self._scale.options)
@@ -73,7 +74,7 @@ class ConsensusValueScreen(ModalScreen[tuple[int, str] | None]):
             yield Label(Text(printable(self._title, single_line=True)), classes="dialog-subtitle")
             yield Label(Text(printable(f"{self._scale.name}: {options}", single_line=True)))
             yield Input(placeholder="value (number or label)", id="consensus-value")
-            yield Input(self._note, placeholder="note: why (optional)", id="consensus-note")
+            yield Input(self._shown_note, placeholder="note: why (optional)", id="consensus-note")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -87,7 +88,9 @@ class ConsensusValueScreen(ModalScreen[tuple[int, str] | None]):
             )
             self.query_one("#consensus-value", Input).focus()
             return
-        self.dismiss((value, self.query_one("#consensus-note", Input).value.strip()))
+        typed_note = self.query_one("#consensus-note", Input).value
+        note = kept_unless_edited(typed_note, self._shown_note, self._note)
+        self.dismiss((value, note.strip()))
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -103,6 +106,7 @@ class CodersScreen(ModalScreen[list[str] | None]):
     def __init__(self, coders: Sequence[str], known: Sequence[str]) -> None:
         super().__init__()
         self._coders = ", ".join(coders)
+        self._shown_coders = printable(self._coders, single_line=True)  # names as is unless edited
         self._known = ", ".join(known)
 
     def compose(self) -> ComposeResult:
@@ -110,11 +114,14 @@ class CodersScreen(ModalScreen[list[str] | None]):
             box.border_title = "Coders compared"
             box.border_subtitle = "enter applies · esc cancels"
             yield Label(Text(printable(f"coders: {self._known}", single_line=True)))
-            yield Input(self._coders, placeholder="ana, ben (empty: every coder)", id="coders")
+            yield Input(
+                self._shown_coders, placeholder="ana, ben (empty: every coder)", id="coders"
+            )
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.dismiss([c.strip() for c in event.value.split(",") if c.strip()])
+        typed = kept_unless_edited(event.value, self._shown_coders, self._coders)
+        self.dismiss([c.strip() for c in typed.split(",") if c.strip()])
 
     def action_cancel(self) -> None:
         self.dismiss(None)
