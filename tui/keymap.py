@@ -334,7 +334,15 @@ ACTIONS: tuple[Action, ...] = (
         "O",
         "reverse",
         "Reverse",
-        "Reverse order: go through the responses the other way",
+        "Reverse: go through the responses in the opposite order",
+        show=False,
+    ),
+    Action(
+        "responses.reverse",
+        "O",
+        "reverse",
+        "Reverse",
+        "Reverse order: the same order backwards",
     ),
     Action("response.next_code", "down,j", "cursor(1)", "Next code", "Next code", show=False),
     Action(

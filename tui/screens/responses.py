@@ -94,7 +94,7 @@ class ResponsesScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = bindings(
         "responses.open",
         "responses.order",
-        "response.reverse",
+        "responses.reverse",
         "response.memo",
         "app.help",
         "response.back",
