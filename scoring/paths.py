@@ -25,3 +25,9 @@ def data_dir() -> Path:
     """User data directory (the demo study, settings)."""
     override = os.environ.get("CODECURVE_DATA_DIR")
     return Path(override) if override else Path(platformdirs.user_data_dir(APP))
+
+
+def config_dir() -> Path:
+    """User config directory (``keys.toml``); ``CODECURVE_CONFIG_DIR`` overrides it."""
+    override = os.environ.get("CODECURVE_CONFIG_DIR")
+    return Path(override) if override else Path(platformdirs.user_config_dir(APP))

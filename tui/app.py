@@ -31,15 +31,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, on, work
 from textual.app import App, SystemCommand
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.worker import (
     Worker,
     WorkerCancelled,
@@ -55,6 +56,7 @@ from study.score_run import ScoreProgress, score_study
 from study.scores.labels import active_context, config_label
 from tui.collector import IdleCollector
 from tui.iterating import Iteration
+from tui.keymap import bindings
 from tui.messages import (
     AnnotationSaved,
     ComparisonReady,
@@ -77,7 +79,6 @@ from tui.screens.review import ReviewScreen
 from tui.session import ReviewSession
 from tui.text import printable
 from tui.verdicts import ScreeningSummary, summarise_study
-from tui.widgets.keys import key_help
 
 if TYPE_CHECKING:
     from scoring.engine import ScoringEngine
@@ -98,16 +99,7 @@ class CodecurveApp(App[None]):
     CSS_PATH = Path(__file__).with_name("codecurve.tcss")
     TITLE = "codecurve"
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "ctrl+t",
-            "toggle_theme",
-            "Light/dark",
-            show=False,
-            id="app.theme",
-            tooltip="Light/dark: switch the theme",
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("app.theme")
 
     def __init__(
         self,
@@ -119,6 +111,7 @@ class CodecurveApp(App[None]):
         context: Context | None = None,
         batch_size: int | None = None,
         close_study: bool = False,
+        keys: Mapping[str, str] | None = None,
     ) -> None:
         """
         Args:
@@ -130,6 +123,7 @@ class CodecurveApp(App[None]):
                 active configuration's, so that the app opens on the scores there are.
             batch_size: Pairs per scoring batch (default: the backend's own).
             close_study: Close the study when the app exits (the CLI's own study).
+            keys: Keys the user rebound, by action id (:func:`tui.keyconfig.load_keys`).
         """
         # The modules imported so far live as long as the process: out of the
         # collector's scans before Textual builds the app (see tui.collector).
@@ -149,6 +143,9 @@ class CodecurveApp(App[None]):
         self.screening_summary: ScreeningSummary | None = None
         self.scoring_runs = 0
         self._collector = IdleCollector()
+        #: The keys the user rebound, by action id (the help and the palette show them).
+        self.rebound_keys: dict[str, str] = dict(keys or {})
+        self.set_keymap(self.rebound_keys)
 
     # -- typed accessors ---------------------------------------------------------------
 
@@ -652,25 +649,36 @@ class CodecurveApp(App[None]):
     # -- commands ----------------------------------------------------------------------
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        """Textual's commands, then every key of the review screen that has a tooltip
-        (the same texts as the help screen)."""
+        """Textual's commands, then every key the screen offers that the help lists
+        (the same texts, the keys the user rebound)."""
+        from tui.screens.help import key_sections
+
         yield from super().get_system_commands(screen)
-        if not isinstance(screen, ReviewScreen):
+        if screen.is_modal:
             return
-        for item in key_help(self, screen.BINDINGS):
-            if item.action == "app.quit":  # Textual's own commands offer it
-                continue
-            yield SystemCommand(
-                item.title, f"{item.explanation} ({item.keys})", _bound(screen, item.action)
-            )
+        for section in key_sections(screen):
+            for item in section.items(self.rebound_keys):
+                if item.action == "app.quit":  # Textual's own commands offer it
+                    continue
+                yield SystemCommand(
+                    item.title,
+                    f"{item.explanation} ({item.keys})",
+                    _bound(section.node, item.action),
+                )
+
+    def action_help(self) -> None:
+        """The keys of the screen on show, and how to read it."""
+        from tui.screens.help import HelpScreen
+
+        self.push_screen(HelpScreen.of(self.screen, self.rebound_keys))
 
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
 
 
-def _bound(screen: Screen[Any], action: str) -> Callable[[], Any]:
+def _bound(node: Widget | App[Any], action: str) -> Callable[[], Any]:
     async def run() -> None:
-        await screen.run_action(action)
+        await node.run_action(action)
 
     return run
 
@@ -684,12 +692,14 @@ def make_app(
     context: Context | None = None,
     batch_size: int | None = None,
     close_study: bool | None = None,
+    keys: Mapping[str, str] | None = None,
 ) -> CodecurveApp:
     """The app over a study object or path (a path is opened, and closed on exit).
 
     Tests inject a study and a ``FakeBackend`` factory; the CLI passes a path and the
     real backend's loader. ``close_study`` (default: only for a path) closes the study
-    when the app exits.
+    when the app exits. ``keys`` rebinds keys by action id (the CLI reads them from
+    ``keys.toml``; tests pass them).
     """
     close = bool(close_study)
     if isinstance(study, (str, Path)):
@@ -705,4 +715,5 @@ def make_app(
         context=context,
         batch_size=batch_size,
         close_study=close,
+        keys=keys,
     )

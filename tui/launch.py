@@ -115,9 +115,12 @@ def create_study(
 
 
 def run_app(path: Path, args: argparse.Namespace, *, score_on_open: bool) -> int:
-    """Open the study in the app until the coder quits."""
+    """Open the study in the app until the coder quits (with the keys the coder rebound
+    in ``keys.toml``, checked first: :mod:`tui.keyconfig`)."""
     from tui.app import make_app
+    from tui.keyconfig import load_keys
 
+    keys = load_keys()
     context = args.context
     note = context_note(path, context, None if args.no_model else args.model)
     if note:
@@ -132,6 +135,7 @@ def run_app(path: Path, args: argparse.Namespace, *, score_on_open: bool) -> int
         score_on_open=score_on_open and factory is not None,
         context=context,
         batch_size=args.batch_size,
+        keys=keys,
     )
     app.run()
     return 0

@@ -438,7 +438,7 @@ async def test_the_editors_start_with_no_control_character_and_save_untouched_te
         row = app.review.pair_queue.current
         assert row is not None
 
-        await pilot.press("n")
+        await pilot.press("c")  # Note
         await wait_for(pilot, lambda: bool(app.screen.query("#note-input")))
         assert isinstance(app.screen, NoteScreen)
         value = app.screen.query_one("#note-input", Input).value

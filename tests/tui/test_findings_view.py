@@ -1,4 +1,4 @@
-"""The findings view (``F``): each code's prevalence, from the same core as the command."""
+"""The findings view (``P``): each code's prevalence, from the same core as the command."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ async def test_f_shows_each_codes_prevalence_as_the_command_computes_it(tmp_path
         app = make_app(study, coder="ana")
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
-            await pilot.press("F")
+            await pilot.press("P")
             screen = app.screen
             assert isinstance(screen, FindingsScreen)
             await app.workers.wait_for_complete()

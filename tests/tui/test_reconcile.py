@@ -199,7 +199,7 @@ async def test_choose_the_coders_compared(tmp_path: Path) -> None:
         await settle(pilot)
         screen = screen_of(pilot)
         assert screen.progress_text() == "0 of 4 disagreements resolved"  # r1 too, now
-        await pilot.press("c")
+        await pilot.press("w")
         await settle(pilot)
         app.screen.query_one("#coders", Input).value = "ana, cy"
         await pilot.press("enter")
@@ -207,7 +207,7 @@ async def test_choose_the_coders_compared(tmp_path: Path) -> None:
         screen = screen_of(pilot)
         assert screen.progress_text() == "0 of 1 disagreements resolved"
         assert screen.compared() == ["ana", "cy"]
-        await pilot.press("c")
+        await pilot.press("w")
         await settle(pilot)
         app.screen.query_one("#coders", Input).value = "ana, zed"
         await pilot.press("enter")
@@ -231,7 +231,7 @@ async def test_note_on_a_taken_consensus(tmp_path: Path) -> None:
         await settle(pilot)
         await pilot.press("1", "up")  # take ana's Yes on r2, then back to r2
         await settle(pilot)
-        await pilot.press("n")
+        await pilot.press("c")
         await settle(pilot)
         app.screen.query_one("#note-input", Input).value = "hours, not pay"
         await pilot.press("enter")

@@ -225,7 +225,7 @@ async def test_memo_marks_in_the_pair_queue_and_the_list(tmp_path: Path) -> None
             text = queue.render_line(y).text.rstrip()
             assert text.endswith("¶") == (shown.response_id == row.response_id), text
         # A note on a pair and the memo are told apart.
-        await pilot.press("n", *"check", "enter")
+        await pilot.press("c", *"check", "enter")
         await settle(pilot)
         assert queue.render_line(queue.cursor + 1).text.rstrip().endswith("✎¶")
         # The list marks the response with both.

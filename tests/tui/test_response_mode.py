@@ -304,7 +304,7 @@ async def test_the_queue_marks_pairs_with_a_note(tmp_path: Path) -> None:
         await settle(pilot)
         queue = app.review.pair_queue
         assert "✎" not in queue.render_line(1).text
-        await pilot.press("n", *"recheck", "enter")
+        await pilot.press("c", *"recheck", "enter")
         await settle(pilot)
         assert queue.render_line(0).text.rstrip().endswith("✎¶")  # the header names it
         assert queue.render_line(1).text.rstrip().endswith("✎")

@@ -182,7 +182,7 @@ async def test_note_is_saved(study: Study) -> None:
         await settle(pilot)
         row = queue(app).current
         assert row is not None
-        await pilot.press("n")
+        await pilot.press("c")
         assert isinstance(app.screen, NoteScreen)
         await pilot.press(*"recheck", "enter")
         await settle(pilot)

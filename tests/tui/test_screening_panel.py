@@ -112,7 +112,7 @@ async def test_the_panel_speaks_plainly_and_its_keys_work(tmp_path: Path) -> Non
         # One headline in words, one next action with its key, and the cut in use.
         assert "does not yet tell right from wrong for" in advice, advice
         assert "Next: code " in advice
-        assert "f shows them" in advice
+        assert "F shows them" in advice
         assert "Confidence cut: scale-aware" in advice
         summary = app.screening_summary
         assert summary is not None
@@ -132,8 +132,8 @@ async def test_the_panel_speaks_plainly_and_its_keys_work(tmp_path: Path) -> Non
         await pilot.press("left", "left")
         assert panel.selected_code is None
 
-        # c cycles the cut, and the app screens again with it.
-        await pilot.press("c")
+        # t cycles the cut (the confidence threshold), and the app screens again with it.
+        await pilot.press("t")
         await settle(pilot)
         assert app.screening_cut == "median"
         summary = app.screening_summary
@@ -143,8 +143,8 @@ async def test_the_panel_speaks_plainly_and_its_keys_work(tmp_path: Path) -> Non
         body = shown(panel, "#screening-body")
         assert "(sample median)" in body
 
-        # f asks for the next action's pairs.
-        await pilot.press("f")
+        # F asks for the next action's pairs.
+        await pilot.press("F")
         await pilot.pause()
         asked = [m for m in seen if isinstance(m, ScreeningFilterRequested)]
         assert asked

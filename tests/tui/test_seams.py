@@ -437,7 +437,7 @@ async def test_help_and_palette_are_generated_from_the_tooltips(study: Study) ->
             tooltip = getattr(binding, "tooltip", "")
             if tooltip:
                 assert tooltip in texts.values()
-        assert "Next pair" in texts.values()  # the queue's keys too
+        assert "Next: the line below" in texts.values()  # the queue's keys too
         assert texts["1-9"].startswith("Record a value")
         assert "yes/no: 1 Yes, 0 No" in texts["1-9"]
 

@@ -96,5 +96,5 @@ def test_response_list_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
 def test_response_list_140x40(snap_compare: SnapCompare, tmp_path: Path) -> None:
     # A response coded in the view, with a memo; a note on another response's pair.
     keys = ("enter", "1", "1", "1", "m", *"sarcastic", "enter", "escape")
-    run_before = pressing(*keys, "j", "n", *"check", "enter", "V", "down", "down")
+    run_before = pressing(*keys, "j", "c", *"check", "enter", "V", "down", "down")
     assert snap_compare(app_for(tmp_path), terminal_size=(140, 40), run_before=run_before)

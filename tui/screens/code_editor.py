@@ -17,13 +17,14 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static, TextArea
 
 from codebooks.errors import CodebookError, CodecurveError
 from codebooks.model import Code, Codebook
+from tui.keymap import bindings
 from tui.text import kept_unless_edited, printable
 
 __all__ = ["FIELDS", "CodeEdit", "CodeEditorScreen", "edited_codebook"]
@@ -102,10 +103,7 @@ class CodeEditorScreen(ModalScreen[CodeEdit | None]):
     }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+s", "save", "Save", id="code_editor.save", priority=True),
-        Binding("escape", "cancel", "Cancel", id="code_editor.cancel"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("code_editor.save", "dialog.cancel")
 
     def __init__(self, codebook: Codebook, code_id: str, *, planner: Planner) -> None:
         """

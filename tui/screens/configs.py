@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from study.scores.labels import config_label
+from tui.keymap import bindings
 from tui.messages import ComparisonReady
 from tui.text import printable
 
@@ -64,9 +65,7 @@ def config_choices(study: Study) -> list[ConfigChoice]:
 class ConfigPicker(ModalScreen[int | None]):
     """Returns the chosen configuration's id, or None when cancelled."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel", id="configs.cancel")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("dialog.cancel")
 
     def __init__(self, choices: list[ConfigChoice]) -> None:
         super().__init__()

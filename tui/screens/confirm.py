@@ -6,10 +6,12 @@ from typing import ClassVar
 
 from rich.console import RenderableType
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from tui.keymap import bindings
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -19,10 +21,7 @@ class ConfirmScreen(ModalScreen[bool]):
     ConfirmScreen > #confirm-dialog { width: 90; max-width: 95%; height: auto; }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y,enter", "answer(True)", "Yes", id="confirm.yes"),
-        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("confirm.yes", "confirm.no")
 
     def __init__(self, title: str, body: RenderableType) -> None:
         """

@@ -3,8 +3,8 @@
 One row per disagreement (:func:`study.analysis.reconcile.disagreements`): each compared coder's
 decision, then the consensus coder's. Below, the highlighted pair's response and each
 coder's decision with their note. ``1``-``9`` take the decision of the coder with that
-number as the consensus, ``v`` records another value (with a note), ``n`` edits the
-consensus note, ``u`` undoes the consensus coder's last change, ``c`` chooses the
+number as the consensus, ``v`` records another value (with a note), ``c`` edits the
+consensus note, ``u`` undoes the consensus coder's last change, ``w`` chooses the
 coders compared. Between the header and the table, the compared coders' agreement per
 code (kappa and alpha with intervals, as ``codecurve agreement``). Every change is a
 decision of source ``human`` by the consensus coder (:data:`study.rows.CONSENSUS` unless
@@ -18,7 +18,7 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Input, Label, Static
@@ -27,6 +27,7 @@ from codebooks.model import Scale
 from study.analysis.reconcile import Disagreement, disagreements, resolved_count
 from study.errors import StudyError
 from study.rows import CONSENSUS
+from tui.keymap import TAKE, bindings
 from tui.screens.outcomes import report
 from tui.session import SAVE_ERRORS, Failed, Outcome, ReviewSession, Saved
 from tui.text import kept_unless_edited, one_line, printable
@@ -55,9 +56,7 @@ def parse_value(scale: Scale, typed: str) -> int | None:
 class ConsensusValueScreen(ModalScreen[tuple[int, str] | None]):
     """Asks for a consensus value and an optional note; None when cancelled."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel", id="consensus.cancel")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("dialog.cancel")
 
     def __init__(self, title: str, scale: Scale, note: str | None) -> None:
         super().__init__()
@@ -99,9 +98,7 @@ class ConsensusValueScreen(ModalScreen[tuple[int, str] | None]):
 class CodersScreen(ModalScreen[list[str] | None]):
     """Asks which coders to compare (comma-separated; empty: every coder)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel", id="coders.cancel")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("dialog.cancel")
 
     def __init__(self, coders: Sequence[str], known: Sequence[str]) -> None:
         super().__init__()
@@ -130,41 +127,15 @@ class CodersScreen(ModalScreen[list[str] | None]):
 class DisagreementsScreen(Screen[None]):
     """The disagreements between coders and the keys that settle them."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "1",
-            "take(1)",
-            "Take coder",
-            key_display="1-9",
-            id="reconcile.take.1",
-            tooltip="Take coder N's decision as the consensus (N as numbered in the header)",
-        ),
-        *(
-            Binding(str(i), f"take({i})", f"Take coder {i}", show=False, id=f"reconcile.take.{i}")
-            for i in range(2, 10)
-        ),
-        Binding(
-            "v",
-            "set_value",
-            "New value",
-            id="reconcile.value",
-            tooltip="Record another value as the consensus, with a note",
-        ),
-        Binding(
-            "n", "note", "Note", id="reconcile.note", tooltip="Note: the consensus note on the pair"
-        ),
-        Binding(
-            "u",
-            "undo",
-            "Undo",
-            id="reconcile.undo",
-            tooltip="Undo: take back the consensus coder's last change",
-        ),
-        Binding(
-            "c", "coders", "Coders", id="reconcile.coders", tooltip="Choose the coders compared"
-        ),
-        Binding("escape,q", "close", "Back", key_display="esc", id="reconcile.close"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings(
+        *TAKE,
+        "reconcile.value",
+        "review.note",
+        "review.undo",
+        "reconcile.coders",
+        "app.help",
+        "reconcile.close",
+    )
 
     DEFAULT_CSS = """
     DisagreementsScreen #reconcile-head { height: 2; padding: 0 1; }

@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
 from study.rows import Layout
+from tui.keymap import bindings
 
 if TYPE_CHECKING:
     from study.store import Study
@@ -89,12 +90,9 @@ def write_export(study: Study, options: ExportOptions) -> Path:
 class ChoiceSet(RadioSet):
     """Radio buttons whose arrow keys choose at once; enter moves to the next field."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("down,right", "choose_next", "Next option", show=False),
-        Binding("up,left", "choose_previous", "Previous option", show=False),
-        Binding("space", "toggle_button", "Choose", show=False),
-        Binding("enter", "app.focus_next", "Next field", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings(
+        "choice.next", "choice.previous", "choice.toggle", "choice.next_field"
+    )
 
     def action_choose_next(self) -> None:
         self.action_next_button()
@@ -120,9 +118,7 @@ class ChoiceSet(RadioSet):
 class ExportScreen(ModalScreen[ExportOptions | None]):
     """Returns the chosen options, or None when cancelled."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel", id="export.cancel")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("dialog.cancel")
     DEFAULT_CSS = """
     #export-choices { height: auto; }
     #export-choices > Vertical { height: auto; width: 1fr; }

@@ -1,4 +1,4 @@
-"""Findings on demand (``F``): each code's prevalence with its interval.
+"""Findings on demand (``P``): each code's prevalence with its interval.
 
 The figures are :func:`study.analysis.findings.study_findings`, the same as
 ``codecurve findings``, computed in a thread worker on a read-only handle of its own

@@ -6,20 +6,19 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
+from tui.keymap import bindings
 from tui.text import kept_unless_edited, printable
 
 
 class NoteScreen(ModalScreen[str | None]):
     """Returns the new note (``""`` removes it), or None when cancelled."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel", id="note.cancel")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("dialog.cancel")
 
     def __init__(self, title: str, note: str | None) -> None:
         super().__init__()

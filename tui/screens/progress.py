@@ -6,11 +6,12 @@ from typing import Any, ClassVar
 
 from rich.table import Table
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from tui.keymap import bindings
 from tui.session import ReviewSession
 from tui.text import printable
 
@@ -43,9 +44,7 @@ def progress_table(progress: dict[str, Any], names: dict[str, str]) -> Table:
 
 
 class ProgressScreen(ModalScreen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,p,q", "close", "Close", id="progress.close")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("progress.close")
 
     def __init__(self, session: ReviewSession) -> None:
         super().__init__()

@@ -17,11 +17,13 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from tui.keymap import DECIDE, bindings
+from tui.screens.help import LEGEND
 from tui.screens.outcomes import report
 from tui.screens.small import TooSmall
 from tui.session import Outcome, ReviewSession
@@ -29,7 +31,7 @@ from tui.source import Row, is_hidden
 from tui.text import markup_safe, one_line, printable
 from tui.widgets.curve import CurveChart, spark
 from tui.widgets.detail import HIDDEN_TEXT, code_text, question_text
-from tui.widgets.keys import KeyBar, decide_label, key_help
+from tui.widgets.keys import KeyBar, decide_label
 from tui.widgets.queue import value_label
 
 #: The smallest terminal the view draws in (columns, lines); below it, it says so.
@@ -58,130 +60,23 @@ def coded_text(row: Row, label: str | None) -> Text:
 class ResponseScreen(Screen[None]):
     """Every code of one response, and the way to the next response."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "1",
-            "decide(1)",
-            "Code",
-            key_display="1-9",
-            id="response.decide.1",
-            tooltip="Record a value: 1-9 the scale's options, lowest first; yes/no: 1 Yes, 0 No",
-        ),
-        *(
-            Binding(
-                str(i),
-                f"decide({i})",
-                f"Record scale value {i}",
-                show=False,
-                id=f"response.decide.{i}",
-            )
-            for i in range(2, 10)
-        ),
-        Binding("0", "decide(0)", "No", show=False, id="response.decide.0"),
-        Binding(
-            "y",
-            "yes_no(True)",
-            "Yes",
-            show=False,
-            id="response.yes",
-            tooltip="Yes: on a yes/no code",
-        ),
-        Binding(
-            "n", "yes_no(False)", "No", show=False, id="response.no", tooltip="No: on a yes/no code"
-        ),
-        Binding(
-            "a",
-            "accept",
-            "Accept",
-            id="response.accept",
-            tooltip="Accept the model's pick for the highlighted code",
-        ),
-        Binding(
-            "x",
-            "not_apply",
-            "Not apply",
-            id="response.not_apply",
-            tooltip="Does not apply: record the scale's lowest option (or No)",
-        ),
-        Binding(
-            "u,backspace",
-            "undo",
-            "Undo",
-            key_display="u",
-            id="response.undo",
-            tooltip="Undo: take back your last decision",
-        ),
-        Binding(
-            "right_square_bracket",
-            "response(1)",
-            "Next resp.",
-            key_display="]",
-            id="response.next",
-            tooltip="Next response: in the order shown at the top",
-        ),
-        Binding(
-            "left_square_bracket",
-            "response(-1)",
-            "Prev. resp.",
-            key_display="[",
-            id="response.previous",
-            tooltip="Previous response",
-        ),
-        Binding(
-            "c",
-            "note",
-            "Note",
-            id="response.note",
-            tooltip="Note: add or edit a note on the highlighted code",
-        ),
-        Binding(
-            "m",
-            "memo",
-            "Memo",
-            id="response.memo",
-            tooltip="Memo: add or edit a note on the whole response",
-        ),
-        Binding(
-            "O",
-            "reverse",
-            "Reverse",
-            show=False,
-            id="response.reverse",
-            tooltip="Reverse: go through the responses in the opposite order",
-        ),
-        Binding(
-            "down,j",
-            "cursor(1)",
-            "Next code",
-            show=False,
-            id="response.down",
-            tooltip="Next code",
-        ),
-        Binding(
-            "up,k",
-            "cursor(-1)",
-            "Previous code",
-            show=False,
-            id="response.up",
-            tooltip="Previous code",
-        ),
-        Binding(
-            "question_mark",
-            "help",
-            "Help",
-            key_display="?",
-            id="response.help",
-            tooltip="Keys: every key of this view",
-        ),
-        Binding(
-            "escape,q",
-            "back",
-            "Back",
-            key_display="esc",
-            id="response.back",
-            tooltip="Back: to the queue or the list of responses",
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings(
+        *DECIDE,
+        "review.accept",
+        "review.not_apply",
+        "review.undo",
+        "response.next",
+        "response.previous",
+        "review.note",
+        "response.memo",
+        "response.reverse",
+        "response.next_code",
+        "response.previous_code",
+        "app.help",
+        "response.back",
+    )
+    HELP_HEADING = "Reading the queue"
+    HELP_LEGEND = LEGEND
 
     def __init__(
         self,
@@ -461,12 +356,6 @@ class ResponseScreen(Screen[None]):
     def action_cursor(self, step: int) -> None:
         table = self.codes_table
         table.move_cursor(row=max(0, min(len(self._rows) - 1, table.cursor_row + step)))
-
-    def action_help(self) -> None:
-        from tui.screens.help import HelpScreen
-
-        keys = [(item.keys, item.text) for item in key_help(self.app, self.BINDINGS)]
-        self.app.push_screen(HelpScreen(keys))
 
     def action_back(self) -> None:
         self.dismiss(None)

@@ -21,18 +21,19 @@ from typing import ClassVar
 
 from textual import events, on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
 
 from study.rows import RESPONSE_ORDERS, ResponseRow
+from tui.keymap import bindings
 from tui.messages import StudyChanged
 from tui.screens.outcomes import report
 from tui.screens.response import RESPONSE_ORDER_LABELS, ResponseScreen
 from tui.screens.small import TooSmall
 from tui.session import ReviewSession
 from tui.text import one_line, plural
-from tui.widgets.keys import KeyBar, key_help
+from tui.widgets.keys import KeyBar
 from tui.widgets.response_list import ResponseList, ResponseQuery
 
 #: The smallest terminal the list draws in (columns, lines); below it, it says so.
@@ -90,52 +91,16 @@ class StudyResponses:
 class ResponsesScreen(Screen[None]):
     """Every response, one a line, in a response order."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "enter",
-            "open",
-            "Open",
-            id="responses.open",
-            tooltip="Open: the response with every code; ] and [ go on in this order",
-        ),
-        Binding(
-            "o",
-            "cycle_order",
-            "Order",
-            id="responses.order",
-            tooltip="Cycle order: least sure code first, response id, blind audit",
-        ),
-        Binding(
-            "O",
-            "reverse",
-            "Reverse",
-            id="responses.reverse",
-            tooltip="Reverse order: the same order backwards",
-        ),
-        Binding(
-            "m",
-            "memo",
-            "Memo",
-            id="responses.memo",
-            tooltip="Memo: add or edit a note on the highlighted response",
-        ),
-        Binding(
-            "question_mark",
-            "help",
-            "Help",
-            key_display="?",
-            id="responses.help",
-            tooltip="Keys: every key of this list and how to read it",
-        ),
-        Binding(
-            "escape,q",
-            "back",
-            "Back",
-            key_display="esc",
-            id="responses.back",
-            tooltip="Back: to the queue of pairs",
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings(
+        "responses.open",
+        "responses.order",
+        "responses.reverse",
+        "response.memo",
+        "app.help",
+        "response.back",
+    )
+    HELP_HEADING = "Reading the list"
+    HELP_LEGEND = LEGEND
 
     def __init__(self, session: ReviewSession, *, query: ResponseQuery | None = None) -> None:
         """
@@ -270,13 +235,6 @@ class ResponsesScreen(Screen[None]):
 
         title = f"{one_line(response_id)} · the whole response"
         self.app.push_screen(NoteScreen(title, self.session.memo(response_id)), save)
-
-    def action_help(self) -> None:
-        from tui.screens.help import HelpScreen
-
-        bindings = (*self.BINDINGS, *ResponseList.BINDINGS)
-        keys = [(item.keys, item.text) for item in key_help(self.app, bindings)]
-        self.app.push_screen(HelpScreen(keys, legend=LEGEND, heading="Reading the list"))
 
     def action_back(self) -> None:
         self.dismiss(None)

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input
 
 from study.rows import CONSENSUS, Status
+from tui.keymap import DECIDE, bindings
 from tui.messages import (
     AuditRequested,
     DelegationRequested,
@@ -31,8 +32,8 @@ from tui.messages import (
 from tui.screens.blind import BlindWork
 from tui.screens.filter import KEYS as FILTER_KEYS
 from tui.screens.filter import FilterBar
+from tui.screens.help import LEGEND
 from tui.screens.outcomes import report
-from tui.screens.review_keys import REVIEW_BINDINGS
 from tui.screens.small import TooSmall
 from tui.session import Outcome, ReviewSession
 from tui.source import (
@@ -45,7 +46,7 @@ from tui.source import (
 )
 from tui.text import markup_safe, one_line, plural
 from tui.widgets.detail import DetailPane
-from tui.widgets.keys import KeyBar, decide_label, key_help
+from tui.widgets.keys import KeyBar, decide_label
 from tui.widgets.progress import ScoringProgress
 from tui.widgets.queue import PairQueue
 from tui.widgets.screening import ScreeningPanel
@@ -61,8 +62,38 @@ MINIMUM = (60, 18)
 class ReviewScreen(Screen[None]):
     """Entropy-ordered queue of pairs with keyboard coding."""
 
-    # The key map, in key bar order, with the tooltips help is made from: review_keys.
-    BINDINGS: ClassVar[list[BindingType]] = REVIEW_BINDINGS
+    # In the key bar's order: where the line is too short it leaves out keys from the
+    # end of the list, but always shows help and quit.
+    BINDINGS: ClassVar[list[BindingType]] = bindings(
+        *DECIDE,
+        "review.accept",
+        "review.not_apply",
+        "review.skip",
+        "review.undo",
+        "review.screening",
+        "review.score",
+        "review.filter",
+        "review.search",
+        "review.order",
+        "review.blind_coding",
+        "review.reverse_order",
+        "review.note",
+        "review.open_response",
+        "review.response_mode",
+        "review.response_list",
+        "review.disagreements",
+        "review.export",
+        "review.progress",
+        "review.findings",
+        "review.edit_code",
+        "review.choose_config",
+        "review.switch_pane",
+        "review.cancel",
+        "app.help",
+        "review.quit",
+    )
+    HELP_HEADING = "Reading the queue"
+    HELP_LEGEND = LEGEND
 
     def __init__(self, session: ReviewSession) -> None:
         super().__init__()
@@ -313,6 +344,10 @@ class ReviewScreen(Screen[None]):
     def action_decide(self, position: int) -> None:
         if (row := self._current()) is not None:
             self._decided(row, self.session.decide(row, position))
+
+    def action_yes_no(self, yes: bool) -> None:
+        if (row := self._current()) is not None:
+            self._decided(row, self.session.yes_no(row, yes=yes))
 
     def action_accept(self) -> None:
         if (row := self._current()) is not None:
@@ -613,11 +648,3 @@ class ReviewScreen(Screen[None]):
         from tui.screens.findings import FindingsScreen
 
         self.app.push_screen(FindingsScreen(self.session))
-
-    def action_help(self) -> None:
-        from tui.screens.help import HelpScreen
-
-        bindings = (*self.BINDINGS, *PairQueue.BINDINGS, *self.app.BINDINGS)
-        keys = [(item.keys, item.text) for item in key_help(self.app, bindings)]
-        keys.append(("ctrl+p", "Command palette: every action by name"))
-        self.app.push_screen(HelpScreen(keys))

@@ -8,13 +8,14 @@ from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import events
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from codebooks.model import DEFAULT_QUESTION, Code, Scale
 from scoring.curves import OFF_SCALE_WARNING
+from tui.keymap import bindings
 from tui.source import Row, is_hidden
 from tui.text import markup_safe, printable
 from tui.widgets.curve import curve_table
@@ -148,12 +149,9 @@ class DetailPane(ScrollView, can_focus=True):
 
     BORDER_TITLE = "Detail"
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("down,j", "scroll_down", "Scroll down", show=False, id="detail.down"),
-        Binding("up,k", "scroll_up", "Scroll up", show=False, id="detail.up"),
-        Binding("pagedown", "page_down", "Page down", show=False, id="detail.page_down"),
-        Binding("pageup", "page_up", "Page up", show=False, id="detail.page_up"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings(
+        "detail.down", "detail.up", "detail.page_down", "detail.page_up"
+    )
 
     def __init__(
         self,

@@ -8,7 +8,7 @@ bar is one widget that draws one line of text, and only when the keys it shows c
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -51,18 +51,24 @@ class KeyHelp:
         return rest if sep else self.text
 
 
-def key_help(app: App[Any], bindings: Iterable[BindingType]) -> list[KeyHelp]:
+def key_help(
+    app: App[Any], bindings: Iterable[BindingType], keymap: Mapping[str, str] | None = None
+) -> list[KeyHelp]:
     """The bindings that carry a tooltip (each key's long text), first of each action.
 
     A binding with one key shows its ``key_display`` (``"1-9"``); one with several lists
-    them all (``"u, backspace"``).
+    them all (``"u, backspace"``). ``keymap`` holds the keys the user rebound, by binding
+    id (what the app handed to ``App.set_keymap``): those are shown instead.
     """
+    rebound = keymap or {}
     items: list[KeyHelp] = []
     seen: set[str] = set()
     for binding in bindings:
         if not isinstance(binding, Binding) or not binding.tooltip or binding.action in seen:
             continue
         seen.add(binding.action)
+        if binding.id is not None and binding.id in rebound:
+            binding = replace(binding, key=rebound[binding.id], key_display=None)
         keys = [k.strip() for k in binding.key.split(",")]
         if len(keys) == 1:
             display = app.get_key_display(binding)

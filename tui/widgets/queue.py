@@ -17,12 +17,13 @@ from typing import ClassVar
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
 
 from codebooks.model import Scale
+from tui.keymap import LIST, bindings
 from tui.source import PairSource, Query, Row, row_key
 from tui.text import cell_stable, one_line
 from tui.widgets.paged import PAGE_SIZE, SCAN_PAGES, PagedList
@@ -99,23 +100,7 @@ class PairQueue(PagedList[Row], can_focus=True):
         "pair-queue--match",
     }
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("down,j", "cursor_down", "Next", show=False, id="queue.down", tooltip="Next pair"),
-        Binding(
-            "up,k", "cursor_up", "Previous", show=False, id="queue.up", tooltip="Previous pair"
-        ),
-        Binding(
-            "pagedown",
-            "page_down",
-            "Page down",
-            show=False,
-            id="queue.page_down",
-            tooltip="Page down",
-        ),
-        Binding("pageup", "page_up", "Page up", show=False, id="queue.page_up", tooltip="Page up"),
-        Binding("home,g", "first", "First", show=False, id="queue.first", tooltip="First pair"),
-        Binding("end,G", "last", "Last", show=False, id="queue.last", tooltip="Last pair"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings(*LIST)
 
     class Highlighted(Message):
         """The highlighted row changed (moved, or its content was reloaded)."""

@@ -18,11 +18,12 @@ from typing import ClassVar, Protocol
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.geometry import Size
 from textual.strip import Strip
 
 from study.rows import RESPONSE_ORDERS, ResponseOrder, ResponseRow
+from tui.keymap import LIST, bindings
 from tui.text import cell_stable, middle_cut, one_line, printable
 from tui.widgets.curve import bar
 from tui.widgets.paged import PagedList
@@ -136,39 +137,7 @@ class ResponseList(PagedList[ResponseRow], can_focus=True):
         "response-list--empty",
     }
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "down,j",
-            "cursor_down",
-            "Next",
-            show=False,
-            id="responses.down",
-            tooltip="Next response",
-        ),
-        Binding(
-            "up,k",
-            "cursor_up",
-            "Previous",
-            show=False,
-            id="responses.up",
-            tooltip="Previous response",
-        ),
-        Binding(
-            "pagedown",
-            "page_down",
-            "Page down",
-            show=False,
-            id="responses.page_down",
-            tooltip="Page down",
-        ),
-        Binding(
-            "pageup", "page_up", "Page up", show=False, id="responses.page_up", tooltip="Page up"
-        ),
-        Binding(
-            "home,g", "first", "First", show=False, id="responses.first", tooltip="First response"
-        ),
-        Binding("end,G", "last", "Last", show=False, id="responses.last", tooltip="Last response"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings(*LIST)
 
     def __init__(
         self,

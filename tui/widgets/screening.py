@@ -2,8 +2,8 @@
 
 It opens with one headline (the verdict in words) and one next action, then the chosen
 group's verdict and VRS table, each index glossed. Keys while it has focus: left/right
-choose the code, c cycles the confidence cut, f filters the queue to the next action's
-pairs, b opens the blind audit, d applies the delegation plan shown below the verdict
+choose the code, t cycles the confidence threshold (the cut), F filters the queue to the
+next action's pairs, b opens the blind audit, d applies the delegation plan shown below the verdict
 (after a confirmation), l shows the pairs left for review.
 """
 
@@ -16,12 +16,13 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Select, Static
 
 from screening.advice import GLOSSES
 from screening.report import TIER_STYLES
+from tui.keymap import bindings
 from tui.messages import (
     AuditRequested,
     DelegationRequested,
@@ -42,7 +43,7 @@ POOLED_ROW = "All codes"
 
 _POOLED_KEY = "__pooled__"
 
-#: The cuts ``c`` cycles through: each code's scale-aware cut, the sample median, and a
+#: The cuts ``t`` cycles through: each code's scale-aware cut, the sample median, and a
 #: few fixed p_max values.
 CUTS: tuple[float | str, ...] = ("scale", "median", 0.6, 0.75, 0.9)
 
@@ -65,7 +66,7 @@ def advice_renderable(summary: ScreeningSummary, cut: float | str) -> Group:
         parts.append(Text(printable(headline), style="bold"))
         parts.append(
             Text.assemble(
-                ("Next: ", "bold"), printable(advice.action) + ".", ("  f shows them", "dim")
+                ("Next: ", "bold"), printable(advice.action) + ".", ("  F shows them", "dim")
             )
         )
     if summary.study_warning:
@@ -74,7 +75,7 @@ def advice_renderable(summary: ScreeningSummary, cut: float | str) -> Group:
         Text.assemble(
             ("Confidence cut: ", "dim"),
             cut_words(cut),
-            ("  c changes it · ←/→ choose the code", "dim"),
+            ("  t changes it · ←/→ choose the code", "dim"),
         )
     )
     parts.append(Text(""))
@@ -163,57 +164,15 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
 
     BORDER_TITLE = "Screening"
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "left",
-            "previous_code",
-            "Previous code",
-            id="screening.previous",
-            tooltip="Previous code: show the screen of the code before",
-        ),
-        Binding(
-            "right",
-            "next_code",
-            "Next code",
-            id="screening.next",
-            tooltip="Next code: show the screen of the code after",
-        ),
-        Binding(
-            "c",
-            "cycle_cut",
-            "Cut",
-            id="screening.cut",
-            tooltip="Cut: scale-aware, sample median or a fixed p_max",
-        ),
-        Binding(
-            "f",
-            "follow_advice",
-            "Show them",
-            id="screening.follow",
-            tooltip="Show them: filter the queue to the next action's pairs",
-        ),
-        Binding(
-            "b",
-            "blind_audit",
-            "Blind audit",
-            id="screening.audit",
-            tooltip="Blind audit: code the audit pairs in their random order, the model hidden",
-        ),
-        Binding(
-            "d",
-            "delegate",
-            "Delegate",
-            id="screening.delegate",
-            tooltip="Delegate: apply the certified delegation plan (asks first; u undoes)",
-        ),
-        Binding(
-            "l",
-            "left_for_review",
-            "Left for review",
-            id="screening.left",
-            tooltip="Left for review: the undecided pairs no delegation covers",
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings(
+        "screening.previous",
+        "screening.next",
+        "screening.cut",
+        "screening.follow",
+        "screening.audit",
+        "screening.delegate",
+        "screening.left",
+    )
 
     def __init__(
         self, *, name: str | None = None, id: str | None = None, classes: str | None = None
