@@ -122,6 +122,8 @@ def plan_delegation(
             for r, w, scored in zip(rows["response_id"], rows["coder"], rows["scored"], strict=True)
         ]
         rows = rows[np.asarray(keep, dtype=bool)] if len(rows) else rows
+        with study.snapshot() as conn:
+            left_out = barred(conn, study.index, config_id, one.id)
         report = screened.per_code.get(one.name)
         tier = report.tier if report is not None else "Insufficient data"
         outlook = None
@@ -142,7 +144,9 @@ def plan_delegation(
                 applies_from=float(rows["applies_from"].iloc[0]),
             )
             with study.snapshot() as conn:
-                outside, uncoded_outside = outside_audit(conn, study.index, config_id, one.id)
+                outside, uncoded_outside = outside_audit(
+                    conn, study.index, config_id, one.id, left_out
+                )
             delegation = certify_delegation(
                 confidence,
                 correct,
@@ -163,9 +167,8 @@ def plan_delegation(
             )
         with study.snapshot() as conn:
             uncoded, unscored, above = delegable(
-                conn, study.index, config_id, one.id, delegation.threshold
+                conn, study.index, config_id, one.id, delegation.threshold, left_out
             )
-            left_out = barred(conn, study.index, config_id, one.id)
         plans.append(
             CodePlan(
                 code_id=one.id,

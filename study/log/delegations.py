@@ -250,16 +250,17 @@ def delegable(
     config_id: int,
     code_id: str,
     threshold: float | None,
+    left_out: Barred,
 ) -> tuple[int, int, int]:
     """``(uncoded, unscored, at_or_above)`` pair counts of one code under a configuration.
 
     Uncoded: no decision but delegated ones, and not an audit pair. At or above: uncoded
-    pairs the threshold delegates, which leaves out the :func:`barred` ones (a new wave
-    the audit does not cover, stale scores).
+    pairs the threshold delegates, which leaves out the ``left_out`` ones
+    (:func:`barred`: a new wave the audit does not cover, stale scores).
     """
     cid = index.code_key(code_id)
     audit = audit_keys(conn, index, code_id)
-    bar = barred(conn, index, config_id, code_id).keys
+    bar = left_out.keys
     uncoded = int(
         conn.execute(
             "SELECT COUNT(*) FROM responses s, (SELECT ? AS cid) c WHERE "
@@ -286,17 +287,17 @@ def delegable(
 
 
 def outside_audit(
-    conn: sqlite3.Connection, index: StudyIndex, config_id: int, code_id: str
+    conn: sqlite3.Connection, index: StudyIndex, config_id: int, code_id: str, left_out: Barred
 ) -> tuple[list[float], list[bool]]:
     """The confidence of a code's scored pairs outside its audit, and which are uncoded.
 
     What certifying the delegated remainder needs
     (:func:`screening.delegation.certify_delegation`'s ``outside`` and ``delegable``):
     the pairs of the responses the audit was drawn from, with a fresh score (the
-    :func:`barred` ones are left out).
+    ``left_out`` ones, from :func:`barred`, are not).
     """
     cid = index.code_key(code_id)
-    audit = barred(conn, index, config_id, code_id).keys
+    audit = left_out.keys
     rows = conn.execute(
         "SELECT s.confidence, NOT EXISTS (SELECT 1 FROM annotations a WHERE a.rid = s.rid "
         "AND a.cid = s.cid AND a.source != 'delegated') FROM scores s WHERE s.config_id = ? "

@@ -164,9 +164,10 @@ def run(args: argparse.Namespace) -> int:
 def score_files(args: argparse.Namespace) -> int:
     """The file mode: responses file x codebook file -> rows."""
     from codebooks import get_scale, load_codebook
-    from scoring import Pair, load_backend
+    from scoring import Pair
     from scoring.engine import ScoringEngine
     from study.exchange.score_rows import row_format, score_row, write_score_rows
+    from tui.commands.score_study import backend_from
 
     if args.responses is None or args.codebook is None:
         raise UsageError("give both --responses FILE and --codebook FILE")
@@ -195,16 +196,7 @@ def score_files(args: argparse.Namespace) -> int:
     if not codes:
         raise InputError("the codebook has no codable codes", path=args.codebook)
 
-    backend = load_backend(
-        args.model,
-        device=args.device,
-        chat=False if args.no_chat else None,
-        server=args.server,
-        allow_download=args.allow_download,
-        backend=args.backend,
-        gpu_layers=args.gpu_layers,
-        threads=args.threads,
-    )
+    backend = backend_from(args)
     try:
         engine = ScoringEngine(
             backend,

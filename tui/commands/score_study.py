@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from codebooks.errors import InputError
 from tui.commands import UsageError
@@ -16,10 +17,28 @@ from tui.commands.outputs import refuse_inputs
 from tui.commands.score_output import rate, say
 from tui.text import plural
 
+if TYPE_CHECKING:
+    from scoring.backend import Backend
+
+
+def backend_from(args: argparse.Namespace) -> Backend:
+    """The backend the score options ask for (both modes: a study, or files headless)."""
+    from scoring import load_backend
+
+    return load_backend(
+        args.model,
+        device=args.device,
+        chat=False if args.no_chat else None,
+        server=args.server,
+        allow_download=args.allow_download,
+        backend=args.backend,
+        gpu_layers=args.gpu_layers,
+        threads=args.threads,
+    )
+
 
 def score_study_file(args: argparse.Namespace) -> int:
     """The study mode: score the study's pending pairs, each batch stored when finished."""
-    from scoring import load_backend
     from scoring.engine import ScoringEngine
     from study.score_run import ScoreProgress, score_study
     from study.scores.labels import active_context
@@ -58,16 +77,7 @@ def score_study_file(args: argparse.Namespace) -> int:
         if args.context is None:
             # Resuming: the configuration being scored, not a new one at the default level.
             args.context = active_context(study)
-        backend = load_backend(
-            args.model,
-            device=args.device,
-            chat=False if args.no_chat else None,
-            server=args.server,
-            allow_download=args.allow_download,
-            backend=args.backend,
-            gpu_layers=args.gpu_layers,
-            threads=args.threads,
-        )
+        backend = backend_from(args)
         try:
             engine = ScoringEngine(
                 backend,
