@@ -180,3 +180,23 @@ def test_bad_input_is_one_line(
 def test_a_missing_study_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_code(["findings", str(tmp_path / "none.codecurve")]) == 1
     assert "no such study file" in one_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("command", ["findings", "export"])
+def test_an_output_never_replaces_the_file_the_study_was_made_from(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    responses = tmp_path / "answers.csv"
+    responses.write_text("id,text\nr1,Too much work.\nr2,Pay is low.\n", encoding="utf-8")
+    codebook = tmp_path / "codebook.yaml"
+    codebook.write_text("name: W\ncodes:\n  - name: Workload\n", encoding="utf-8")
+    study = tmp_path / "s.codecurve"
+    assert (
+        main(["new", str(study), "--responses", str(responses), "--codebook", str(codebook)]) == 0
+    )
+    before = responses.read_bytes()
+    capsys.readouterr()
+    assert main([command, str(study), "-o", str(responses)]) == 1
+    err = capsys.readouterr().err
+    assert "refusing to overwrite the study's responses file" in err
+    assert responses.read_bytes() == before

@@ -46,6 +46,26 @@ def refuse_inputs(path: Path, *, protect: Mapping[str, Path | None]) -> None:
             raise InputError(f"refusing to overwrite the {what} {other} with the output")
 
 
+def recorded_sources(protect: Mapping[str, Path | None]) -> dict[str, Path]:
+    """The responses file each protected study was made from, as the study records it
+    (an export must not replace the file a study was made from)."""
+    from codebooks.errors import CodecurveError
+    from study import Study
+
+    found: dict[str, Path] = {}
+    for what, path in protect.items():
+        if path is None or not is_study(path):
+            continue
+        try:
+            with Study.open(path, read_only=True) as study:
+                source = study.meta().get("responses_source", "")
+        except (CodecurveError, OSError):
+            continue
+        if source:
+            found[f"{what}'s responses file"] = Path(source)
+    return found
+
+
 def check_output(
     path: Path, *, protect: Mapping[str, Path | None] = {}, streams: bool = False
 ) -> None:
@@ -61,7 +81,7 @@ def check_output(
     Raises:
         InputError: Naming the path and the reason.
     """
-    refuse_inputs(path, protect=protect)
+    refuse_inputs(path, protect={**protect, **recorded_sources(protect)})
     if path.is_dir():
         raise InputError("is a folder; give a file name", path=path)
     if path.exists():
