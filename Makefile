@@ -17,7 +17,7 @@ LLAMA_STAMP := $(VENV)/.llama-installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install llama demo test test-fast lint format vllm clean bench
+.PHONY: install llama demo test test-fast lint format vllm browser clean bench
 
 install: $(STAMP)
 
@@ -40,14 +40,22 @@ $(LLAMA_STAMP): $(STAMP)
 vllm:
 	bash scripts/setup-vllm.sh
 
+# The report and `codecurve serve` are tested in a real browser: Debian's chromium and
+# chromium-driver, from the system packages (root or sudo; skipped when already there).
+browser:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then :; \
+	else echo "installing Debian's chromium and chromium-driver for the browser tests"; \
+	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y -qq chromium chromium-driver >/dev/null; fi
+
 demo: install
 	$(VENV)/bin/codecurve demo
 
-test: install llama vllm lint
+test: install llama vllm browser lint
 	$(PY) -m pytest
 
 # Everything but the vLLM integration test, for a quick loop.
-test-fast: install llama
+test-fast: install llama browser
 	$(PY) -m pytest -m "not vllm"
 
 lint: install
