@@ -7,7 +7,6 @@ The statistics are :func:`study.analysis.compare.compare_configs`'s (described i
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from pathlib import Path
@@ -81,7 +80,9 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
         )
     if args.format == "json":
-        sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        from tui.text import json_text
+
+        sys.stdout.write(json_text(result.to_dict()) + "\n")
     elif args.format == "markdown":
         sys.stdout.write(to_markdown(result) + "\n")
     else:

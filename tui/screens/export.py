@@ -21,6 +21,7 @@ from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
 from study.rows import Layout
 from tui.keymap import bindings
+from tui.text import printable
 
 if TYPE_CHECKING:
     from study.store import Study
@@ -129,7 +130,10 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
     def __init__(self, default_path: Path) -> None:
         super().__init__()
         self._default = default_path
-        self._named = str(self._default_path("csv", "long"))
+        # The field shows the default path with its control characters as stand-ins (a
+        # study's name may carry them); left as shown, the real path is the one used.
+        self._named_path = self._default_path("csv", "long")
+        self._named = printable(str(self._named_path), single_line=True)
 
     def _default_path(self, format: str, layout: Layout) -> Path:
         return self._default.with_name(
@@ -192,11 +196,12 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
         self.query_one("#export-hint", Static).update(_HINTS[PROJECT if fmt == PROJECT else layout])
         path_input = self.query_one("#export-path", Input)
         wanted = self._default_path(fmt, layout)
+        shown = printable(str(wanted), single_line=True)
         if path_input.value.strip() == self._named or not path_input.value.strip():
-            path_input.value = str(wanted)  # still the default: the new default
+            path_input.value = shown  # still the default: the new default
         else:
             path_input.value = str(Path(path_input.value).with_suffix(wanted.suffix))
-        self._named = str(wanted)
+        self._named, self._named_path = shown, wanted
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -214,11 +219,8 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
         if not value:
             self.notify("Give a file to export to.", severity="warning")
             return
-        self.dismiss(
-            ExportOptions(
-                path=Path(value).expanduser(), format=self.chosen_format, layout=self.chosen_layout
-            )
-        )
+        path = self._named_path if value == self._named else Path(value).expanduser()
+        self.dismiss(ExportOptions(path=path, format=self.chosen_format, layout=self.chosen_layout))
 
     def action_cancel(self) -> None:
         self.dismiss(None)
