@@ -33,17 +33,43 @@ from pathlib import Path
 from codebooks.errors import CodebookError, CodecurveError
 
 
-def read_bytes(path: str | Path) -> bytes:
-    """A file's bytes."""
+#: The largest codebook file read (a codebook of thousands of codes with long definitions
+#: is a few megabytes): a larger one is refused before it is read, so that a hostile or
+#: mistaken file (a gigabyte of NUL bytes) cannot fill the memory.
+MAX_CODEBOOK_BYTES = 32 * 1024 * 1024
+
+
+def read_bytes(path: str | Path, *, limit: int | None = None) -> bytes:
+    """A file's bytes; a file larger than ``limit`` (default :data:`MAX_CODEBOOK_BYTES`)
+    is refused before it is read: a regular file by its size, a pipe or a device once
+    ``limit`` bytes have come."""
     p = Path(path)
+    limit = MAX_CODEBOOK_BYTES if limit is None else limit
+    too_large = CodebookError(
+        f"larger than {_size(limit)}, too large for a codebook; is it the right file?",
+        path=p,
+    )
     try:
-        return p.read_bytes()
+        with p.open("rb") as fh:
+            info = os.fstat(fh.fileno())
+            if stat.S_ISDIR(info.st_mode):
+                raise IsADirectoryError(p)
+            if stat.S_ISREG(info.st_mode) and info.st_size > limit:
+                raise too_large
+            data = fh.read(limit + 1)
+        if len(data) > limit:
+            raise too_large
+        return data
     except FileNotFoundError:
         raise CodebookError("no such file", path=p) from None
     except IsADirectoryError:
         raise CodebookError("is a directory, not a codebook file", path=p) from None
     except OSError as exc:
         raise CodebookError(f"cannot read the file ({exc.strerror or exc})", path=p) from None
+
+
+def _size(n: int) -> str:
+    return f"{n // (1024 * 1024)} MB" if n >= 1024 * 1024 else f"{n:,} bytes"
 
 
 def read_text(path: str | Path) -> str:
