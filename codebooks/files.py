@@ -32,7 +32,6 @@ from pathlib import Path
 
 from codebooks.errors import CodebookError, CodecurveError
 
-
 #: The largest codebook file read (a codebook of thousands of codes with long definitions
 #: is a few megabytes): a larger one is refused before it is read, so that a hostile or
 #: mistaken file (a gigabyte of NUL bytes) cannot fill the memory.
