@@ -57,9 +57,9 @@ def test_a_gigabyte_codebook_is_refused_under_a_memory_limit(tmp_path: Path) -> 
     assert done.stdout.strip() == str([1] * len(books)), done.stdout
     lines = done.stderr.splitlines()
     assert len(lines) == len(books), done.stderr
-    for book, line in zip(books, lines, strict=True):
+    for name, line in zip(books, lines, strict=True):
         assert line == (
-            f"codecurve: error: {book}: larger than 32 MB, too large for a codebook; "
+            f"codecurve: error: {name}: larger than 32 MB, too large for a codebook; "
             "is it the right file?"
         )
     assert not (tmp_path / "s.codecurve").exists()

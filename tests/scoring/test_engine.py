@@ -382,7 +382,7 @@ class CountingBackend(FakeBackend):
         self.longest = max(self.longest, len(prompt))
         return super().count_tokens(prompt)
 
-    def option_logprobs(self, prompts, options):  # type: ignore[no-untyped-def]
+    def option_logprobs(self, prompts, options):
         self.longest = max(self.longest, *(len(p) for p in prompts))
         return super().option_logprobs(prompts, options)
 
@@ -419,7 +419,7 @@ def test_the_embedded_model_tokenizes_only_the_ends_of_a_huge_response(
 
     def counting(prompt: str) -> int | None:
         seen.append(len(prompt))
-        return count(prompt)  # type: ignore[no-any-return]
+        return count(prompt)
 
     monkeypatch.setattr(plain_backend, "count_tokens", counting)
     engine = ScoringEngine(plain_backend, codebook, max_prompt_tokens=256)  # type: ignore[arg-type]

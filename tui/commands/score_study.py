@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from codebooks.errors import InputError
 from tui.commands import UsageError
 from tui.commands.outputs import refuse_inputs
-from tui.commands.score_output import rate, say
+from tui.commands.score_output import eta, rate, say
 from tui.text import plural
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def score_study_file(args: argparse.Namespace) -> int:
             )
 
             def report(step: ScoreProgress) -> None:
-                speed = rate(step.batch)
+                speed = rate(step.batch) + eta(step.batch)
                 sys.stderr.write(f"\rscored {step.scored:,}/{step.total:,}{speed}   ")
                 sys.stderr.flush()
 
