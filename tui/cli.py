@@ -130,7 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # a read-only or full file system, no permission, ...
         return _fail(os_error_message(exc))
     except sqlite3.Error as exc:
-        return _fail(f"the study could not be read or written: {exc}")
+        study = getattr(args, "study", None)
+        where = f"{study}: " if study is not None else ""
+        return _fail(f"{where}the study could not be read or written: {exc}")
     except Exception as exc:  # a hand-edited study, a bug: still one line, never a traceback
         return _fail(
             f"unexpected {type(exc).__name__}: {exc} (set CODECURVE_DEBUG=1 for the details)"

@@ -159,6 +159,13 @@ def connect(p: Path, *, read_only: bool, durability: str) -> sqlite3.Connection:
                 f"{schema.SCHEMA_VERSION}); upgrade codecurve",
                 path=p,
             )
+        if ver < 0:
+            raise StudyError(
+                f"is marked as a codecurve study but has no schema version this codecurve "
+                f"knows (user_version {ver}); it is not a study codecurve wrote, or it was "
+                "edited by hand",
+                path=p,
+            )
         if ver == 0:
             # Marked as a study but never given its tables: nothing to upgrade from.
             raise StudyError(

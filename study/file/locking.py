@@ -58,7 +58,8 @@ class StudyLock:
         """Take the lock or raise :class:`StudyLockedError` naming the holder."""
         for _ in range(20):
             try:
-                handle = open(self.path, "a+b")  # noqa: SIM115 - held open while the lock lives
+                # Unbuffered: a write that fails (a full disk) fails at the write, named.
+                handle = open(self.path, "a+b", buffering=0)  # noqa: SIM115 - held while locked
             except OSError as exc:
                 raise StudyError(
                     f"cannot open the study for writing: its lock file {self.path.name} cannot "
@@ -92,11 +93,20 @@ class StudyLock:
                         "other read-only commands still work)",
                         path=self.study_path,
                     )
-                handle.seek(0)
-                handle.truncate()
                 info = {"pid": os.getpid(), "host": socket.gethostname()}
-                handle.write(json.dumps(info).encode())
-                handle.flush()
+                try:
+                    handle.seek(0)
+                    handle.truncate()
+                    handle.write(json.dumps(info).encode())
+                except OSError as exc:
+                    _unlock(handle)
+                    self.release()  # the study file's own lock, taken above
+                    raise StudyError(
+                        f"cannot open the study for writing: its lock file {self.path.name} "
+                        f"cannot be written ({exc.strerror or exc}); commands that only read "
+                        "it (export, screen) still work",
+                        path=self.study_path,
+                    ) from None
                 self._file = handle
                 return
             except BaseException:
