@@ -58,6 +58,7 @@ programs detect the encoding.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -96,6 +97,7 @@ __all__ = [
     "export_study",
     "long_frame",
     "metadata_path",
+    "metadata_target",
     "neutralise",
     "provenance",
     "read_export",
@@ -105,6 +107,26 @@ __all__ = [
     "write_parquet",
     "write_xlsx",
 ]
+
+
+#: Folders of devices and of a process's open files: ``/dev/stdout`` is a regular file
+#: when the output is redirected to one, yet nothing belongs beside it.
+_SYSTEM_FOLDERS = (Path("/dev"), Path("/proc"))
+
+
+def metadata_target(path: str | Path) -> Path | None:
+    """Where a CSV or JSONL export to ``path`` puts its provenance
+    (:func:`metadata_path`), or None when ``path`` is no file of its own folder: a
+    device, a pipe, standard output (``/dev/stdout``, ``/proc/self/fd/1``), a folder."""
+    target = Path(path)
+    places = [Path(os.path.abspath(target))]
+    if target.is_symlink():  # a link to /dev/stdout in a folder of one's own
+        places.append(Path(os.path.abspath(target.parent / os.readlink(target))))
+    if any(p.is_relative_to(folder) for p in places for folder in _SYSTEM_FOLDERS):
+        return None
+    if target.exists() and not target.is_file():
+        return None
+    return metadata_path(target)
 
 
 def export_study(
@@ -150,9 +172,8 @@ def export_study(
     check_target(target, protect=protect, error=StudyError)
     # CSV and JSONL hold no metadata: their provenance goes in a file beside them (not
     # beside a device or pipe, such as /dev/stdout).
-    metadata = None
-    if fmt in ("csv", "jsonl") and (target.is_file() or not target.exists()):
-        metadata = metadata_path(target)
+    metadata = metadata_target(target) if fmt in ("csv", "jsonl") else None
+    if metadata is not None:
         check_target(metadata, protect=(*protect, target), error=StudyError)
     if not study.read_only:
         # Read through a handle of its own: the writer's stays free for the coder's

@@ -543,3 +543,34 @@ def test_a_study_of_an_unknown_schema_version_is_refused_in_words(
         assert f"user_version {version}" in line
         assert "unexpected" not in line
     assert snapshot(study) == before
+
+
+@pytest.mark.parametrize("via_link", [False, True])
+def test_export_to_standard_output_writes_no_metadata_into_dev(
+    study: Path, tmp_path: Path, via_link: bool
+) -> None:
+    """``-o /dev/stdout`` redirected to a file: the data goes there, and no
+    ``stdout-metadata.json`` is written into /dev (nor beside a link to it)."""
+    target = Path("/dev/stdout")
+    if via_link:
+        target = tmp_path / "out.csv"
+        target.symlink_to("/dev/stdout")
+    stray = [Path("/dev/stdout-metadata.json"), tmp_path / "out.csv-metadata.json"]
+    assert not any(p.exists() for p in stray)
+    code = "import sys; from tui.cli import main; raise SystemExit(main(sys.argv[1:]))"
+    redirected = tmp_path / "redirected.csv"
+    with redirected.open("wb") as out:
+        proc = subprocess.run(
+            [sys.executable, "-c", code, "export", str(study), "-o", str(target), "--format",
+             "csv"],
+            stdout=out, stderr=subprocess.PIPE, text=True, cwd=ROOT, check=False,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )  # fmt: skip
+    try:
+        assert proc.returncode == 0, proc.stderr
+        assert "no provenance file beside a device or stream" in proc.stderr
+        assert not any(p.exists() for p in stray)
+        assert redirected.read_text(encoding="utf-8-sig").startswith('"response_id"')
+    finally:
+        for p in stray:
+            p.unlink(missing_ok=True)
