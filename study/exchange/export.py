@@ -151,7 +151,8 @@ def export_study(
         config_id: The scoring configuration whose scores are exported: ``"active"``
             (default), an id, or ``None`` for no scores.
         coder: Export this coder's decisions (default: the latest decision of any coder).
-        protect: Files never to overwrite (besides the study and any SQLite file).
+        protect: Files never to overwrite (besides the study, the responses file it was
+            made from and any SQLite file).
         fill: The wide layout's undecided cells: ``none`` (blank) or ``model``.
         all_coders: Wide layout: add a ``CODE [coder]`` column per code and coder.
 
@@ -168,7 +169,8 @@ def export_study(
         raise StudyError(f"unknown layout {layout!r}; use long or wide")
     if all_coders and layout != "wide":
         raise StudyError("every coder's columns are for the wide layout")
-    protect = (study.path, *protect)
+    source = study.meta().get("responses_source", "")  # the file the study was made from
+    protect = (study.path, *protect, *([Path(source)] if source else []))
     check_target(target, protect=protect, error=StudyError)
     # CSV and JSONL hold no metadata: their provenance goes in a file beside them (not
     # beside a device or pipe, such as /dev/stdout).

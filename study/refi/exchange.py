@@ -8,7 +8,7 @@ The command line (``export --project``, ``new --project``, ``import-codes`` with
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from codebooks.files import check_target
@@ -59,7 +59,8 @@ def export_project(
         path: The file; its suffix must be ``.qdpx`` or ``.qde``.
         coder: Only this coder's decisions (see :func:`project_from_study`).
         all_coders: Every coder's decisions, each as their own user.
-        protect: Files never to overwrite (the study always is).
+        protect: Files never to overwrite (the study, and the project or responses file
+            it was made from, always are).
 
     Raises:
         ProjectFileError: another suffix, a refused target, an unknown coder, a text XML
@@ -70,7 +71,8 @@ def export_project(
         raise ProjectFileError(
             "a project file ends in .qdpx (or .qde for the XML alone)", path=target
         )
-    protected = (study.path, *protect)
+    source = study.meta().get("responses_source", "")  # the project it was made from
+    protected = (study.path, *protect, *([Path(source)] if source else []))
     check_target(target, protect=protected, error=ProjectFileError)
     project = project_from_study(study, coder=coder, all_coders=all_coders)
     if target.suffix.casefold() == ".qde":
@@ -115,8 +117,10 @@ def create_from_project(
                 counts[coder] = _store_decisions(study, items, coder=coder, source=source)
             stored_notes = _store_notes(study, inputs.notes)
 
+    # The project is the study's responses source: recorded, so that no export replaces it.
+    responses = replace(inputs.responses, path=Path(source).absolute())
     lifecycle.create_file(
-        p, responses=inputs.responses, codebook=inputs.codebook, overwrite=overwrite, fill=fill
+        p, responses=responses, codebook=inputs.codebook, overwrite=overwrite, fill=fill
     )
     return Study.open(p), ProjectImport(counts, stored_notes, tuple(messages))
 

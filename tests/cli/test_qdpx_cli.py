@@ -421,3 +421,35 @@ def test_new_on_a_real_full_file_system(place: Path, fill: bool) -> None:
     assert "full" in line.lower() or "no space" in line.lower(), line
     assert "rollback" not in line
     assert [n for n in proc.stdout.split() if n != "fill"] == []
+
+
+def test_export_never_replaces_the_project_a_study_was_made_from(
+    coded: Path, place: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Pictures, sets and links a QDA program keeps in the project would be lost."""
+    project = place / "from-tool.qdpx"
+    assert main(["export", str(coded), "--project", str(project), "--all-coders"]) == 0
+    made = place / "made.codecurve"
+    assert main(["new", str(made), "--project", str(project)]) == 0
+    link = place / "link.qdpx"
+    link.symlink_to(project)
+    for target in (project, link, place / "." / project.name):
+        argv = ["export", str(made), "--project", str(target), "--all-coders"]
+        line = refused(argv, place, capsys)
+        assert f"refusing to overwrite the study's project {project.absolute()}" in line
+    # Another name is written as ever.
+    assert main(["export", str(made), "--project", str(place / "next.qdpx"), "--all-coders"]) == 0
+    # The app's export goes through the same functions: refused there too.
+    from study.errors import ProjectFileError, StudyError
+    from study.exchange.export import export_study
+    from study.refi import export_project
+
+    refusal = pytest.raises(ProjectFileError, match="refusing to overwrite")
+    with Study.open(made, read_only=True) as study, refusal:
+        export_project(study, project, all_coders=True)
+    csv_made = place / "csv.codecurve"
+    new = ["new", str(csv_made), "--responses", str(place / "answers.csv")]
+    assert main([*new, "--codebook", str(place / "codes.yaml")]) == 0
+    refused_too = pytest.raises(StudyError, match="refusing to overwrite")
+    with Study.open(csv_made, read_only=True) as study, refused_too:
+        export_study(study, place / "answers.csv")
