@@ -138,6 +138,12 @@ def run_app(path: Path, args: argparse.Namespace, *, score_on_open: bool) -> int
         keys=keys,
     )
     app.run()
+    if app.return_code:  # the app stopped on an error it did not expect (shown above)
+        sys.stderr.write(
+            "codecurve: error: the app stopped on an unexpected error; every decision "
+            "saved before it is kept in the study\n"
+        )
+        return 1
     return 0
 
 
