@@ -92,7 +92,10 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 #: A temporary left this long is stale even if a process with its pid is alive.
 STALE_AFTER_S = 3600.0
 
-_TEMPORARY = re.compile(r"^\..+\.(\d+)-[0-9a-f]{8}\.tmp(\.[^.]*)?$")
+#: A temporary's name: ``.NAME.PID-HEX.tmp``, with a suffix of its own (``.csv``) or one
+#: SQLite gives the files beside a database (``-wal``, ``-shm``, ``-journal``): a study
+#: is built under such a name too.
+_TEMPORARY = re.compile(r"^\..+\.(\d+)-[0-9a-f]{8}\.tmp(\.[^.]*|-wal|-shm|-journal)?$")
 
 
 def write_file(
@@ -129,7 +132,7 @@ def write_file(
         except OSError as exc:
             raise error(f"cannot write the file ({exc.strerror or exc})", path=given) from None
         return given
-    _remove_stale_temporaries(target.parent)
+    remove_stale_temporaries(target.parent)
     mode = 0o666 if info is None else stat.S_IMODE(info.st_mode)
     tmp = target.with_name(
         f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp{target.suffix}"
@@ -244,8 +247,9 @@ def _refuse(
             )
 
 
-def _remove_stale_temporaries(folder: Path) -> None:
-    """Remove temporaries of :func:`write_file` whose writer died or that are an hour old."""
+def remove_stale_temporaries(folder: Path) -> None:
+    """Remove temporaries of :func:`write_file` (and of a study being created) whose
+    writer died (killed with SIGKILL, the machine stopped) or that are an hour old."""
     try:
         entries = list(os.scandir(folder))
     except OSError:
