@@ -645,6 +645,8 @@ class _Parser:
                 has_other = bool(inline and inline.strip()) or bool(rich)
                 if text is None:
                     why = f"{reference} is not UTF-8"
+                elif "\x00" in text:  # as a responses file with NUL bytes is refused
+                    why = f"{reference} holds NUL characters (not text, or UTF-16)"
                 elif text.strip() or not has_other:
                     return text
                 else:
