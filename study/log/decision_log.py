@@ -40,6 +40,7 @@ class ImportResult:
     added: int
     changed: int
     unchanged: int
+    notes: int = 0
 
 
 @dataclass(frozen=True)

@@ -29,14 +29,16 @@ class ProjectImport:
     """What reading a project into a study did.
 
     Attributes:
-        decisions: Decisions stored, per coder.
-        notes: Notes stored.
+        decisions: Decisions stored (new or changed), per coder.
+        notes: Notes stored (those already as given are not stored again).
         messages: One line per thing skipped or changed (the reader's summary first).
+        unchanged: Decisions the study already held as given (a second import).
     """
 
     decisions: Mapping[str, int]
     notes: int
     messages: tuple[str, ...]
+    unchanged: int = 0
 
 
 def is_project_file(path: str | Path) -> bool:
@@ -153,9 +155,20 @@ def import_project_codes(
     items = decided.get(coder, ())
     if not items:
         raise ProjectFileError("the project holds no codings to import", path=Path(source))
-    counts = {coder: _store_decisions(study, items, coder=coder, source=source, replace=replace)}
-    stored = _store_notes(study, notes)
-    return ProjectImport(counts, stored, tuple(messages))
+    # Decisions and notes in one transaction: a process killed meanwhile stores all or
+    # nothing, and a second run stores (and counts) only what changed.
+    triples = [(d.response_id, d.code_id, d.value) for d in items]
+    done = study.decisions.import_decisions(
+        triples,
+        coder=coder,
+        replace=replace,
+        detail={"file": str(source), "format": "refi-qda"},
+        sources={(d.response_id, d.code_id): d.source for d in items if d.source != "human"},
+        notes=[(n.response_id, n.code_id, n.coder, n.text) for n in notes],
+    )
+    return ProjectImport(
+        {coder: done.added + done.changed}, done.notes, tuple(messages), unchanged=done.unchanged
+    )
 
 
 def _store_decisions(

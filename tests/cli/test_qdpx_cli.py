@@ -453,3 +453,40 @@ def test_export_never_replaces_the_project_a_study_was_made_from(
     refused_too = pytest.raises(StudyError, match="refusing to overwrite")
     with Study.open(csv_made, read_only=True) as study, refused_too:
         export_study(study, place / "answers.csv")
+
+
+def test_an_import_stopped_while_storing_notes_stores_nothing_and_a_rerun_is_honest(
+    coded: Path, place: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decisions and notes are one transaction: a process stopped (here: interrupted)
+    as the notes are written leaves neither; run again, it stores both, and a third
+    run says the decisions are already there and stores no note again."""
+    from study.log import decision_log
+
+    project = place / "out.qdpx"
+    assert main(["export", str(coded), "--project", str(project), "--coder", "alice"]) == 0
+    original = decision_log.apply_event
+
+    def stopped(*args: object, **kwargs: object) -> object:
+        if kwargs.get("sets_note"):
+            raise KeyboardInterrupt  # stands for the kill, once the decisions are written
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as patch:
+        patch.setattr(decision_log, "apply_event", stopped)
+        assert main(["import-codes", str(coded), str(project), "--coder", "carol"]) == 130
+    with Study.open(coded, read_only=True) as study:
+        assert "carol" not in decisions_of(study)
+        before = len(study.decisions.events())
+    assert notes_of_coder(coded, "carol") == set()
+    capsys.readouterr()
+    assert main(["import-codes", str(coded), str(project), "--coder", "carol"]) == 0
+    assert "imported 6 decisions by 'carol' from the project and 1 note\n" in (
+        capsys.readouterr().out
+    )
+    assert main(["import-codes", str(coded), str(project), "--coder", "carol"]) == 0
+    out = capsys.readouterr().out
+    assert "imported 0 decisions by 'carol' from the project; 6 already there as given" in out
+    with Study.open(coded, read_only=True) as study:
+        assert len(study.decisions.events()) == before + 6 + 1  # nothing twice
+    assert notes_of_coder(coded, "carol") == {("r1", "pay", "long shifts, 😀 <b>")}
