@@ -140,6 +140,19 @@ def decisions_from_project(
         )
     if not response_of:
         raise ProjectFileError("no source of the project is named like a response of the study")
+    texts = {r.id: r.text for r in study.responses()}
+    differing = [
+        s.name
+        for s in project.sources
+        if s.guid in response_of and _lines(s.text) != _lines(texts[s.name])
+    ]
+    if differing:
+        messages.append(
+            f"{len(differing)} source(s) hold another text than the response of the same "
+            "name (their codings were made on that text), imported all the same: "
+            + ", ".join(repr(n) for n in differing[:5])
+            + (", ..." if len(differing) > 5 else "")
+        )
     decisions, notes = _decisions(
         project,
         response_of=response_of,
@@ -165,6 +178,11 @@ def decisions_from_project(
         decisions = {coder: next(iter(decisions.values()), ())}
         notes = tuple(ImportedNote(n.response_id, n.code_id, coder, n.text) for n in notes)
     return decisions, notes, tuple(messages)
+
+
+def _lines(text: str) -> str:
+    """``text`` with its line ends as one (a QDA program may write CR LF)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _extra(project: Project) -> dict[str, Any] | None:

@@ -490,3 +490,27 @@ def test_an_import_stopped_while_storing_notes_stores_nothing_and_a_rerun_is_hon
     with Study.open(coded, read_only=True) as study:
         assert len(study.decisions.events()) == before + 6 + 1  # nothing twice
     assert notes_of_coder(coded, "carol") == {("r1", "pay", "long shifts, 😀 <b>")}
+
+
+def test_a_source_whose_text_differs_from_its_response_is_counted(
+    coded: Path, place: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = place / "out.qdpx"
+    assert main(["export", str(coded), "--project", str(project), "--coder", "alice"]) == 0
+    with zipfile.ZipFile(project) as archive:
+        entries = {n: archive.read(n) for n in archive.namelist()}
+    changed = 0
+    for name in [n for n in entries if n.startswith("sources/")][:2]:
+        entries[name] = b"A text the coder of the study never saw."
+        changed += 1
+    edited = place / "edited.qdpx"
+    with zipfile.ZipFile(edited, "w") as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    capsys.readouterr()
+    assert main(["import-codes", str(coded), str(edited), "--coder", "carol"]) == 0
+    err = capsys.readouterr().err
+    assert f"{changed} source(s) hold another text than the response of the same name" in err
+    capsys.readouterr()
+    assert main(["import-codes", str(coded), str(project), "--coder", "dan"]) == 0
+    assert "another text" not in capsys.readouterr().err  # the same texts: not a word
