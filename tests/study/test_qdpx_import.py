@@ -211,7 +211,8 @@ def test_import_codes_into_an_existing_study(tmp_path: Path) -> None:
     )
     project, _ = read_project(path)
     inputs = study_inputs_from_project(project)
-    responses = ResponseTable.from_texts({"P1 interview": "Hours are long.", "other": "x"})
+    texts = {"P1 interview": "Hours are long. Pay is ok.", "other": "x"}
+    responses = ResponseTable.from_texts(texts)
     with Study.create(tmp_path / "s.codecurve", responses=responses, codebook=inputs.codebook) as s:
         decisions, _notes, messages = decisions_from_project(project, s, coder="gold")
         assert set(decisions) == {"gold"}
