@@ -320,6 +320,36 @@ def _text(element: ET.Element | None) -> str:
     return "" if element is None else "".join(element.itertext())
 
 
+def _guid_clashes(project: Project) -> list[str]:
+    """``GUID is both code 'A' and code 'B'`` for each GUID that names two things: two
+    users, two codes, two selections, a source and a selection, a note and a code...
+    (two codings of one selection share its GUID, as they should)."""
+    owners: dict[str, tuple[object, str]] = {}
+    clashes: list[str] = []
+
+    def own(guid: str | None, identity: object, what: str) -> None:
+        key = _key(guid)
+        if not key:
+            return
+        first = owners.setdefault(key, (identity, what))
+        if first[0] != identity:
+            clashes.append(f"{guid} is both {first[1]} and {what}")
+
+    for i, user in enumerate(project.users):
+        own(user.guid, ("user", i), f"user {user.name!r}")
+    for i, (code, _parent) in enumerate(project.all_codes()):
+        own(code.guid, ("code", i), f"code {code.name!r}")
+    for i, source in enumerate(project.sources):
+        own(source.guid, ("source", i), f"source {source.name!r}")
+        for coding in source.codings:
+            where = (i, coding.start, coding.end)
+            own(coding.selection_guid, ("selection", where),
+                f"a selection of {source.name!r} at {coding.start}-{coding.end}")  # fmt: skip
+    for i, note in enumerate(project.notes):
+        own(note.guid, ("note", i), f"note {note.name!r}")
+    return clashes
+
+
 def _key(guid: str | None) -> str:
     """A GUID as compared between elements: no braces, lower case."""
     return (guid or "").strip().strip("{}").casefold()
@@ -391,6 +421,16 @@ class _Parser:
             created=root.get("creationDateTime"),
             extra=extra,
         )
+        clashes = _guid_clashes(project)
+        if clashes:
+            raise ProjectFileError(
+                f"gives one GUID to two things ({'; '.join(clashes[:3])}"
+                f"{'; ...' if len(clashes) > 3 else ''}): its codings and notes cannot be "
+                "told apart, so nothing is imported; fix the project in the program that "
+                "wrote it",
+                path=self.path,
+                where=self.entry,
+            )
         return project, ReadReport(tuple(self.skipped), tuple(self.read_from))
 
     def xml(self, data: bytes) -> ET.Element:
