@@ -366,7 +366,8 @@ def test_a_user_with_a_blank_name_becomes_a_coder_with_a_name(tmp_path: Path) ->
     [
         # two codes under one GUID
         ('{C0000000-0000-4000-8000-000000000003}" name="Pay"',
-         '{C0000000-0000-4000-8000-000000000002}" name="Pay"', "is both code 'Hours' and code 'Pay'"),
+         '{C0000000-0000-4000-8000-000000000002}" name="Pay"',
+         "is both code 'Hours' and code 'Pay'"),
         # a selection under its source's GUID
         ('<PlainTextSelection guid="{5E000000-0000-4000-8000-000000000001}"',
          '<PlainTextSelection guid="{50000000-0000-4000-8000-000000000001}"',
