@@ -28,7 +28,7 @@ from tui.screens.outcomes import report
 from tui.screens.small import TooSmall
 from tui.session import Outcome, ReviewSession
 from tui.source import Row, is_hidden
-from tui.text import markup_safe, one_line, printable
+from tui.text import markup_safe, one_line, printable, shown_part
 from tui.widgets.curve import CurveChart, spark
 from tui.widgets.detail import HIDDEN_TEXT, code_text, question_text
 from tui.widgets.keys import KeyBar, decide_label
@@ -176,7 +176,7 @@ class ResponseScreen(Screen[None]):
         box.border_subtitle = (
             f"{position + 1:,} of {study.response_count():,} · {markup_safe(label)} · ] next"
         )
-        self.query_one("#response-text", Static).update(Text(printable(response.text)))
+        self.query_one("#response-text", Static).update(Text(printable(shown_part(response.text))))
         attrs = attributes_text(response.attrs)
         memo = self.session.memo(self.response_id)
         if memo:

@@ -17,7 +17,7 @@ from codebooks.model import DEFAULT_QUESTION, Code, Scale
 from scoring.curves import OFF_SCALE_WARNING
 from tui.keymap import bindings
 from tui.source import Row, is_hidden
-from tui.text import markup_safe, printable
+from tui.text import markup_safe, printable, shown_part
 from tui.widgets.curve import curve_table
 from tui.widgets.queue import value_label
 from tui.widgets.scrolling import set_virtual_size
@@ -45,7 +45,7 @@ def off_scale_flag(row: Row) -> bool:
 
 def response_text(text: str, search: str | None = None) -> Text:
     """The response, printable, each match of ``search`` marked."""
-    shown = Text(printable(text))
+    shown = Text(printable(shown_part(text)))
     if search:
         shown.highlight_words([search], style="bold reverse", case_sensitive=False)
     return shown
