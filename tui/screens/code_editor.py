@@ -81,28 +81,6 @@ def _field_text(code: Code, field: str) -> str:
 class CodeEditorScreen(ModalScreen[CodeEdit | None]):
     """Returns the checked edit once confirmed, or None (cancelled or unchanged)."""
 
-    DEFAULT_CSS = """
-    #code-editor {
-        width: 90;
-        height: 90%;
-    }
-    #code-editor VerticalScroll {
-        height: 1fr;
-    }
-    #code-editor TextArea {
-        height: 4;
-    }
-    #code-editor TextArea#edit-definition {
-        height: 5;
-    }
-    #code-editor #code-editor-plan {
-        height: auto;
-    }
-    #code-editor #code-editor-message {
-        height: auto;
-    }
-    """
-
     BINDINGS: ClassVar[list[BindingType]] = bindings("code_editor.save", "dialog.cancel")
 
     def __init__(self, codebook: Codebook, code_id: str, *, planner: Planner) -> None:
@@ -145,11 +123,6 @@ class CodeEditorScreen(ModalScreen[CodeEdit | None]):
             yield Static("", id="code-editor-message")
 
     def on_mount(self) -> None:
-        # Inline: the app's dialog rules (padding, a margin above each label) would win
-        # over this screen's defaults, and at 80x24 every line counts.
-        self.query_one("#code-editor").styles.padding = (0, 1)
-        for label in self.query("#code-editor-fields Label"):
-            label.styles.margin = (0, 0, 0, 0)
         self.query_one("#code-editor-plan", Static).display = False
         self.query_one("#edit-definition", TextArea).focus()
 

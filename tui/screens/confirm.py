@@ -17,10 +17,6 @@ from tui.keymap import bindings
 class ConfirmScreen(ModalScreen[bool]):
     """Returns True when the coder confirms (``y`` or enter), False otherwise."""
 
-    DEFAULT_CSS = """
-    ConfirmScreen > #confirm-dialog { width: 90; max-width: 95%; height: auto; }
-    """
-
     BINDINGS: ClassVar[list[BindingType]] = bindings("confirm.yes", "confirm.no")
 
     def __init__(self, title: str, body: RenderableType) -> None:

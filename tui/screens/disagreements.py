@@ -137,13 +137,6 @@ class DisagreementsScreen(Screen[None]):
         "reconcile.close",
     )
 
-    DEFAULT_CSS = """
-    DisagreementsScreen #reconcile-head { height: 2; padding: 0 1; }
-    DisagreementsScreen #reconcile-table { height: 1fr; }
-    DisagreementsScreen #reconcile-detail { height: auto; max-height: 50%; padding: 0 1;
-        border-top: solid $primary; }
-    """
-
     def __init__(
         self,
         session: ReviewSession,

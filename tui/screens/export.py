@@ -119,12 +119,6 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
     """Returns the chosen options, or None when cancelled."""
 
     BINDINGS: ClassVar[list[BindingType]] = bindings("dialog.cancel")
-    DEFAULT_CSS = """
-    #export-choices { height: auto; }
-    #export-choices > Vertical { height: auto; width: 1fr; }
-    #export-choices > Vertical#export-layout-box { width: 34; margin-left: 1; }
-    #export-hint { color: $text-muted; height: auto; }
-    """
 
     def __init__(self, default_path: Path) -> None:
         super().__init__()
@@ -160,11 +154,6 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
                 yield Button("Cancel", id="export-cancel")
 
     def on_mount(self) -> None:
-        # Tighter than the other dialogs (inline styles outrank the app's), so that the
-        # buttons fit in an 80x24 terminal.
-        self.query_one("#export-dialog").styles.padding = (0, 1)
-        for label in self.query("#export-choices Label"):
-            label.styles.margin = (0, 0, 0, 0)
         self.query_one("#export-format", ChoiceSet).focus()
 
     @property

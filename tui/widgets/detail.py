@@ -139,14 +139,6 @@ class DetailPane(ScrollView, can_focus=True):
     layout of the screen, which a tree of auto-height widgets would cost on every move.
     """
 
-    DEFAULT_CSS = """
-    DetailPane {
-        overflow-x: hidden;
-        overflow-y: auto;
-        scrollbar-gutter: stable;
-    }
-    """
-
     BORDER_TITLE = "Detail"
 
     BINDINGS: ClassVar[list[BindingType]] = bindings(

@@ -25,19 +25,6 @@ def duration(seconds: float) -> str:
 class ScoringProgress(Horizontal):
     """Shown while a scoring run is going; Escape cancels it."""
 
-    DEFAULT_CSS = """
-    ScoringProgress {
-        height: 1;
-        display: none;
-        background: $boost;
-        &.-running { display: block; }
-        & > #scoring-title { width: auto; padding: 0 1; color: $accent; text-style: bold; }
-        & > ProgressBar { width: 1fr; }
-        & > ProgressBar > Bar { width: 1fr; }
-        & > #scoring-rate { width: auto; padding: 0 1; color: $text-muted; }
-    }
-    """
-
     progress: reactive[Progress | None] = reactive(None, init=False)
     """The latest progress, or None when no run is going."""
 
