@@ -24,7 +24,7 @@ from textual.widgets import Label, Static, TextArea
 
 from codebooks.errors import CodebookError, CodecurveError
 from codebooks.model import Code, Codebook
-from tui.keymap import bindings
+from tui.keymap import bindings, key
 from tui.text import kept_unless_edited, printable
 
 __all__ = ["FIELDS", "CodeEdit", "CodeEditorScreen", "edited_codebook"]
@@ -108,7 +108,9 @@ class CodeEditorScreen(ModalScreen[CodeEdit | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="code-editor") as box:
             box.border_title = f"Edit code: {printable(self._code.name, single_line=True)}"
-            box.border_subtitle = "ctrl+s saves · esc cancels"
+            box.border_subtitle = (
+                f"{key('code_editor.save')} saves · {key('dialog.cancel')} cancels"
+            )
             with VerticalScroll(id="code-editor-fields"):
                 for field, label in FIELDS:
                     yield Label(label)
@@ -163,7 +165,11 @@ class CodeEditorScreen(ModalScreen[CodeEdit | None]):
         plan = Text("The new codebook version would change:\n", style="bold")
         for line in lines:
             plan.append("  " + printable(line, single_line=True) + "\n", style="")
-        plan.append("ctrl+s records it and rescores the code's pairs · esc edits again", "dim")
+        plan.append(
+            f"{key('code_editor.save')} records it and rescores the code's pairs · "
+            f"{key('dialog.cancel')} edits again",
+            "dim",
+        )
         shown = self.query_one("#code-editor-plan", Static)
         shown.update(plan)
         shown.display = True

@@ -20,7 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
 from study.rows import Layout
-from tui.keymap import bindings
+from tui.keymap import bindings, key, keys_of
 
 if TYPE_CHECKING:
     from study.store import Study
@@ -115,6 +115,14 @@ class ChoiceSet(RadioSet):
                 button.value = True
 
 
+def _choose_keys() -> str:
+    """The keys that choose an option, in words: ``arrows`` while they are."""
+    arrows = {"up", "down", "left", "right"}
+    if set(keys_of("choice.next") + keys_of("choice.previous")) <= arrows:
+        return "arrows"
+    return f"{key('choice.previous')} {key('choice.next')}"
+
+
 class ExportScreen(ModalScreen[ExportOptions | None]):
     """Returns the chosen options, or None when cancelled."""
 
@@ -134,7 +142,10 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
         # Scrolls in a terminal too short for it (the focused field scrolls into view).
         with VerticalScroll(classes="dialog", id="export-dialog") as box:
             box.border_title = "Export"
-            box.border_subtitle = "arrows choose · tab moves · enter in File exports · esc"
+            box.border_subtitle = (
+                f"{_choose_keys()} choose · tab moves · enter in File exports · "
+                f"{key('dialog.cancel')}"
+            )
             with Horizontal(id="export-choices"):
                 with Vertical():
                     yield Label("Format")
