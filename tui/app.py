@@ -56,7 +56,7 @@ from study.score_run import ScoreProgress, score_study
 from study.scores.labels import active_context, config_label
 from tui.collector import IdleCollector
 from tui.iterating import Iteration
-from tui.keymap import bindings
+from tui.keymap import bindings, key, rebind
 from tui.messages import (
     AnnotationSaved,
     ComparisonReady,
@@ -146,6 +146,7 @@ class CodecurveApp(App[None]):
         #: The keys the user rebound, by action id (the help and the palette show them).
         self.rebound_keys: dict[str, str] = dict(keys or {})
         self.set_keymap(self.rebound_keys)
+        rebind(self.rebound_keys)
 
     # -- typed accessors ---------------------------------------------------------------
 
@@ -214,6 +215,7 @@ class CodecurveApp(App[None]):
         if self._close_study:
             self.study.close()
         self._collector.stop()
+        rebind({})
 
     @staticmethod
     async def _settle(worker: Worker[Any]) -> None:
@@ -254,7 +256,7 @@ class CodecurveApp(App[None]):
                 new = config_label(self.study.scores.config_row(message.config_id))
                 self.notify(
                     f"A new configuration starts: {new}. Its pairs are scored when you "
-                    "press r; until then you see "
+                    f"press {key('review.score')}; until then you see "
                     f"{config_label(self.study.scores.config_row(shown))}.",
                     title="New configuration",
                     severity="warning",
@@ -269,7 +271,7 @@ class CodecurveApp(App[None]):
         """Score the pending pairs (loading the model first if needed)."""
         started = self.scorer.start()
         if started is Run.BUSY:
-            self.notify("Already scoring; esc cancels.", timeout=2)
+            self.notify(f"Already scoring; {key('review.cancel')} cancels.", timeout=2)
         elif started is Run.NO_MODEL:
             self.notify("No model is configured: start with --model to score.", severity="warning")
         elif started in (Run.LOADING, Run.WAITING):
@@ -342,7 +344,7 @@ class CodecurveApp(App[None]):
             parts.append(state)
         loaded = self.scorer.loaded_config
         if loaded is not None and loaded != shown:
-            parts.append(f"r scores #{loaded}")
+            parts.append(f"{key('review.score')} scores #{loaded}")
         return " · ".join(parts)
 
     def show_config(self, config_id: int) -> None:
@@ -518,7 +520,8 @@ class CodecurveApp(App[None]):
 
         choices = config_choices(self.study)
         if not choices:
-            self.notify("No scoring configuration yet: press r to score.", timeout=4)
+            score = key("review.score")
+            self.notify(f"No scoring configuration yet: press {score} to score.", timeout=4)
             return
         self.push_screen(ConfigPicker(choices), self._config_chosen)
 

@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from screening.advice import Advice, to_verdict
 from screening.report import VRSReport
+from tui.keymap import key
 
 if TYPE_CHECKING:
     from study.store import Study
@@ -169,7 +170,7 @@ def summarise_study(
     from study.errors import StudyError
 
     if config_id is None:
-        return message_summary("No scores yet: press r to score the pairs.")
+        return message_summary(f"No scores yet: press {key('review.score')} to score the pairs.")
     frame = study.queries.annotated_pairs(config_id, coder=coder)
     mine = (
         frame[(frame["source"] == "human") & frame["scored"].astype(bool)] if len(frame) else frame

@@ -20,7 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
 from study.rows import Layout
-from tui.keymap import bindings
+from tui.keymap import bindings, key, keys_of
 from tui.text import printable
 
 if TYPE_CHECKING:
@@ -116,16 +116,18 @@ class ChoiceSet(RadioSet):
                 button.value = True
 
 
+def _choose_keys() -> str:
+    """The keys that choose an option, in words: ``arrows`` while they are."""
+    arrows = {"up", "down", "left", "right"}
+    if set(keys_of("choice.next") + keys_of("choice.previous")) <= arrows:
+        return "arrows"
+    return f"{key('choice.previous')} {key('choice.next')}"
+
+
 class ExportScreen(ModalScreen[ExportOptions | None]):
     """Returns the chosen options, or None when cancelled."""
 
     BINDINGS: ClassVar[list[BindingType]] = bindings("dialog.cancel")
-    DEFAULT_CSS = """
-    #export-choices { height: auto; }
-    #export-choices > Vertical { height: auto; width: 1fr; }
-    #export-choices > Vertical#export-layout-box { width: 34; margin-left: 1; }
-    #export-hint { color: $text-muted; height: auto; }
-    """
 
     def __init__(self, default_path: Path) -> None:
         super().__init__()
@@ -144,7 +146,10 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
         # Scrolls in a terminal too short for it (the focused field scrolls into view).
         with VerticalScroll(classes="dialog", id="export-dialog") as box:
             box.border_title = "Export"
-            box.border_subtitle = "arrows choose · tab moves · enter in File exports · esc"
+            box.border_subtitle = (
+                f"{_choose_keys()} choose · tab moves · enter in File exports · "
+                f"{key('dialog.cancel')}"
+            )
             with Horizontal(id="export-choices"):
                 with Vertical():
                     yield Label("Format")
@@ -164,11 +169,6 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
                 yield Button("Cancel", id="export-cancel")
 
     def on_mount(self) -> None:
-        # Tighter than the other dialogs (inline styles outrank the app's), so that the
-        # buttons fit in an 80x24 terminal.
-        self.query_one("#export-dialog").styles.padding = (0, 1)
-        for label in self.query("#export-choices Label"):
-            label.styles.margin = (0, 0, 0, 0)
         self.query_one("#export-format", ChoiceSet).focus()
 
     @property

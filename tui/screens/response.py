@@ -22,7 +22,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from tui.keymap import DECIDE, bindings
+from tui.keymap import DECIDE, bindings, key
 from tui.screens.help import LEGEND
 from tui.screens.outcomes import report
 from tui.screens.small import TooSmall
@@ -174,7 +174,8 @@ class ResponseScreen(Screen[None]):
             label = f"reversed: {label}"
         box.border_title = f"Response {markup_safe(self.response_id)}"
         box.border_subtitle = (
-            f"{position + 1:,} of {study.response_count():,} · {markup_safe(label)} · ] next"
+            f"{position + 1:,} of {study.response_count():,} · {markup_safe(label)} · "
+            f"{markup_safe(key('response.next'))} next"
         )
         self.query_one("#response-text", Static).update(Text(printable(response.text)))
         attrs = attributes_text(response.attrs)

@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input
 
 from study.rows import CONSENSUS, Status
-from tui.keymap import DECIDE, bindings
+from tui.keymap import DECIDE, bindings, key
 from tui.messages import (
     AuditRequested,
     DelegationRequested,
@@ -155,7 +155,9 @@ class ReviewScreen(Screen[None]):
                     id="queue",
                 )
                 yield Input(
-                    placeholder="Search response text, enter to apply, esc to clear",
+                    placeholder=(
+                        f"Search response text, enter to apply, {key('review.cancel')} to clear"
+                    ),
                     id="search",
                 )
             with ContentSwitcher(initial="detail", id="side"):
@@ -602,7 +604,8 @@ class ReviewScreen(Screen[None]):
                 self.pair_queue.reload()
                 self.update_status()
                 self.notify(
-                    f"Delegated {plural(saved.value or 0, 'pair')} to the model; u undoes.",
+                    f"Delegated {plural(saved.value or 0, 'pair')} to the model; "
+                    f"{key('review.undo')} undoes.",
                     timeout=4,
                 )
 
