@@ -211,11 +211,18 @@ def advise(
             else ""
         )
         subject = "every code" if head.name is None else name
+        left_here = sum(left.values()) if head.name is None else left.get(name)
+        step = (
+            f"keep your own decisions for {subject} (every pair is coded)"
+            if left_here == 0
+            else f"code {subject} yourself"
+        )
         return Advice(
             headline=head.sentence() + also,
-            action=f"code {subject} yourself: the model's picks and confidence cannot save "
-            "you any work here (a bigger model or another prompt may do better)",
+            action=f"{step}: the model's picks and confidence cannot save you any work "
+            "here (a bigger model or another prompt may do better)",
             code=None if head.name is None else name,
+            remaining=None if head.name is None and not left else left_here,
         )
     invalid = [(n, r) for n, r in per_code.items() if r.tier == "Invalid"]
     if invalid:
@@ -227,6 +234,7 @@ def advise(
             + f": {_reasons(report)}",
             action=f"code {name} yourself; do not accept the model's picks by its confidence",
             code=name,
+            remaining=left.get(name),
         )
     open_codes = [(n, r) for n, r in per_code.items() if r.tier != "Valid"]
     if open_codes:
