@@ -100,7 +100,7 @@ class ReviewScreen(Screen[None]):
         self.session = session
         self.blind = BlindWork(session)
         self._history: list[tuple[tuple[str, str], int]] = []
-        self._agreement: tuple[float, int] | None = None
+        self._agreement: tuple[float, int, float] | None = None
         self._model_state = ""
         self._top_at_start: tuple[str, str] | None = None
         #: Set when the study changed while another screen was on top.
@@ -279,7 +279,7 @@ class ReviewScreen(Screen[None]):
         self._model_state = text
         self.update_status()
 
-    def set_agreement(self, agreement: tuple[float, int] | None) -> None:
+    def set_agreement(self, agreement: tuple[float, int, float] | None) -> None:
         self._agreement = agreement
         self.update_status()
 

@@ -21,6 +21,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Select, Static
 
 from screening.advice import GLOSSES
+from screening.headline import pattern, vrs_rows
 from screening.report import TIER_STYLES
 from tui.keymap import bindings
 from tui.messages import (
@@ -35,6 +36,7 @@ from tui.text import printable
 from tui.verdicts import POOLED, GroupVerdict, ScreeningSummary
 
 if TYPE_CHECKING:
+    from screening.advice import Advice
     from study.analysis.compare import Comparison
     from study.log.delegations import DelegationPlan
 
@@ -57,6 +59,15 @@ def cut_words(cut: float | str) -> str:
     return f"p_max ≥ {float(cut):.2f}"
 
 
+def follow_hint(advice: Advice) -> str:
+    """What F does for this advice, in the words shown beside it ("" when nothing)."""
+    if advice.remaining == 0:
+        return ""
+    if advice.audit:
+        return "  F codes them blind"
+    return "  F shows them"
+
+
 def advice_renderable(summary: ScreeningSummary, cut: float | str) -> Group:
     """The headline, the next action (with its key), the study's warning and the cut."""
     parts: list[RenderableType] = []
@@ -66,7 +77,7 @@ def advice_renderable(summary: ScreeningSummary, cut: float | str) -> Group:
         parts.append(Text(printable(headline), style="bold"))
         parts.append(
             Text.assemble(
-                ("Next: ", "bold"), printable(advice.action) + ".", ("  F shows them", "dim")
+                ("Next: ", "bold"), printable(advice.action) + ".", (follow_hint(advice), "dim")
             )
         )
     if summary.study_warning:
@@ -86,7 +97,7 @@ def comparison_renderable(
     comparison: Comparison | None, code_id: str | None, name: str, note: str
 ) -> Group:
     """The configurations side by side on one code (``None``: pooled): n, agreement,
-    kappa with its interval and the screen's tier; empty with fewer than two."""
+    kappa with its interval, AUROC and the response pattern; empty with fewer than two."""
     if comparison is None:
         if not note:
             return Group()
@@ -115,11 +126,12 @@ def comparison_renderable(
         )
         agree = "n/a" if math.isnan(row.agreement) else f"{row.agreement:.0%}"
         label = f"#{row.config_id} " + printable(labels.get(row.config_id, ""), single_line=True)
+        auroc = "n/a" if row.auroc is None or math.isnan(row.auroc) else f"{row.auroc:.2f}"
         out.append(
             Text.assemble(
                 (label, "bold"),
-                f"\n  n {row.n}  agree {agree}  κ {interval}  ",
-                (row.tier, TIER_STYLES.get(row.tier, "")),
+                f"\n  n {row.n}  agree {agree}  κ {interval}  AUROC {auroc}  ",
+                (f"pattern: {pattern(row.tier)}", TIER_STYLES.get(row.tier, "")),
             )
         )
     clear = [
@@ -139,17 +151,18 @@ def comparison_renderable(
 
 
 def verdict_renderable(group: GroupVerdict) -> Group:
-    """The verdict in words, then the VRS table itself (for reporting)."""
-    tier = Text(group.tier, style=TIER_STYLES.get(group.tier, "bold"))
+    """The figures and the verdict in words, the response pattern with AUROC and kappa
+    beside it, then the VRS table itself (for reporting)."""
     name = printable(group.name, single_line=True)
-    title = Text.assemble(tier, "  ", (f"{name} · {group.n} coded by you", "dim"))
+    title = Text(f"{name} · {group.n} coded by you", style="dim")
     parts: list[RenderableType] = [title, Text(printable(group.headline), style="bold")]
+    parts.append(Text(printable(group.pattern), style=TIER_STYLES.get(group.tier, "")))
     parts += [Text("• " + printable(line)) for line in group.lines]
     if group.report is not None:
         table = Table.grid(padding=(0, 1))
         table.add_column(style="dim", no_wrap=True)
         table.add_column()
-        for label, value in group.report.rows():
+        for label, value in vrs_rows(group.report.rows(), group.figures):
             style = TIER_STYLES.get(value, "") if label == "Tier classification" else ""
             shown = Text(printable(label))
             if label in GLOSSES:
@@ -245,6 +258,15 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
         if summary is None or summary.advice is None:
             self.notify("Nothing to show yet.", timeout=2)
             return
+        advice = summary.advice
+        if advice.remaining == 0:
+            # Never an empty list under a promise: say there is nothing left instead.
+            self.notify(f"Nothing left to code: {advice.action}.", timeout=4)
+            return
+        if advice.audit:
+            # The pairs asked for are the next blind audit pairs: code them blind.
+            self.post_message(AuditRequested())
+            return
         self.post_message(ScreeningFilterRequested(summary.advice_code_id))
 
     def action_blind_audit(self) -> None:
@@ -287,7 +309,7 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
         select = self.query_one("#screening-group", Select)
         current = self.selected_code
         options = [(POOLED, _POOLED_KEY)] + [
-            (Text(f"{printable(g.name, single_line=True)} · {g.tier}"), g.code_id)
+            (Text(f"{printable(g.name, single_line=True)} · {g.short}"), g.code_id)
             for g in summary.groups
             if g.code_id is not None
         ]
@@ -313,9 +335,10 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
         body.update(verdict_renderable(group))
         rows = [
             Text.assemble(
-                (f"{g.tier:<18}", TIER_STYLES.get(g.tier, "")),
+                (f"{g.short:<22}", "bold" if g.figures and g.figures.adds_nothing else ""),
                 f" {printable(g.name, single_line=True)} ",
-                (f"({g.n})", "dim"),
+                (f"({g.n}) ", "dim"),
+                (printable(g.pattern), TIER_STYLES.get(g.tier, "")),
             )
             for g in self._summary.groups[1:]
         ]

@@ -49,7 +49,7 @@ class StatusLine(Widget):
         *,
         decided: int,
         total: int,
-        agreement: tuple[float, int] | None,
+        agreement: tuple[float, int, float] | None,
         order: str,
         filters: str,
         model: str,
@@ -60,7 +60,8 @@ class StatusLine(Widget):
         Args:
             decided: Pairs with a decision.
             total: All pairs.
-            agreement: Share of decisions matching the model's pick, and on how many.
+            agreement: Share of decisions matching the model's pick, on how many, and
+                kappa (nan: not defined): agreement alone flatters a constant model.
             order: The queue's order, in words.
             filters: The active filters, in words ("" for none).
             model: The configuration shown and the model's state, short (``#1 SmolLM2
@@ -78,6 +79,9 @@ class StatusLine(Widget):
         if agreement is not None and agreement[1] > 0:
             text.append("  agreement ", style="dim")
             text.append(f"{agreement[0]:.0%}", style="bold")
+            kappa = agreement[2]
+            text.append(" κ ", style="dim")
+            text.append("n/a" if kappa != kappa else f"{kappa:.2f}", style="bold")
             text.append(f" on {agreement[1]:,}", style="dim")
         if filters:
             text.append("  filter: ", style="dim")
