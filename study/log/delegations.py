@@ -66,6 +66,10 @@ class CodePlan:
             for review until the audit is extended over them.
         stale: Uncoded pairs whose score is stale (a changed definition or text): left
             for review until they are scored again.
+        skipped: Audit pairs the coder skipped (no blind decision, though later pairs of
+            the audit's random order have one): counted as errors in the certificate.
+        stale_evidence: Blind audit decisions made under an older definition of the
+            code: left out of the evidence.
     """
 
     code_id: str
@@ -81,10 +85,27 @@ class CodePlan:
     family_level: float | None = None
     not_covered: int = 0
     stale: int = 0
+    skipped: int = 0
+    stale_evidence: int = 0
 
     @property
     def certified(self) -> bool:
         return self.delegation.certified
+
+    def evidence_note(self) -> str:
+        """What the audit evidence leaves out or counts against the model ("" if nothing)."""
+        parts = []
+        if self.skipped:
+            parts.append(
+                f"{self.skipped} audit pair(s) the coder skipped (no blind decision, though "
+                "later pairs of the random order have one) are counted as errors"
+            )
+        if self.stale_evidence:
+            parts.append(
+                f"{self.stale_evidence} blind audit decision(s) made under an older "
+                "definition of the code are left out as stale evidence"
+            )
+        return "; ".join(parts)
 
     def guarantee(self) -> str:
         """The sentence a methods section can quote (or the refusal and its reason).
@@ -93,6 +114,9 @@ class CodePlan:
         one over ``family`` codes.
         """
         sentence = self.delegation.guarantee(self.code_name)
+        note = self.evidence_note()
+        if note:
+            sentence += f" Audit evidence: {note}."
         if not self.certified:
             return sentence
         if self.family > 1 and self.family_level is not None:
@@ -115,6 +139,8 @@ class CodePlan:
             "left": self.left,
             "not_covered": self.not_covered,
             "stale": self.stale,
+            "skipped": self.skipped,
+            "stale_evidence": self.stale_evidence,
             "guarantee": self.guarantee(),
         }
 
