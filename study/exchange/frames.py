@@ -593,7 +593,7 @@ def provenance(
         "(the coder's)" if coder else "(the latest memo of any coder)"
     )
     # The sentence a methods section can quote, per code a delegation (not undone) planned.
-    for code_id, sentence in guarantee_sentences(study).items():
+    for code_id, sentence in guarantee_sentences(study, config_id=cfg).items():
         name = _code_name(study, code_id)
         info[f"delegation guarantee ({name})"] = sentence
     if layout is not None:

@@ -351,9 +351,11 @@ def latest_delegations(study: StudyHandle) -> dict[str, dict[str, Any]]:
     the plan's ``max_error``, ``level`` and ``config``.
     """
     with study.snapshot() as conn:
-        rows = events.of_kind(conn, "delegate", ("id", "at", "coder", "detail"), standing=True)
+        rows = events.of_kind(
+            conn, "delegate", ("id", "at", "coder", "detail", "config_id"), standing=True
+        )
     out: dict[str, dict[str, Any]] = {}
-    for event_id, at, coder, detail in rows:
+    for event_id, at, coder, detail, config_id in rows:
         try:
             data = json.loads(detail or "")
             codes = data["codes"]
@@ -371,17 +373,33 @@ def latest_delegations(study: StudyHandle) -> dict[str, dict[str, Any]]:
                 "max_error": data.get("max_error"),
                 "level": data.get("level"),
                 "config": data.get("config"),
+                "config_id": None if config_id is None else int(config_id),
             }
     return out
 
 
-def guarantee_sentences(study: StudyHandle) -> dict[str, str]:
+def guarantee_sentences(study: StudyHandle, *, config_id: int | None = None) -> dict[str, str]:
     """code id -> the one-sentence guarantee of its latest delegation (for provenance).
 
     Only codes a delegation (not undone) planned are listed; a refused code's sentence
-    says that nothing was delegated and why.
+    says that nothing was delegated and why. Each sentence names its delegation and the
+    scoring configuration it was certified on, and says so when that is not
+    ``config_id`` (the configuration exported, after another was activated).
     """
-    return {code: str(entry["guarantee"]) for code, entry in latest_delegations(study).items()}
+    out = {}
+    for code, entry in latest_delegations(study).items():
+        sentence = str(entry["guarantee"])
+        where = f"Delegation {entry['event_id']} by {entry['coder']}"
+        if entry.get("config"):
+            where += f", certified on the scores of configuration {entry['config']}"
+        other = entry.get("config_id")
+        if config_id is not None and other is not None and other != config_id:
+            where += (
+                f" (configuration {other}, not the configuration {config_id} this export "
+                "shows: the guarantee is about that configuration's picks)"
+            )
+        out[code] = f"{sentence} [{where}.]"
+    return out
 
 
 class Delegations:

@@ -243,3 +243,23 @@ def test_the_export_carries_versions_audit_ranks_and_delegations(
     assert len(delegated) == applied.total
     assert set(delegated["delegation"]) == {applied.event_id}
     assert decided[decided["decision_source"] == "human"]["delegation"].isna().all()
+
+
+def test_guarantees_name_the_configuration_they_were_certified_on(
+    audited: Path, tmp_path: Path
+) -> None:
+    from study.exchange.frames import provenance
+
+    with Study.open(copy_of(audited, tmp_path)) as study:
+        first = study.scores.active_config_id()
+        assert first is not None
+        applied = study.delegations.apply(plan_delegation(study, cut=CUT), coder="ana")
+        info = provenance(study)
+        said = info["delegation guarantee (Workload)"]
+        assert f"Delegation {applied.event_id} by ana" in said
+        assert "certified on the scores of configuration" in said
+        assert "not the configuration" not in said
+        other = study.scores.ensure_config(dataclasses.replace(SIM_CONFIG, context="full"))
+        assert study.scores.active_config_id() == other
+        said = provenance(study)["delegation guarantee (Workload)"]
+        assert f"configuration {first}, not the configuration {other} this export shows" in said
