@@ -551,10 +551,12 @@ class CodecurveApp(App[None]):
 
     def action_export(self) -> None:
         """Open the export dialog; what it chooses is written in a worker."""
+        from study.exchange.coders import decision_coders
         from tui.screens.export import ExportScreen
 
         default = Path.cwd() / f"{self.study.path.stem}-coded"
-        self.push_screen(ExportScreen(default), self._export_chosen)
+        coders = decision_coders(self.study)
+        self.push_screen(ExportScreen(default, coders=coders), self._export_chosen)
 
     def _export_chosen(self, options: ExportOptions | None) -> None:
         if options is not None:

@@ -66,7 +66,12 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
         help="pairs per scoring batch (default: 16 for a local model, twice the server's "
         "concurrency for openai:NAME)",
     )
-    parser.add_argument("--coder", metavar="NAME", help="your coder id (default: your user name)")
+    parser.add_argument(
+        "--coder",
+        metavar="NAME",
+        help="code as NAME this time (default: your name, asked once and remembered in "
+        "coder.toml in the config folder)",
+    )
     parser.add_argument(
         "--allow-download",
         action="store_true",
@@ -138,6 +143,7 @@ def run_app(
     (:func:`app_keys`)."""
     from tui.app import make_app
 
+    coder = app_coder(path, args.coder)
     context = args.context
     note = context_note(path, context, None if args.no_model else args.model)
     if note:
@@ -148,7 +154,7 @@ def run_app(
     app = make_app(
         path,
         backend_factory=factory,
-        coder=args.coder,
+        coder=coder,
         score_on_open=score_on_open and factory is not None,
         context=context,
         batch_size=args.batch_size,
@@ -162,6 +168,19 @@ def run_app(
         )
         return 1
     return 0
+
+
+def app_coder(path: Path, given: str | None) -> str:
+    """The coder the app opens as (:mod:`tui.coder_name`): ``--coder``, the remembered
+    name, or the answer to a question asked once (the study's coders listed)."""
+    from study.store import Study
+    from tui.coder_name import resolve_coder
+
+    known: list[str] = []
+    if given is None and path.exists():
+        with Study.open(path, read_only=True) as study:
+            known = study.decisions.coders()
+    return resolve_coder(given, known)
 
 
 def context_note(path: Path, context: str | None, model: str | None = None) -> str | None:

@@ -182,8 +182,8 @@ class ReviewSession:
         self.coder = coder or default_coder()
         self.config_id: int | None = study.scores.active_config_id()
         self.set_codebook(study.codebook)
-        #: The study's blind double coding setting (:mod:`study.blind`).
-        self.blind_setting: BlindSetting = blind_setting(study)
+        #: This coder's blind double coding setting (:mod:`study.audit.blind`).
+        self.blind_setting: BlindSetting = blind_setting(study, coder=self.coder)
         self._seen: set[tuple[str, str]] | None = None
 
     def set_codebook(self, codebook: Codebook) -> None:
@@ -375,11 +375,10 @@ class ReviewSession:
         """Decided / total, overall and per code; ``scored`` adds scored counts (a scan
         of the scores, so the status line, refreshed after every key, leaves it out).
 
-        Under blind coding each coder codes every pair on their own: "decided" counts
-        this coder's decisions, not the pairs anyone decided.
+        "Decided" counts this coder's own decisions, not the pairs anyone decided: a
+        second coder starts at none, whatever the first one did.
         """
-        coder = self.coder if self.blind_coding else None
-        return self.study.queries.progress(self.config_id if scored else None, coder=coder)
+        return self.study.queries.progress(self.config_id if scored else None, coder=self.coder)
 
     def response_rows(self, response_id: str, *, order: str = "id") -> list[Row]:
         """Every code's row for one response, in codebook order; in a blind ``order``

@@ -145,6 +145,9 @@ class StudyScreening:
         """The figures of one code (by name), or of all codes pooled (None)."""
         return self.headlines.get(name)
 
+    #: Blind audit decisions left out: made under an older definition of their code.
+    stale_evidence: int = 0
+
     def reports(self) -> list[VRSReport]:
         """The pooled report first, then one per code."""
         return [self.pooled, *self.per_code.values()]
@@ -180,6 +183,7 @@ class StudyScreening:
             },
             "agreement": [a.to_dict() for a in self.agreements],
             "warnings": list(self.warnings),
+            "stale_evidence": self.stale_evidence,
         }
 
     def labelled(self) -> StudyScreening:
@@ -269,6 +273,7 @@ def screen_study(
         mine = mine[mine["code_id"] == chosen.id]
         code_ids = [chosen.id]
     audit_rows = _audit_rows(study, mine, coder)
+    stale = _stale_note(study, mine, coder)
     if sample == "audit" and not len(audit_rows):
         raise NoBlindDecisionsError(
             "no blind decisions on the audit sample yet"
@@ -296,6 +301,8 @@ def screen_study(
             dataset=dataset,
         )
     caught = sorted({str(w.message) for w in record if issubclass(w.category, ScreeningWarning)})
+    if stale[1] and chosen_sample == "audit":
+        caught.append(stale[1])
     pooling = ""
     if chosen_sample == "audit" and len(per_code) > 1:
         pooled, pooling = _weighted_pool(pooled, per_code, population=study.response_count())
@@ -345,6 +352,32 @@ def screen_study(
         ),
         headlines=headlines,
         remaining=remaining,
+        stale_evidence=stale[0] if chosen_sample == "audit" else 0,
+    )
+
+
+def _stale_note(study: Study, frame: pd.DataFrame, coder: str | None) -> tuple[int, str]:
+    """How many blind audit decisions of ``frame`` judged an older definition of their
+    code (left out of the screen), and the sentence that says so, per code."""
+    sample = study.audit.sample()
+    if sample is None or not len(frame):
+        return 0, ""
+    stale = study.audit.stale_pairs(coder=coder)
+    if not stale:
+        return 0, ""
+    by_code: dict[str, int] = {}
+    for r, c, w in zip(frame["response_id"], frame["code_id"], frame["coder"], strict=True):
+        if sample.is_audit(r, c) and (r, c, w) in stale:
+            by_code[c] = by_code.get(c, 0) + 1
+    n = sum(by_code.values())
+    if not n:
+        return 0, ""
+    names = {code.id: code.name for code in study.codebook.codes}
+    listed = ", ".join(f"{names.get(c, c)} {k}" for c, k in by_code.items())
+    return n, (
+        f"{n} blind audit decision(s) were made under an older definition of their code "
+        f"and are left out as stale evidence ({listed}); extend the audit over new "
+        "responses for the changed code (codecurve audit --extend N --code CODE)"
     )
 
 

@@ -30,7 +30,7 @@ from tui.session import Outcome, ReviewSession
 from tui.source import Row, is_hidden
 from tui.text import markup_safe, one_line, printable
 from tui.widgets.curve import CurveChart, spark
-from tui.widgets.detail import HIDDEN_TEXT, code_text, question_text
+from tui.widgets.detail import HIDDEN_TEXT, code_text, decided_by, question_text
 from tui.widgets.keys import KeyBar, decide_label
 from tui.widgets.queue import value_label
 
@@ -261,6 +261,7 @@ class ResponseScreen(Screen[None]):
             probs=row.probs,
             pick=row.pick,
             decision=row.decision,
+            decided_by=decided_by(row, self.session.coder),
         )
 
     def action_response(self, step: int) -> None:

@@ -56,6 +56,7 @@ def curve_table(
     decision: int | None,
     bar_width: int = 24,
     stale: bool = False,
+    decided_by: str = "you",
 ) -> Text:
     """The curve drawn large: one line per option with its bar, probability and surprisal.
 
@@ -67,10 +68,11 @@ def curve_table(
         surprisal: shape (K,), nats.
         probs: shape (K,), renormalised probabilities.
         pick: The model's pick (a value of the scale).
-        decision: The coder's decision (a value), if any.
+        decision: The pair's decision (a value), if any.
         bar_width: Cells of the longest bar.
         stale: Drawn greyed: a score from an older text of the code, shown until the
             new one arrives.
+        decided_by: Who decided: ``you`` for the session's coder, else their name.
     """
     top = max(probs) if len(probs) else 1.0
     labels = [printable(o.label, single_line=True) for o in scale.options]
@@ -89,7 +91,7 @@ def curve_table(
         if option.value == pick:
             text.append("◀ model ", style="bold")
         if option.value == decision:
-            text.append("✓ you ", style="bold green")
+            text.append(f"✓ {printable(decided_by, single_line=True)} ", style="bold green")
         text.append(printable(option.anchor, single_line=True), style="dim")
     if stale:
         text.stylize("dim")
@@ -114,6 +116,7 @@ class CurveChart(Static):
         pick: int | None,
         decision: int | None,
         notes: Sequence[RenderableType] = (),
+        decided_by: str = "you",
     ) -> None:
         """Draw a curve, or say that the pair is not scored yet."""
         if surprisal is None or probs is None:
@@ -127,5 +130,6 @@ class CurveChart(Static):
             pick=pick,
             decision=decision,
             bar_width=width,
+            decided_by=decided_by,
         )
         self.update(Group(chart, *notes) if notes else chart)

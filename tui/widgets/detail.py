@@ -81,11 +81,19 @@ def code_text(code: Code, path: tuple[str, ...] = ()) -> Text:
     return text
 
 
+def decided_by(row: Row, me: str | None) -> str:
+    """Who decided the pair, as the panes say it: ``you`` for ``me``, else the coder's
+    name (an imported gold label, a second coder, the consensus)."""
+    if row.coder is None or row.coder == me:
+        return "you"
+    return printable(row.coder, single_line=True)
+
+
 def decision_text(row: Row, scale: Scale, me: str | None = None) -> Text:
     """The pair's decision in words; another coder's (an imported gold label) by name."""
     label = printable(value_label(scale, row.decision) or "", single_line=True)
     text = Text()
-    who = "you" if row.coder is None or row.coder == me else printable(row.coder, single_line=True)
+    who = decided_by(row, me)
     if row.decision is None:
         text.append("Not decided yet. ", style="dim")
         accept = "" if is_hidden(row) else f", {key('review.accept')} to accept"
@@ -243,6 +251,7 @@ class DetailPane(ScrollView, can_focus=True):
                 decision=row.decision,
                 bar_width=max(6, min(30, width - longest - 40)),
                 stale=(row.response_id, row.code_id) in self._stale,
+                decided_by=decided_by(row, self._coder),
             )
         # The curve and the decision come before the code's criteria: at 80x24 they
         # are what the coder must see without scrolling.
