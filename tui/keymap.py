@@ -13,7 +13,7 @@ result to Textual's ``App.set_keymap``, which swaps the key of every binding wit
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from textual.binding import Binding, BindingType
 
@@ -459,6 +459,12 @@ GROUP_TITLES: dict[str, str] = {
 def bindings(*ids: str) -> list[BindingType]:
     """The bindings of these actions, in this order (the key bar's)."""
     return [REGISTRY[action_id].binding() for action_id in ids]
+
+
+def hidden(*ids: str) -> list[BindingType]:
+    """The bindings of these actions, left out of the key bar (a panel's key that also
+    works, with a word of feedback, while the panel is not focused)."""
+    return [replace(REGISTRY[action_id].binding(), show=False) for action_id in ids]
 
 
 def offered(bindings: Iterable[BindingType]) -> list[Action]:

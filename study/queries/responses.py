@@ -21,11 +21,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from study.errors import StudyError
-from study.queries.listings import audit_responses
+from study.queries.filters import pair_filters, where_sql
+from study.queries.listings import audit_listing, audit_responses
 from study.rows import RESPONSE_ORDERS
 from study.view import StudyView
 
-__all__ = ["RESPONSE_ORDERS", "RESPONSE_ORDER_KEYS", "keyed_ranking", "page_keys"]
+__all__ = [
+    "RESPONSE_ORDERS",
+    "RESPONSE_ORDER_KEYS",
+    "keyed_ranking",
+    "matching_keys",
+    "page_keys",
+    "ranked_keys",
+]
 
 #: Orders of the response-by-response mode: the SQL that gives each response its sort
 #: key (responses without a key follow, in id order), and whether the key sorts
@@ -162,3 +170,53 @@ def page_keys(
         f"SELECT rid FROM responses ORDER BY rid{direction} LIMIT ? OFFSET ?", [limit, offset]
     )
     return [int(row[0]) for row in rows]
+
+
+def ranked_keys(
+    study: StudyView,
+    conn: sqlite3.Connection,
+    config_id: int | None,
+    order: str,
+    reverse: bool,
+) -> tuple[int, ...]:
+    """Every rid of a response order, in order (a keyed one is the kept ranking)."""
+    ranking = keyed_ranking(study, conn, config_id, order, reverse)
+    if ranking is not None:
+        return ranking.rids
+    direction = " DESC" if reverse else ""
+    rows = conn.execute(f"SELECT rid FROM responses ORDER BY rid{direction}")
+    return tuple(int(row[0]) for row in rows)
+
+
+def matching_keys(
+    study: StudyView,
+    conn: sqlite3.Connection,
+    *,
+    code_id: str | None,
+    status: str | None,
+    search: str | None,
+    coder: str | None,
+    wave: int | None,
+) -> frozenset[int] | None:
+    """The rids with at least one codable pair the queue's filters select; None when
+    there is no filter (every response)."""
+    if code_id is None and status is None and not search and wave is None:
+        return None
+    audit = audit_listing(study, conn) if status == "review" else "[]"
+    clauses, params = pair_filters(
+        study,
+        "r.rid",
+        "c.cid",
+        code_id=code_id,
+        status=status,
+        search=search,
+        coder=coder,
+        wave=wave,
+        audit=audit,
+    )
+    rows = conn.execute(
+        "SELECT DISTINCT r.rid FROM responses r JOIN codes c "
+        f"ON c.cid IN ({study.index.codable_sql}) WHERE 1 = 1{where_sql(clauses)}",
+        params,
+    )
+    return frozenset(int(row[0]) for row in rows)

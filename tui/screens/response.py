@@ -27,7 +27,7 @@ from tui.screens.help import LEGEND
 from tui.screens.outcomes import report
 from tui.screens.small import TooSmall
 from tui.session import Outcome, ReviewSession
-from tui.source import Row, is_hidden
+from tui.source import STATUS_LABELS, Query, Row, is_hidden
 from tui.text import markup_safe, one_line, printable
 from tui.widgets.curve import CurveChart, spark
 from tui.widgets.detail import HIDDEN_TEXT, code_text, question_text
@@ -86,6 +86,7 @@ class ResponseScreen(Screen[None]):
         *,
         order: str = "id",
         reverse: bool = False,
+        filters: Query | None = None,
     ) -> None:
         """
         Args:
@@ -95,12 +96,17 @@ class ResponseScreen(Screen[None]):
             order: The response order ``]`` and ``[`` follow (``study.queries.pairs``'s
                 ``RESPONSE_ORDERS``).
             reverse: That order backwards.
+            filters: The queue's filters (code, status, search, wave): ``]`` and ``[``
+                visit only the responses with a pair they select, ``]`` only those with
+                an undecided pair among them (the work left) unless the filter asks for
+                a status itself. None: every response (the list of responses).
         """
         super().__init__()
         self.session = session
         self.response_id = response_id
         self.order = order
         self.reverse = reverse
+        self.filters = filters
         self._initial_code = code_id
         self._rows: list[Row] = []
         self._width = 0
@@ -162,20 +168,59 @@ class ResponseScreen(Screen[None]):
         self._select(start)
         self._show_response()
 
+    def _walk(self, *, forward: bool) -> dict[str, Any]:
+        """The filters ``]`` (``forward``) or ``[`` and the position follow."""
+        filters = self.filters
+        if filters is None:
+            return {}
+        status = filters.status
+        if forward and status is None:
+            status = "undecided"
+        session = self.session
+        return {
+            "code_id": filters.code_id,
+            "status": status,
+            "search": filters.search,
+            "wave": filters.wave,
+            "coder": session.coder if session.hides_model(self.order) else None,
+        }
+
+    def _place_text(self) -> str:
+        """Where the response stands: ``3 of 60 · wave 2 · 41 with codes left``."""
+        queries = self.session.study.queries
+        config_id = self.session.config_id
+        where: dict[str, Any] = {"order": self.order, "reverse": self.reverse}
+        place, total = queries.response_tally(
+            config_id, self.response_id, **where, **self._walk(forward=False)
+        )
+        parts = [f"{place + 1:,} of {total:,}"]
+        filters = self.filters
+        if filters is not None:
+            described = [
+                f"wave {filters.wave}" if filters.wave is not None else "",
+                self.session.codes[filters.code_id].name
+                if filters.code_id in self.session.codes
+                else "",
+                STATUS_LABELS[filters.status] if filters.status is not None else "",
+                f"“{filters.search}”" if filters.search else "",
+            ]
+            parts.extend(markup_safe(one_line(d)) for d in described if d)
+            if filters.status is None:
+                _, left = queries.response_tally(
+                    config_id, self.response_id, **where, **self._walk(forward=True)
+                )
+                parts.append(f"{left:,} with codes left")
+        return " · ".join(parts)
+
     def _show_response(self) -> None:
         study = self.session.study
         response = study.response(self.response_id)
         box = self.query_one("#response-text-box", VerticalScroll)
-        position = study.queries.response_position(
-            self.session.config_id, self.response_id, order=self.order, reverse=self.reverse
-        )
         label = RESPONSE_ORDER_LABELS.get(self.order, self.order)
         if self.reverse:
             label = f"reversed: {label}"
         box.border_title = f"Response {markup_safe(self.response_id)}"
-        box.border_subtitle = (
-            f"{position + 1:,} of {study.response_count():,} · {markup_safe(label)} · ] next"
-        )
+        box.border_subtitle = f"{self._place_text()} · {markup_safe(label)} · ] next"
         self.query_one("#response-text", Static).update(Text(printable(response.text)))
         attrs = attributes_text(response.attrs)
         memo = self.session.memo(self.response_id)
@@ -193,7 +238,11 @@ class ResponseScreen(Screen[None]):
         """
         table = self.codes_table
         cursor = table.cursor_row
-        self._rows = self.session.response_rows(self.response_id, order=self.order)
+        rows = self.session.response_rows(self.response_id, order=self.order)
+        if self.order == "entropy":
+            # As the order says: the least sure code first (unscored ones last).
+            rows.sort(key=lambda r: -1.0 if r.norm_entropy is None else -r.norm_entropy)
+        self._rows = rows
         with self.prevent(DataTable.RowHighlighted):
             self._fill(table)
             if self._rows:
@@ -263,20 +312,27 @@ class ResponseScreen(Screen[None]):
         )
 
     def action_response(self, step: int) -> None:
-        """Go ``step`` responses along the order (``]`` next, ``[`` previous)."""
-        target = self.session.study.queries.response_after(
+        """Go ``step`` responses along the order (``]`` next, ``[`` previous), among the
+        responses the queue's filters select; ``]`` passes over finished ones."""
+        target = self.session.study.queries.response_step(
             self.session.config_id,
             self.response_id,
             step=step,
             order=self.order,
             reverse=self.reverse,
+            **self._walk(forward=step > 0),
         )
         if target is None:
             self.app.bell()
-            self.notify(
-                "This is the last response." if step > 0 else "This is the first response.",
-                timeout=2,
-            )
+            if step > 0:
+                said = (
+                    "No response further on has a code left to decide."
+                    if self.filters is not None and self.filters.status is None
+                    else "This is the last response."
+                )
+            else:
+                said = "This is the first response."
+            self.notify(said, timeout=2)
             return
         self._open(target)
 
