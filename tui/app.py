@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from textual import events, on, work
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.worker import (
@@ -146,6 +148,35 @@ class CodecurveApp(App[None]):
         #: The keys the user rebound, by action id (the help and the palette show them).
         self.rebound_keys: dict[str, str] = dict(keys or {})
         self.set_keymap(self.rebound_keys)
+        #: The last notification's words and until when it shows (see :meth:`notify`).
+        self._last_notice: tuple[tuple[str, str, str], float] | None = None
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Textual's notification, but not the same words again while they still show
+        (a key pressed again at the end of a list): toasts do not pile up. An error
+        always shows (each failed save is told)."""
+        now = time.monotonic()
+        shown = self._last_notice
+        if (
+            severity != "error"
+            and shown is not None
+            and shown[0] == (message, title, severity)
+            and now < shown[1]
+        ):
+            return
+        self._last_notice = (
+            (message, title, severity),
+            now + (timeout if timeout is not None else self.NOTIFICATION_TIMEOUT),
+        )
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     # -- typed accessors ---------------------------------------------------------------
 

@@ -124,9 +124,12 @@ class ResponseScreen(Screen[None]):
             yield Static(id="response-text")
             yield Static(id="response-attrs")
         yield DataTable(id="response-codes", cursor_type="row", zebra_stripes=True)
+        # The question and the curve first: a long definition is cut at the pane's
+        # foot, never them.
         with Vertical(id="response-detail"):
             yield Static(id="response-code")
             yield CurveChart(id="response-curve")
+            yield Static(id="response-criteria")
         yield KeyBar()
         yield TooSmall(MINIMUM)
 
@@ -293,12 +296,15 @@ class ResponseScreen(Screen[None]):
         scale = self.session.scale(row.code_id)
         if code is not None:
             text = question_text(self.session.codebook.question, code.name)
-            text.append("\n")
-            text.append_text(code_text(code))
             if scale.k == 2:
                 yes, no = scale.options[1].label, scale.options[0].label
-                text.append(f"\n1 or y: {printable(yes)} · 0 or n: {printable(no)}", style="dim")
+                text.append(
+                    f"  1 or y: {printable(yes, single_line=True)} · "
+                    f"0 or n: {printable(no, single_line=True)}",
+                    style="dim",
+                )
             self.query_one("#response-code", Static).update(text)
+            self.query_one("#response-criteria", Static).update(code_text(code))
         chart = self.query_one("#response-curve", CurveChart)
         if is_hidden(row):
             chart.update(Text(HIDDEN_TEXT, style="dim italic"))
