@@ -57,6 +57,7 @@ from study.rows import Context
 from study.score_run import ScoreProgress, score_study
 from study.scores.labels import active_context, config_label
 from tui.collector import IdleCollector
+from tui.estimate import estimate_text
 from tui.iterating import Iteration
 from tui.keymap import bindings
 from tui.messages import (
@@ -394,6 +395,11 @@ class CodecurveApp(App[None]):
         if (review := self.live_review) is not None:
             review.scoring_progress.progress = Progress(0, message.total, 0.0, float("nan"))
             review.scoring_started()
+        if message.total:
+            # What the run will cost, at the speed of the study's last run.
+            rate = self.study.scores.measured_rate(message.config_id)
+            said = estimate_text(message.total, rate, config_id=message.config_id)
+            self.notify(f"Scoring: {said}. esc cancels.", timeout=6, markup=False)
 
     @on(ScoringProgressed)
     def _scoring_progressed(self, message: ScoringProgressed) -> None:
