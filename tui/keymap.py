@@ -352,6 +352,25 @@ ACTIONS: tuple[Action, ...] = (
         "Reverse",
         "Reverse order: the same order backwards",
     ),
+    Action(
+        "response.tick",
+        "space",
+        "tick",
+        "Tick",
+        "Tick: the checklist; mark the highlighted yes/no code as applying (again: untick)",
+        show=False,
+    ),
+    Action(
+        "response.record_ticks",
+        "enter",
+        "record_ticks",
+        "Record ticks",
+        "Record the checklist: ticked codes Yes, the other undecided yes/no codes No, "
+        "then the next response (ordinal codes are left to their digits)",
+        key_display="⏎",
+        show=False,  # the detail pane's hint line names it, with space
+        priority=True,
+    ),
     Action("response.next_code", "down,j", "cursor(1)", "Next code", "Next code", show=False),
     Action(
         "response.previous_code", "up,k", "cursor(-1)", "Previous code", "Previous code", show=False

@@ -126,3 +126,71 @@ async def test_d_says_why_nothing_is_delegated(study: Study) -> None:
         said = [m for m in notices(app) if m.startswith("Nothing to delegate")]
         assert said
         assert all("audit" in m for m in said)
+
+
+async def test_the_checklist_records_ticked_codes_yes_and_the_rest_no(tmp_path: Path) -> None:
+    study = yes_no_study(tmp_path / "s.codecurve")
+    app = make_app(study, coder="tester", close_study=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("v")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ResponseScreen)
+        first = screen.response_id
+        codes = [r.code_id for r in screen.rows]
+        await pilot.press("down", "space")  # tick the second code; the cursor moves on
+        assert screen.ticked == {codes[1]}
+        assert screen.current().code_id == codes[2]  # type: ignore[union-attr]
+        assert "☑ tick" in str(screen.codes_table.get_row(codes[1])[5])
+        await pilot.press("space")  # tick the third, the last: the cursor stays
+        assert screen.ticked == {codes[1], codes[2]}
+        await pilot.press("space")  # and untick it: a toggle
+        assert screen.ticked == {codes[1]}
+        await pilot.press("enter")
+        await settle(pilot)
+        decided = {code: study.decisions.decision(first, code, coder="tester") for code in codes}
+        assert {code: d.value for code, d in decided.items() if d is not None} == {
+            codes[0]: 0,
+            codes[1]: 1,
+            codes[2]: 0,
+        }
+        assert screen.response_id != first  # on to the next response
+        assert screen.ticked == set()
+        await pilot.press("u")  # one decision taken back at a time
+        await settle(pilot)
+        assert (
+            sum(study.decisions.decision(first, code, coder="tester") is not None for code in codes)
+            == 2
+        )
+
+
+async def test_the_checklist_leaves_ordinal_codes_to_their_digits(study: Study) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("v")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ResponseScreen)
+        first = screen.response_id
+        ordinal = next(r for r in screen.rows if not app.session.is_yes_no(r.code_id))
+        screen.codes_table.move_cursor(row=screen.rows.index(ordinal))
+        await pilot.press("space")
+        assert screen.ticked == set()
+        assert any("checklist is for yes/no codes" in m for m in notices(app))
+        await pilot.press("enter")
+        await settle(pilot)
+        assert screen.response_id == first  # ordinal codes are left: it stays
+        values = {
+            r.code_id: study.decisions.decision(first, r.code_id, coder="tester")
+            for r in screen.rows
+        }
+        assert ordinal.code_id == "team"  # Team support, on a 1-5 scale
+        assert values["team"] is None
+        for code in ("pay", "workload"):  # yes/no, not ticked: No
+            decided = values[code]
+            assert decided is not None
+            assert decided.value == 0
+        assert any("Still to decide with their digits: Team support" in m for m in notices(app))
+        assert screen.current().code_id == "team"  # type: ignore[union-attr]

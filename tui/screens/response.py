@@ -72,6 +72,8 @@ class ResponseScreen(Screen[None]):
         "response.reverse",
         "response.next_code",
         "response.previous_code",
+        "response.tick",
+        "response.record_ticks",
         "app.help",
         "response.back",
     )
@@ -107,6 +109,9 @@ class ResponseScreen(Screen[None]):
         self.order = order
         self.reverse = reverse
         self.filters = filters
+        #: The checklist: the yes/no codes ticked on this response (``space``), recorded
+        #: Yes by ``enter`` with the other undecided yes/no codes No.
+        self.ticked: set[str] = set()
         self._initial_code = code_id
         self._rows: list[Row] = []
         self._width = 0
@@ -163,6 +168,7 @@ class ResponseScreen(Screen[None]):
     def _open(self, response_id: str, code_id: str | None = None) -> None:
         """Show ``response_id``, highlighting ``code_id`` or its first undecided code."""
         self.response_id = response_id
+        self.ticked = set()
         self._load()
         rows = self._rows
         start = next((i for i, r in enumerate(rows) if r.code_id == code_id), None)
@@ -267,7 +273,9 @@ class ResponseScreen(Screen[None]):
                 Text(printable(row.pick_label or "", single_line=True)),
                 "" if row.confidence is None else f"{row.confidence:.2f}",
                 "" if row.norm_entropy is None else f"{row.norm_entropy:.2f}",
-                coded_text(row, value_label(scale, row.decision)),
+                Text("☑ tick", style="bold cyan")
+                if row.code_id in self.ticked
+                else coded_text(row, value_label(scale, row.decision)),
                 "✎" if row.note else "",
                 key=row.code_id,
             )
@@ -300,7 +308,9 @@ class ResponseScreen(Screen[None]):
                 yes, no = scale.options[1].label, scale.options[0].label
                 text.append(
                     f"  1 or y: {printable(yes, single_line=True)} · "
-                    f"0 or n: {printable(no, single_line=True)}",
+                    f"0 or n: {printable(no, single_line=True)} · space ticks, "
+                    f"⏎ records ticks {printable(yes, single_line=True)}, the rest "
+                    f"{printable(no, single_line=True)}",
                     style="dim",
                 )
             self.query_one("#response-code", Static).update(text)
@@ -414,6 +424,71 @@ class ResponseScreen(Screen[None]):
 
         title = f"{one_line(response_id)} · the whole response"
         self.app.push_screen(NoteScreen(title, self.session.memo(response_id)), save)
+
+    # -- the checklist ----------------------------------------------------------------
+
+    def action_tick(self) -> None:
+        """Tick (or untick) the highlighted code, then go to the next one: a checklist
+        of the codes that apply, for yes/no codes only (an ordinal scale has no single
+        "applies"; its codes are decided with their digits)."""
+        row = self.current()
+        if row is None:
+            return
+        if not self.session.is_yes_no(row.code_id):
+            self.notify(
+                f"The checklist is for yes/no codes: decide {one_line(row.code_name)} "
+                "with the digits of its scale.",
+                severity="warning",
+                timeout=4,
+                markup=False,
+            )
+            return
+        self.ticked ^= {row.code_id}
+        index = self.codes_table.cursor_row
+        scale = self.session.scale(row.code_id)
+        cell = (
+            Text("☑ tick", style="bold cyan")
+            if row.code_id in self.ticked
+            else coded_text(row, value_label(scale, row.decision))
+        )
+        self.codes_table.update_cell(row.code_id, "coded", cell)
+        self._select(min(index + 1, len(self._rows) - 1))
+
+    def action_record_ticks(self) -> None:
+        """Record the checklist: each ticked code Yes, each undecided yes/no code not
+        ticked No (a decided one is left as it is); ordinal codes are left undecided and
+        named. Then on to the next response, once this one has nothing left."""
+        session = self.session
+        yes = no = 0
+        for row in list(self._rows):
+            if not session.is_yes_no(row.code_id):
+                continue
+            ticked = row.code_id in self.ticked
+            if not ticked and row.decision is not None:
+                continue
+            if ticked and row.decision == session.scale(row.code_id).options[1].value:
+                continue  # already Yes
+            if report(self, session.yes_no(row, yes=ticked)) is None:
+                self.ticked.clear()
+                self._load()
+                return
+            yes, no = (yes + 1, no) if ticked else (yes, no + 1)
+        self.ticked = set()
+        self._load()
+        left = [r for r in self._rows if r.decision is None]
+        said = f"Recorded {yes:,} Yes and {no:,} No; u takes them back one by one."
+        if left:
+            names = ", ".join(one_line(r.code_name) for r in left[:3])
+            more = f" and {len(left) - 3:,} more" if len(left) > 3 else ""
+            self.notify(
+                f"{said} Still to decide with their digits: {names}{more}.",
+                timeout=5,
+                markup=False,
+            )
+            self._select(next(i for i, r in enumerate(self._rows) if r.decision is None))
+            return
+        self.notify(said, timeout=3, markup=False)
+        self.action_response(1)
 
     def action_cursor(self, step: int) -> None:
         table = self.codes_table
