@@ -510,6 +510,14 @@ class CodecurveApp(App[None]):
         editor = CodeEditorScreen(self.study.codebook, row.code_id, planner=self.iteration.plan)
         self.push_screen(editor, self._code_edited)
 
+    def action_add_code(self) -> None:
+        """Add a code while reading (an inductive code): the editor, empty, with a name;
+        recorded as the next codebook version, its pairs then scored."""
+        from tui.screens.code_editor import CodeEditorScreen
+
+        editor = CodeEditorScreen(self.study.codebook, None, planner=self.iteration.plan)
+        self.push_screen(editor, self._code_edited)
+
     def _code_edited(self, edit: CodeEdit | None) -> None:
         """Record a confirmed edit as the next codebook version, then rescore its pairs."""
         if edit is None:
@@ -528,7 +536,7 @@ class CodecurveApp(App[None]):
         self.update_stale()
         if (review := self.live_review) is not None:
             review.detail.show(None, None, None)
-            review.pair_queue.reload()
+            review.codes_changed()
         self.notify(
             f"Recorded codebook version {version}: " + "; ".join(edit.lines),
             title="Codebook",
@@ -536,9 +544,14 @@ class CodecurveApp(App[None]):
             markup=False,
         )
         if self.scorer.request_rescore(self.study.codebook) is Run.NO_MODEL:
+            kept = (
+                "the new code's pairs stay unscored"
+                if edit.added
+                else "the code's pairs keep their old (greyed) curves"
+            )
             self.notify(
-                "No model is configured: the code's pairs keep their old (greyed) curves "
-                "until they are scored (start with --model, or run codecurve score).",
+                f"No model is configured: {kept} until they are scored (start with "
+                "--model, or run codecurve score).",
                 severity="warning",
                 timeout=8,
             )

@@ -232,6 +232,15 @@ ACTIONS: tuple[Action, ...] = (
         show=False,
     ),
     Action(
+        "code.add",
+        "A",
+        "app.add_code",
+        "Add code",
+        "Add code: a new (inductive) code while reading; a new codebook version, its "
+        "pairs then scored",
+        show=False,
+    ),
+    Action(
         "review.choose_config",
         "C",
         "app.choose_config",

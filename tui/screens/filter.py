@@ -85,6 +85,14 @@ class FilterBar:
         self._field = "code"
         self._open = False
 
+    def set_codes(self, codes: Sequence[tuple[str, str]]) -> None:
+        """The codable codes changed (a code added or renamed): offer these, keeping the
+        code chosen where it is still there."""
+        chosen = self.code_id
+        self._choices["code"] = [(None, "every code"), *((cid, name) for cid, name in codes)]
+        values = [value for value, _ in self._choices["code"]]
+        self._index["code"] = values.index(chosen) if chosen in values else 0
+
     # -- state ---------------------------------------------------------------------
 
     @property

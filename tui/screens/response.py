@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from tui.keymap import DECIDE, bindings
+from tui.messages import StudyChanged
 from tui.screens.help import LEGEND
 from tui.screens.outcomes import report
 from tui.screens.small import TooSmall
@@ -74,6 +75,7 @@ class ResponseScreen(Screen[None]):
         "response.previous_code",
         "response.tick",
         "response.record_ticks",
+        "code.add",
         "app.help",
         "response.back",
     )
@@ -137,6 +139,23 @@ class ResponseScreen(Screen[None]):
             yield Static(id="response-criteria")
         yield KeyBar()
         yield TooSmall(MINIMUM)
+
+    @on(StudyChanged)
+    def _study_changed(self, message: StudyChanged) -> None:
+        """Scores arrived (a new code's, say) while this view is on top: show them."""
+        if self.is_current and self._rows:
+            self._refresh_rows()
+
+    def on_screen_resume(self) -> None:
+        # A code added (or edited) from here: its row joins the table.
+        if {r.code_id for r in self._rows} != set(self.session.codes):
+            self._refresh_rows()
+
+    def _refresh_rows(self) -> None:
+        current = self.current()
+        self._load()
+        keys = [r.code_id for r in self._rows]
+        self._select(keys.index(current.code_id) if current and current.code_id in keys else 0)
 
     def on_resize(self, event: events.Resize) -> None:
         self.query_one(TooSmall).check(event.size.width, event.size.height)

@@ -86,6 +86,7 @@ class ReviewScreen(Screen[None]):
         "review.progress",
         "review.findings",
         "review.edit_code",
+        "code.add",
         "review.choose_config",
         "review.switch_pane",
         "review.cancel",
@@ -266,6 +267,13 @@ class ReviewScreen(Screen[None]):
             model=self._model_state,
             mode=" · ".join(mode),
         )
+
+    def codes_changed(self) -> None:
+        """The codebook has a new version (a code added or edited): the queue and the
+        filter bar offer its codes."""
+        self.filter_bar.set_codes([(c.id, c.name) for c in self.session.codebook.codable])
+        self.pair_queue.reload()
+        self.update_status()
 
     def set_stale(self, keys: frozenset[tuple[str, str]]) -> None:
         """Draw the curves of ``keys`` greyed: scores from an older text of their code."""
