@@ -154,6 +154,7 @@ class ResponseScreen(Screen[None]):
     def _refresh_rows(self) -> None:
         current = self.current()
         self._load()
+        self._show_place()  # a new code leaves more responses with codes left
         keys = [r.code_id for r in self._rows]
         self._select(keys.index(current.code_id) if current and current.code_id in keys else 0)
 
@@ -240,15 +241,20 @@ class ResponseScreen(Screen[None]):
                 parts.append(f"{left:,} with codes left")
         return " · ".join(parts)
 
+    def _show_place(self) -> None:
+        """The response's place in the walk, and the walk, under its text."""
+        label = RESPONSE_ORDER_LABELS.get(self.order, self.order)
+        if self.reverse:
+            label = f"reversed: {label}"
+        box = self.query_one("#response-text-box", VerticalScroll)
+        box.border_subtitle = f"{self._place_text()} · {markup_safe(label)} · ] next"
+
     def _show_response(self) -> None:
         study = self.session.study
         response = study.response(self.response_id)
         box = self.query_one("#response-text-box", VerticalScroll)
-        label = RESPONSE_ORDER_LABELS.get(self.order, self.order)
-        if self.reverse:
-            label = f"reversed: {label}"
         box.border_title = f"Response {markup_safe(self.response_id)}"
-        box.border_subtitle = f"{self._place_text()} · {markup_safe(label)} · ] next"
+        self._show_place()
         self.query_one("#response-text", Static).update(Text(printable(response.text)))
         attrs = attributes_text(response.attrs)
         memo = self.session.memo(self.response_id)
