@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from textual import events, on, work
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.worker import (
@@ -55,6 +57,7 @@ from study.rows import Context
 from study.score_run import ScoreProgress, score_study
 from study.scores.labels import active_context, config_label
 from tui.collector import IdleCollector
+from tui.estimate import estimate_text
 from tui.iterating import Iteration
 from tui.keymap import bindings, key, rebind
 from tui.messages import (
@@ -147,6 +150,35 @@ class CodecurveApp(App[None]):
         self.rebound_keys: dict[str, str] = dict(keys or {})
         self.set_keymap(self.rebound_keys)
         rebind(self.rebound_keys)
+        #: The last notification's words and until when it shows (see :meth:`notify`).
+        self._last_notice: tuple[tuple[str, str, str], float] | None = None
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Textual's notification, but not the same words again while they still show
+        (a key pressed again at the end of a list): toasts do not pile up. An error
+        always shows (each failed save is told)."""
+        now = time.monotonic()
+        shown = self._last_notice
+        if (
+            severity != "error"
+            and shown is not None
+            and shown[0] == (message, title, severity)
+            and now < shown[1]
+        ):
+            return
+        self._last_notice = (
+            (message, title, severity),
+            now + (timeout if timeout is not None else self.NOTIFICATION_TIMEOUT),
+        )
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     # -- typed accessors ---------------------------------------------------------------
 
@@ -365,6 +397,11 @@ class CodecurveApp(App[None]):
         if (review := self.live_review) is not None:
             review.scoring_progress.progress = Progress(0, message.total, 0.0, float("nan"))
             review.scoring_started()
+        if message.total:
+            # What the run will cost, at the speed of the study's last run.
+            rate = self.study.scores.measured_rate(message.config_id)
+            said = estimate_text(message.total, rate, config_id=message.config_id)
+            self.notify(f"Scoring: {said}. esc cancels.", timeout=6, markup=False)
 
     @on(ScoringProgressed)
     def _scoring_progressed(self, message: ScoringProgressed) -> None:
@@ -475,6 +512,14 @@ class CodecurveApp(App[None]):
         editor = CodeEditorScreen(self.study.codebook, row.code_id, planner=self.iteration.plan)
         self.push_screen(editor, self._code_edited)
 
+    def action_add_code(self) -> None:
+        """Add a code while reading (an inductive code): the editor, empty, with a name;
+        recorded as the next codebook version, its pairs then scored."""
+        from tui.screens.code_editor import CodeEditorScreen
+
+        editor = CodeEditorScreen(self.study.codebook, None, planner=self.iteration.plan)
+        self.push_screen(editor, self._code_edited)
+
     def _code_edited(self, edit: CodeEdit | None) -> None:
         """Record a confirmed edit as the next codebook version, then rescore its pairs."""
         if edit is None:
@@ -493,7 +538,7 @@ class CodecurveApp(App[None]):
         self.update_stale()
         if (review := self.live_review) is not None:
             review.detail.show(None, None, None)
-            review.pair_queue.reload()
+            review.codes_changed()
         self.notify(
             f"Recorded codebook version {version}: " + "; ".join(edit.lines),
             title="Codebook",
@@ -501,9 +546,14 @@ class CodecurveApp(App[None]):
             markup=False,
         )
         if self.scorer.request_rescore(self.study.codebook) is Run.NO_MODEL:
+            kept = (
+                "the new code's pairs stay unscored"
+                if edit.added
+                else "the code's pairs keep their old (greyed) curves"
+            )
             self.notify(
-                "No model is configured: the code's pairs keep their old (greyed) curves "
-                "until they are scored (start with --model, or run codecurve score).",
+                f"No model is configured: {kept} until they are scored (start with "
+                "--model, or run codecurve score).",
                 severity="warning",
                 timeout=8,
             )

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from textual.binding import Binding, BindingType
 from textual.keys import format_key
@@ -241,6 +241,15 @@ ACTIONS: tuple[Action, ...] = (
         show=False,
     ),
     Action(
+        "code.add",
+        "A",
+        "app.add_code",
+        "Add code",
+        "Add code: a new (inductive) code while reading; a new codebook version, its "
+        "pairs then scored",
+        show=False,
+    ),
+    Action(
         "review.choose_config",
         "C",
         "app.choose_config",
@@ -361,6 +370,25 @@ ACTIONS: tuple[Action, ...] = (
         "Reverse",
         "Reverse order: the same order backwards",
     ),
+    Action(
+        "response.tick",
+        "space",
+        "tick",
+        "Tick",
+        "Tick: the checklist; mark the highlighted yes/no code as applying (again: untick)",
+        show=False,
+    ),
+    Action(
+        "response.record_ticks",
+        "enter",
+        "record_ticks",
+        "Record ticks",
+        "Record the checklist: ticked codes Yes, the other undecided yes/no codes No, "
+        "then the next response (ordinal codes are left to their digits)",
+        key_display="⏎",
+        show=False,  # the detail pane's hint line names it, with space
+        priority=True,
+    ),
     Action("response.next_code", "down,j", "cursor(1)", "Next code", "Next code", show=False),
     Action(
         "response.previous_code", "up,k", "cursor(-1)", "Previous code", "Previous code", show=False
@@ -470,6 +498,12 @@ GROUP_TITLES: dict[str, str] = {
 def bindings(*ids: str) -> list[BindingType]:
     """The bindings of these actions, in this order (the key bar's)."""
     return [REGISTRY[action_id].binding() for action_id in ids]
+
+
+def hidden(*ids: str) -> list[BindingType]:
+    """The bindings of these actions, left out of the key bar (a panel's key that also
+    works, with a word of feedback, while the panel is not focused)."""
+    return [replace(REGISTRY[action_id].binding(), show=False) for action_id in ids]
 
 
 def offered(bindings: Iterable[BindingType]) -> list[Action]:

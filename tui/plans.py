@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tui.keymap import key
-from tui.text import plural, printable
+from tui.text import one_line, plural, printable
 
 if TYPE_CHECKING:
     from study.log.delegations import CodePlan, DelegationPlan
@@ -157,3 +157,22 @@ def confirm_text(plan: DelegationPlan) -> Text:
         style="dim",
     )
     return text
+
+
+def nothing_to_delegate(plan: DelegationPlan | None, note: str) -> str:
+    """Why ``d`` delegates nothing: the reason there is no plan, or each code's refusal."""
+    if plan is None:
+        reason = note or "the plan is still being worked out; try again in a moment"
+        return f"Nothing to delegate: {reason}"
+    reasons = []
+    for code in plan.codes:
+        name = one_line(code.code_name)
+        if code.certified:
+            reasons.append(f"{name}: certified, but no undecided pair is above its threshold")
+        else:
+            reason = code.delegation.reason or "no threshold qualifies"
+            reasons.append(f"{name}: {one_line(reason)}")
+    shown = reasons[:3]
+    if len(reasons) > 3:
+        shown.append(f"and {len(reasons) - 3} more codes (in the panel)")
+    return "Nothing to delegate: no pair is certified. " + "; ".join(shown) + "."

@@ -10,18 +10,9 @@ from textual.widgets import Label, ProgressBar
 
 from tui.keymap import key
 from tui.messages import Progress
+from tui.text import duration
 
-
-def duration(seconds: float) -> str:
-    """``42s``, ``3m05s``, ``1h12m``."""
-    if seconds != seconds or seconds < 0:  # nan
-        return "?"
-    s = round(seconds)
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+__all__ = ["ScoringProgress", "duration"]
 
 
 class ScoringProgress(Horizontal):

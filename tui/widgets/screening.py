@@ -31,7 +31,7 @@ from tui.messages import (
     ScreeningCutChanged,
     ScreeningFilterRequested,
 )
-from tui.plans import plan_renderable
+from tui.plans import nothing_to_delegate, plan_renderable
 from tui.text import printable
 from tui.verdicts import POOLED, GroupVerdict, ScreeningSummary
 
@@ -199,6 +199,8 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
         self.cut: float | str = CUTS[0]
         #: The delegation plan shown (None: none yet, or none possible).
         self.plan: DelegationPlan | None = None
+        #: Why there is no plan (with :attr:`plan` None); empty while it is worked out.
+        self._plan_note = ""
 
     def compose(self) -> ComposeResult:
         yield Select(
@@ -278,13 +280,14 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
     def action_delegate(self) -> None:
         plan = self.plan
         if plan is None or not plan.delegated:
-            self.notify("Nothing to delegate: no code is certified yet.", timeout=3)
+            self.notify(nothing_to_delegate(plan, self._plan_note), severity="warning", timeout=6)
             return
         self.post_message(DelegationRequested(plan))
 
     def show_plan(self, plan: DelegationPlan | None, note: str, audit: str | None) -> None:
         """Show the delegation plan (or ``note``, why there is none) and the audit."""
         self.plan = plan
+        self._plan_note = note
         self.query_one("#screening-delegation", Static).update(plan_renderable(plan, note, audit))
 
     def show(self, summary: ScreeningSummary) -> None:
