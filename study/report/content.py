@@ -72,6 +72,7 @@ class Section:
     figures: tuple[Figure, ...] = ()
     missing: str | None = None
     notes: tuple[str, ...] = field(default=())
+    figures_first: bool = False
 
 
 def _slug(name: str) -> str:
@@ -286,6 +287,7 @@ def _screen(data: ReportData) -> Section:
     return Section(
         "screen",
         title,
+        figures_first=True,
         lines=tuple(lines),
         tables=tuple(tables_out),
         figures=tuple(figs),

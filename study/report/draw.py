@@ -59,15 +59,19 @@ def draw(figure: Figure) -> MplFigure:
 
 
 def svg_text(figure: Figure) -> str:
-    """The figure as an ``<svg>`` element to inline in HTML, with its alt text as title."""
+    """The figure as an ``<svg>`` element to inline in HTML."""
     import matplotlib
 
     fig = draw(figure)
     buffer = io.StringIO()
     with matplotlib.rc_context({"svg.hashsalt": figure.name, "svg.fonttype": "none"}):
         fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
-    text = _METADATA.sub("", _PROLOG.sub("", buffer.getvalue(), count=1), count=1)
-    return text.strip()
+    return inline(buffer.getvalue())
+
+
+def inline(svg: str) -> str:
+    """An SVG file's text as an element for HTML: no XML prolog, no doctype, no metadata."""
+    return _METADATA.sub("", _PROLOG.sub("", svg, count=1), count=1).strip()
 
 
 def save(figure: Figure, folder: Path) -> list[Path]:

@@ -12,6 +12,7 @@ import io
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,8 +45,13 @@ def _version() -> str:
         return "0+unknown"
 
 
-def render_html(data: ReportData, *, written_at: datetime | None = None) -> str:
-    """The report as one HTML document."""
+def render_html(
+    data: ReportData,
+    *,
+    written_at: datetime | None = None,
+    svg: Callable[[content.Figure], str] | None = None,
+) -> str:
+    """The report as one HTML document (``svg`` draws a figure; by default, matplotlib)."""
     from study.report.draw import svg_text
 
     at = (written_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
@@ -55,7 +61,7 @@ def render_html(data: ReportData, *, written_at: datetime | None = None) -> str:
         f"Written by codecurve {_version()} on {at}. Every number below is what the "
         "codecurve commands print for this study with --format json.",
         content.sections(data),
-        svg_text,
+        svg or svg_text,
     )
 
 
@@ -84,47 +90,65 @@ def write_report(
     """Write the HTML report to ``path`` and, with ``figures``, each figure as SVG and
     PNG (300 dpi) and each table as CSV into that folder (made if missing).
 
+    The figures are drawn once: into a temporary folder beside ``figures``, whose SVG
+    files the HTML then inlines; the HTML is written, then the files are moved into
+    ``figures``. A failure on the way leaves neither.
+
     Raises:
         StudyError: a file cannot be written (nothing half-written is left).
     """
-    files: tuple[Path, ...] = ()
-    if figures is not None:
-        files = write_figures(data, figures)
-    if path is not None:
-        write_atomic(path, render_html(data).encode("utf-8"), protect=protect, error=StudyError)
-    return ReportWritten(path=path, files=files)
-
-
-def write_figures(data: ReportData, folder: Path) -> tuple[Path, ...]:
-    """Each figure as ``NAME.svg`` and ``NAME.png``, each table as ``NAME.csv``."""
-    from study.report.draw import save
-
-    parent = folder.parent
+    if figures is None:
+        if path is not None:
+            _write_html(path, render_html(data), protect)
+        return ReportWritten(path=path)
+    parent = figures.parent
     if not parent.is_dir():
-        raise StudyError(f"folder {parent} does not exist", path=folder)
-    if folder.exists() and not folder.is_dir():
-        raise StudyError("is a file, not a folder", path=folder)
+        raise StudyError(f"folder {parent} does not exist", path=figures)
+    if figures.exists() and not figures.is_dir():
+        raise StudyError("is a file, not a folder", path=figures)
     try:
-        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".tmp", dir=parent))
+        staging = Path(tempfile.mkdtemp(prefix=f".{figures.name}.", suffix=".tmp", dir=parent))
     except OSError as exc:
-        raise StudyError(f"cannot write in {parent}: {exc.strerror or exc}", path=folder) from None
+        raise StudyError(f"cannot write in {parent}: {exc.strerror or exc}", path=figures) from None
     try:
-        written: list[Path] = []
-        for figure in content.figures(data):
-            written += save(figure, staging)
-        for table in content.tables(data):
-            target = staging / f"{table.name}.csv"
-            target.write_text(table_csv(table), encoding="utf-8")
-            written.append(target)
-        if not folder.exists():
-            os.replace(staging, folder)
-            return tuple(folder / p.name for p in written)
-        for p in written:
-            os.replace(p, folder / p.name)
-        return tuple(folder / p.name for p in written)
+        written = _stage(data, staging)
+        if path is not None:
+            svgs = {p.stem: p for p in written if p.suffix == ".svg"}
+
+            def staged(figure: content.Figure) -> str:
+                from study.report.draw import inline
+
+                return inline(svgs[figure.name].read_text(encoding="utf-8"))
+
+            _write_html(path, render_html(data, svg=staged), protect)
+        if not figures.exists():
+            os.replace(staging, figures)
+        else:
+            for p in written:
+                os.replace(p, figures / p.name)
+        return ReportWritten(path=path, files=tuple(figures / p.name for p in written))
     except OSError as exc:
         raise StudyError(
-            f"cannot write the figures ({exc.strerror or exc}); nothing was written", path=folder
+            f"cannot write the figures ({exc.strerror or exc}); nothing was written",
+            path=figures,
         ) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _write_html(path: Path, text: str, protect: tuple[Path, ...]) -> None:
+    write_atomic(path, text.encode("utf-8"), protect=protect, error=StudyError)
+
+
+def _stage(data: ReportData, folder: Path) -> list[Path]:
+    """Each figure as ``NAME.svg`` and ``NAME.png``, each table as ``NAME.csv``."""
+    from study.report.draw import save
+
+    written: list[Path] = []
+    for figure in content.figures(data):
+        written += save(figure, folder)
+    for table in content.tables(data):
+        target = folder / f"{table.name}.csv"
+        target.write_text(table_csv(table), encoding="utf-8")
+        written.append(target)
+    return written

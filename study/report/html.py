@@ -73,8 +73,9 @@ def section_html(section: Section, svg: Callable[[Figure], str]) -> str:
     if section.missing is not None:
         parts.append(f'<p class="todo"><strong>{TO_DO}:</strong> {_e(section.missing)}.</p>')
     parts += [f"<p>{_e(line)}</p>" for line in section.lines]
-    parts += [table_html(t) for t in section.tables]
-    parts += [figure_html(f, svg(f)) for f in section.figures]
+    tables = [table_html(t) for t in section.tables]
+    figures = [figure_html(f, svg(f)) for f in section.figures]
+    parts += figures + tables if section.figures_first else tables + figures
     parts += [f'<p class="note">Note: {_e(n)}</p>' for n in section.notes]
     parts.append("</section>")
     return "".join(parts)
