@@ -589,14 +589,14 @@ class CodecurveApp(App[None]):
     def write_report(self, path: Path) -> None:
         """Write the report off the event loop (a failure is shown by the worker handler)."""
         from study.report.data import ReportOptions, report_data
-        from study.report.files import write_report
+        from study.report.files import write_report as write_files
         from tui.commands.outputs import check_output, recorded_sources
 
         protect = {"study": self.study.path}
         check_output(path, protect=protect)
         data = report_data(self.study, ReportOptions(coder=self.session.coder))
         sources = tuple(recorded_sources(protect).values())
-        write_report(data, path, protect=(self.study.path, *sources))
+        write_files(data, path, protect=(self.study.path, *sources))
         self.post_message(ReportFinished(path))
 
     @on(ReportFinished)

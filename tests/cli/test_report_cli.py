@@ -342,3 +342,60 @@ def test_a_full_disk_leaves_nothing_half_written(
     assert out.read_text(encoding="utf-8") == "the earlier report"
     assert not folder.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
+
+
+def test_the_model_joins_the_coders_when_asked(
+    audited: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with Study.open(audited, read_only=True) as study:
+        data = report_data(study, ReportOptions(coder="ana", with_model=True, resamples=200))
+    agreement = cli_json(
+        capsys, "agreement", str(audited), "--coders", "ana,bo,model", "--resamples", "200"
+    )
+    assert roundtrip(data.sections["agreement"]) == agreement
+    forest = {f.name: f for f in content.figures(data)}["forest-agreement"]
+    assert forest.data["coders"] == ["ana", "bo", "model"]
+
+
+def test_several_configurations_are_compared(
+    audited: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dataclasses import replace
+
+    from scoring.curves import curve_from_logprobs
+    from scoring.score import Score
+    from tests.study.test_audit import SIM_CONFIG
+
+    path = tmp_path / audited.name
+    path.write_bytes(audited.read_bytes())
+    other = replace(SIM_CONFIG, template_id="other-v1", template_hash="o1")
+    rng = np.random.default_rng(9)
+    with Study.open(path) as study:
+        config_id = study.scores.ensure_config(other, activate=False)
+        decided = study.queries.annotated_pairs(None)
+        pairs = set(zip(decided["response_id"], decided["code_id"], strict=True))
+        study.scores.store(
+            config_id,
+            [
+                Score(
+                    response_id=r,
+                    code_id=c,
+                    config_key=other.key(),
+                    scale=LIKERT_5,
+                    curve=curve_from_logprobs(np.log(rng.dirichlet(np.ones(5))), LIKERT_5.values),
+                    token_ids=tuple(((i,),) for i in range(5)),
+                    missing=(False,) * 5,
+                    prompt="p",
+                    prompt_hash="h",
+                    text_hash="t",
+                    code_hash="c",
+                )
+                for r, c in sorted(pairs)
+            ],
+        )
+    with Study.open(path, read_only=True) as study:
+        data = report_data(study, ReportOptions(coder="ana", resamples=200))
+    compared = cli_json(capsys, "compare", str(path), "--coder", "ana", "--resamples", "200")
+    assert roundtrip(data.sections["comparison"]) == compared
+    section = next(s for s in content.sections(data) if s.name == "comparison")
+    assert len(section.tables[0].rows) == len(compared["rows"])
