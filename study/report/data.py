@@ -129,6 +129,8 @@ def report_data(study: Study, options: ReportOptions | None = None) -> ReportDat
                 level=opts.level,
                 coder=opts.coder,
                 config_id=config_id,
+                # The audit's screen is the one just made (the same options): not twice.
+                screened=screened if screened is not None and screened.sample == "audit" else None,
             )
             sections["delegation"] = plan.to_dict()
         except CodecurveError as exc:
