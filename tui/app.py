@@ -67,6 +67,8 @@ from tui.messages import (
     ExportFinished,
     ModelLoaded,
     Progress,
+    ReportFinished,
+    ReportRequested,
     ScoringFinished,
     ScoringProgressed,
     ScoringStarted,
@@ -481,10 +483,10 @@ class CodecurveApp(App[None]):
                 timeout=12,
                 markup=False,
             )
-        elif worker.group == "export":
+        elif worker.group in ("export", "report"):
             self.notify(
-                f"Export failed: {printable(str(error))}",
-                title="Export",
+                f"{worker.group.capitalize()} failed: {printable(str(error))}",
+                title=worker.group.capitalize(),
                 severity="error",
                 timeout=12,
                 markup=False,
@@ -625,6 +627,40 @@ class CodecurveApp(App[None]):
     def _export_finished(self, message: ExportFinished) -> None:
         self.notify(
             f"Exported to {printable(str(message.path))}", title="Export", timeout=8, markup=False
+        )
+
+    # -- the study's report ------------------------------------------------------------
+
+    def report_path(self) -> Path:
+        """Where the app writes the study's report: beside the study."""
+        return self.study.path.with_name(f"{self.study.path.stem}-report.html")
+
+    @on(ReportRequested)
+    def _report_requested(self) -> None:
+        self.notify("Writing the study's report…", title="Report", timeout=3)
+        self.write_report(self.report_path())
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="report", name="report")
+    def write_report(self, path: Path) -> None:
+        """Write the report off the event loop (a failure is shown by the worker handler)."""
+        from study.report.data import ReportOptions, report_data
+        from study.report.files import write_report as write_files
+        from tui.commands.outputs import check_output, recorded_sources
+
+        protect = {"study": self.study.path}
+        check_output(path, protect=protect)
+        data = report_data(self.study, ReportOptions(coder=self.session.coder))
+        sources = tuple(recorded_sources(protect).values())
+        write_files(data, path, protect=(self.study.path, *sources))
+        self.post_message(ReportFinished(path))
+
+    @on(ReportFinished)
+    def _report_finished(self, message: ReportFinished) -> None:
+        self.notify(
+            f"Report written to {printable(str(message.path))}",
+            title="Report",
+            timeout=10,
+            markup=False,
         )
 
     # -- decisions and screening -------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The command line: ``codecurve review | score | screen | export | new | import-codes | demo``.
+"""The command line: ``codecurve review | score | screen | export | report | new | ...``.
 
 Each sub-command lives in its own module under :mod:`tui.commands`, imported here by
 name, and exposes ``register(subparsers)``, which adds its parser and sets ``func`` to a
@@ -46,6 +46,7 @@ from tui.commands import (
     findings,
     import_codes,
     new,
+    report,
     review,
     score,
     screen,
@@ -67,6 +68,7 @@ COMMANDS = (
     add,
     compare,
     findings,
+    report,
 )
 
 PROG = "codecurve"

@@ -337,6 +337,13 @@ ACTIONS: tuple[Action, ...] = (
         "Left for review",
         "Left for review: the undecided pairs no delegation covers",
     ),
+    Action(
+        "screening.report",
+        "R",
+        "write_report",
+        "Report",
+        "Report: write the study's report (HTML with its figures) beside the study",
+    ),
     # -- the response view and the list of responses ------------------------------------
     Action(
         "response.next",

@@ -272,7 +272,7 @@ def screen_study(
             raise StudyError(str(exc), path=study.path) from None
         mine = mine[mine["code_id"] == chosen.id]
         code_ids = [chosen.id]
-    audit_rows = _audit_rows(study, mine, coder)
+    audit_rows = blind_audit_rows(study, mine, coder)
     stale = _stale_note(study, mine, coder)
     if sample == "audit" and not len(audit_rows):
         raise NoBlindDecisionsError(
@@ -381,7 +381,7 @@ def _stale_note(study: Study, frame: pd.DataFrame, coder: str | None) -> tuple[i
     )
 
 
-def _audit_rows(study: Study, frame: pd.DataFrame, coder: str | None) -> pd.DataFrame:
+def blind_audit_rows(study: Study, frame: pd.DataFrame, coder: str | None) -> pd.DataFrame:
     """The rows of ``frame`` that are blind decisions on the audit sample."""
     sample = study.audit.sample()
     if sample is None or not len(frame):

@@ -27,6 +27,7 @@ from tui.keymap import bindings
 from tui.messages import (
     AuditRequested,
     DelegationRequested,
+    ReportRequested,
     ReviewLeftRequested,
     ScreeningCutChanged,
     ScreeningFilterRequested,
@@ -34,6 +35,7 @@ from tui.messages import (
 from tui.plans import nothing_to_delegate, plan_renderable
 from tui.text import printable
 from tui.verdicts import POOLED, GroupVerdict, ScreeningSummary
+from tui.widgets.plots import reliability_plot, risk_coverage_plot
 
 if TYPE_CHECKING:
     from screening.advice import Advice
@@ -185,6 +187,7 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
         "screening.audit",
         "screening.delegate",
         "screening.left",
+        "screening.report",
     )
 
     def __init__(
@@ -201,6 +204,7 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
         self.plan: DelegationPlan | None = None
         #: Why there is no plan (with :attr:`plan` None); empty while it is worked out.
         self._plan_note = ""
+        self._plots_text = ""
 
     def compose(self) -> ComposeResult:
         yield Select(
@@ -213,6 +217,7 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
         yield Static("", id="screening-advice")
         # The plan before the verdict's details: it is what the coder acts on.
         yield Static("", id="screening-delegation")
+        yield Static("", id="screening-plots").set_styles("display: none;")
         yield Static(
             Text("Screening the decisions so far…", style="dim italic"), id="screening-body"
         )
@@ -277,6 +282,9 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
     def action_left_for_review(self) -> None:
         self.post_message(ReviewLeftRequested())
 
+    def action_write_report(self) -> None:
+        self.post_message(ReportRequested())
+
     def action_delegate(self) -> None:
         plan = self.plan
         if plan is None or not plan.delegated:
@@ -289,6 +297,8 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
         self.plan = plan
         self._plan_note = note
         self.query_one("#screening-delegation", Static).update(plan_renderable(plan, note, audit))
+        if self._summary is not None:
+            self._render_plots()
 
     def show(self, summary: ScreeningSummary) -> None:
         """Keep ``summary``; draw it now if the panel is on screen, else when it is shown.
@@ -336,6 +346,7 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
             advice_renderable(self._summary, self.cut)
         )
         body.update(verdict_renderable(group))
+        self._render_plots()
         rows = [
             Text.assemble(
                 (f"{g.short:<22}", "bold" if g.figures and g.figures.adds_nothing else ""),
@@ -347,6 +358,39 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
         ]
         overview.update(Group(Text("\nPer code", style="bold dim"), *rows) if rows else "")
         self._render_comparison()
+
+    def _render_plots(self) -> None:
+        """The chosen group's reliability diagram and risk-coverage curve, where the
+        screen allows phase B; the certified threshold from the delegation plan."""
+        shown = self.query_one("#screening-plots", Static)
+        summary = self._summary
+        group = None if summary is None else summary.group(self.selected_code) or summary.groups[0]
+        phase_b = None if group is None or group.report is None else group.report.phase_b
+        if group is None or phase_b is None or not phase_b.calibration:
+            self._plots_text = ""
+            shown.update("")
+            shown.display = False  # no blank line where there is nothing to plot
+            return
+        certified = None
+        max_error = None
+        for code in self.plan.codes if self.plan is not None else ():
+            if code.code_id == group.code_id:
+                max_error = self.plan.max_error if self.plan is not None else None
+                d = code.delegation
+                if d.threshold is not None and d.n and d.n_audit:
+                    certified = (d.n / d.n_audit, d.errors / d.n, d.threshold)
+        plots = (
+            reliability_plot(phase_b.calibration),
+            risk_coverage_plot(phase_b.risk_coverage, certified=certified, max_error=max_error),
+        )
+        self._plots_text = "\n\n".join(p.plain for p in plots)
+        shown.update(Group(Text(""), plots[0], Text(""), plots[1]))
+        shown.display = True
+
+    @property
+    def plots_text(self) -> str:
+        """The plots as plain text (for tests); empty when none is drawn."""
+        return self._plots_text
 
     # -- the comparison of configurations (two or more scored) ----------------------------
 
