@@ -76,7 +76,7 @@ from tui.messages import (
 from tui.plans import plan_for
 from tui.scorer import BackendFactory, Run, Scorer
 from tui.screens.review import ReviewScreen
-from tui.session import ReviewSession
+from tui.session import ReviewSession, default_coder
 from tui.text import printable
 from tui.verdicts import ScreeningSummary, summarise_study
 
@@ -705,7 +705,9 @@ def make_app(
     if isinstance(study, (str, Path)):
         from study.store import Study as StudyClass
 
-        study = StudyClass.open(Path(study))
+        coder = coder or default_coder()
+        # The coder's session: a second one of the same coder is refused, naming this one.
+        study = StudyClass.open(Path(study), coder=coder)
         close = close_study is None or close_study
     return CodecurveApp(
         study,
