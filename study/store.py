@@ -400,43 +400,46 @@ class Study:
                 raise StudyError(
                     "the study is open read-only; open it for writing to change it", path=self._path
                 )
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                raise StudyLockedError(
-                    f"cannot start a change ({lifecycle.root_cause(exc)}); another session "
-                    "holds the study's write lock too long",
+            with self._file_lock.writing():
+                yield from self._write(conn, current=current)
+
+    def _write(self, conn: sqlite3.Connection, *, current: bool) -> Iterator[sqlite3.Connection]:
+        """The body of :meth:`transaction`, in the handle's write turn."""
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StudyLockedError(
+                f"cannot start a change ({lifecycle.root_cause(exc)}); another session "
+                "holds the study's write lock too long",
+                path=self._path,
+            ) from None
+        try:
+            if self._catch_up(conn) and current:
+                raise StudyChangedError(
+                    "the study changed in another session (codebook version "
+                    f"{revisions.current_version(conn)}); nothing was saved: look at the "
+                    "pair again",
                     path=self._path,
-                ) from None
-            try:
-                if self._catch_up(conn) and current:
-                    raise StudyChangedError(
-                        "the study changed in another session (codebook version "
-                        f"{revisions.current_version(conn)}); nothing was saved: look at the "
-                        "pair again",
-                        path=self._path,
-                    )
-                yield conn
-                # This handle's own structural change: known now, not another's news.
-                self._structure = _structure_stamp(conn)
-            except BaseException as exc:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
-                if isinstance(exc, sqlite3.OperationalError):
-                    raise StudyError(
-                        f"could not save the change ({exc})", path=self._path
-                    ) from None
-                if isinstance(exc, sqlite3.DatabaseError) and not isinstance(
-                    exc, sqlite3.IntegrityError
-                ):
-                    raise lifecycle.damaged(self._path, exc) from None
-                raise
-            try:
-                conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
+                )
+            yield conn
+            # This handle's own structural change: known now, not another's news.
+            self._structure = _structure_stamp(conn)
+        except BaseException as exc:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError):
                 raise StudyError(f"could not save the change ({exc})", path=self._path) from None
+            if isinstance(exc, sqlite3.DatabaseError) and not isinstance(
+                exc, sqlite3.IntegrityError
+            ):
+                raise lifecycle.damaged(self._path, exc) from None
+            raise
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            raise StudyError(f"could not save the change ({exc})", path=self._path) from None
 
     # --- internals -------------------------------------------------------------------
 

@@ -40,6 +40,7 @@ import os
 import socket
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -186,6 +187,27 @@ class StudyLock:
             )
         self._file = handle
 
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the study's write turn for one transaction.
+
+        SQLite serialises writers itself, but a writer that finds the write lock taken
+        sleeps and polls (1, 2, 5 ... 100 ms); with eight coders that put a decision's
+        p99 near 100 ms. Waiting here instead, on an open-file-description lock on a
+        byte of this lock file (``F_OFD_SETLKW``: each handle its own, released by the
+        kernel when its holder dies), wakes the next writer the moment the last one
+        commits. Where such locks are missing SQLite's own wait is all there is.
+        """
+        handle = self._file
+        if handle is None or _OFD_WAIT is None:
+            yield
+            return
+        _ofd(handle, fcntl.F_WRLCK, _OFD_WAIT)
+        try:
+            yield
+        finally:
+            _ofd(handle, fcntl.F_UNLCK, _OFD_WAIT)
+
     def release(self) -> None:
         handle, self._file = self._file, None
         if handle is None:
@@ -315,8 +337,26 @@ if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
         handle.seek(0)
         msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
 
+    _OFD_WAIT = None
+
+    def _ofd(handle: IO[bytes], kind: int, command: int) -> None:
+        pass
+
 else:
     import fcntl
+    import struct
+
+    #: Linux's open-file-description byte-range lock, waiting (None elsewhere).
+    _OFD_WAIT: int | None = (
+        getattr(fcntl, "F_OFD_SETLKW", None) if sys.platform == "linux" else None
+    )
+
+    def _ofd(handle: IO[bytes], kind: int, command: int) -> None:
+        """Lock (or unlock) byte 0 of ``handle``'s file for its open file description;
+        ``struct flock`` as Linux lays it out (l_pid must be 0)."""
+        request = struct.pack("hhqqi4x", kind, os.SEEK_SET, 0, 1, 0)
+        with contextlib.suppress(OSError):  # unsupported after all: SQLite's own wait then
+            fcntl.fcntl(handle.fileno(), command, request)
 
     def _try_lock(handle: IO[bytes], *, exclusive: bool) -> bool:
         mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH

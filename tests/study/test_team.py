@@ -1,0 +1,171 @@
+"""A team on one study at once, with real processes: eight coders deciding, undoing and
+noting at random, a lead delegating and revising the codebook mid-way, one coder killed
+with SIGKILL; afterwards nothing any session reported as saved is missing or misfiled.
+
+The random schedule: coder ``k`` of seed ``s`` draws its actions from
+``random.Random(1000 * s + k)``; the operating system interleaves the eight processes
+differently on every run, so each run is one more draw of the schedules. CI runs seed 1 at
+:data:`ACTIONS` actions per coder (about 2,000 actions in all, under a minute on two
+cores); ``CODECURVE_TEAM_SEEDS=1,2,3,...`` and ``CODECURVE_TEAM_ACTIONS`` run more.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from study import Study
+from tests.study.test_audit import code_audit_blind, simulated_study
+
+ROOT = Path(__file__).resolve().parents[2]
+CODERS = 8
+ACTIONS = int(os.environ.get("CODECURVE_TEAM_ACTIONS", "250"))
+SEEDS = [int(s) for s in os.environ.get("CODECURVE_TEAM_SEEDS", "1").split(",")]
+#: The coder killed with SIGKILL once it has saved half its actions.
+KILLED = 3
+
+
+def spawn(*args: object) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.study.team_worker", *map(str, args)],
+        env=env,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+
+
+def lines(log: Path) -> list[dict[str, object]]:
+    if not log.exists():
+        return []
+    # A line cut short by the kill was never reported as saved: it is not counted.
+    out = []
+    for line in log.read_text(encoding="utf-8").splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path, truth = simulated_study(tmp_path_factory.mktemp("team") / "team.codecurve", n=400)
+    with Study.open(path) as study:
+        study.audit.draw(per_code=120, seed=5)
+        code_audit_blind(study, truth)
+    return path
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_eight_coders_a_lead_and_a_kill(audited: Path, tmp_path: Path, seed: int) -> None:
+    path = tmp_path / audited.name
+    path.write_bytes(audited.read_bytes())
+    with Study.open(path, read_only=True) as reader:
+        base = int(reader.query().__enter__().execute("SELECT COUNT(*) FROM events").fetchone()[0])
+    logs = [tmp_path / f"c{k}.jsonl" for k in range(CODERS)]
+    total = CODERS * ACTIONS
+    # Records come from about 60% of the actions; the lead acts a third and two thirds in.
+    records_before = 240  # the audit's blind decisions
+    lead_log = tmp_path / "lead.json"
+    lead = spawn("lead", path, lead_log, records_before + total // 6, records_before + total // 3)
+    ready = lead_log.with_suffix(".ready")
+    deadline = time.monotonic() + 120
+    while not ready.exists():
+        assert lead.poll() is None, lead.stderr.read()  # type: ignore[union-attr]
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    coders = [
+        spawn("coder", path, f"c{k}", 1000 * seed + k, ACTIONS, logs[k]) for k in range(CODERS)
+    ]
+    deadline = time.monotonic() + 120
+    while len(lines(logs[KILLED])) < ACTIONS // 2:
+        assert coders[KILLED].poll() is None, coders[KILLED].stderr.read()  # type: ignore[union-attr]
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    os.kill(coders[KILLED].pid, signal.SIGKILL)
+    for k, proc in enumerate(coders):
+        _, err = proc.communicate(timeout=180)
+        if k != KILLED:
+            assert proc.returncode == 0, err.decode()
+    _, err = lead.communicate(timeout=180)
+    assert lead.returncode == 0, err.decode()
+    assert coders[KILLED].returncode == -signal.SIGKILL
+    done = json.loads(lead_log.read_text(encoding="utf-8"))
+    assert done["delegated"] > 0
+    assert done["version"] == 2
+
+    # The killed coder's session did not outlive it: the coder opens the study again.
+    with Study.open(path, coder=f"c{KILLED}") as again:
+        assert again.coder == f"c{KILLED}"
+
+    con = sqlite3.connect(path)
+    try:
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        events = {
+            row[0]: row[1:]
+            for row in con.execute(
+                "SELECT id, kind, coder, rid, cid, value, note, undoes, codebook_version "
+                "FROM events WHERE id > ?",
+                (base,),
+            )
+        }
+        rid_of = dict(con.execute("SELECT id, rid FROM responses"))
+        cid_of = dict(con.execute("SELECT id, cid FROM codes"))
+        hashes = dict(con.execute("SELECT version, hash FROM codebook_versions"))
+        revision = con.execute("SELECT MAX(id) FROM events WHERE kind = 'codebook'").fetchone()[0]
+        undone_by = {row[6]: (eid, row[1]) for eid, row in events.items() if row[0] == "undo"}
+        pay = cid_of["pay"]
+        # No decision, clearing or note for the archived code after its revision.
+        late = [
+            e for e, row in events.items() if e > revision and row[3] == pay and row[0] != "undo"
+        ]
+        assert late == []
+        owners = con.execute(
+            "SELECT COUNT(*) FROM annotations a JOIN events e ON e.id = a.event_id "
+            "WHERE e.coder != a.coder"
+        ).fetchone()[0]
+        assert owners == 0
+    finally:
+        con.close()
+
+    saved = refused = 0
+    for k, log in enumerate(logs):
+        name = f"c{k}"
+        for entry in lines(log):
+            if entry["kind"] == "refused":
+                refused += 1
+                continue
+            saved += 1
+            event = events.get(int(entry["id"]))  # type: ignore[call-overload]
+            assert event is not None, entry
+            kind, who, rid, cid, value, note, _, version = event
+            assert who == name, (entry, event)
+            if entry["kind"] == "undo":
+                # The undone event was this coder's own, and its undo is there, by them.
+                assert int(entry["id"]) in undone_by, entry  # type: ignore[call-overload]
+                assert undone_by[int(entry["id"])][1] == name  # type: ignore[call-overload]
+                continue
+            assert kind == entry["kind"]
+            assert (rid, cid) == (rid_of[entry["rid"]], cid_of[entry["code"]])
+            if kind == "record":
+                assert value == entry["value"]
+            if kind == "note":
+                assert note == entry["note"]
+            if kind in ("record", "clear"):  # stamped with the codebook version
+                # Made under the codebook the session showed, never a stale one.
+                assert hashes[version] == entry["codebook"], entry
+    assert saved > total // 2
+    # Every undo, anyone's, took back its own coder's work.
+    for undone, (_, who) in undone_by.items():
+        if undone in events:
+            assert events[undone][1] == who
+    print(f"seed {seed}: {saved} actions saved, {refused} refused after the revision")
