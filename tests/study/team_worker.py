@@ -12,6 +12,9 @@ revision that archives ``pay``.
 
 ``python -m tests.study.team_worker bench STUDY NAME SEED ACTIONS OUT``: decisions only,
 each one's commit time (seconds) in ``OUT``, one per line.
+
+``python -m tests.study.team_worker full STUDY``: three coders writing long notes in turn
+until the disk is full; prints what each saw and whether everything saved is there.
 """
 
 from __future__ import annotations
@@ -121,12 +124,46 @@ def bench(path: Path, name: str, seed: int, actions: int, out: Path) -> int:
     return 0
 
 
+def full(path: Path) -> int:
+    sessions = [Study.open(path, coder=f"c{k}") for k in range(3)]
+    ids, codes = sessions[0].response_ids(), [c.id for c in sessions[0].codes]
+    saved: dict[tuple[str, str, str], str] = {}
+    errors: dict[str, str] = {}
+    for i in range(20000):
+        name = f"c{i % 3}"
+        if len(errors) == 3:
+            break
+        if name in errors:
+            continue
+        rid, code = ids[i % len(ids)], codes[(i // len(ids)) % len(codes)]
+        note = f"{name} {i} " + "x" * 3000
+        try:
+            sessions[i % 3].decisions.set_note(rid, code, note, coder=name)
+        except StudyError as exc:
+            errors[name] = str(exc)
+            continue
+        saved[(name, rid, code)] = note
+    for study in sessions:
+        study.close()
+    with Study.open(path, read_only=True) as reader:
+        missing = [
+            k for k, n in saved.items() if reader.decisions.note(k[1], k[2], coder=k[0]) != n
+        ]
+        problems = reader.check()
+    print(
+        json.dumps({"saved": len(saved), "errors": errors, "missing": missing, "check": problems})
+    )
+    return 0
+
+
 def main(argv: list[str]) -> int:
     role, path = argv[0], Path(argv[1])
     if role == "coder":
         return coder(path, argv[2], int(argv[3]), int(argv[4]), Path(argv[5]))
     if role == "lead":
         return lead(path, Path(argv[2]), int(argv[3]), int(argv[4]))
+    if role == "full":
+        return full(path)
     if role == "bench":
         return bench(path, argv[2], int(argv[3]), int(argv[4]), Path(argv[5]))
     raise SystemExit(f"unknown role {role!r}")

@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 
 from study import Study
+from tests.cli.test_safety import needs_mounts
+from tests.factories import build_study
 from tests.study.test_audit import code_audit_blind, simulated_study
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -169,3 +171,31 @@ def test_eight_coders_a_lead_and_a_kill(audited: Path, tmp_path: Path, seed: int
         if undone in events:
             assert events[undone][1] == who
     print(f"seed {seed}: {saved} actions saved, {refused} refused after the revision")
+
+
+@needs_mounts
+def test_the_disk_filling_while_three_coders_write(tmp_path: Path) -> None:
+    """Each coder gets one clear message when the disk is full; nothing saved is lost."""
+    source = tmp_path / "s.codecurve"
+    build_study(source, n=5, scored=False).close()
+    place = tmp_path / "small"
+    place.mkdir()
+    steps = [
+        f"mount -t tmpfs -o size=600k tmpfs '{place}'",
+        f"cp '{source}' '{place}/'",
+        f"cd '{ROOT}' && '{sys.executable}' -m tests.study.team_worker full '{place}/s.codecurve'",
+    ]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", " && ".join(steps)],
+        capture_output=True, text=True, env=env, timeout=180, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["saved"] > 0
+    assert sorted(seen["errors"]) == ["c0", "c1", "c2"]
+    for message in seen["errors"].values():
+        assert message.endswith("could not save the change (database or disk is full)")
+    assert seen["missing"] == []
+    assert seen["check"] == []
