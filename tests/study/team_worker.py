@@ -66,7 +66,7 @@ def coder(path: Path, name: str, seed: int, actions: int, log: Path) -> int:
             except StudyChangedError:
                 entry = {"kind": "refused"}
             except StudyError as exc:
-                if "no code" in str(exc) or "not codable" in str(exc):
+                if "no code" in str(exc) or "cannot be decided" in str(exc):
                     continue  # a code archived meanwhile
                 raise
             entry.update(coder=name, codebook=seen)

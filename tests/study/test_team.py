@@ -11,6 +11,7 @@ cores); ``CODECURVE_TEAM_SEEDS=1,2,3,...`` and ``CODECURVE_TEAM_ACTIONS`` run mo
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -22,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from study import Study
+from study import Study, StudyChangedError, StudyError, StudyLockedError
+from study.file import locking
 from tests.cli.test_safety import needs_mounts
 from tests.factories import build_study
 from tests.study.test_audit import code_audit_blind, simulated_study
@@ -199,3 +201,102 @@ def test_the_disk_filling_while_three_coders_write(tmp_path: Path) -> None:
         assert message.endswith("could not save the change (database or disk is full)")
     assert seen["missing"] == []
     assert seen["check"] == []
+
+
+# --- the pieces, one at a time -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("", "needs a coder's name"),
+        ("   ", "needs a coder's name"),
+        ("ana\nben", "control characters"),
+        ("ana\x1b[2J", "control characters"),
+        ("consensus", "reconciliation records"),
+        ("Consensus", "reconciliation records"),
+    ],
+)
+def test_a_bad_coder_name_is_one_clear_message(tmp_path: Path, name: str, said: str) -> None:
+    path = tmp_path / "s.codecurve"
+    build_study(path, n=3, scored=False).close()
+    with pytest.raises(StudyError, match=said):
+        Study.open(path, coder=name)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.codecurve"]  # no lock left
+
+
+def test_a_killed_coder_does_not_block_their_next_session(tmp_path: Path) -> None:
+    path = tmp_path / "s.codecurve"
+    build_study(path, n=3, scored=False).close()
+    script = (
+        "import sys, time; from study import Study; "
+        f"s = Study.open({str(path)!r}, coder='ana'); print('open', flush=True); time.sleep(60)"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == b"open"
+        with pytest.raises(StudyLockedError, match=rf"pid {proc.pid} on "):
+            Study.open(path, coder="ana")
+        assert [h.coder for h in locking.sessions(path)] == ["ana"]
+    finally:
+        proc.kill()
+        proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+    assert locking.sessions(path) == []  # its lock file stays, but nobody holds it
+    with Study.open(path, coder="ana") as again:
+        assert again.coder == "ana"
+
+
+def test_one_scoring_run_at_a_time(tmp_path: Path) -> None:
+    path = tmp_path / "s.codecurve"
+    build_study(path, n=3, scored=False).close()
+    with (
+        locking.ScoringLock(path, coder="ana"),
+        pytest.raises(StudyLockedError, match=r"being scored in another session \(by 'ana'"),
+    ):
+        locking.ScoringLock(path, coder="ben").acquire()
+    with locking.ScoringLock(path, coder="ben"):
+        pass
+
+
+def test_a_decision_prepared_on_an_older_codebook_is_refused_then_taken(tmp_path: Path) -> None:
+    path = tmp_path / "s.codecurve"
+    build_study(path, n=3, scored=False).close()
+    with Study.open(path, coder="ana") as ana, Study.open(path, coder="lead") as lead:
+        archived = ana.codes[-1].id
+        kept = tuple(c for c in lead.codebook.codes if c.id != archived)
+        lead.versions.revise(dataclasses.replace(lead.codebook, codes=kept))
+        assert archived in {c.id for c in ana.codes}  # ana has not looked yet
+        with pytest.raises(StudyChangedError, match="changed in another session"):
+            ana.decisions.record("r1", archived, 1, coder="ana")
+        assert ana.decisions.count() == 0
+        # The refusal brought the new codebook in: the archived code is gone, others work.
+        assert archived not in {c.id for c in ana.codes}
+        with pytest.raises(StudyError, match=r"cannot be decided|no code"):
+            ana.decisions.record("r1", archived, 1, coder="ana")
+        ana.decisions.record("r1", ana.codes[0].id, 1, coder="ana")
+        assert ana.decisions.count(coder="ana") == 1
+
+
+def test_refresh_is_cheap_and_says_what_changed(tmp_path: Path) -> None:
+    path = tmp_path / "s.codecurve"
+    build_study(path, n=3, scored=False).close()
+    with Study.open(path, coder="ana") as ana, Study.open(path, coder="ben") as ben:
+        assert not ana.refresh().changed
+        ana.decisions.record("r1", ana.codes[0].id, 1, coder="ana")
+        assert not ana.refresh().changed  # its own commit is no news
+        ben.decisions.record("r1", ben.codes[0].id, 1, coder="ben")
+        update = ana.refresh()
+        assert update.changed
+        assert not update.structure
+        kept = ben.codebook.codes[:-1]
+        ben.versions.revise(dataclasses.replace(ben.codebook, codes=kept))
+        update = ana.refresh()
+        assert update.structure
+        assert ana.codebook == ben.codebook
