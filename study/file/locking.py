@@ -192,11 +192,13 @@ class StudyLock:
         """Hold the study's write turn for one transaction.
 
         SQLite serialises writers itself, but a writer that finds the write lock taken
-        sleeps and polls (1, 2, 5 ... 100 ms); with eight coders that put a decision's
-        p99 near 100 ms. Waiting here instead, on an open-file-description lock on a
-        byte of this lock file (``F_OFD_SETLKW``: each handle its own, released by the
-        kernel when its holder dies), wakes the next writer the moment the last one
-        commits. Where such locks are missing SQLite's own wait is all there is.
+        sleeps and polls (1, 2, 5 ... 100 ms between tries). Waiting here instead, on an
+        open-file-description lock on a byte of this lock file (``F_OFD_SETLKW``: each
+        handle its own, released by the kernel when its holder dies), wakes the next
+        writer the moment the last one commits, and writers take their turns in order.
+        Where such locks are missing SQLite's own wait is all there is. (On a two-core
+        machine running eight sessions the p99 is the CPU's queue either way:
+        ``benchmarks/bench_team.py``.)
         """
         handle = self._file
         if handle is None or _OFD_WAIT is None:
