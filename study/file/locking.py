@@ -86,7 +86,9 @@ class Holder:
 
 
 def _me(coder: str) -> Holder:
-    return Holder(coder=coder, pid=os.getpid(), host=socket.gethostname(), since=now())
+    # To the second, as people read it in a message: 2026-12-02 01:44:34 UTC.
+    since = now()[:19].replace("T", " ") + " UTC"
+    return Holder(coder=coder, pid=os.getpid(), host=socket.gethostname(), since=since)
 
 
 def _read_holder(path: Path) -> Holder | None:
