@@ -5,13 +5,15 @@ Slow work runs in thread workers that report only by messages (:mod:`tui.message
 one :meth:`CodecurveApp.on_worker_state_changed` turns a failed worker into a visible
 error, and the app stays usable for manual coding.
 
-Threads and the study: a study has one writing handle per process (its lock refuses a
-second), and that handle is safe to share between threads (``study.Study`` serialises
-calls). The scoring worker therefore uses the app's handle and runs the same loop as
-``codecurve score`` (:func:`study.score_run.score_study`), handing it the worker's
-cancellation event (checked between batches) and a progress callback that posts a
-coalescing :class:`~tui.messages.ScoringProgressed`; the queue reloads the page on
-screen when that message arrives. Export runs in a thread worker too.
+Threads and the study: the app has one handle on the study, its coder's session (a
+second session of the same coder is refused), and that handle is safe to share between
+threads (``study.Study`` serialises calls). Other coders' sessions write the same study
+at once; :class:`~tui.live.Live` notices their commits every half second and the app
+shows them (:meth:`CodecurveApp.follow_team`). The scoring worker uses the app's handle
+and runs the same loop as ``codecurve score`` (:func:`study.score_run.score_study`),
+handing it the worker's cancellation event (checked between batches) and a progress
+callback that posts a coalescing :class:`~tui.messages.ScoringProgressed`; the queue
+reloads the page on screen when that message arrives. Export runs in a thread worker too.
 
 Screens never call the app: they post :class:`~tui.messages.AnnotationSaved` and the
 like, bind app-wide keys to the app's actions (``app.score``), and the app tells the
@@ -21,7 +23,8 @@ The app keeps the screens, the workers and what the coder is told, and holds the
 collaborators that keep the state behind them: :class:`~tui.scorer.Scorer` (the model
 and the scoring runs), :class:`~tui.iterating.Iteration` (editing a code with
 ``E``, choosing the configuration with ``C``, the panel's comparison of configurations)
-and :class:`~tui.session.ReviewSession` (the coder's decisions). Export (``e``) collects
+and :class:`~tui.session.ReviewSession` (the coder's decisions), :class:`~tui.live.Live`
+(the other sessions' commits). Export (``e``) collects
 its options in :class:`~tui.screens.export.ExportScreen` and is written by
 :func:`tui.screens.export.write_export` in a worker.
 """
@@ -53,6 +56,7 @@ from textual.worker import (
 
 from codebooks.errors import CodecurveError
 from scoring.errors import ScoringCancelled
+from study.errors import StudyLockedError
 from study.rows import Context
 from study.score_run import ScoreProgress, score_study
 from study.scores.labels import active_context, config_label
@@ -60,6 +64,8 @@ from tui.collector import IdleCollector
 from tui.estimate import estimate_text
 from tui.iterating import Iteration
 from tui.keymap import bindings, key, rebind
+from tui.live import INTERVAL as LIVE_INTERVAL
+from tui.live import Live
 from tui.messages import (
     AnnotationSaved,
     ComparisonReady,
@@ -81,7 +87,7 @@ from tui.messages import (
 from tui.plans import plan_for
 from tui.scorer import BackendFactory, Run, Scorer
 from tui.screens.review import ReviewScreen
-from tui.session import ReviewSession
+from tui.session import ReviewSession, default_coder
 from tui.text import printable
 from tui.verdicts import ScreeningSummary, summarise_study
 
@@ -138,6 +144,7 @@ class CodecurveApp(App[None]):
         self.session = ReviewSession(study, coder=coder)
         self.scorer = Scorer(backend_factory, load=self.load_model, run=self.score_pending)
         self.iteration = Iteration(study, self.session)
+        self.live = Live(study, self.session)
         self._score_on_open = score_on_open
         self._prompt_context: Context = context or active_context(study)
         #: The confidence cut of the screening panel ("scale", "median" or a number).
@@ -232,6 +239,7 @@ class CodecurveApp(App[None]):
         self.refresh_screening(delay=0.0)
         self.call_after_refresh(self._collector.freeze)
         self.set_interval(0.5, self._collector.tick)
+        self.set_interval(LIVE_INTERVAL, self.follow_team)
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key | events.MouseEvent):
@@ -470,6 +478,11 @@ class CodecurveApp(App[None]):
                 timeout=12,
                 markup=False,
             )
+        elif worker.group == "scoring" and isinstance(error, StudyLockedError):
+            self.scorer.stopped()  # another session scores: its scores arrive here
+            if review is not None:
+                review.scoring_progress.progress = None
+            self.notify(printable(str(error)), title="Scoring", timeout=10, markup=False)
         elif worker.group == "scoring":
             self.scorer.stopped()
             if review is not None:
@@ -663,6 +676,39 @@ class CodecurveApp(App[None]):
             markup=False,
         )
 
+    # -- the team ----------------------------------------------------------------------
+
+    def follow_team(self) -> None:
+        """Show what other sessions committed since the last look (called on a timer:
+        one cheap read while nobody else works)."""
+        change = self.live.poll()
+        if change is None:
+            return
+        review = self.live_review
+        if change.config and (active := self.study.scores.active_config_id()) is not None:
+            self.show_config(active)
+            if review is not None:
+                review.set_model_state(self.config_state())
+        if change.structure:
+            self.update_stale()
+            self.notify(
+                "Another session changed the codebook or the responses: the queue shows them now.",
+                title="Team",
+                timeout=6,
+            )
+        if change.blind:
+            state = "on" if self.session.blind_coding else "off"
+            self.notify(f"Blind double coding was turned {state} in another session.")
+        if review is not None and review.composed:
+            if change.structure or change.blind:
+                review.pair_queue.set_source(self.session.source)
+                review.detail.show(None, None, None)
+            review.pair_queue.reload(follow=True)
+            review.update_status()
+            for screen in self.screen_stack[self.screen_stack.index(review) + 1 :]:
+                screen.post_message(StudyChanged())
+        self.refresh_screening()
+
     # -- decisions and screening -------------------------------------------------------
 
     @on(AnnotationSaved)
@@ -796,7 +842,9 @@ def make_app(
     if isinstance(study, (str, Path)):
         from study.store import Study as StudyClass
 
-        study = StudyClass.open(Path(study))
+        coder = coder or default_coder()
+        # The coder's session: a second one of the same coder is refused, naming this one.
+        study = StudyClass.open(Path(study), coder=coder)
         close = close_study is None or close_study
     return CodecurveApp(
         study,
