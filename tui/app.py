@@ -112,6 +112,7 @@ class CodecurveApp(App[None]):
         batch_size: int | None = None,
         close_study: bool = False,
         keys: Mapping[str, str] | None = None,
+        export_folder: Path | None = None,
     ) -> None:
         """
         Args:
@@ -124,6 +125,8 @@ class CodecurveApp(App[None]):
             batch_size: Pairs per scoring batch (default: the backend's own).
             close_study: Close the study when the app exits (the CLI's own study).
             keys: Keys the user rebound, by action id (:func:`tui.keyconfig.load_keys`).
+            export_folder: Exports go into this folder only, and are then delivered to
+                the coder's browser (the served app: :mod:`tui.serve`); None: anywhere.
         """
         # The modules imported so far live as long as the process: out of the
         # collector's scans before Textual builds the app (see tui.collector).
@@ -146,6 +149,7 @@ class CodecurveApp(App[None]):
         #: The keys the user rebound, by action id (the help and the palette show them).
         self.rebound_keys: dict[str, str] = dict(keys or {})
         self.set_keymap(self.rebound_keys)
+        self.export_folder = export_folder
 
     # -- typed accessors ---------------------------------------------------------------
 
@@ -550,12 +554,35 @@ class CodecurveApp(App[None]):
         """Open the export dialog; what it chooses is written in a worker."""
         from tui.screens.export import ExportScreen
 
-        default = Path.cwd() / f"{self.study.path.stem}-coded"
+        folder = Path.cwd() if self.export_folder is None else self.export_folder
+        default = folder / f"{self.study.path.stem}-coded"
         self.push_screen(ExportScreen(default), self._export_chosen)
 
     def _export_chosen(self, options: ExportOptions | None) -> None:
-        if options is not None:
-            self.export(options)
+        if options is None:
+            return
+        folder = self.export_folder
+        if folder is not None:
+            target = options.path if options.path.is_absolute() else folder / options.path
+            if target.resolve().parent != folder.resolve():
+                self.notify(
+                    f"Exports are written into {printable(folder.name)}/ beside the study "
+                    "and then downloaded: give a file name only.",
+                    severity="warning",
+                    markup=False,
+                )
+                return
+            try:
+                folder.mkdir(exist_ok=True)
+            except OSError as exc:
+                self.notify(
+                    f"Cannot create {printable(str(folder))}: {exc.strerror or exc}",
+                    severity="error",
+                    markup=False,
+                )
+                return
+            options = replace(options, path=folder / target.name)
+        self.export(options)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="export", name="export")
     def export(self, options: ExportOptions) -> None:
@@ -571,6 +598,8 @@ class CodecurveApp(App[None]):
         self.notify(
             f"Exported to {printable(str(message.path))}", title="Export", timeout=8, markup=False
         )
+        if self.export_folder is not None:
+            self.deliver_binary(message.path, save_filename=message.path.name)
 
     # -- decisions and screening -------------------------------------------------------
 
@@ -693,6 +722,7 @@ def make_app(
     batch_size: int | None = None,
     close_study: bool | None = None,
     keys: Mapping[str, str] | None = None,
+    export_folder: Path | None = None,
 ) -> CodecurveApp:
     """The app over a study object or path (a path is opened, and closed on exit).
 
@@ -716,4 +746,5 @@ def make_app(
         batch_size=batch_size,
         close_study=close,
         keys=keys,
+        export_folder=export_folder,
     )

@@ -1,4 +1,4 @@
-"""The command line: ``codecurve review | score | screen | export | new | import-codes | demo``.
+"""The command line: ``codecurve review | score | screen | export | serve | demo`` and more.
 
 Each sub-command lives in its own module under :mod:`tui.commands`, imported here by
 name, and exposes ``register(subparsers)``, which adds its parser and sets ``func`` to a
@@ -49,6 +49,7 @@ from tui.commands import (
     review,
     score,
     screen,
+    serve,
 )
 
 #: The sub-commands, in the order ``--help`` lists them: each module's ``register``.
@@ -67,6 +68,7 @@ COMMANDS = (
     add,
     compare,
     findings,
+    serve,
 )
 
 PROG = "codecurve"
