@@ -63,8 +63,10 @@ def tls_context(certfile: Path, keyfile: Path | None) -> ssl.SSLContext:
     except FileNotFoundError as exc:
         raise InputError(f"{exc.filename or certfile}: no such file") from None
     except (ssl.SSLError, OSError) as exc:
-        reason = getattr(exc, "reason", None) or exc.strerror or str(exc)
-        if reason in ("PEM lib", "NO_START_LINE"):
+        reason = str(getattr(exc, "reason", None) or exc.strerror or exc)
+        if "KEY_VALUES_MISMATCH" in reason:
+            reason = "the key is not the certificate's"
+        elif "PEM lib" in reason or "NO_START_LINE" in reason:
             reason = "not a PEM certificate with its private key"
         raise InputError(
             f"the certificate {certfile} (key {keyfile or certfile}) does not load: {reason}"

@@ -51,6 +51,8 @@ REFUSAL_BODY = (
     "Not signed in. Open the personal link you were given; if it no longer works, ask "
     "whoever runs the server for a new one.\n"
 )
+#: The signed-in grant, on each request the guard let through.
+GRANT = web.RequestKey("codecurve.grant", Grant)
 #: The session cookie's name.
 COOKIE = "codecurve_session"
 #: Seconds between two readings of the access list (revocations end live sessions).
@@ -196,7 +198,7 @@ class Guard:
         grant, sid = self.admit(request)
         if grant is None:
             return await self.refuse(request)
-        request["grant"] = grant
+        request[GRANT] = grant
         try:
             response = await handler(request)
         except web.HTTPException as exc:
@@ -261,7 +263,7 @@ class Server:
         body = PAGE.format(
             title=html.escape(self.options.title),
             nonce=nonce,
-            coder=html.escape(request["grant"].coder),
+            coder=html.escape(request[GRANT].coder),
         )
         response = web.Response(text=body, content_type="text/html")
         response.headers["Content-Security-Policy"] = (
@@ -280,7 +282,7 @@ class Server:
     async def download(self, request: web.Request) -> web.StreamResponse:
         """A file the coder's own app delivers to the browser (an export)."""
         key = request.match_info["key"]
-        coder = request["grant"].coder
+        coder = request[GRANT].coder
         try:
             meta = await self.downloads.get_download_metadata(key)
         except KeyError:
@@ -305,7 +307,7 @@ class Server:
     # -- the app over a websocket --------------------------------------------------------
 
     async def websocket(self, request: web.Request) -> web.StreamResponse:
-        grant: Grant = request["grant"]
+        grant: Grant = request[GRANT]
         if not same_origin(request):
             log.warning("refused a websocket from origin %r", request.headers.get("Origin"))
             return refusal()
