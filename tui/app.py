@@ -598,7 +598,7 @@ class CodecurveApp(App[None]):
         self.notify(
             f"Exported to {printable(str(message.path))}", title="Export", timeout=8, markup=False
         )
-        if self.export_folder is not None:
+        if self.export_folder is not None and self.is_web:
             self.deliver_binary(message.path, save_filename=message.path.name)
 
     # -- decisions and screening -------------------------------------------------------

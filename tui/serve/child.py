@@ -14,10 +14,15 @@ browser as a download.
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from codebooks.errors import CodecurveError
+
+if TYPE_CHECKING:
+    from textual.app import App
 
 
 def exports_folder(study: Path) -> Path:
@@ -54,8 +59,8 @@ def main(argv: list[str] | None = None) -> int:
             keys=keys,
             export_folder=exports_folder(args.study),
         )
-    except CodecurveError as exc:
-        notice(str(exc))
+    except (CodecurveError, OSError, sqlite3.Error) as exc:
+        notice(str(exc) or type(exc).__name__)
         return 1
     app.run()
     return 0
@@ -63,6 +68,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def notice(message: str) -> None:
     """Show ``message`` in the browser until a key is pressed."""
+    notice_app(message).run()
+
+
+def notice_app(message: str) -> App[None]:
+    """The small app that says why the study did not open; any key closes it."""
     from textual.app import App, ComposeResult
     from textual.widgets import Static
 
@@ -76,12 +86,13 @@ def notice(message: str) -> None:
                 f"codecurve cannot open the study for you:\n\n{printable(message)}\n\n"
                 "Close this tab, or press any key.",
                 markup=False,
+                id="notice",
             )
 
         def on_key(self) -> None:
             self.exit()
 
-    Notice().run()
+    return Notice()
 
 
 if __name__ == "__main__":
