@@ -61,6 +61,7 @@ def test_add_coder_prints_a_link_once_and_revoke_ends_it(
         (["--keyfile", "k.pem"], 2, "--keyfile goes with --certfile"),
         (["--port", "70000"], 2, "--port"),
         (["--add-coder", "a", "--revoke-coder", "b"], 2, "not allowed with"),
+        (["--add-coder", "a", "--public-url", "coding.example.edu"], 2, "must start with"),
     ],
 )
 def test_bad_input_is_one_line_and_a_non_zero_status(

@@ -19,9 +19,11 @@ from tui.serve.access import AccessList
 from tui.serve.backoff import Backoff
 from tui.serve.web import (
     COOKIE,
+    MAX_APPS_PER_CODER,
     REFUSAL_BODY,
     REFUSAL_STATUS,
     Guard,
+    LiveApp,
     RedactedAccessLogger,
     ServeOptions,
     Server,
@@ -209,3 +211,21 @@ def test_the_app_command_is_fixed_and_quoted(study_path: Path) -> None:
     assert command.startswith("exec ")
     assert "'ana; rm -rf / #'" in command
     assert command.endswith("--model fake")
+
+
+async def test_one_coder_cannot_start_apps_without_end(
+    client: Client, server: Server, study_path: Path
+) -> None:
+    token = AccessList(study_path).add("ana")
+    async with client.get(f"/?token={token}") as response:
+        assert response.status == 200
+    grant = AccessList(study_path).check(token)
+    assert grant is not None
+    running = [LiveApp(grant, socket=web.WebSocketResponse()) for _ in range(MAX_APPS_PER_CODER)]
+    server.live.extend(running)
+    origin = f"http://{client.host}:{client.port}"
+    with pytest.raises(WSServerHandshakeError) as refused:
+        await client.ws_connect("/ws", headers={"Origin": origin})
+    assert refused.value.status == 429
+    assert server.live == running  # nothing was started
+    server.live.clear()

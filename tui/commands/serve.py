@@ -74,6 +74,8 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from tui.serve.access import AccessList
 
+    if args.public_url and not str(args.public_url).startswith(("http://", "https://")):
+        raise UsageError(f"--public-url must start with https:// (or http://): {args.public_url}")
     study = check_study(args.study)
     access = AccessList(study)
     if args.add_coder is not None:

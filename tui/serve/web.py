@@ -57,6 +57,8 @@ GRANT = web.RequestKey("codecurve.grant", Grant)
 COOKIE = "codecurve_session"
 #: Seconds between two readings of the access list (revocations end live sessions).
 WATCH_INTERVAL = 1.0
+#: Apps one coder may have running at once (tabs, a reload overlapping its old page).
+MAX_APPS_PER_CODER = 4
 #: Seconds an app process has to quit after its socket closed, before it is killed.
 STOP_GRACE = 10.0
 
@@ -311,6 +313,11 @@ class Server:
         if not same_origin(request):
             log.warning("refused a websocket from origin %r", request.headers.get("Origin"))
             return refusal()
+        if sum(1 for a in self.live if a.grant.coder == grant.coder) >= MAX_APPS_PER_CODER:
+            log.warning(
+                "%s: already %d apps running; refused another", grant.coder, MAX_APPS_PER_CODER
+            )
+            return web.Response(status=429, text="Too many open tabs: close one first.\n")
         socket = web.WebSocketResponse(heartbeat=15, max_msg_size=1 << 20)
         await socket.prepare(request)
         width = _size(request.query.get("width"), 80)
