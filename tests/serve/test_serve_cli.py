@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import ssl
 import subprocess
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.serve.served import serving
+from tests.serve.served import serving, wait_until
 from tui.cli import main
 from tui.serve.access import AccessList
 from tui.serve.web import REFUSAL_BODY
@@ -169,3 +171,48 @@ def test_tls_serves_with_a_secure_cookie(
         assert "SameSite=Strict" in cookie
         with pytest.raises(OSError, match=r"(?i)closed|reset|refused"):  # no plain http
             urllib.request.urlopen(s.url.replace("https", "http") + "/", timeout=30)
+
+
+def children_of(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux ``/proc``)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+async def test_an_app_ends_when_its_server_is_killed(
+    study_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import aiohttp
+
+    token = add(study_path, "ana", capsys).split("token=", 1)[1]
+    with serving(study_path, "--no-model") as served:
+        jar = aiohttp.CookieJar(unsafe=True)  # keeps cookies of an IP address
+        async with aiohttp.ClientSession(cookie_jar=jar) as session:
+            async with session.get(f"{served.url}/?token={token}") as response:
+                assert response.status == 200
+            socket = await session.ws_connect(f"{served.url}/ws", headers={"Origin": served.url})
+            first = await socket.receive(timeout=120)  # the app's first screen
+            assert first.type == aiohttp.WSMsgType.BINARY
+            apps = children_of(served.process.pid)
+            assert len(apps) == 1
+            os.kill(served.process.pid, signal.SIGKILL)
+            served.process.wait()
+            wait_until(lambda: not alive(apps[0]), timeout=60, what="the orphaned app to end")
+            await socket.close()

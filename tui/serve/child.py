@@ -7,6 +7,9 @@ the study cannot be opened (another session of the same coder holds it, a damage
 the browser shows the reason in a small app of its own, which any key closes: no
 traceback, and the browser is not left on a blank page.
 
+The app ends with its browser tab (the server asks it to quit), and also when the
+server itself is gone, however it ended.
+
 Exports are written into ``STUDY-exports/`` beside the study, and offered to the
 browser as a download.
 """
@@ -14,8 +17,12 @@ browser as a download.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sqlite3
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -62,8 +69,27 @@ def main(argv: list[str] | None = None) -> int:
     except (CodecurveError, OSError, sqlite3.Error) as exc:
         notice(str(exc) or type(exc).__name__)
         return 1
+    watch_server(app)
     app.run()
     return 0
+
+
+def watch_server(app: App[None], *, interval: float = 1.0) -> threading.Thread:
+    """End the app when the server that started it is gone (killed, even by SIGKILL):
+    its process is then adopted by another parent. Every decision is already saved."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(interval)
+        with contextlib.suppress(Exception):
+            app.call_from_thread(app.exit)
+        time.sleep(10)
+        os._exit(1)  # the app did not quit in time: nothing is unsaved
+
+    thread = threading.Thread(target=watch, name="watch-server", daemon=True)
+    thread.start()
+    return thread
 
 
 def notice(message: str) -> None:
