@@ -127,6 +127,18 @@ async def test_a_valid_link_signs_in_with_a_strict_http_only_cookie(
             assert response.status == 404, listing
 
 
+async def test_the_coder_comes_from_the_token_not_from_the_address(
+    client: Client, study_path: Path
+) -> None:
+    token = AccessList(study_path).add("ana")
+    AccessList(study_path).add("bo")
+    async with client.get(f"/?token={token}&coder=bo&session=bo") as response:
+        assert response.status == 200
+        page = await response.text()
+    assert "for ana" in page
+    assert "for bo" not in page
+
+
 async def test_a_token_only_signs_in_on_the_page(client: Client, study_path: Path) -> None:
     token = AccessList(study_path).add("ana")
     status, body, _ = await refusal_of(client, f"/static/js/textual.js?token={token}")
