@@ -40,7 +40,15 @@ Browser = object  # selenium's WebDriver; kept loose so the module imports witho
 
 
 @pytest.fixture
-def browsers() -> Iterator[Callable[[], object]]:
+def downloads(tmp_path: Path) -> Path:
+    """Where the browsers save what they download."""
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def browsers(downloads: Path) -> Iterator[Callable[[], object]]:
     """Start headless chromium browsers, each with a fresh profile; all quit at the end."""
     from selenium.webdriver.chrome.service import Service
 
@@ -64,7 +72,12 @@ def browsers() -> Iterator[Callable[[], object]]:
         folder = tempfile.TemporaryDirectory(prefix="codecurve-chromium-")
         folders.append(folder)
         options.add_argument(f"--user-data-dir={folder.name}")
+        options.add_experimental_option(
+            "prefs",
+            {"download.default_directory": str(downloads), "download.prompt_for_download": False},
+        )
         driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": TAP})
         started.append(driver)
         return driver
 
@@ -74,6 +87,39 @@ def browsers() -> Iterator[Callable[[], object]]:
             driver.quit()  # type: ignore[attr-defined]
     for folder in folders:
         folder.cleanup()
+
+
+#: Keeps, in ``window.codecurveScreen``, the text of what the app sends to the browser's
+#: terminal (escape sequences and all): the terminal itself draws on a canvas.
+TAP = """
+(() => {
+  const Native = window.WebSocket;
+  window.codecurveScreen = "";
+  window.WebSocket = function (url, protocols) {
+    const socket = protocols === undefined ? new Native(url) : new Native(url, protocols);
+    const decoder = new TextDecoder();
+    socket.addEventListener("message", (event) => {
+      if (typeof event.data !== "string") {
+        window.codecurveScreen += decoder.decode(event.data, { stream: true });
+      }
+    });
+    return socket;
+  };
+  window.WebSocket.prototype = Native.prototype;
+})();
+"""
+
+
+def screen_text(driver: object, *, clear: bool = False) -> str:
+    """What the app has drawn since the page opened (or since the last ``clear``)."""
+    script = "const t = window.codecurveScreen || ''; "
+    if clear:
+        script += "window.codecurveScreen = ''; "
+    return str(driver.execute_script(script + "return t;"))  # type: ignore[attr-defined]
+
+
+def wait_for_text(driver: object, text: str) -> None:
+    wait_until(lambda: text in screen_text(driver), what=f"{text!r} in the browser")
 
 
 def body_class(driver: object) -> str:
@@ -118,6 +164,8 @@ def test_a_coders_link_opens_the_app_and_a_key_records_their_decision(
         driver = browsers()
         driver.get(link(served, token))  # type: ignore[attr-defined]
         wait_for_app(driver)
+        wait_for_text(driver, "Work survey")  # the review screen, its codebook
+        wait_for_text(driver, " decided (0%)")  # and its status line
         assert driver.current_url == served.url + "/"  # type: ignore[attr-defined]
         assert token not in driver.page_source  # type: ignore[attr-defined]
         press(driver, "1")
@@ -127,6 +175,30 @@ def test_a_coders_link_opens_the_app_and_a_key_records_their_decision(
         assert shot.stat().st_size > 10_000
         driver.quit()  # type: ignore[attr-defined]
         wait_until(lambda: "ana: app ended" in served.log, what="the app to end with the tab")
+
+
+def test_an_export_is_written_beside_the_study_and_downloaded(
+    study_path: Path, browsers: Callable[[], object], downloads: Path
+) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    token = AccessList(study_path).add("ana")
+    with serving(study_path, "--no-model") as served:
+        driver = browsers()
+        driver.get(link(served, token))  # type: ignore[attr-defined]
+        wait_for_app(driver)
+        wait_for_text(driver, "decided")
+        screen_text(driver, clear=True)
+        press(driver, "e")
+        wait_for_text(driver, "Layout")  # the export dialog is open
+        press(driver, Keys.TAB + Keys.TAB)  # to the file
+        wait_for_text(driver, "enter in File exports")
+        press(driver, Keys.ENTER)
+        got = downloads / "harbourview-survey-coded_long.csv"
+        wait_until(got.exists, what="the export's download")
+        wait_until(lambda: "/download/" in served.log, what="the download's request")
+    written = study_path.with_name("harbourview-survey-exports") / got.name
+    assert got.read_bytes() == written.read_bytes()
 
 
 def test_no_wrong_or_revoked_token_shows_nothing_of_the_study(
