@@ -118,8 +118,8 @@ def screen_text(driver: object, *, clear: bool = False) -> str:
     return str(driver.execute_script(script + "return t;"))  # type: ignore[attr-defined]
 
 
-def wait_for_text(driver: object, text: str) -> None:
-    wait_until(lambda: text in screen_text(driver), what=f"{text!r} in the browser")
+def wait_for_text(driver: object, text: str, timeout: float = 120.0) -> None:
+    wait_until(lambda: text in screen_text(driver), timeout, what=f"{text!r} in the browser")
 
 
 def body_class(driver: object) -> str:
@@ -249,6 +249,11 @@ def test_two_coders_code_at_once_in_two_browsers(
         for coder, driver in drivers.items():
             driver.get(link(served, tokens[coder]))  # type: ignore[attr-defined]
             wait_for_app(driver)
+        for driver in drivers.values():
+            try:
+                wait_for_text(driver, " decided (", timeout=90)  # each on the review screen
+            except AssertionError:
+                raise AssertionError(f"an app did not open:\n{served.log}") from None
         wait_until(lambda: served.log.count("app started") == 2, what="two apps")
         press(drivers["ana"], "1")
         wait_until(lambda: decisions_of(study_path).get("ana") == 1, what="ana's decision")
