@@ -123,6 +123,7 @@ class CodecurveApp(App[None]):
         batch_size: int | None = None,
         close_study: bool = False,
         keys: Mapping[str, str] | None = None,
+        export_folder: Path | None = None,
     ) -> None:
         """
         Args:
@@ -135,6 +136,8 @@ class CodecurveApp(App[None]):
             batch_size: Pairs per scoring batch (default: the backend's own).
             close_study: Close the study when the app exits (the CLI's own study).
             keys: Keys the user rebound, by action id (:func:`tui.keyconfig.load_keys`).
+            export_folder: Exports go into this folder only, and are then delivered to
+                the coder's browser (the served app: :mod:`tui.serve`); None: anywhere.
         """
         # The modules imported so far live as long as the process: out of the
         # collector's scans before Textual builds the app (see tui.collector).
@@ -159,6 +162,7 @@ class CodecurveApp(App[None]):
         self.rebound_keys: dict[str, str] = dict(keys or {})
         self.set_keymap(self.rebound_keys)
         rebind(self.rebound_keys)
+        self.export_folder = export_folder
         #: The last notification's words and until when it shows (see :meth:`notify`).
         self._last_notice: tuple[tuple[str, str, str], float] | None = None
 
@@ -619,13 +623,36 @@ class CodecurveApp(App[None]):
         from study.exchange.coders import decision_coders
         from tui.screens.export import ExportScreen
 
-        default = Path.cwd() / f"{self.study.path.stem}-coded"
+        folder = Path.cwd() if self.export_folder is None else self.export_folder
+        default = folder / f"{self.study.path.stem}-coded"
         coders = decision_coders(self.study)
         self.push_screen(ExportScreen(default, coders=coders), self._export_chosen)
 
     def _export_chosen(self, options: ExportOptions | None) -> None:
-        if options is not None:
-            self.export(options)
+        if options is None:
+            return
+        folder = self.export_folder
+        if folder is not None:
+            target = options.path if options.path.is_absolute() else folder / options.path
+            if target.resolve().parent != folder.resolve():
+                self.notify(
+                    f"Exports are written into {printable(folder.name)}/ beside the study "
+                    "and then downloaded: give a file name only.",
+                    severity="warning",
+                    markup=False,
+                )
+                return
+            try:
+                folder.mkdir(exist_ok=True)
+            except OSError as exc:
+                self.notify(
+                    f"Cannot create {printable(str(folder))}: {exc.strerror or exc}",
+                    severity="error",
+                    markup=False,
+                )
+                return
+            options = replace(options, path=folder / target.name)
+        self.export(options)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="export", name="export")
     def export(self, options: ExportOptions) -> None:
@@ -641,12 +668,18 @@ class CodecurveApp(App[None]):
         self.notify(
             f"Exported to {printable(str(message.path))}", title="Export", timeout=8, markup=False
         )
+        if self.export_folder is not None and self.is_web:
+            self.deliver_binary(message.path, save_filename=message.path.name)
 
     # -- the study's report ------------------------------------------------------------
 
     def report_path(self) -> Path:
-        """Where the app writes the study's report: beside the study."""
-        return self.study.path.with_name(f"{self.study.path.stem}-report.html")
+        """Where the app writes the study's report: beside the study, or in the exports
+        folder of a served app (then it is downloaded to the browser)."""
+        name = f"{self.study.path.stem}-report.html"
+        if self.export_folder is not None:
+            return self.export_folder / name
+        return self.study.path.with_name(name)
 
     @on(ReportRequested)
     def _report_requested(self) -> None:
@@ -661,6 +694,8 @@ class CodecurveApp(App[None]):
         from tui.commands.outputs import check_output, recorded_sources
 
         protect = {"study": self.study.path}
+        if self.export_folder is not None:
+            self.export_folder.mkdir(exist_ok=True)
         check_output(path, protect=protect)
         data = report_data(self.study, ReportOptions(coder=self.session.coder))
         sources = tuple(recorded_sources(protect).values())
@@ -675,6 +710,8 @@ class CodecurveApp(App[None]):
             timeout=10,
             markup=False,
         )
+        if self.export_folder is not None and self.is_web:
+            self.deliver_binary(message.path, save_filename=message.path.name)
 
     # -- the team ----------------------------------------------------------------------
 
@@ -830,6 +867,7 @@ def make_app(
     batch_size: int | None = None,
     close_study: bool | None = None,
     keys: Mapping[str, str] | None = None,
+    export_folder: Path | None = None,
 ) -> CodecurveApp:
     """The app over a study object or path (a path is opened, and closed on exit).
 
@@ -855,4 +893,5 @@ def make_app(
         batch_size=batch_size,
         close_study=close,
         keys=keys,
+        export_folder=export_folder,
     )

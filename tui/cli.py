@@ -1,4 +1,4 @@
-"""The command line: ``codecurve review | score | screen | export | report | new | ...``.
+"""The command line: ``codecurve review | score | screen | export | report | serve | ...``.
 
 Each sub-command lives in its own module under :mod:`tui.commands`, imported here by
 name, and exposes ``register(subparsers)``, which adds its parser and sets ``func`` to a
@@ -50,6 +50,7 @@ from tui.commands import (
     review,
     score,
     screen,
+    serve,
 )
 
 #: The sub-commands, in the order ``--help`` lists them: each module's ``register``.
@@ -69,6 +70,7 @@ COMMANDS = (
     compare,
     findings,
     report,
+    serve,
 )
 
 PROG = "codecurve"
