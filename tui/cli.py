@@ -1,4 +1,4 @@
-"""The command line: ``codecurve review | score | screen | export | new | import-codes | demo``.
+"""The command line: ``codecurve review | score | screen | export | report | serve | ...``.
 
 Each sub-command lives in its own module under :mod:`tui.commands`, imported here by
 name, and exposes ``register(subparsers)``, which adds its parser and sets ``func`` to a
@@ -46,9 +46,11 @@ from tui.commands import (
     findings,
     import_codes,
     new,
+    report,
     review,
     score,
     screen,
+    serve,
 )
 
 #: The sub-commands, in the order ``--help`` lists them: each module's ``register``.
@@ -67,6 +69,8 @@ COMMANDS = (
     add,
     compare,
     findings,
+    report,
+    serve,
 )
 
 PROG = "codecurve"

@@ -71,7 +71,7 @@ class Decisions:
             raise StudyError("a blind decision is the coder's own (source 'human')")
         if config_id is None:
             config_id = self._scores.active_config_id()
-        with self._study.transaction() as conn:
+        with self._study.transaction(current=True) as conn:
             return decisions.apply_event(
                 conn,
                 self._index,
@@ -91,7 +91,7 @@ class Decisions:
         """Take back ``coder``'s decision on a pair (undoable; a note stays)."""
         rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
         coder = check_coder(coder)
-        with self._study.transaction() as conn:
+        with self._study.transaction(current=True) as conn:
             return decisions.apply_event(
                 conn, self._index, "clear", rid, cid, coder, value=None, source=None
             )
@@ -100,7 +100,7 @@ class Decisions:
         """Set (or with ``None``/empty, remove) ``coder``'s note on a pair (undoable)."""
         rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
         coder = check_coder(coder)
-        with self._study.transaction() as conn:
+        with self._study.transaction(current=True) as conn:
             state = decisions.pair_state(conn, rid, cid, coder)
             return decisions.apply_event(
                 conn,
@@ -121,7 +121,7 @@ class Decisions:
         (undoable like a note; the returned decision's ``code_id`` is ``""``)."""
         rid = self._index.response_key(response_id)
         coder = check_coder(coder)
-        with self._study.transaction() as conn:
+        with self._study.transaction(current=True) as conn:
             return decisions.set_memo(conn, self._index, rid, coder, note)
 
     def memo(self, response_id: str, *, coder: str | None = None) -> str | None:
@@ -162,7 +162,7 @@ class Decisions:
             its pair), or ``None`` when there is nothing left to undo.
         """
         coder = check_coder(coder)
-        with self._study.transaction() as conn:
+        with self._study.transaction(current=True) as conn:
             return decisions.undo_latest(conn, self._index, coder)
 
     def decision(
@@ -249,7 +249,7 @@ class Decisions:
             )
             for rid, cid, who, text in notes
         ]
-        with self._study.transaction() as conn:
+        with self._study.transaction(current=True) as conn:
             result = decisions.import_resolved(
                 conn,
                 self._index,

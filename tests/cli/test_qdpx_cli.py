@@ -317,10 +317,9 @@ def test_export_refusals(coded: Path, place: Path, capsys: pytest.CaptureFixture
         ["export", str(coded), "--project", str(place / "x.zip")], place, capsys, status=2
     )
     assert ".qdpx" in line
-    line = refused(
-        ["export", str(coded), "--all-coders", "-o", out + ".csv"], place, capsys, status=2
-    )
-    assert "--project" in line
+    line = refused(["export", str(coded), "-o", out + ".csv"], place, capsys, status=2)
+    assert "2 coders ('alice', 'bob')" in line  # never the latest decision of any coder
+    assert not (place / "out.qdpx.csv").exists()
     argv = ["export", str(coded), "--project", out, "--all-coders", "--coder", "bob"]
     assert "not both" in refused(argv, place, capsys, status=2)
     (place / "other.qde").write_text("<x/>", encoding="utf-8")

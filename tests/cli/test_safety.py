@@ -328,6 +328,34 @@ def test_a_study_on_a_read_only_file_system(study: Path, tmp_path: Path) -> None
 
 
 @needs_mounts
+def test_read_only_commands_work_on_a_read_only_location(study: Path, tmp_path: Path) -> None:
+    place = tmp_path / "dvd"
+    place.mkdir()
+    moved = place / study.name
+    study.rename(moved)
+    out = tmp_path / "out"
+    out.mkdir()
+    before = snapshot(moved)
+    for argv in (
+        ["export", str(moved), "-o", str(out / "x.csv")],
+        ["agreement", str(moved)],
+        ["screen", str(moved)],
+    ):
+        proc = run_mounted(argv, read_only=place)
+        assert "Traceback" not in proc.stderr
+        if argv[0] == "export":
+            assert proc.returncode == 0, proc.stderr
+            assert "r1" in (out / "x.csv").read_text(encoding="utf-8")
+        else:  # one coder, nothing scored: a clear refusal, not a failure to open
+            assert "cannot open" not in proc.stderr
+            assert "unable to open" not in proc.stderr
+            assert "readonly" not in proc.stderr.lower(), proc.stderr
+        # nothing was left beside the study (no -shm, no lock file)
+        assert proc.stdout.split()[-1:] == [moved.name], proc.stdout
+    assert snapshot(moved) == before
+
+
+@needs_mounts
 def test_new_into_a_read_only_or_full_place(files: dict[str, Path], tmp_path: Path) -> None:
     sources = ["--responses", str(files["responses"]), "--codebook", str(files["codebook"])]
     place = tmp_path / "place"

@@ -156,6 +156,16 @@ def test_final_decisions_credit_the_model(
     config_id = rich_study.scores.ensure_config(config)
     pairs = rich_study.scores.pending_pairs(config_id)
     rich_study.scores.store(config_id, [synthetic_score(p, config) for p in pairs])
+    # Two coders are never mixed pair by pair: each is a user of their own by default.
+    apart = project_from_study(rich_study)
+    assert sorted(u.name for u in apart.users) == ["alice", "bob"]
+    for response_id, code_id in [
+        ("r1", "workload"),
+        ("r1", "pay"),
+        ("r1", "team"),
+        ("r2", "workload"),
+    ]:
+        rich_study.decisions.clear(response_id, code_id, coder="alice")
     project = project_from_study(rich_study)
     valid(project_bytes(project))
     users = {u.guid: u.name for u in project.users}

@@ -51,7 +51,7 @@ def test_a_crash_exits_non_zero_with_one_line_after_it(
     study: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr("tui.app.make_app", headless(Crashing))
-    assert run_app(study, args(), score_on_open=False) == 1
+    assert run_app(study, args(), keys={}, score_on_open=False) == 1
     err = capsys.readouterr().err
     assert err.rstrip().splitlines()[-1].startswith("codecurve: error: the app stopped")
     with Study.open(study, read_only=True) as opened:  # the study is intact
@@ -62,5 +62,5 @@ def test_quitting_exits_zero(
     study: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr("tui.app.make_app", headless(Quitting))
-    assert run_app(study, args(), score_on_open=False) == 0
+    assert run_app(study, args(), keys={}, score_on_open=False) == 0
     assert "error" not in capsys.readouterr().err
