@@ -121,6 +121,14 @@ def run_app(path: Path, args: argparse.Namespace, *, score_on_open: bool) -> int
     from tui.keyconfig import load_keys
 
     keys = load_keys()
+    from study.file.locking import network_file_system
+
+    if (share := network_file_system(path)) is not None:
+        sys.stderr.write(
+            f"codecurve: warning: {printable(str(path))} is on a network share ({share}); "
+            "coders working on it from several machines at once can damage it: keep the "
+            "study on a local disk of the machine the coders log into\n"
+        )
     context = args.context
     note = context_note(path, context, None if args.no_model else args.model)
     if note:
