@@ -108,6 +108,23 @@ class Event:
 
 
 @dataclass(frozen=True)
+class ScoringRate:
+    """How fast an earlier run scored: what a new run's time is estimated from.
+
+    Attributes:
+        rate: Pairs scored per second (the run's pairs over its time, model loading
+            left out).
+        pairs: How many pairs that run scored.
+        config_id: The configuration it scored (another one of the same model and
+            device when this one has not run yet).
+    """
+
+    rate: float
+    pairs: int
+    config_id: int
+
+
+@dataclass(frozen=True)
 class ConfigRow:
     """A stored scoring configuration."""
 

@@ -110,12 +110,15 @@ def _score(
         started(config_id, len(pending))
     stored = 0
     batches = engine.iter_batches(pending)
+    last: BatchResult | None = None
     try:
         for batch in batches:
             stored += study.scores.store(config_id, batch.scores)
+            last = batch
             if progress is not None:
                 progress(ScoreProgress(batch, stored, already + stored, total))
             if cancel is not None and cancel.is_set() and already + stored < total:
+                _keep_rate(study, config_id, last)
                 raise ScoringCancelled(
                     f"scoring cancelled after {stored} pairs; {already + stored} of {total} "
                     "are scored and kept"
@@ -124,6 +127,15 @@ def _score(
         close = getattr(batches, "close", None)
         if close is not None:
             close()
+    _keep_rate(study, config_id, last)
     return ScoreRun(
         config_id=config_id, pending=len(pending), stored=stored, already=already, total=total
     )
+
+
+def _keep_rate(study: Study, config_id: int, last: BatchResult | None) -> None:
+    """Keep the run's speed for the next run's estimate: the pairs the model scored (not
+    those its cache answered) over the run's time, as the engine measures it."""
+    if last is not None and last.rate > 0:
+        scored = round(last.rate * last.elapsed)
+        study.scores.record_rate(config_id, pairs=scored, seconds=last.elapsed)

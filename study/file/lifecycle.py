@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from codebooks.files import remove_stale_temporaries
 from codebooks.model import Codebook
 from study.codec import natural_key
 from study.errors import StudyError
@@ -70,6 +71,9 @@ def create_file(
         raise StudyError("there are no responses to put in the study", path=p)
     if not p.parent.exists():
         raise StudyError(f"folder {p.parent} does not exist", path=p)
+    # A study half-built by a killed 'new' is left under its temporary name: removed
+    # once its writer is gone.
+    remove_stale_temporaries(p.parent)
     tmp = p.with_name(f".{p.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
         build(tmp, responses=responses, codebook=codebook)
@@ -164,6 +168,13 @@ def connect(p: Path, *, read_only: bool, durability: str) -> sqlite3.Connection:
             raise StudyError(
                 f"was written by a newer codecurve (schema {ver}, this one reads up to "
                 f"{schema.SCHEMA_VERSION}); upgrade codecurve",
+                path=p,
+            )
+        if ver < 0:
+            raise StudyError(
+                f"is marked as a codecurve study but has no schema version this codecurve "
+                f"knows (user_version {ver}); it is not a study codecurve wrote, or it was "
+                "edited by hand",
                 path=p,
             )
         if ver == 0:

@@ -41,6 +41,7 @@ class ImportResult:
     added: int
     changed: int
     unchanged: int
+    notes: int = 0
 
 
 @dataclass(frozen=True)

@@ -329,3 +329,43 @@ def test_score_a_study_and_resume(
     out = tmp_path / "long.parquet"
     assert main(["export", study, "-o", str(out)]) == 0
     assert pd.read_parquet(out)["scored"].all()
+
+
+def test_new_says_which_id_and_text_columns_it_took(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    responses = tmp_path / "answers.csv"
+    pd.DataFrame(
+        {
+            "respondent": ["a1", "a2"],
+            "site": ["North", "South"],
+            "comment": ["The nurses were kind.", "Long wait."],
+        }
+    ).to_csv(responses, index=False)
+    codebook = tmp_path / "codes.yaml"
+    codebook.write_text(CODEBOOK, encoding="utf-8")
+    study = tmp_path / "s.codecurve"
+    assert (
+        main(["new", str(study), "--responses", str(responses), "--codebook", str(codebook)]) == 0
+    )
+    err = capsys.readouterr().err
+    line = next(line for line in err.splitlines() if line.startswith("columns:"))
+    assert "id 'respondent' (detected" in line
+    assert "text 'comment' (detected" in line
+    assert "--text-column to choose" in line
+    assert "kept with each response: site" in line
+    rc = main(
+        [
+            "new",
+            str(study),
+            "--force",
+            "--responses",
+            str(responses),
+            "--codebook",
+            str(codebook),
+            "--text-column",
+            "site",
+        ]
+    )
+    assert rc == 0
+    assert "text 'site' (as given)" in capsys.readouterr().err

@@ -137,5 +137,7 @@ def run_project(args: argparse.Namespace) -> int:
     summary = f"imported {plural(count, 'decision')} by {args.coder!r} from the project" + (
         f" and {plural(done.notes, 'note')}" if done.notes else ""
     )
+    if done.unchanged:
+        summary += f"; {done.unchanged:,} already there as given"
     sys.stdout.write(printable(summary) + "\n")
     return 0

@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from tui.keymap import bindings
+from tui.keymap import bindings, key
 from tui.live import Teammate, team
 from tui.messages import StudyChanged
 from tui.session import ReviewSession
@@ -77,7 +77,7 @@ class ProgressScreen(ModalScreen[None]):
             box.border_title = (
                 f"Progress: {progress.get('decided', 0):,} of {progress.get('total', 0):,} decided"
             )
-            box.border_subtitle = "esc closes"
+            box.border_subtitle = f"{key('progress.close')} closes"
             yield Static(progress_table(progress, names), id="progress-codes")
             teammates = team(self.session.study, coder=self.session.coder)
             if teammates:
