@@ -231,7 +231,7 @@ def compare(args: argparse.Namespace) -> None:
             old = percentiles([v[column] for v in pooled["old"][kind]])
             new = percentiles([v[column] for v in pooled["new"][kind]])
             print(
-                f"{kind:<6}{clock:>4} {old[0]:8.1f} /{old[1]:7.1f}   {new[0]:8.1f} /{new[1]:7.1f}"
+                f"{kind:<8} {clock:<4} {old[0]:6.1f} /{old[1]:7.1f}   {new[0]:8.1f} /{new[1]:7.1f}"
                 f"   {old[0] / new[0]:12.2f} {old[1] / new[1]:10.2f}"
             )
     print(f"load average at start: {load:.1f} on {os.cpu_count()} CPUs")
