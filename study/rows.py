@@ -47,6 +47,16 @@ CONTEXTS = cast(tuple[Context, ...], CONTEXT_LEVELS)
 
 
 @dataclass(frozen=True)
+class StudyUpdate:
+    """What :meth:`study.store.Study.refresh` noticed: other sessions committed
+    (``changed``), and among their changes one of the structure (``structure``: the
+    codebook, the responses or the active configuration, now reloaded)."""
+
+    changed: bool
+    structure: bool
+
+
+@dataclass(frozen=True)
 class Decision:
     """A decision as recorded (or, from ``study.decisions.undo``, as taken back).
 

@@ -93,10 +93,15 @@ class Scores:
                 return rates[other]
         return None
 
+    def forget(self) -> None:
+        """Read the active configuration again: another session may have changed it
+        (the handle calls this when it notices)."""
+        self._active = None
+
     def active_config_id(self) -> int | None:
         """The configuration scores are shown from (the last one scored with), if any."""
         if self._active is not None:
-            return self._active  # the writer is the only one who changes it
+            return self._active  # another session's change is noticed by the handle
         with self._study.query() as conn:
             active = stored.active_config(conn)
         if not self._study.read_only:

@@ -226,19 +226,25 @@ def test_import_codes_bad_input_leaves_the_study_unchanged(
         assert [e.kind for e in study.decisions.events()] == ["create"]
 
 
-def test_second_writer_gets_a_clear_message(
+def test_the_same_coder_twice_gets_a_clear_message(
     files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert new(files) == 0
     codes = tmp_path / "c.csv"
     codes.write_text("respondent,Pay\nr1,3\n", encoding="utf-8")
-    with Study.open(files["study"]):
+    with Study.open(files["study"], coder="ann"):
         capsys.readouterr()
         assert main(["import-codes", str(files["study"]), str(codes), "--coder", "ann"]) == 1
         line = one_error_line(capsys.readouterr().err)
-        assert "open for writing in another codecurve" in line
-        # read-only commands still work while it is open
+        assert "coder 'ann' already has this study open (pid" in line
+        # another coder imports at the same time, and read-only commands work
+        assert main(["import-codes", str(files["study"]), str(codes), "--coder", "ben"]) == 0
         assert main(["export", str(files["study"]), "-o", str(tmp_path / "x.csv")]) == 0
+    capsys.readouterr()
+    for coder in ("", "ann\x1b[31m", "consensus"):
+        assert main(["import-codes", str(files["study"]), str(codes), "--coder", coder]) == 1
+        line = one_error_line(capsys.readouterr().err)
+        assert "coder" in line or "consensus" in line, line
 
 
 def test_export_usage_errors(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from codebooks.errors import InputError
 from tui.commands import UsageError
 from tui.commands.outputs import refuse_inputs
-from tui.commands.score_output import rate, say
+from tui.commands.score_output import eta, rate, say
 from tui.text import plural
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ def score_study_file(args: argparse.Namespace) -> int:
                             left = batch.total - batch.done
                             say(warm_up_text(left, speed_now, measured_pairs))
                         told = True
-                speed = rate(batch)
+                speed = rate(batch) + eta(batch)
                 sys.stderr.write(f"\rscored {step.scored:,}/{step.total:,}{speed}   ")
                 sys.stderr.flush()
 

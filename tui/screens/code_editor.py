@@ -25,7 +25,7 @@ from textual.widgets import Input, Label, Static, TextArea
 from codebooks.errors import CodebookError, CodecurveError
 from codebooks.mapping import slugify
 from codebooks.model import Code, Codebook
-from tui.keymap import bindings
+from tui.keymap import bindings, key
 from tui.text import kept_unless_edited, printable
 
 __all__ = ["FIELDS", "CodeEdit", "CodeEditorScreen", "added_codebook", "edited_codebook"]
@@ -106,28 +106,6 @@ def _field_text(code: Code, field: str) -> str:
 class CodeEditorScreen(ModalScreen[CodeEdit | None]):
     """Returns the checked edit once confirmed, or None (cancelled or unchanged)."""
 
-    DEFAULT_CSS = """
-    #code-editor {
-        width: 90;
-        height: 90%;
-    }
-    #code-editor VerticalScroll {
-        height: 1fr;
-    }
-    #code-editor TextArea {
-        height: 4;
-    }
-    #code-editor TextArea#edit-definition {
-        height: 5;
-    }
-    #code-editor #code-editor-plan {
-        height: auto;
-    }
-    #code-editor #code-editor-message {
-        height: auto;
-    }
-    """
-
     BINDINGS: ClassVar[list[BindingType]] = bindings("code_editor.save", "dialog.cancel")
 
     def __init__(self, codebook: Codebook, code_id: str | None, *, planner: Planner) -> None:
@@ -165,7 +143,9 @@ class CodeEditorScreen(ModalScreen[CodeEdit | None]):
                 if self._adding
                 else f"Edit code: {printable(self._code.name, single_line=True)}"
             )
-            box.border_subtitle = "ctrl+s saves · esc cancels"
+            box.border_subtitle = (
+                f"{key('code_editor.save')} saves · {key('dialog.cancel')} cancels"
+            )
             with VerticalScroll(id="code-editor-fields"):
                 if self._adding:
                     yield Label("Name of the new code (its pairs are then scored)")
@@ -183,11 +163,6 @@ class CodeEditorScreen(ModalScreen[CodeEdit | None]):
             yield Static("", id="code-editor-message")
 
     def on_mount(self) -> None:
-        # Inline: the app's dialog rules (padding, a margin above each label) would win
-        # over this screen's defaults, and at 80x24 every line counts.
-        self.query_one("#code-editor").styles.padding = (0, 1)
-        for label in self.query("#code-editor-fields Label"):
-            label.styles.margin = (0, 0, 0, 0)
         self.query_one("#code-editor-plan", Static).display = False
         self._first_field().focus()
 
@@ -238,7 +213,11 @@ class CodeEditorScreen(ModalScreen[CodeEdit | None]):
         plan = Text("The new codebook version would change:\n", style="bold")
         for line in lines:
             plan.append("  " + printable(line, single_line=True) + "\n", style="")
-        plan.append("ctrl+s records it and rescores the code's pairs · esc edits again", "dim")
+        plan.append(
+            f"{key('code_editor.save')} records it and rescores the code's pairs · "
+            f"{key('dialog.cancel')} edits again",
+            "dim",
+        )
         shown = self.query_one("#code-editor-plan", Static)
         shown.update(plan)
         shown.display = True

@@ -22,7 +22,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from tui.keymap import DECIDE, bindings
+from tui.keymap import DECIDE, bindings, key
 from tui.messages import StudyChanged
 from tui.screens.help import LEGEND
 from tui.screens.outcomes import report
@@ -31,7 +31,7 @@ from tui.session import Outcome, ReviewSession
 from tui.source import STATUS_LABELS, Query, Row, is_hidden
 from tui.text import markup_safe, one_line, printable
 from tui.widgets.curve import CurveChart, spark
-from tui.widgets.detail import HIDDEN_TEXT, code_text, question_text
+from tui.widgets.detail import HIDDEN_TEXT, code_text, decided_by, question_text
 from tui.widgets.keys import KeyBar, decide_label
 from tui.widgets.queue import value_label
 
@@ -247,7 +247,10 @@ class ResponseScreen(Screen[None]):
         if self.reverse:
             label = f"reversed: {label}"
         box = self.query_one("#response-text-box", VerticalScroll)
-        box.border_subtitle = f"{self._place_text()} · {markup_safe(label)} · ] next"
+        box.border_subtitle = (
+            f"{self._place_text()} · {markup_safe(label)} · "
+            f"{markup_safe(key('response.next'))} next"
+        )
 
     def _show_response(self) -> None:
         study = self.session.study
@@ -350,6 +353,7 @@ class ResponseScreen(Screen[None]):
             probs=row.probs,
             pick=row.pick,
             decision=row.decision,
+            decided_by=decided_by(row, self.session.coder),
         )
 
     def action_response(self, step: int) -> None:

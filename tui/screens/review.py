@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input
 
 from study.rows import CONSENSUS, Status
-from tui.keymap import DECIDE, bindings, hidden
+from tui.keymap import DECIDE, bindings, hidden, key
 from tui.messages import (
     AuditRequested,
     DelegationRequested,
@@ -101,7 +101,7 @@ class ReviewScreen(Screen[None]):
         self.session = session
         self.blind = BlindWork(session)
         self._history: list[tuple[tuple[str, str], int]] = []
-        self._agreement: tuple[float, int] | None = None
+        self._agreement: tuple[float, int, float] | None = None
         self._model_state = ""
         self._top_at_start: tuple[str, str] | None = None
         #: Set when the study changed while another screen was on top.
@@ -156,7 +156,9 @@ class ReviewScreen(Screen[None]):
                     id="queue",
                 )
                 yield Input(
-                    placeholder="Search response text, enter to apply, esc to clear",
+                    placeholder=(
+                        f"Search response text, enter to apply, {key('review.cancel')} to clear"
+                    ),
                     id="search",
                 )
             with ContentSwitcher(initial="detail", id="side"):
@@ -285,7 +287,7 @@ class ReviewScreen(Screen[None]):
         self._model_state = text
         self.update_status()
 
-    def set_agreement(self, agreement: tuple[float, int] | None) -> None:
+    def set_agreement(self, agreement: tuple[float, int, float] | None) -> None:
         self._agreement = agreement
         self.update_status()
 
@@ -636,7 +638,8 @@ class ReviewScreen(Screen[None]):
                 self.pair_queue.reload()
                 self.update_status()
                 self.notify(
-                    f"Delegated {plural(saved.value or 0, 'pair')} to the model; u undoes.",
+                    f"Delegated {plural(saved.value or 0, 'pair')} to the model; "
+                    f"{key('review.undo')} undoes.",
                     timeout=4,
                 )
 

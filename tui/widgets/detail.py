@@ -15,10 +15,10 @@ from textual.strip import Strip
 
 from codebooks.model import DEFAULT_QUESTION, Code, Scale
 from scoring.curves import OFF_SCALE_WARNING
-from tui.keymap import bindings
+from tui.keymap import DECIDE, bindings, key, key_range
 from tui.source import Row, is_hidden
 from tui.text import markup_safe, printable
-from tui.widgets.curve import curve_table
+from tui.widgets.curve import NOT_SCORED, curve_table
 from tui.widgets.queue import value_label
 from tui.widgets.scrolling import set_virtual_size
 
@@ -81,19 +81,31 @@ def code_text(code: Code, path: tuple[str, ...] = ()) -> Text:
     return text
 
 
+def decided_by(row: Row, me: str | None) -> str:
+    """Who decided the pair, as the panes say it: ``you`` for ``me``, else the coder's
+    name (an imported gold label, a second coder, the consensus)."""
+    if row.coder is None or row.coder == me:
+        return "you"
+    return printable(row.coder, single_line=True)
+
+
 def decision_text(row: Row, scale: Scale, me: str | None = None) -> Text:
     """The pair's decision in words; another coder's (an imported gold label) by name."""
     label = printable(value_label(scale, row.decision) or "", single_line=True)
     text = Text()
-    who = "you" if row.coder is None or row.coder == me else printable(row.coder, single_line=True)
+    who = decided_by(row, me)
     if row.decision is None:
         text.append("Not decided yet. ", style="dim")
-        accept = "" if is_hidden(row) else ", a to accept"
+        accept = "" if is_hidden(row) else f", {key('review.accept')} to accept"
         if scale.k == 2:
             yes, no = (printable(o.label, single_line=True) for o in scale.options[::-1])
-            text.append(f"Press 1 for {yes}, 0 for {no}{accept}.", style="dim")
+            one, zero = key("decide.1"), key("decide.0")
+            text.append(f"Press {one} for {yes}, {zero} for {no}{accept}.", style="dim")
         else:
-            text.append(f"Press a digit{accept}, x for does not apply.", style="dim")
+            digits = key_range(DECIDE[: scale.k])
+            choose = "a digit" if digits == f"1-{scale.k}" else digits
+            not_apply = key("review.not_apply")
+            text.append(f"Press {choose}{accept}, {not_apply} for does not apply.", style="dim")
     elif row.source == "model":
         text.append(f"≈ {label}", style="bold")
         text.append(" model's pick, accepted by ")
@@ -137,14 +149,6 @@ class DetailPane(ScrollView, can_focus=True):
     A line-API view: :meth:`show` renders the content to strips once (and again only
     when the width changes), so moving through the queue repaints this pane without a
     layout of the screen, which a tree of auto-height widgets would cost on every move.
-    """
-
-    DEFAULT_CSS = """
-    DetailPane {
-        overflow-x: hidden;
-        overflow-y: auto;
-        scrollbar-gutter: stable;
-    }
     """
 
     BORDER_TITLE = "Detail"
@@ -248,9 +252,7 @@ class DetailPane(ScrollView, can_focus=True):
         row, code, scale, path = self._shown
         if row is None or code is None or scale is None:
             return (Text("Nothing to show.", style="dim italic"),), Text(), ()
-        curve: RenderableType = Text(
-            "Not scored yet: press r to score pending pairs.", style="dim italic"
-        )
+        curve: RenderableType = Text(NOT_SCORED.format(key("review.score")), style="dim italic")
         if is_hidden(row):
             curve = Text(HIDDEN_TEXT, style="dim italic")
         elif row.surprisal is not None and row.probs is not None:
@@ -263,6 +265,7 @@ class DetailPane(ScrollView, can_focus=True):
                 decision=row.decision,
                 bar_width=max(6, min(30, width - longest - 40)),
                 stale=(row.response_id, row.code_id) in self._stale,
+                decided_by=decided_by(row, self._coder),
             )
         # The question and the curve stay on screen below the response however long it
         # is (at 80x24 they are what the coder must see); the response scrolls above.
