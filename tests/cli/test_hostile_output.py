@@ -28,7 +28,6 @@ INJECTED = "\x1b]0;pwned\x07\x1b]52;c;aGVsbG8=\x07\x1b[2J\x9b31m \u202eevil\u206
 
 #: The first coder: the command line quotes this name back (no space: one argument).
 ANA = f"ana{INJECTED}".replace(" ", "_")
-BEN = "ben\u202e\x1b[1m"
 
 CODEBOOK = f"""\
 name: "Hostile {INJECTED.encode("unicode_escape").decode()}"
@@ -79,26 +78,16 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     with Study.open(path) as study:
         ids = study.response_ids()
         code_ids = [c.id for c in study.codebook.codable]
-        for n, coder in enumerate(("ana", "ben")):
+        # Coders' names are checked when they decide; a hostile file holds them anyway
+        # (written below straight into the file, as an attacker would).
+        for n, coder in enumerate(PLAIN_CODERS):
             study.decisions.import_decisions(
                 [(r, c, 1 + (i * 3 + n) % 5) for i, r in enumerate(ids) for c in code_ids],
                 coder=coder,
             )
             study.decisions.set_note(ids[0], code_ids[0], f"note {INJECTED}", coder=coder)
             study.decisions.set_memo(ids[1], f"memo {INJECTED}", coder=coder)
-    # codecurve refuses such names, but a study file edited by hand (or written by an
-    # older version) holds them: renamed in every table that names a coder.
-    con = sqlite3.connect(path)
-    with con:
-        tables = [
-            row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type='table'")
-        ]
-        for table in tables:
-            columns = {row[1] for row in con.execute(f"PRAGMA table_info({table})")}
-            if "coder" in columns:
-                for old, new in (("ana", ANA), ("ben", BEN)):
-                    con.execute(f"UPDATE {table} SET coder = ? WHERE coder = ?", (new, old))
-    con.close()
+    rename_coders(path, dict(zip(PLAIN_CODERS, (ANA, "ben\u202e\x1b[1m"), strict=True)))
     return {
         "study": path,
         "responses": responses,
@@ -108,6 +97,27 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "codes": codes,
         "folder": folder,
     }
+
+
+#: The names the fixture decides under, renamed in the file afterwards.
+PLAIN_CODERS = ("plainana", "plainben")
+
+
+def rename_coders(path: Path, names: dict[str, str]) -> None:
+    """Give coders hostile names in every table of the study file that names a coder."""
+    conn = sqlite3.connect(path)
+    try:
+        tables = [
+            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        ]
+        with conn:
+            for table in tables:
+                columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+                if "coder" in columns:
+                    for old, new in names.items():
+                        conn.execute(f"UPDATE {table} SET coder = ? WHERE coder = ?", (new, old))
+    finally:
+        conn.close()
 
 
 #: Every command and output format; {study}, {responses}... are the fixture's paths. Some
