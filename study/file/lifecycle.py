@@ -225,11 +225,11 @@ def reader_uri(p: Path) -> str:
 
 
 def connect_reader(p: Path) -> sqlite3.Connection:
-    """A read-only connection to a study a writer has open and upgraded (WAL mode): the
-    writer's reads take one each (:mod:`study.file.readers`)."""
-    conn = sqlite3.connect(
-        f"{p.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
-    )
+    """A connection that only reads (``query_only``), to a study a writer has open and
+    upgraded (WAL mode): the writer's reads take one each (:mod:`study.file.readers`)."""
+    # Not ``mode=ro`` where the study can be written (:func:`reader_uri`): a read-only
+    # connection that closes last would leave the -wal and -shm files behind.
+    conn = sqlite3.connect(reader_uri(p), uri=True, isolation_level=None, check_same_thread=False)
     try:
         conn.execute("PRAGMA busy_timeout = 5000")
         conn.execute("PRAGMA query_only = ON")
