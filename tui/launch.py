@@ -66,7 +66,12 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
         help="pairs per scoring batch (default: 16 for a local model, twice the server's "
         "concurrency for openai:NAME)",
     )
-    parser.add_argument("--coder", metavar="NAME", help="your coder id (default: your user name)")
+    parser.add_argument(
+        "--coder",
+        metavar="NAME",
+        help="code as NAME this time (default: your name, asked once and remembered in "
+        "coder.toml in the config folder)",
+    )
     parser.add_argument(
         "--allow-download",
         action="store_true",
@@ -114,13 +119,38 @@ def create_study(
         )
 
 
-def run_app(path: Path, args: argparse.Namespace, *, score_on_open: bool) -> int:
-    """Open the study in the app until the coder quits (with the keys the coder rebound
-    in ``keys.toml``, checked first: :mod:`tui.keyconfig`)."""
-    from tui.app import make_app
+def app_keys() -> dict[str, str]:
+    """The keys the coder rebound in ``keys.toml`` (:mod:`tui.keyconfig`).
+
+    Read first, before a terminal is asked for and a study created or opened, so that a
+    bad file is one message with nothing written.
+
+    Raises:
+        KeyConfigError: Naming the file and what is wrong in it.
+    """
     from tui.keyconfig import load_keys
+    from tui.keymap import rebind
 
     keys = load_keys()
+    rebind(keys)  # the words said before the app opens name them too
+    return keys
+
+
+def run_app(
+    path: Path, args: argparse.Namespace, *, keys: dict[str, str], score_on_open: bool
+) -> int:
+    """Open the study in the app until the coder quits, with the keys the coder rebound
+    (:func:`app_keys`)."""
+    from study.file.locking import network_file_system
+    from tui.app import make_app
+
+    coder = app_coder(path, args.coder)
+    if (share := network_file_system(path)) is not None:
+        sys.stderr.write(
+            f"codecurve: warning: {printable(str(path))} is on a network share ({share}); "
+            "coders working on it from several machines at once can damage it: keep the "
+            "study on a local disk of the machine the coders log into\n"
+        )
     context = args.context
     note = context_note(path, context, None if args.no_model else args.model)
     if note:
@@ -131,14 +161,33 @@ def run_app(path: Path, args: argparse.Namespace, *, score_on_open: bool) -> int
     app = make_app(
         path,
         backend_factory=factory,
-        coder=args.coder,
+        coder=coder,
         score_on_open=score_on_open and factory is not None,
         context=context,
         batch_size=args.batch_size,
         keys=keys,
     )
     app.run()
+    if app.return_code:  # the app stopped on an error it did not expect (shown above)
+        sys.stderr.write(
+            "codecurve: error: the app stopped on an unexpected error; every decision "
+            "saved before it is kept in the study\n"
+        )
+        return 1
     return 0
+
+
+def app_coder(path: Path, given: str | None) -> str:
+    """The coder the app opens as (:mod:`tui.coder_name`): ``--coder``, the remembered
+    name, or the answer to a question asked once (the study's coders listed)."""
+    from study.store import Study
+    from tui.coder_name import resolve_coder
+
+    known: list[str] = []
+    if given is None and path.exists():
+        with Study.open(path, read_only=True) as study:
+            known = study.decisions.coders()
+    return resolve_coder(given, known)
 
 
 def context_note(path: Path, context: str | None, model: str | None = None) -> str | None:
@@ -151,6 +200,7 @@ def context_note(path: Path, context: str | None, model: str | None = None) -> s
     """
     from study.scores.labels import config_label
     from study.store import Study
+    from tui.keymap import key
 
     if not path.exists() or (context is None and model is None):
         return None
@@ -171,5 +221,5 @@ def context_note(path: Path, context: str | None, model: str | None = None) -> s
             f"note: {' and '.join(changes)} start{'s' if len(changes) == 1 else ''} a new "
             f"configuration unless it is the active one ({config_label(row)}, "
             f"{study.scores.scored_count(active)} pairs scored); its pairs are scored when you "
-            "press r, and until then the app shows the active one"
+            f"press {key('review.score')}, and until then the app shows the active one"
         )

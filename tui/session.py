@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from codebooks.model import Code, Codebook, Scale
 from study.audit.blind import BlindSetting, blind_setting, set_blind_coding
-from study.errors import StudyError
+from study.errors import StudyChangedError, StudyError
 from study.rows import Source
+from tui.keymap import DECIDE, key, key_range
 from tui.source import Query, Row, hide_model, hides_model, is_hidden
 
 if TYPE_CHECKING:
@@ -181,8 +182,8 @@ class ReviewSession:
         self.coder = coder or default_coder()
         self.config_id: int | None = study.scores.active_config_id()
         self.set_codebook(study.codebook)
-        #: The study's blind double coding setting (:mod:`study.blind`).
-        self.blind_setting: BlindSetting = blind_setting(study)
+        #: This coder's blind double coding setting (:mod:`study.audit.blind`).
+        self.blind_setting: BlindSetting = blind_setting(study, coder=self.coder)
         self._seen: set[tuple[str, str]] | None = None
 
     def set_codebook(self, codebook: Codebook) -> None:
@@ -302,8 +303,11 @@ class ReviewSession:
             scale = self.scale(row.code_id)
             if scale.k == 2:
                 yes, no = scale.options[1].label, scale.options[0].label
-                return Refused(f"{scale.name}: press 1 or y for {yes}, 0 or n for {no}.")
-            return Refused(f"{scale.name} has {scale.k} options: press 1-{scale.k}.")
+                one = f"{key('decide.1')} or {key('decide.yes')}"
+                zero = f"{key('decide.0')} or {key('decide.no')}"
+                return Refused(f"{scale.name}: press {one} for {yes}, {zero} for {no}.")
+            digits = key_range(DECIDE[: scale.k])
+            return Refused(f"{scale.name} has {scale.k} options: press {digits}.")
         return self._save(row, lambda: self.record(row, value), value)
 
     def accept(self, row: Row) -> Outcome:
@@ -319,7 +323,9 @@ class ReviewSession:
         """Record Yes or No on a yes/no code; refused on a longer scale."""
         if not self.is_yes_no(row.code_id):
             scale = self.scale(row.code_id)
-            return Refused(f"y and n decide yes/no codes; press 1-{scale.k} on {scale.name}.")
+            yes_no = f"{key('decide.yes')} and {key('decide.no')}"
+            digits = key_range(DECIDE[: scale.k])
+            return Refused(f"{yes_no} decide yes/no codes; press {digits} on {scale.name}.")
         return self.decide(row, 1 if yes else 0)
 
     def not_apply(self, row: Row) -> Outcome:
@@ -369,11 +375,10 @@ class ReviewSession:
         """Decided / total, overall and per code; ``scored`` adds scored counts (a scan
         of the scores, so the status line, refreshed after every key, leaves it out).
 
-        Under blind coding each coder codes every pair on their own: "decided" counts
-        this coder's decisions, not the pairs anyone decided.
+        "Decided" counts this coder's own decisions, not the pairs anyone decided: a
+        second coder starts at none, whatever the first one did.
         """
-        coder = self.coder if self.blind_coding else None
-        return self.study.queries.progress(self.config_id if scored else None, coder=coder)
+        return self.study.queries.progress(self.config_id if scored else None, coder=self.coder)
 
     def response_rows(self, response_id: str, *, order: str = "id") -> list[Row]:
         """Every code's row for one response, in codebook order; in a blind ``order``
@@ -387,6 +392,8 @@ class ReviewSession:
 
 def _failure(what: str, exc: Exception) -> str:
     detail = str(exc) or type(exc).__name__
+    if isinstance(exc, StudyChangedError):  # the message says what to do
+        return f"{what} was not saved: {detail}."
     return (
         f"{what} was not saved: {detail}. The study is unchanged; "
         "free some space or fix the file, then try again."

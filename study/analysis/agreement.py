@@ -25,18 +25,21 @@ import pandas as pd
 
 from screening.reliability import Bootstrap, Estimate, Reliability, reliability
 from study.errors import StudyError
+from study.rows import CONSENSUS
 
 if TYPE_CHECKING:
     from codebooks.model import Scale
     from study.store import Study
 
 __all__ = [
+    "HINTS",
     "MODEL",
     "POOLED",
     "UNITS",
     "AgreementError",
     "AgreementReport",
     "CodeAgreement",
+    "agreement_hint",
     "describe_estimate",
     "safe",
     "study_agreement",
@@ -83,6 +86,25 @@ class AgreementError(StudyError):
         self.problem: Problem = problem
         self.coders = tuple(coders)
         super().__init__(message, path=path)
+
+
+#: What an agreement error gains on the command line and in a report, by its problem.
+HINTS = {
+    "too_few_coders": " (import another coder's codes with 'codecurve import-codes', or "
+    "compare with the model: --coders NAME,model)",
+    "no_shared_units": " (try --units all)",
+}
+
+
+def agreement_hint(exc: AgreementError, *, chosen: bool, units: str = "all") -> str:
+    """The option that would help with ``exc``, or ``""``: none for too few coders the
+    caller chose itself, and "try --units all" only after ``shared`` units of three or
+    more coders."""
+    if exc.problem == "too_few_coders" and chosen:
+        return ""
+    if exc.problem == "no_shared_units" and not (units == "shared" and len(exc.coders) > 2):
+        return ""
+    return HINTS.get(exc.problem, "")
 
 
 #: The embeddings, overrides and isolates, which reorder the rest of a line.
@@ -247,12 +269,17 @@ def _decisions(study: Study, coders: Sequence[str] | None) -> tuple[pd.DataFrame
 
 
 def _choose(study: Study, coders: Sequence[str] | None, people: list[str]) -> list[str]:
-    """The coders to compare: ``coders`` checked against the study's, or all of them."""
+    """The coders to compare: ``coders`` checked against the study's, or every coder but
+    the consensus coder (it settles the others' disagreements: comparing it with them
+    measures the reconciliation, not the coding)."""
     offer = ", ".join(safe(p) for p in people) or "none"
     if coders is None:
+        named = " (the consensus coder only when named)" if CONSENSUS in people else ""
+        people = [p for p in people if p != CONSENSUS]
         if len(people) < 2:
             raise AgreementError(
-                f"agreement needs decisions by two or more coders; coders in this study: {offer}",
+                f"agreement needs decisions by two or more coders; coders in this study: "
+                f"{offer}{named}",
                 problem="too_few_coders",
                 coders=people,
                 path=study.path,
@@ -288,7 +315,11 @@ def study_agreement(
     seed: int = 0,
     resamples: int = 1000,
 ) -> AgreementReport:
-    """Agreement of ``coders`` (default: every coder) per code and pooled over codes.
+    """Agreement of ``coders`` per code and pooled over codes.
+
+    By default every coder but the consensus coder is compared. Delegated decisions (the
+    model's picks under a coder's name) are never a coder's ratings; the report's notes
+    say what was left out and what was included.
 
     Args:
         study: An open study.
@@ -318,6 +349,33 @@ def study_agreement(
         )
     frame, people = _decisions(study, coders)
     chosen = _choose(study, coders, people)
+    notes = []
+    if coders is None and CONSENSUS in people:
+        notes.append(
+            f"the {CONSENSUS} coder is left out (it settles the others' disagreements); "
+            "name it among the coders to compare it"
+        )
+    if len(frame):
+        # A delegated decision is the model's pick filed under a coder's name: comparing
+        # it with anyone measures the model, not that coder.
+        delegated = frame["source"] == "delegated"
+        counted = frame[delegated & frame["coder"].isin(chosen)]
+        if len(counted):
+            by = ", ".join(
+                f"{safe(c)} {n}" for c, n in counted["coder"].value_counts().sort_index().items()
+            )
+            notes.append(
+                f"{len(counted)} delegated decision(s) (the model's picks filed under a "
+                f"coder's name: {by}) are left out; each coder is compared on their own "
+                "decisions"
+            )
+        frame = frame[~delegated]
+        taken = frame[(frame["source"] == "model") & frame["coder"].isin(chosen)]
+        if MODEL not in chosen and len(taken):
+            by = ", ".join(
+                f"{safe(c)} {n}" for c, n in taken["coder"].value_counts().sort_index().items()
+            )
+            notes.append(f"decisions that accepted the model's pick are included ({by})")
     codebook = study.codebook
     codes = list(codebook.codable)
     if code is not None:
@@ -331,12 +389,11 @@ def study_agreement(
                 coders=chosen,
                 path=study.path,
             ) from None
-    notes = []
     if MODEL in chosen and MODEL not in people:
         accepted = int(np.sum(frame["source"] == "model")) if len(frame) else 0
         notes.append(
             "the model's picks are from the active scoring configuration; "
-            "decisions that accepted the model's pick are left out"
+            "decisions that accepted the model's pick, and delegated ones, are left out"
             + (f" ({accepted})" if accepted else "")
         )
     frame = frame[frame["coder"].isin(chosen)] if len(frame) else frame

@@ -9,7 +9,9 @@ counts the uncoded pairs at or above it. Apply the plan with
 
 from __future__ import annotations
 
+import json
 import math
+import sqlite3
 
 import numpy as np
 
@@ -50,6 +52,30 @@ def _refused(reason: str, *, tier: str, max_error: float, level: float) -> Deleg
         tier=tier,
         reason=reason,
     )
+
+
+def skipped_confidence(
+    conn: sqlite3.Connection, study: Study, config_id: int, code_id: str, *, coded: set[str]
+) -> np.ndarray:
+    """The model's confidence on a code's skipped audit pairs: those before the last
+    one ``coded`` (blind, in the audit's random order) that have no blind decision.
+
+    Pairs not scored under the configuration are left out, as coded ones are.
+    """
+    sample = study.audit.sample()
+    if sample is None:
+        return np.zeros(0)
+    pairs = sample.pairs(code_id)
+    last = max((i for i, r in enumerate(pairs) if r in coded), default=-1)
+    missing = [study.index.response_key(r) for r in pairs[: last + 1] if r not in coded]
+    if not missing:
+        return np.zeros(0)
+    rows = conn.execute(
+        "SELECT confidence FROM scores WHERE config_id = ? AND cid = ? "
+        "AND rid IN (SELECT value FROM json_each(?))",
+        (config_id, study.index.code_key(code_id), json.dumps(missing)),
+    ).fetchall()
+    return np.asarray([float(r[0]) for r in rows], dtype=float)
 
 
 def plan_delegation(
@@ -110,6 +136,7 @@ def plan_delegation(
         )
     frame = study.queries.annotated_pairs(config_id, coder=screened.coder)
     blind = study.audit.blind_pairs(coder=screened.coder)
+    stale = study.audit.stale_pairs(coder=screened.coder)
     codes = [study.code(code)] if code is not None else list(study.codes)
     family = len(codes) if study_wide else 1
     code_level = 1.0 - (1.0 - lvl) / family
@@ -122,8 +149,16 @@ def plan_delegation(
             for r, w, scored in zip(rows["response_id"], rows["coder"], rows["scored"], strict=True)
         ]
         rows = rows[np.asarray(keep, dtype=bool)] if len(rows) else rows
+        n_stale = sum(1 for r, c, _w in stale if c == one.id and sample.is_audit(r, one.id))
         with study.snapshot() as conn:
             left_out = barred(conn, study.index, config_id, one.id)
+            skipped = skipped_confidence(
+                conn,
+                study,
+                config_id,
+                one.id,
+                coded={r for r, c, _w in blind | stale if c == one.id},
+            )
         report = screened.per_code.get(one.name)
         tier = report.tier if report is not None else "Insufficient data"
         outlook = None
@@ -135,13 +170,20 @@ def plan_delegation(
                 level=code_level,
             )
         else:
-            confidence = rows["p_max"].to_numpy(float)
+            # An audit pair the coder skipped (no blind decision, though later pairs of
+            # the random order have one) may be skipped for a reason (a hard pair, a
+            # confident model the coder doubted): it counts as an error, so that the
+            # certificate never rests on the pairs the coder chose to code.
+            confidence = np.concatenate([rows["p_max"].to_numpy(float), skipped])
             correct = decisions_agree(
                 rows["pick"].to_numpy(float),
                 rows["value"].to_numpy(float),
                 option_values=np.asarray(rows["scale_values"].iloc[0], dtype=float),
                 agreement=agreement,
                 applies_from=float(rows["applies_from"].iloc[0]),
+            )
+            correct = np.concatenate(
+                [np.asarray(correct, dtype=bool), np.zeros(len(skipped), bool)]
             )
             with study.snapshot() as conn:
                 outside, uncoded_outside = outside_audit(
@@ -184,6 +226,8 @@ def plan_delegation(
                 family_level=lvl,
                 not_covered=left_out.not_covered,
                 stale=left_out.stale,
+                skipped=len(skipped) if len(rows) else 0,
+                stale_evidence=n_stale,
             )
         )
     return DelegationPlan(

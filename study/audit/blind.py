@@ -1,4 +1,4 @@
-"""Blind double coding: a per-study setting, and the shared-sample order it comes with.
+"""Blind double coding: each coder's setting, and the shared-sample order it comes with.
 
 Under blind coding a coder sees no other coder's decisions, nor the model's answer, on a
 pair they have not decided yet (the app enforces it; METHOD.md section 3). The setting
@@ -6,10 +6,13 @@ is a ``setting`` event whose ``detail`` JSON is::
 
     {"blind_coding": true, "seed": S}
 
-the latest such event wins (turning it off is one more event, so the log says when it
-held). ``seed`` orders the "shared sample": the pairs another coder already decided, in
-a random order a keyed hash of the seed gives (:func:`shared_order`), so the overlap that
-reliability needs is built on purpose and the order can be drawn again later.
+Each coder's own latest such event says whether *they* code blind (turning it off is one
+more event, so the log says when it held): one coder's choice never carries over to the
+next coder's session. The seed is the study's, the latest set by anyone, so that every
+coder's shared sample comes in one order. ``seed`` orders the "shared sample": the pairs
+another coder already decided, in a random order a keyed hash of the seed gives
+(:func:`shared_order`), so the overlap that reliability needs is built on purpose and the
+order can be drawn again later.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import json
 import secrets
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from study.handle import StudyHandle
@@ -46,29 +49,36 @@ class BlindSetting:
     at: str | None = None
 
 
-def read_blind_setting(conn: sqlite3.Connection) -> BlindSetting:
-    """The latest blind coding setting (off, seed 0, when it was never set)."""
+def read_blind_setting(conn: sqlite3.Connection, *, coder: str | None = None) -> BlindSetting:
+    """The latest blind coding setting (off, seed 0, when it was never set): ``coder``'s
+    own (with the study's seed), or anyone's latest when no coder is given."""
     rows = events.of_kind(conn, "setting", ("id", "at", "coder", "detail"), newest_first=True)
-    for event_id, at, coder, detail in rows:
+    found: BlindSetting | None = None
+    for event_id, at, who, detail in rows:
         try:
             data: Any = json.loads(detail or "")
         except ValueError:
             continue
         if isinstance(data, dict) and "blind_coding" in data:
-            return BlindSetting(
+            setting = BlindSetting(
                 enabled=bool(data["blind_coding"]),
                 seed=int(data.get("seed", 0)),
                 event_id=int(event_id),
-                coder=None if coder is None else str(coder),
+                coder=None if who is None else str(who),
                 at=str(at),
             )
-    return BlindSetting(enabled=False, seed=0)
+            if found is None:
+                found = setting  # the study's seed
+            if coder is None or setting.coder == coder:
+                return replace(setting, seed=found.seed)
+    return BlindSetting(enabled=False, seed=0 if found is None else found.seed)
 
 
-def blind_setting(study: StudyHandle) -> BlindSetting:
-    """The study's latest blind coding setting (see :func:`read_blind_setting`)."""
+def blind_setting(study: StudyHandle, *, coder: str | None = None) -> BlindSetting:
+    """``coder``'s blind coding setting, or the study's latest (see
+    :func:`read_blind_setting`)."""
     with study.snapshot() as conn:
-        return read_blind_setting(conn)
+        return read_blind_setting(conn, coder=coder)
 
 
 def set_blind_coding(
@@ -78,7 +88,7 @@ def set_blind_coding(
 
     Args:
         enabled: On or off.
-        coder: Who changes it.
+        coder: Whose setting it is (it holds for their sessions only).
         seed: The shared sample order's seed; by default the current one, or a fresh
             random one the first time.
 
@@ -92,7 +102,7 @@ def set_blind_coding(
     detail = {"blind_coding": bool(enabled), "seed": int(seed)}
     with study.transaction() as conn:
         events.append(conn, "setting", coder=coder, detail=json.dumps(detail))
-    return blind_setting(study)
+    return blind_setting(study, coder=coder)
 
 
 def shared_key(seed: int, response_id: str, code_id: str) -> bytes:

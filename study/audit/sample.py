@@ -36,6 +36,7 @@ from screening.sampling import (
 from study.errors import StudyError
 from study.handle import StudyHandle
 from study.index import StudyIndex
+from study.iteration import revisions
 from study.log import events
 
 
@@ -117,11 +118,14 @@ class CodeAuditProgress:
         code_id: The code.
         progress: Coded (blind), skipped and remaining audit pairs.
         unblind: Audit pairs decided while seeing the model (left out of the screen).
+        stale: Audit pairs coded blind under an older definition of the code (counted
+            as coded here, but left out of the screen and the delegation as evidence).
     """
 
     code_id: str
     progress: AuditProgress
     unblind: int
+    stale: int = 0
 
 
 def _decode(detail: str | None, event_id: int) -> dict[str, Any]:
@@ -301,22 +305,39 @@ class Audit:
         assert extended is not None
         return extended
 
-    def blind_pairs(self, *, coder: str | None = None) -> set[tuple[str, str, str]]:
-        """``(response_id, code_id, coder)`` of every blind human decision.
+    def blind_pairs(
+        self, *, coder: str | None = None, stale: bool = False
+    ) -> set[tuple[str, str, str]]:
+        """``(response_id, code_id, coder)`` of every blind human decision that is
+        evidence on its code's current definition (with ``stale``: of those that are not).
 
-        Blind: decided without seeing the model's answer, or imported.
+        Blind: decided without seeing the model's answer, or imported. Stale: made under
+        an older codebook version than the one that last added or changed its code's
+        definition (:func:`study.iteration.revisions.definition_versions`), so it judged
+        another definition: the screen and the delegation leave it out and count it.
         """
-        sql = "SELECT rid, cid, coder FROM annotations WHERE blind = 1 AND source = 'human'"
+        sql = (
+            "SELECT rid, cid, coder, COALESCE(codebook_version, 1) FROM annotations "
+            "WHERE blind = 1 AND source = 'human'"
+        )
         params: list[Any] = []
         if coder is not None:
             sql += " AND coder = ?"
             params.append(coder)
         with self._study.snapshot() as conn:
             rows = conn.execute(sql, params).fetchall()
-        return {
-            (self._index.response_id(rid), self._index.code_at(cid).id, str(who))
-            for rid, cid, who in rows
-        }
+            since = revisions.definition_versions(conn)
+        out = set()
+        for rid, cid, who, version in rows:
+            code_id = self._index.code_at(cid).id
+            if (int(version) < since.get(code_id, 1)) is stale:
+                out.add((self._index.response_id(rid), code_id, str(who)))
+        return out
+
+    def stale_pairs(self, *, coder: str | None = None) -> set[tuple[str, str, str]]:
+        """The blind decisions made under an older definition of their code (see
+        :meth:`blind_pairs`)."""
+        return self.blind_pairs(coder=coder, stale=True)
 
     def progress(self, *, coder: str | None = None) -> dict[str, CodeAuditProgress]:
         """Per code: audit pairs coded blind (by ``coder``, or anyone), skipped, remaining.
@@ -345,6 +366,10 @@ class Audit:
                 blind.setdefault(code_id, set()).add(response_id)
             else:
                 seen.setdefault(code_id, set()).add(response_id)
+        stale: dict[str, set[str]] = {}
+        for response_id, code_id, _who in self.stale_pairs(coder=coder):
+            if sample.is_audit(response_id, code_id):
+                stale.setdefault(code_id, set()).add(response_id)
         out = {}
         for code in self._study.codes:
             done = blind.get(code.id, set())
@@ -352,5 +377,6 @@ class Audit:
                 code_id=code.id,
                 progress=audit_progress(sample.pairs(code.id), done),
                 unblind=len(seen.get(code.id, set()) - done),
+                stale=len(stale.get(code.id, set())),
             )
         return out

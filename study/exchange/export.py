@@ -58,6 +58,7 @@ programs detect the encoding.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -65,7 +66,15 @@ from typing import TYPE_CHECKING
 from codebooks.errors import InputError
 from codebooks.files import check_target
 from study.errors import StudyError
-from study.exchange.frames import LAYOUTS, LONG_COLUMNS, long_frame, provenance, wide_frame
+from study.exchange.coders import CoderChoiceError, export_coder
+from study.exchange.frames import (
+    LAYOUTS,
+    LONG_COLUMNS,
+    long_frame,
+    long_frame_by_coder,
+    provenance,
+    wide_frame,
+)
 from study.exchange.writers import (
     FORMATS,
     XLSX_CELL_LIMIT,
@@ -90,12 +99,14 @@ __all__ = [
     "LAYOUTS",
     "LONG_COLUMNS",
     "XLSX_CELL_LIMIT",
+    "CoderChoiceError",
     "atomic_write",
     "export_codebook",
     "export_format",
     "export_study",
     "long_frame",
     "metadata_path",
+    "metadata_target",
     "neutralise",
     "provenance",
     "read_export",
@@ -105,6 +116,26 @@ __all__ = [
     "write_parquet",
     "write_xlsx",
 ]
+
+
+#: Folders of devices and of a process's open files: ``/dev/stdout`` is a regular file
+#: when the output is redirected to one, yet nothing belongs beside it.
+_SYSTEM_FOLDERS = (Path("/dev"), Path("/proc"))
+
+
+def metadata_target(path: str | Path) -> Path | None:
+    """Where a CSV or JSONL export to ``path`` puts its provenance
+    (:func:`metadata_path`), or None when ``path`` is no file of its own folder: a
+    device, a pipe, standard output (``/dev/stdout``, ``/proc/self/fd/1``), a folder."""
+    target = Path(path)
+    places = [Path(os.path.abspath(target))]
+    if target.is_symlink():  # a link to /dev/stdout in a folder of one's own
+        places.append(Path(os.path.abspath(target.parent / os.readlink(target))))
+    if any(p.is_relative_to(folder) for p in places for folder in _SYSTEM_FOLDERS):
+        return None
+    if target.exists() and not target.is_file():
+        return None
+    return metadata_path(target)
 
 
 def export_study(
@@ -128,10 +159,16 @@ def export_study(
         layout: ``long`` or ``wide``.
         config_id: The scoring configuration whose scores are exported: ``"active"``
             (default), an id, or ``None`` for no scores.
-        coder: Export this coder's decisions (default: the latest decision of any coder).
-        protect: Files never to overwrite (besides the study and any SQLite file).
+        coder: Export this coder's decisions, or ``consensus`` the reconciled ones. By
+            default the only coder's; with several coders the reconciled decisions once
+            the consensus coder decided anything, else a coder must be chosen or every
+            coder kept apart (:mod:`study.exchange.coders`).
+        protect: Files never to overwrite (besides the study, the responses file it was
+            made from and any SQLite file).
         fill: The wide layout's undecided cells: ``none`` (blank) or ``model``.
-        all_coders: Wide layout: add a ``CODE [coder]`` column per code and coder.
+        all_coders: Keep every coder apart: the wide layout adds a ``CODE [coder]``
+            column per code and coder (the code columns hold the reconciled values);
+            the long layout has a row per pair and coder who decided it.
 
     Returns:
         The path written.
@@ -139,20 +176,19 @@ def export_study(
     Raises:
         StudyError: unknown format or layout, a refused or unwritable target (checked
             before the work), a damaged study file.
+        CoderChoiceError: several coders, none chosen and the coders not kept apart.
     """
     target = Path(path)
     fmt = export_format(target, format)
     if layout not in LAYOUTS:
         raise StudyError(f"unknown layout {layout!r}; use long or wide")
-    if all_coders and layout != "wide":
-        raise StudyError("every coder's columns are for the wide layout")
-    protect = (study.path, *protect)
+    source = study.meta().get("responses_source", "")  # the file the study was made from
+    protect = (study.path, *protect, *([Path(source)] if source else []))
     check_target(target, protect=protect, error=StudyError)
     # CSV and JSONL hold no metadata: their provenance goes in a file beside them (not
     # beside a device or pipe, such as /dev/stdout).
-    metadata = None
-    if fmt in ("csv", "jsonl") and (target.is_file() or not target.exists()):
-        metadata = metadata_path(target)
+    metadata = metadata_target(target) if fmt in ("csv", "jsonl") else None
+    if metadata is not None:
         check_target(metadata, protect=(*protect, target), error=StudyError)
     if not study.read_only:
         # Read through a handle of its own: the writer's stays free for the coder's
@@ -174,15 +210,19 @@ def export_study(
             )
     # A damaged page would otherwise read as "not scored" and export silently.
     study.quick_check()
-    if layout == "long":
-        frame = long_frame(
-            study, config_id=config_id, coder=coder, curves_as_json=fmt in ("csv", "xlsx")
-        )
+    coder = export_coder(study, coder, all_coders=all_coders)
+    as_json = fmt in ("csv", "xlsx")
+    if layout == "long" and all_coders:
+        frame = long_frame_by_coder(study, config_id=config_id, curves_as_json=as_json)
+    elif layout == "long":
+        frame = long_frame(study, config_id=config_id, coder=coder, curves_as_json=as_json)
     else:
         frame = wide_frame(
             study, config_id=config_id, coder=coder, fill=fill, all_coders=all_coders
         )
-    info = provenance(study, config_id=config_id, layout=layout, coder=coder, fill=fill)
+    info = provenance(
+        study, config_id=config_id, layout=layout, coder=coder, fill=fill, all_coders=all_coders
+    )
     if fmt == "xlsx":
         return atomic_write(target, lambda tmp: write_xlsx(frame, tmp, info=info), protect=protect)
     if fmt == "parquet":

@@ -16,9 +16,19 @@ import numpy as np
 import pandas as pd
 
 from codebooks.model import Code
+from study.audit.sample import AuditSample, read_audit
 from study.errors import StudyError
+from study.exchange.coders import (
+    DECISION_COLUMNS,
+    chosen_decisions,
+    decision_coders,
+    describe_choice,
+    export_coder,
+)
+from study.iteration import revisions
 from study.log.delegations import guarantee_sentences
 from study.queries.pairs import pair_scale
+from study.rows import CONSENSUS
 from study.scores.labels import resolve_config
 from study.stamps import now, software_version
 from study.view import StudyView
@@ -51,6 +61,10 @@ LONG_COLUMNS = (
     "blind",
     "coder",
     "decided_at",
+    "codebook_version",
+    "delegation",
+    "audit",
+    "audit_rank",
     "note",
     "memo",
     "final",
@@ -122,6 +136,12 @@ _SCORE_COLUMNS = (
 )
 
 
+def _own(coder: str | None) -> str | None:
+    """The coder whose archived codes and notes an export reads: the reconciled
+    decisions are anyone's."""
+    return None if coder == CONSENSUS else coder
+
+
 def archived_keys(study: StudyView, *, coder: str | None = None) -> list[int]:
     """The ``cid`` of every archived code (one a revision removed) with a decision.
 
@@ -166,10 +186,15 @@ def long_frame(
 
     ``probs``/``surprisal`` are lists of floats, or JSON text with ``curves_as_json``.
     Archived codes with a decision follow the current codes of each response (``archived``
-    True); their final value is the decision alone, never the model's pick.
+    True); their final value is the decision alone, never the model's pick. Whose
+    decisions: :func:`study.exchange.coders.export_coder` (several coders are never mixed).
+
+    Raises:
+        CoderChoiceError: several coders, none chosen, no consensus decisions.
     """
     cfg = _config_id(study, config_id)
-    archived = archived_keys(study, coder=coder)
+    coder = export_coder(study, coder)
+    archived = archived_keys(study, coder=_own(coder))
     codable = [*study.index.codable_keys, *archived]
     with study.snapshot() as conn:
         responses = _response_order(study)
@@ -183,23 +208,18 @@ def long_frame(
                 (cfg,),
             ).fetchall()
         )
-        sql = "SELECT rid, cid, value, source, blind, coder, decided_at FROM annotations"
-        params: list[Any] = []
-        if coder is not None:
-            sql += " WHERE coder = ?"
-            params.append(coder)
-        decisions = conn.execute(sql + " ORDER BY decided_at, event_id", params).fetchall()
+        chosen = chosen_decisions(conn, coder=coder)
         notes = conn.execute("SELECT rid, cid, coder, note FROM notes").fetchall()
         memo_of = memos(study, coder=coder)
+        sample = read_audit(conn)
     rids = np.repeat(np.array([r[0] for r in responses], dtype=np.int64), len(codable))
     cids = np.tile(np.array(codable, dtype=np.int64), len(responses))
     frame = pd.DataFrame({"rid": rids, "cid": cids})
     score_frame = pd.DataFrame.from_records(scores, columns=["rid", "cid", *_SCORE_COLUMNS])
     frame = frame.merge(score_frame, on=["rid", "cid"], how="left")
     decision_frame = pd.DataFrame.from_records(
-        decisions,
-        columns=["rid", "cid", "decision", "decision_source", "blind", "coder", "decided_at"],
-    ).drop_duplicates(["rid", "cid"], keep="last")  # the latest decision counts
+        chosen.rows, columns=list(DECISION_COLUMNS)
+    ).drop_duplicates(["rid", "cid"], keep="last")  # one coder's (or one reconciled) per pair
     frame = frame.merge(decision_frame, on=["rid", "cid"], how="left")
     note_frame = pd.DataFrame.from_records(notes, columns=["rid", "cid", "note_coder", "note"])
     frame["note_coder"] = frame["coder"] if coder is None else frame["coder"].fillna(coder)
@@ -207,7 +227,8 @@ def long_frame(
 
     codes = {cid: study.index.code_at(cid) for cid in codable}
     scales = {cid: pair_scale(study, cfg, code) for cid, code in codes.items()}
-    labels = {cid: {o.value: o.label for o in scale.options} for cid, scale in scales.items()}
+    # A value no option has gets no label in the export (its digits are in the value column).
+    labels = {cid: {v: scale.label_of(v) for v in scale.values} for cid, scale in scales.items()}
     cid_list = frame["cid"].tolist()
     is_archived = frame["cid"].isin(archived).to_numpy(dtype=bool)
     frame["response_id"] = frame["rid"].map(study.index.response_ids_by_key())
@@ -222,7 +243,15 @@ def long_frame(
     frame["scored"] = frame["model_pick"].notna()
     # An archived code is not in the current codebook: only a decision is a value of it.
     fallback = frame["model_pick"].mask(pd.Series(is_archived, index=frame.index))
-    frame["final"] = frame["decision"].fillna(fallback)
+    unresolved = pd.Series(
+        [(r, c) in chosen.unresolved for r, c in zip(frame["rid"], cid_list, strict=True)]
+        if chosen.unresolved
+        else False,
+        index=frame.index,
+        dtype=bool,
+    )
+    # An unsettled disagreement has no final value: the model's pick is no stand-in.
+    frame["final"] = frame["decision"].fillna(fallback.mask(unresolved))
     for column, source in (
         ("model_pick_label", "model_pick"),
         ("decision_label", "decision"),
@@ -240,9 +269,10 @@ def long_frame(
             frame["decision_source"].eq("human").to_numpy(dtype=bool),
             frame["decision_source"].eq("model").to_numpy(dtype=bool),
             frame["decision_source"].eq("delegated").to_numpy(dtype=bool),
+            unresolved.to_numpy(dtype=bool),
             frame["scored"].to_numpy(dtype=bool) & ~is_archived,
         ],
-        ["human", "accepted", "delegated", "model"],
+        ["human", "accepted", "delegated", "unresolved", "model"],
         default="",
     )
     frame["final_from"] = frame["final_from"].replace("", None)
@@ -257,7 +287,61 @@ def long_frame(
     )
     for column in ("decision_source", "coder", "decided_at", "note"):
         frame[column] = frame[column].astype(object).where(frame[column].notna(), None)
+    for column in ("codebook_version", "delegation"):
+        frame[column] = frame[column].astype("Float64").astype("Int64")
+    frame["audit"], frame["audit_rank"] = _audit_columns(study, sample, frame, codes)
     return frame[list(LONG_COLUMNS)]
+
+
+def _audit_columns(
+    study: StudyView, sample: AuditSample | None, frame: pd.DataFrame, codes: dict[int, Code]
+) -> tuple[pd.Series, pd.Series]:
+    """Per row: whether the pair is in the audit sample, and its response's 1-based rank
+    in the audit's random order (empty for a response the audit was not drawn from)."""
+    if sample is None:
+        empty = pd.Series(pd.NA, index=frame.index)
+        return empty.astype("boolean"), empty.astype("Int64")
+    ids = study.index.response_ids_by_key()
+    rank_of = {rid: sample.position(ids[rid]) for rid in set(frame["rid"].tolist())}
+    ranks = [rank_of[int(r)] for r in frame["rid"].tolist()]
+    sizes = [sample.size(codes[int(c)].id) for c in frame["cid"].tolist()]
+    audit = [r is not None and r < n for r, n in zip(ranks, sizes, strict=True)]
+    rank = pd.array([None if r is None else r + 1 for r in ranks], dtype="Int64")
+    return (
+        pd.Series(pd.array(audit, dtype="boolean"), index=frame.index),
+        pd.Series(rank, index=frame.index),
+    )
+
+
+def long_frame_by_coder(
+    study: StudyView, *, config_id: int | str | None = "active", curves_as_json: bool = False
+) -> pd.DataFrame:
+    """The long layout with every coder kept apart: a row per pair and coder who decided
+    it (the ``coder`` column says whose), and one row for each pair nobody decided.
+
+    Rows follow the responses' order, codes in codebook order, coders by name.
+    """
+    coders = decision_coders(study)
+    parts = [
+        long_frame(study, config_id=config_id, coder=c, curves_as_json=curves_as_json)
+        for c in coders
+    ]
+    # The consensus coder's frame is the reconciled one: only its own rows are its.
+    decided = [
+        part[part["decision"].notna() & part["coder"].eq(c)]
+        for c, part in zip(coders, parts, strict=True)
+    ]
+    if parts:
+        nobody = np.logical_and.reduce([part["decision"].isna().to_numpy() for part in parts])
+        rest = parts[0][nobody]
+    else:
+        rest = long_frame(study, config_id=config_id, curves_as_json=curves_as_json)
+    frame = pd.concat([*decided, rest])
+    # The row's place in the single-coder layout, then the coder: a pair's rows together.
+    frame["_place"] = frame.index
+    frame["_who"] = frame["coder"].fillna("")
+    frame = frame.sort_values(["_place", "_who"], kind="stable")
+    return frame.drop(columns=["_place", "_who"]).reset_index(drop=True)
 
 
 def wide_frame(
@@ -287,10 +371,11 @@ def wide_frame(
     """
     if fill not in FILLS:
         raise StudyError(f"fill must be one of {', '.join(FILLS)}, not {fill!r}")
+    coder = export_coder(study, coder, all_coders=all_coders)
     long = long_frame(study, config_id=config_id, coder=coder, curves_as_json=True)
     responses = _response_order(study)
     codes = list(study.index.codable_codes())
-    archived = [study.index.code_at(cid) for cid in archived_keys(study, coder=coder)]
+    archived = [study.index.code_at(cid) for cid in archived_keys(study, coder=_own(coder))]
     attr_names: dict[str, None] = {}
     for _rid, _id, _text, attrs in responses:
         for key in attrs:
@@ -383,16 +468,13 @@ def source_counts(
     Returns:
         ``{"coder", "accepted", "delegated", "model", "none"}`` counts over all pairs:
         the coder's own decisions, picks accepted from the model, delegated ones, the
-        model's unreviewed picks, and pairs with no value at all.
+        model's unreviewed picks, and pairs with no value at all; with the reconciled
+        decisions (``coder="consensus"``) also ``unresolved``, where there are any.
     """
     cfg = _config_id(study, config_id)
-    sql = "SELECT rid, cid, source FROM annotations"
-    params: list[Any] = []
-    if coder is not None:
-        sql += " WHERE coder = ?"
-        params.append(coder)
     with study.snapshot() as conn:
-        rows = conn.execute(sql + " ORDER BY decided_at, event_id", params).fetchall()
+        chosen = chosen_decisions(conn, coder=coder)
+        rows = [(r[0], r[1], r[3]) for r in chosen.rows]
         scored = (
             set()
             if cfg is None
@@ -408,7 +490,12 @@ def source_counts(
     for source in latest.values():
         key = by_source.get(source, "coder")
         counts[key] += 1
-    counts["model"] = sum(1 for pair in scored if pair not in latest and pair[1] in codable)
+    unresolved = {pair for pair in chosen.unresolved if pair[1] in codable}
+    if unresolved:
+        counts["unresolved"] = len(unresolved)
+    counts["model"] = sum(
+        1 for pair in scored if pair not in latest and pair not in unresolved and pair[1] in codable
+    )
     counts["none"] = study.pair_count() - sum(counts.values())
     return counts
 
@@ -420,6 +507,28 @@ def _code_name(study: StudyView, code_id: str) -> str:
         return code_id
 
 
+def _audit_provenance(study: StudyView) -> dict[str, str]:
+    """The codebook version and the audit sample, as the long layout's columns read them."""
+    with study.snapshot() as conn:
+        sample = read_audit(conn)
+        version = revisions.current_version(conn)
+    info = {
+        "codebook version": f"{version} (column codebook_version: the version each decision "
+        "was made under)"
+    }
+    if sample is None:
+        info["audit sample"] = "(none drawn)"
+        return info
+    sizes = ", ".join(f"{_code_name(study, c)} {n}" for c, n in sample.sizes.items())
+    info["audit sample"] = (
+        f"blind random audit, seed {sample.seed}, drawn from {sample.population} responses, "
+        f"last drawn or extended {sample.drawn_at}; pairs per code: {sizes} (columns audit: "
+        "the pair is in the sample; audit_rank: its response's place in the random order, "
+        "a code's sample being its first n responses)"
+    )
+    return info
+
+
 def provenance(
     study: StudyView,
     *,
@@ -427,11 +536,21 @@ def provenance(
     layout: str | None = None,
     coder: str | None = None,
     fill: str = "none",
+    all_coders: bool = False,
 ) -> dict[str, str]:
-    """What produced an export: model, template, context, scale, codebook, software, time."""
+    """What produced an export: model, template, context, scale, codebook, software, time.
+
+    ``coder`` is whose decisions the export holds (:func:`study.exchange.coders.export_coder`:
+    ``consensus`` for the reconciled ones), ``all_coders`` that every coder is kept apart.
+    """
     cfg = _config_id(study, config_id)
     book = study.codebook
     meta = study.meta()
+    counts = source_counts(study, config_id=cfg, coder=coder)
+    coders = decision_coders(study)
+    exported = describe_choice(coder, coders=coders, unresolved=counts.get("unresolved", 0))
+    if all_coders:
+        exported = f"every coder apart ({', '.join(coders)}); the common values: {exported}"
     info = {
         "study": study.path.name,
         "study created": meta.get("created_at", ""),
@@ -441,10 +560,11 @@ def provenance(
         "scale": f"{book.scale.name} {list(book.scale.values)}, applies from "
         f"{book.scale.threshold}",
         "responses": str(study.response_count()),
-        "decisions": str(study.decisions.count(coder=coder)),
+        "decisions": str(counts["coder"] + counts["accepted"] + counts["delegated"]),
         "coders": ", ".join(study.decisions.coders()) or "(none)",
-        "coder exported": coder or "(latest decision of any coder)",
+        "coder exported": exported,
     }
+    info |= _audit_provenance(study)
     if cfg is None:
         info["model"] = "(not scored)"
     else:
@@ -463,9 +583,8 @@ def provenance(
             "configuration key": row.key,
             "pairs scored": f"{study.scores.scored_count(cfg)} of {study.pair_count()}",
         }
-    counts = source_counts(study, config_id=cfg, coder=coder)
     info["values by source"] = ", ".join(f"{key} {value}" for key, value in counts.items())
-    archived = [study.index.code_at(cid).name for cid in archived_keys(study, coder=coder)]
+    archived = [study.index.code_at(cid).name for cid in archived_keys(study, coder=_own(coder))]
     if archived:
         info["archived codes"] = (
             ", ".join(archived) + " (removed by a codebook revision; their decisions are "
@@ -475,7 +594,7 @@ def provenance(
         "(the coder's)" if coder else "(the latest memo of any coder)"
     )
     # The sentence a methods section can quote, per code a delegation (not undone) planned.
-    for code_id, sentence in guarantee_sentences(study).items():
+    for code_id, sentence in guarantee_sentences(study, config_id=cfg).items():
         name = _code_name(study, code_id)
         info[f"delegation guarantee ({name})"] = sentence
     if layout is not None:

@@ -60,6 +60,38 @@ def current_version(conn: sqlite3.Connection) -> int:
     return 1 if row is None or row[0] is None else int(row[0])
 
 
+def definition_versions(conn: sqlite3.Connection) -> dict[str, int]:
+    """code id -> the codebook version from which its current definition holds: the
+    latest version that added the code or changed its content (a rename or a move keeps
+    it). A code not listed has held since version 1.
+
+    A blind decision made under an older version than its code's is *stale evidence*: it
+    judged another definition (:meth:`study.audit.sample.Audit.stale_pairs`).
+    """
+    try:
+        rows = conn.execute(
+            "SELECT version, changes FROM codebook_versions ORDER BY version"
+        ).fetchall()
+    except sqlite3.OperationalError:  # a file at a schema without versions
+        return {}
+    since: dict[str, int] = {}
+    for version, blob in rows:
+        try:
+            changes = [c for c in json.loads(blob or "[]") if isinstance(c, dict)]
+        except ValueError:
+            continue
+        for change in changes:  # renames first: a change in the same version wins
+            old, new = change.get("old_id"), change.get("code_id")
+            if change.get("kind") == "renamed" and old in since and isinstance(new, str):
+                since[new] = since.pop(str(old))
+        for change in changes:
+            if change.get("kind") in ("added", "changed") and isinstance(
+                change.get("code_id"), str
+            ):
+                since[str(change["code_id"])] = int(version)
+    return since
+
+
 def read_versions(conn: sqlite3.Connection, *, path: Path) -> list[CodebookVersion]:
     """Every codebook version, oldest first.
 

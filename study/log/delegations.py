@@ -66,6 +66,10 @@ class CodePlan:
             for review until the audit is extended over them.
         stale: Uncoded pairs whose score is stale (a changed definition or text): left
             for review until they are scored again.
+        skipped: Audit pairs the coder skipped (no blind decision, though later pairs of
+            the audit's random order have one): counted as errors in the certificate.
+        stale_evidence: Blind audit decisions made under an older definition of the
+            code: left out of the evidence.
     """
 
     code_id: str
@@ -81,10 +85,27 @@ class CodePlan:
     family_level: float | None = None
     not_covered: int = 0
     stale: int = 0
+    skipped: int = 0
+    stale_evidence: int = 0
 
     @property
     def certified(self) -> bool:
         return self.delegation.certified
+
+    def evidence_note(self) -> str:
+        """What the audit evidence leaves out or counts against the model ("" if nothing)."""
+        parts = []
+        if self.skipped:
+            parts.append(
+                f"{self.skipped} audit pair(s) the coder skipped (no blind decision, though "
+                "later pairs of the random order have one) are counted as errors"
+            )
+        if self.stale_evidence:
+            parts.append(
+                f"{self.stale_evidence} blind audit decision(s) made under an older "
+                "definition of the code are left out as stale evidence"
+            )
+        return "; ".join(parts)
 
     def guarantee(self) -> str:
         """The sentence a methods section can quote (or the refusal and its reason).
@@ -93,6 +114,9 @@ class CodePlan:
         one over ``family`` codes.
         """
         sentence = self.delegation.guarantee(self.code_name)
+        note = self.evidence_note()
+        if note:
+            sentence += f" Audit evidence: {note}."
         if not self.certified:
             return sentence
         if self.family > 1 and self.family_level is not None:
@@ -115,6 +139,8 @@ class CodePlan:
             "left": self.left,
             "not_covered": self.not_covered,
             "stale": self.stale,
+            "skipped": self.skipped,
+            "stale_evidence": self.stale_evidence,
             "guarantee": self.guarantee(),
         }
 
@@ -325,9 +351,11 @@ def latest_delegations(study: StudyHandle) -> dict[str, dict[str, Any]]:
     the plan's ``max_error``, ``level`` and ``config``.
     """
     with study.snapshot() as conn:
-        rows = events.of_kind(conn, "delegate", ("id", "at", "coder", "detail"), standing=True)
+        rows = events.of_kind(
+            conn, "delegate", ("id", "at", "coder", "detail", "config_id"), standing=True
+        )
     out: dict[str, dict[str, Any]] = {}
-    for event_id, at, coder, detail in rows:
+    for event_id, at, coder, detail, config_id in rows:
         try:
             data = json.loads(detail or "")
             codes = data["codes"]
@@ -345,17 +373,33 @@ def latest_delegations(study: StudyHandle) -> dict[str, dict[str, Any]]:
                 "max_error": data.get("max_error"),
                 "level": data.get("level"),
                 "config": data.get("config"),
+                "config_id": None if config_id is None else int(config_id),
             }
     return out
 
 
-def guarantee_sentences(study: StudyHandle) -> dict[str, str]:
+def guarantee_sentences(study: StudyHandle, *, config_id: int | None = None) -> dict[str, str]:
     """code id -> the one-sentence guarantee of its latest delegation (for provenance).
 
     Only codes a delegation (not undone) planned are listed; a refused code's sentence
-    says that nothing was delegated and why.
+    says that nothing was delegated and why. Each sentence names its delegation and the
+    scoring configuration it was certified on, and says so when that is not
+    ``config_id`` (the configuration exported, after another was activated).
     """
-    return {code: str(entry["guarantee"]) for code, entry in latest_delegations(study).items()}
+    out = {}
+    for code, entry in latest_delegations(study).items():
+        sentence = str(entry["guarantee"])
+        where = f"Delegation {entry['event_id']} by {entry['coder']}"
+        if entry.get("config"):
+            where += f", certified on the scores of configuration {entry['config']}"
+        other = entry.get("config_id")
+        if config_id is not None and other is not None and other != config_id:
+            where += (
+                f" (configuration {other}, not the configuration {config_id} this export "
+                "shows: the guarantee is about that configuration's picks)"
+            )
+        out[code] = f"{sentence} [{where}.]"
+    return out
 
 
 class Delegations:
@@ -382,7 +426,7 @@ class Delegations:
         detail = _json_safe(plan.to_dict())
         recorded: dict[str, int] = {}
         withdrawn: dict[str, int] = {}
-        with self._study.transaction() as conn:
+        with self._study.transaction(current=True) as conn:
             head = events.append(
                 conn,
                 "delegate",

@@ -122,9 +122,9 @@ def project_from_study(
     Args:
         study: An open study.
         coder: Export only this coder's decisions (and notes), credited to them.
-        all_coders: Export every coder's decisions, each as their own user.
-            By default each pair's final decision is exported: the latest coder's, or
-            the model's pick where no coder decided.
+        all_coders: Export every coder's decisions, each as their own user (the
+            default when several coders decided). With one coder each pair's final
+            decision is exported: the coder's, or the model's pick where no one decided.
 
     Raises:
         ProjectFileError: ``coder`` and ``all_coders`` together, or an unknown coder.
@@ -134,6 +134,11 @@ def project_from_study(
     if coder is not None and coder not in study.decisions.coders():
         known = ", ".join(study.decisions.coders()) or "none yet"
         raise ProjectFileError(f"no decisions by coder {coder!r} in this study (coders: {known})")
+    if coder is None and not all_coders:
+        # Several coders are never mixed pair by pair: each is a user of their own.
+        with study.snapshot() as conn:
+            several = conn.execute("SELECT COUNT(DISTINCT coder) FROM annotations").fetchone()
+        all_coders = int(several[0]) > 1
     return _Exporter(study).project(coder=coder, all_coders=all_coders)
 
 
@@ -450,7 +455,7 @@ def _exported(row: Mapping[str, Any], user: str, *, accepted_by: str | None) -> 
 def _coding_description(scale: Scale, d: _Exported) -> str:
     parts = []
     if scale.k > 2:
-        option = next((o for o in scale.options if o.value == d.value), None)
+        option = scale.option_of(d.value)
         anchor = f" ({option.anchor})" if option is not None and option.anchor else ""
         parts.append(f"value {d.value} on scale {scale.name}{anchor}")
     if d.confidence is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -47,26 +48,67 @@ def test_wide_export_has_one_column_per_coder_and_code(tmp_path: Path) -> None:
     assert frame["Team [ana]"].isna().all()  # nobody decided Team
 
 
-def test_all_coders_needs_the_wide_layout_or_a_project(
+def test_all_coders_in_the_long_layout_is_a_row_per_pair_and_coder(tmp_path: Path) -> None:
+    path = _two_coders_and_consensus(tmp_path)
+    out = tmp_path / "long.csv"
+    assert main(["export", str(path), "-o", str(out), "--all-coders"]) == 0
+    frame = pd.read_csv(out, encoding="utf-8-sig", dtype={"response_id": str})
+    r0 = frame[(frame["response_id"] == "r0") & (frame["code_id"] == "pay")]
+    assert sorted(r0["coder"]) == ["ana", "ben", "consensus"]
+
+
+def _read(path: Path) -> dict[tuple[str, str], dict[Any, Any]]:
+    frame = pd.read_csv(path, encoding="utf-8-sig", dtype={"response_id": str})
+    return {(str(r["response_id"]), str(r["code_id"])): r for r in frame.to_dict("records")}
+
+
+def test_export_coder_consensus_exports_the_reconciled_decisions(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = _two_coders_and_consensus(tmp_path)
-    out = tmp_path / "long.csv"
-    assert main(["export", str(path), "-o", str(out), "--all-coders"]) == 2
-    err = capsys.readouterr().err
-    assert "--layout wide" in err
-    assert not out.exists()
-
-
-def test_export_coder_consensus_exports_the_reconciled_decisions(tmp_path: Path) -> None:
-    path = _two_coders_and_consensus(tmp_path)
+    for who in ("ana", "ben"):
+        assert main(["export", str(path), "-o", str(tmp_path / f"{who}.csv"), "--coder", who]) == 0
+    ana, ben = _read(tmp_path / "ana.csv"), _read(tmp_path / "ben.csv")
     out = tmp_path / "consensus.csv"
-    assert main(["export", str(path), "-o", str(out), "--coder", "consensus"]) == 0
-    frame = pd.read_csv(out, encoding="utf-8-sig", dtype={"response_id": str})
-    decided = frame[frame["decision"].notna()]
-    assert len(decided) == 10
-    assert set(decided["coder"]) == {"consensus"}
-    assert set(decided["note"]) == {"agreed at the meeting"}
+    capsys.readouterr()
+    # The default once there is a consensus, and said so.
+    assert main(["export", str(path), "-o", str(out)]) == 0
+    assert "writing the reconciled decisions" in capsys.readouterr().err
+    frame = _read(out)
+    settled = [row for row in frame.values() if row["coder"] == "consensus"]
+    assert len(settled) == 10
+    assert {row["note"] for row in settled} == {"agreed at the meeting"}
+    unresolved = 0
+    for key, row in frame.items():
+        if row["coder"] == "consensus":
+            continue
+        known = [v for v in (ana[key]["decision"], ben[key]["decision"]) if not pd.isna(v)]
+        if len(set(known)) > 1:
+            assert pd.isna(row["decision"])
+            assert row["final_from"] == "unresolved"
+            unresolved += 1
+        elif known:
+            assert row["decision"] == known[0]
+        else:
+            assert pd.isna(row["decision"])
+    assert unresolved > 0
+
+
+def test_several_coders_without_a_consensus_must_be_chosen(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _two_coders_and_consensus(tmp_path)
+    with Study.open(path) as study:
+        for i in range(10):
+            study.decisions.clear(f"r{i}", "pay", coder="consensus")
+    out = tmp_path / "x.csv"
+    assert main(["export", str(path), "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "2 coders ('ana', 'ben')" in err
+    assert "--coder NAME" in err
+    assert "--all-coders" in err
+    assert len(err.splitlines()) == 1
+    assert not out.exists()
 
 
 def test_export_an_unknown_coder_is_one_line(

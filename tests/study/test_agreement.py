@@ -141,3 +141,22 @@ def test_estimates_are_described_as_the_table_shows_them(study: Study) -> None:
     text = describe_estimate(row.percent, percent=True)
     assert text.startswith("75.0% [")
     assert describe_estimate(None) == "-"
+
+
+def test_consensus_and_delegated_picks_are_not_a_coders_ratings(study: Study) -> None:
+    study.decisions.record("r2", "workload", 0, coder="consensus")
+    # The model's pick filed under ana's name by a delegation, on a pair ben decided.
+    study.decisions.import_decisions(
+        [("r9", "workload", 1)], coder="ana", sources={("r9", "workload"): "delegated"}
+    )
+    study.decisions.record("r9", "workload", 1, coder="ben")
+    report = study_agreement(study, resamples=50, seed=3)
+    assert report.coders == ("ana", "ben")  # consensus only when named
+    workload = next(row for row in report.per_code if row.code == "Workload").result
+    assert workload.n_units == 8  # r9 is the model against ben: not counted
+    notes = " ".join(report.notes)
+    assert "consensus coder is left out" in notes
+    assert "1 delegated decision(s)" in notes
+    assert "ana 1" in notes
+    named = study_agreement(study, coders=["ana", "consensus"], resamples=50, seed=3)
+    assert named.coders == ("ana", "consensus")

@@ -3,14 +3,17 @@ the disagreements a reconciliation lists."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from study.analysis.reconcile import compared_coders, disagreements, resolved_count
 from study.errors import StudyError
-from study.exchange.export import export_study
+from study.exchange.coders import CoderChoiceError
+from study.exchange.export import export_study, read_export
 from study.exchange.frames import wide_frame
 from study.store import Study
 from tests.factories import build_study
@@ -44,10 +47,57 @@ def test_wide_all_coders_columns(study: Study) -> None:
     assert "Team support [ana]" not in wide_frame(study).columns
 
 
-def test_all_coders_is_refused_in_the_long_layout(study: Study, tmp_path: Path) -> None:
-    with pytest.raises(StudyError, match="wide layout"):
-        export_study(study, tmp_path / "x.csv", all_coders=True)
-    assert not (tmp_path / "x.csv").exists()
+def test_the_long_layout_keeps_every_coder_apart(study: Study, tmp_path: Path) -> None:
+    back = read_export(export_study(study, tmp_path / "x.csv", all_coders=True))
+    decided = {
+        (r, c, who)
+        for who in ("ana", "ben")
+        for r, c in [("r1", "team"), ("r2", "team"), ("r1", "workload")]
+    } | {("r1", "team", "consensus")}
+    # A row per pair and coder who decided it, one row for each pair nobody decided.
+    rows = back[back["coder"].notna()]
+    found = list(zip(rows["response_id"], rows["code_id"], rows["coder"], strict=True))
+    assert sorted(found) == sorted(decided)
+    assert len(back) - len(rows) == study.pair_count() - 3
+    # The rows of one pair come together, in the responses' order.
+    order = [study.index.response_key(r) for r in back["response_id"]]
+    assert order == sorted(order, key=lambda k: order.index(k))
+
+
+def test_several_coders_export_their_reconciled_decisions(study: Study, tmp_path: Path) -> None:
+    # With consensus decisions, the default is the reconciled decisions, never "the
+    # latest of any coder" (ben's 3 on r1/team was the latest coder's but one).
+    frame = read_export(export_study(study, tmp_path / "x.csv"))
+
+    def pair(response_id: str, code_id: str) -> pd.Series:
+        return frame[(frame.response_id == response_id) & (frame.code_id == code_id)].iloc[0]
+
+    settled = pair("r1", "team")
+    assert (settled["decision"], settled["coder"]) == (4, "consensus")
+    assert pair("r2", "team")["decision"] == 2  # ana and ben agree
+    assert pair("r2", "team")["coder"] in ("ana", "ben")
+    # ana 1 and ben 0 and no consensus: no decision, and no model pick standing in.
+    unsettled = pair("r1", "workload")
+    assert pd.isna(unsettled["decision"])
+    assert pd.isna(unsettled["final"])
+    assert unsettled["final_from"] == "unresolved"
+    info = json.loads((tmp_path / "x.csv-metadata.json").read_text(encoding="utf-8"))
+    said = json.dumps(info)
+    assert "reconciled decisions of ana, ben" in said
+    assert "1 unresolved disagreement" in said
+
+
+def test_several_coders_without_consensus_are_never_mixed(study: Study, tmp_path: Path) -> None:
+    study.decisions.clear("r1", "team", coder="consensus")
+    with pytest.raises(CoderChoiceError, match=r"2 coders \('ana', 'ben'\)"):
+        export_study(study, tmp_path / "x.csv")
+    assert list(tmp_path.glob("x.csv*")) == []
+    with pytest.raises(CoderChoiceError):
+        wide_frame(study)
+    ana = read_export(export_study(study, tmp_path / "ana.csv", coder="ana"))
+    assert set(ana["coder"].dropna()) == {"ana"}
+    apart = read_export(export_study(study, tmp_path / "w.csv", layout="wide", all_coders=True))
+    assert {"Team support [ana]", "Team support [ben]"} <= set(apart.columns)
 
 
 def test_disagreement_status_counts_and_lists_the_same_pairs(study: Study) -> None:

@@ -124,7 +124,7 @@ async def test_blind_coding_hides_the_other_coder_and_the_model(tmp_path: Path) 
         assert len([e for e in study.decisions.events() if e.kind == "setting"]) == 2
 
 
-async def test_under_blind_coding_the_status_line_counts_the_coders_own_decisions(
+async def test_the_status_line_counts_the_coders_own_decisions(
     tmp_path: Path,
 ) -> None:
     study = build_study(tmp_path / "s.codecurve", n=20)
@@ -133,7 +133,8 @@ async def test_under_blind_coding_the_status_line_counts_the_coders_own_decision
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         total = app.review.pair_queue.total
-        assert f"12/{total} decided" in app.review.status_line.render_line(0).text
+        # A second coder starts at none decided, whatever the first one did.
+        assert f"0/{total} decided" in app.review.status_line.render_line(0).text
         await pilot.press("B")
         await settle(pilot)
         assert f"0/{total} decided" in app.review.status_line.render_line(0).text
@@ -152,3 +153,35 @@ async def test_shared_is_offered_only_with_another_coders_decisions(tmp_path: Pa
             await pilot.press("o")
             seen.add(app.review.pair_queue.pair_query.order)
         assert "shared" not in seen
+
+
+async def test_blind_coding_is_each_coders_own(tmp_path: Path) -> None:
+    path = tmp_path / "s.codecurve"
+    study = build_study(path, n=10)
+    app = make_app(study, coder="ana", close_study=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("B")
+        await settle(pilot)
+        assert app.session.blind_coding
+    # ana's B does not carry over to ben's session; ana's next session keeps it.
+    for coder, blind in (("ben", False), ("ana", True)):
+        app = make_app(Study.open(path), coder=coder, close_study=True)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await settle(pilot)
+            assert app.session.blind_coding is blind
+            assert ("blind coding" in app.review.status_line.render_line(0).text) is blind
+
+
+async def test_another_coders_decision_is_named_never_you(tmp_path: Path) -> None:
+    study = build_study(tmp_path / "s.codecurve", n=4)
+    config_id = study.scores.active_config_id()
+    pairs = [(r.response_id, r.code_id) for r in study.queries.page(config_id, limit=100)]
+    study.decisions.import_decisions([(r, c, 1) for r, c in pairs], coder="gold")
+    app = make_app(study, coder="ana", close_study=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        detail = " ".join(app.review.detail.plain_text.split())
+        assert "✓ gold" in detail  # the curve's mark
+        assert "coded by gold" in detail
+        assert "you" not in detail

@@ -20,7 +20,7 @@ from study.refi import read_project
 from study.store import Study
 from tests.factories import build_study
 from tui.app import make_app
-from tui.screens.export import ChoiceSet, ExportScreen, default_name
+from tui.screens.export import EVERY_CODER, ChoiceSet, ExportScreen, default_name
 
 SCHEMA = xmlschema.XMLSchema(str(Path(__file__).parents[1] / "study" / "data" / "Project.xsd"))
 SnapCompare = Callable[..., bool]
@@ -116,10 +116,24 @@ async def test_the_dialog_writes_a_qda_project(
         assert dialog.chosen_format == "qdpx"
         assert path_of(dialog).endswith("work-coded.qdpx")
         await pilot.press("tab")  # the layout is skipped: a project has none
-        assert app.focused is dialog.query_one("#export-path", Input)
-        await pilot.press("enter")
+        coders = dialog.query_one("#export-coder", ChoiceSet)
+        assert app.focused is coders
+        assert dialog.chosen_coder == ""  # two coders, no consensus: nothing chosen
+        await pilot.press("tab")
+        focused: object = app.focused  # fresh reads: each key moved the focus
+        assert focused is dialog.query_one("#export-path", Input)
+        await pilot.press("enter")  # refused until a coder choice is made
+        shown: object = app.screen
+        assert shown is dialog
+        assert any("whose decisions" in n.message for n in app._notifications)
+        focused = app.focused
+        assert focused is coders
+        await pilot.press("up")  # wraps round to the last choice: every coder apart
+        assert dialog.chosen_coder == EVERY_CODER
+        await pilot.press("tab", "enter")
         await settle(pilot)
-        assert app.screen is app.review
+        shown = app.screen
+        assert shown is app.review
         assert any("work-coded.qdpx" in n.message for n in app._notifications)
     target = tmp_path / "work-coded.qdpx"
     with zipfile.ZipFile(target) as archive:
@@ -172,3 +186,70 @@ def test_export_dialog_project_140x40(
 ) -> None:
     monkeypatch.chdir("/")
     assert snap_compare(snap_app(tmp_path), terminal_size=(140, 40), run_before=_open_project)
+
+
+async def test_the_path_field_shows_no_control_character_and_exports_to_the_real_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A study whose name carries an escape sequence and a right-to-left override: the
+    field shows stand-ins, and left as shown the export goes to the real file name."""
+    import re
+
+    monkeypatch.chdir(tmp_path)
+    name = "w\x1b]0;pwned\x07\u202eevil\u2066"
+    study = build_study(tmp_path / f"{name}.codecurve")
+    try:
+        app = make_app(study, coder="tester")
+        async with app.run_test(size=(100, 30)) as pilot:
+            dialog = await open_dialog(pilot)
+            shown = path_of(dialog)
+            assert not re.search("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", shown)
+            assert "\u241b]0;pwned\u2407\\u202eevil\\u2066" in shown
+            dialog.query_one("#export-path", Input).focus()
+            await pilot.press("enter")
+            await settle(pilot)
+            assert app.screen is app.review
+        assert len(read_export(tmp_path / f"{name}-coded_long.csv")) > 0
+    finally:
+        study.close()
+
+
+async def test_several_coders_choose_whose_decisions(study: Study, tmp_path: Path) -> None:
+    first, second = study.response_ids()[:2]
+    study.decisions.record(first, "pay", 1, coder="tester")
+    study.decisions.record(first, "pay", 0, coder="other")  # the latest: never taken blindly
+    study.decisions.record(second, "pay", 1, coder="other")
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        dialog = await open_dialog(pilot)
+        dialog.query_one("#export-path", Input).value = str(tmp_path / "mine.csv")
+        dialog.choose(coder="tester")
+        await pilot.pause()
+        dialog.query_one("#export-ok", Button).press()
+        await settle(pilot)
+        assert app.screen is app.review
+    frame = read_export(tmp_path / "mine.csv")
+    decided = frame[frame["decision"].notna()]
+    assert list(zip(decided["response_id"], decided["coder"], strict=True)) == [(first, "tester")]
+
+
+def coders_app(tmp_path: Path):
+    study = build_study(tmp_path / "snap.codecurve", n=40)
+    ids = study.response_ids()
+    for coder in ("ana", "ben"):
+        study.decisions.record(ids[0], "pay", 1, coder=coder)
+    study.decisions.record(ids[1], "pay", 1, coder="ana")
+    study.decisions.record(ids[1], "pay", 0, coder="ben")
+    study.decisions.record(ids[1], "pay", 1, coder="consensus")
+    return make_app(study, coder="ana", close_study=True)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (140, 40)])
+def test_export_dialog_with_coders(
+    snap_compare: SnapCompare,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    size: tuple[int, int],
+) -> None:
+    monkeypatch.chdir("/")
+    assert snap_compare(coders_app(tmp_path), terminal_size=size, run_before=_open)

@@ -34,9 +34,19 @@ each coder as their own user, for inter-coder comparison in the QDA program).
   codecurve export survey.codecurve --project survey.qdpx --all-coders
   codecurve export survey.codecurve -o coders.csv --layout wide --all-coders
 
---all-coders in the wide layout adds one 0/1 column per code and coder, such as
-"Workload [ana]", "Workload [ben]", "Workload [consensus]" (empty where that coder did
-not decide); --coder consensus exports the reconciled decisions.
+With several coders an export never mixes them pair by pair: --coder NAME writes one
+coder's decisions; --coder consensus the reconciled ones (the consensus coder's where it
+settled a disagreement, else the decision the coders agree on; an unsettled disagreement
+is left empty, final_from "unresolved"), the default once 'codecurve reconcile' has
+consensus decisions; --all-coders keeps every coder apart: in the wide layout one 0/1
+column per code and coder, such as "Workload [ana]", "Workload [ben]" (empty where that
+coder did not decide), in the long layout one row per pair and coder who decided it, in
+a project each coder as their own user (a project's default with several coders).
+Without any of these, a dataset of a study with several coders and no consensus is
+refused. Each long row also says the codebook version its decision was made under
+(codebook_version), whether the pair is in the audit sample (audit) and its response's
+place in the audit's random order (audit_rank), and for a delegated decision the
+delegation it belongs to (delegation: its id, whose guarantee the provenance quotes).
 """
 
 
@@ -60,7 +70,10 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--layout", choices=("long", "wide"), default="long", help="default: long")
     parser.add_argument(
-        "--coder", metavar="NAME", help="export this coder's decisions (default: the latest)"
+        "--coder",
+        metavar="NAME",
+        help="export this coder's decisions, or 'consensus' the reconciled ones (default: "
+        "the only coder's; with several, the reconciled ones once there is a consensus)",
     )
     parser.add_argument(
         "--project",
@@ -71,8 +84,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--all-coders",
         action="store_true",
-        help="in the project, every coder's decisions, each as their own user; in the wide "
-        "layout (-o FILE --layout wide), one column per code and coder",
+        help="keep every coder apart: in the project each coder a user; in the wide layout "
+        "one column per code and coder; in the long layout a row per pair and coder",
     )
     parser.add_argument(
         "--config",
@@ -107,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         export_codebook,
         export_format,
         export_study,
-        metadata_path,
+        metadata_target,
     )
     from study.store import Study
     from tui.commands.outputs import check_output
@@ -138,15 +151,20 @@ def run(args: argparse.Namespace) -> int:
     with Study.open(args.study, read_only=True) as study:
         if args.coder is not None:
             check_coder(args.coder, study.decisions.coders())
+        elif args.output is not None and not args.all_coders:
+            say_coder_choice(study)
         if to_stdout:
             stream_export(study, args)
         elif args.output is not None:
             written = export_study(study, args.output, **table_options(args))
             said = f"wrote {written} ({args.layout} layout)"
-            tabular = export_format(written, args.format) in ("csv", "jsonl")
-            if tabular and written.is_file():
-                metadata = metadata_path(written)
-                said += f"; its provenance in {metadata.name}"
+            if export_format(written, args.format) in ("csv", "jsonl"):
+                metadata = metadata_target(args.output)
+                said += (
+                    f"; its provenance in {metadata.name}"
+                    if metadata is not None
+                    else "; no provenance file beside a device or stream (-o FILE writes one)"
+                )
             sys.stderr.write(printable(said) + "\n")
         if args.codebook is not None:
             written = export_codebook(study, args.codebook, version=args.version)
@@ -163,13 +181,11 @@ def check_project_options(args: argparse.Namespace) -> None:
 
     project = getattr(args, "project", None)
     if getattr(args, "all_coders", False):
-        wide = args.output is not None and args.layout == "wide"
-        if project is None and not wide:
+        if project is None and args.output is None:
             raise UsageError(
-                "--all-coders is for the project or the wide layout: add --project FILE "
-                "or -o FILE --layout wide"
+                "--all-coders chooses the decisions written: add -o FILE or --project FILE"
             )
-        if args.coder is not None and project is not None:
+        if args.coder is not None:
             raise UsageError("give --coder NAME or --all-coders, not both")
     if project is not None and not is_project_file(project):
         suffix = printable(project.suffix) or "a name without a suffix"
@@ -184,14 +200,44 @@ def write_project(study: Study, args: argparse.Namespace) -> None:
     written = export_project(
         study, args.project, coder=args.coder, all_coders=args.all_coders, protect=[args.study]
     )
+    from study.exchange.coders import decision_coders
+
     whose = (
-        "every coder's decisions"
-        if args.all_coders
+        "every coder's decisions, each coder a user"
+        if args.all_coders or (args.coder is None and len(decision_coders(study)) > 1)
         else f"{args.coder}'s decisions"
         if args.coder
         else "the final decisions"
     )
     sys.stderr.write(printable(f"wrote {written} (REFI-QDA project, {whose})") + "\n")
+
+
+def say_coder_choice(study: Study) -> None:
+    """With several coders and no ``--coder``: refuse, naming the options, unless the
+    study has consensus decisions (then say that the reconciled ones are written)."""
+    from study.exchange.coders import decision_coders
+    from study.rows import CONSENSUS
+    from tui.text import printable
+
+    coders = decision_coders(study)
+    if len(coders) <= 1:
+        return
+    listed = ", ".join(repr(c) for c in coders[:10]) + (" ..." if len(coders) > 10 else "")
+    if CONSENSUS not in coders:
+        raise UsageError(
+            printable(
+                f"the study holds decisions by {len(coders)} coders ({listed}): choose whose "
+                "with --coder NAME, keep every coder apart with --all-coders, or settle "
+                "their disagreements with 'codecurve reconcile' and export --coder consensus"
+            )
+        )
+    sys.stderr.write(
+        printable(
+            f"{len(coders)} coders ({listed}): writing the reconciled decisions (--coder "
+            "consensus); --coder NAME for one coder's, --all-coders to keep them apart"
+        )
+        + "\n"
+    )
 
 
 def check_coder(coder: str, coders: list[str]) -> None:
@@ -222,7 +268,7 @@ def table_options(args: argparse.Namespace) -> dict[str, Any]:
         "config_id": "active" if args.config is None else args.config,
         "coder": args.coder,
         "fill": args.fill,
-        "all_coders": args.all_coders and args.layout == "wide",
+        "all_coders": args.all_coders,
     }
 
 

@@ -5,10 +5,17 @@ everywhere); tab moves on to the layout, the file and the buttons, and enter on 
 moves on too, so that only enter in the file box, or the Export button, exports. Each
 format and layout has its own default name (``coded_long.csv``, ``coded_wide.csv``,
 ``coded.qdpx``); a name the coder typed keeps its stem.
+
+With several coders the dialog also asks whose decisions: the reconciled ones (the
+default once there are consensus decisions), one coder's, or every coder apart (a
+column per coder in the wide layout, a row per coder in the long one, a user per coder
+in a project). Without consensus decisions nothing is chosen for the coder: the export
+waits for a choice, so that coders are never mixed (:mod:`study.exchange.coders`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, cast
@@ -19,8 +26,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
-from study.rows import Layout
-from tui.keymap import bindings
+from study.rows import CONSENSUS, Layout
+from tui.keymap import bindings, key, keys_of
+from tui.text import printable
 
 if TYPE_CHECKING:
     from study.store import Study
@@ -41,7 +49,7 @@ LAYOUTS: tuple[tuple[str, Layout], ...] = (
 _HINTS = {
     "long": "A row per response and code: curve, decisions and their source.",
     "wide": "A row per response, a column per code (empty where none decided).",
-    PROJECT: "For QDA programs: every coder's decisions, each coder a user.",
+    PROJECT: "For QDA programs: each coder's decisions credited to a user of their own.",
 }
 
 
@@ -53,11 +61,31 @@ class ExportOptions:
         path: The file.
         format: ``csv``, ``xlsx``, ``parquet``, ``jsonl`` or ``qdpx`` (a REFI-QDA project).
         layout: ``long`` or ``wide`` (tables only).
+        coder: Whose decisions (``consensus``: the reconciled ones); None: the only
+            coder's, or every coder's with ``all_coders``.
+        all_coders: Keep every coder apart.
     """
 
     path: Path
     format: str
     layout: Layout
+    coder: str | None = None
+    all_coders: bool = False
+
+
+#: The coder choice that keeps every coder apart.
+EVERY_CODER = "*every*"
+
+
+def coder_choices(coders: Sequence[str]) -> list[tuple[str, str]]:
+    """The dialog's coder choices as ``(label, value)``; none with one coder or none."""
+    if len(coders) <= 1:
+        return []
+    people = [c for c in coders if c != CONSENSUS]
+    choices = [(f"Reconciled ({CONSENSUS})", CONSENSUS)] if CONSENSUS in coders else []
+    choices += [(printable(c, single_line=True), c) for c in people]
+    choices.append(("Every coder apart", EVERY_CODER))
+    return choices
 
 
 def default_name(stem: str, *, format: str, layout: Layout) -> str:
@@ -76,15 +104,23 @@ def write_export(study: Study, options: ExportOptions) -> Path:
     if options.format != PROJECT:
         from study.exchange.export import export_study
 
-        return export_study(study, options.path, format=options.format, layout=options.layout)
+        return export_study(
+            study,
+            options.path,
+            format=options.format,
+            layout=options.layout,
+            coder=options.coder,
+            all_coders=options.all_coders,
+        )
     from study.refi import export_project
     from study.store import Study
 
+    every = options.coder is None
     if study.read_only:
-        return export_project(study, options.path, all_coders=True)
+        return export_project(study, options.path, coder=options.coder, all_coders=every)
     # A handle of its own, as the table export does: the coder's stays free meanwhile.
     with Study.open(study.path, read_only=True) as reader:
-        return export_project(reader, options.path, all_coders=True)
+        return export_project(reader, options.path, coder=options.coder, all_coders=every)
 
 
 class ChoiceSet(RadioSet):
@@ -115,21 +151,27 @@ class ChoiceSet(RadioSet):
                 button.value = True
 
 
+def _choose_keys() -> str:
+    """The keys that choose an option, in words: ``arrows`` while they are."""
+    arrows = {"up", "down", "left", "right"}
+    if set(keys_of("choice.next") + keys_of("choice.previous")) <= arrows:
+        return "arrows"
+    return f"{key('choice.previous')} {key('choice.next')}"
+
+
 class ExportScreen(ModalScreen[ExportOptions | None]):
     """Returns the chosen options, or None when cancelled."""
 
     BINDINGS: ClassVar[list[BindingType]] = bindings("dialog.cancel")
-    DEFAULT_CSS = """
-    #export-choices { height: auto; }
-    #export-choices > Vertical { height: auto; width: 1fr; }
-    #export-choices > Vertical#export-layout-box { width: 34; margin-left: 1; }
-    #export-hint { color: $text-muted; height: auto; }
-    """
 
-    def __init__(self, default_path: Path) -> None:
+    def __init__(self, default_path: Path, *, coders: Sequence[str] = ()) -> None:
         super().__init__()
         self._default = default_path
-        self._named = str(self._default_path("csv", "long"))
+        # The field shows the default path with its control characters as stand-ins (a
+        # study's name may carry them); left as shown, the real path is the one used.
+        self._named_path = self._default_path("csv", "long")
+        self._named = printable(str(self._named_path), single_line=True)
+        self._coders = coder_choices(coders)
 
     def _default_path(self, format: str, layout: Layout) -> Path:
         return self._default.with_name(
@@ -140,7 +182,10 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
         # Scrolls in a terminal too short for it (the focused field scrolls into view).
         with VerticalScroll(classes="dialog", id="export-dialog") as box:
             box.border_title = "Export"
-            box.border_subtitle = "arrows choose · tab moves · enter in File exports · esc"
+            box.border_subtitle = (
+                f"{_choose_keys()} choose · tab moves · enter in File exports · "
+                f"{key('dialog.cancel')}"
+            )
             with Horizontal(id="export-choices"):
                 with Vertical():
                     yield Label("Format")
@@ -152,6 +197,11 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
                     with ChoiceSet(id="export-layout"):
                         for i, (label, value) in enumerate(LAYOUTS):
                             yield RadioButton(label, value=i == 0, name=value)
+            if self._coders:
+                yield Label("Whose decisions", id="export-coder-label")
+                with ChoiceSet(id="export-coder"):
+                    for label, value in self._coders:
+                        yield RadioButton(label, value=value == CONSENSUS, name=value)
             yield Static(_HINTS["long"], id="export-hint")
             yield Label("File")
             yield Input(self._named, id="export-path")
@@ -160,11 +210,6 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
                 yield Button("Cancel", id="export-cancel")
 
     def on_mount(self) -> None:
-        # Tighter than the other dialogs (inline styles outrank the app's), so that the
-        # buttons fit in an 80x24 terminal.
-        self.query_one("#export-dialog").styles.padding = (0, 1)
-        for label in self.query("#export-choices Label"):
-            label.styles.margin = (0, 0, 0, 0)
         self.query_one("#export-format", ChoiceSet).focus()
 
     @property
@@ -177,26 +222,41 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
         """The chosen layout."""
         return cast(Layout, self.query_one("#export-layout", ChoiceSet).value or "long")
 
-    def choose(self, *, format: str | None = None, layout: Layout | None = None) -> None:
-        """Choose a format or layout as the keys would (for scripts and tests)."""
+    @property
+    def chosen_coder(self) -> str | None:
+        """The coder choice (a coder, ``consensus`` or :data:`EVERY_CODER`); None when
+        the study has one coder, ``""`` while several coders wait for a choice."""
+        if not self._coders:
+            return None
+        return self.query_one("#export-coder", ChoiceSet).value
+
+    def choose(
+        self, *, format: str | None = None, layout: Layout | None = None, coder: str | None = None
+    ) -> None:
+        """Choose a format, layout or coder as the keys would (for scripts and tests)."""
         if format is not None:
             self.query_one("#export-format", ChoiceSet).choose(format)
         if layout is not None:
             self.query_one("#export-layout", ChoiceSet).choose(layout)
+        if coder is not None:
+            self.query_one("#export-coder", ChoiceSet).choose(coder)
 
     def on_radio_set_changed(self, event: RadioSet.Changed) -> None:
         event.stop()
+        if event.radio_set.id == "export-coder":
+            return
         fmt, layout = self.chosen_format, self.chosen_layout
         layouts = self.query_one("#export-layout", ChoiceSet)
         layouts.disabled = fmt == PROJECT
         self.query_one("#export-hint", Static).update(_HINTS[PROJECT if fmt == PROJECT else layout])
         path_input = self.query_one("#export-path", Input)
         wanted = self._default_path(fmt, layout)
+        shown = printable(str(wanted), single_line=True)
         if path_input.value.strip() == self._named or not path_input.value.strip():
-            path_input.value = str(wanted)  # still the default: the new default
+            path_input.value = shown  # still the default: the new default
         else:
             path_input.value = str(Path(path_input.value).with_suffix(wanted.suffix))
-        self._named = str(wanted)
+        self._named, self._named_path = shown, wanted
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -214,9 +274,21 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
         if not value:
             self.notify("Give a file to export to.", severity="warning")
             return
+        coder = self.chosen_coder
+        if coder == "":
+            self.notify(
+                "Several coders decided: choose whose decisions to export, or every coder apart.",
+                severity="warning",
+            )
+            self.query_one("#export-coder", ChoiceSet).focus()
+            return
         self.dismiss(
             ExportOptions(
-                path=Path(value).expanduser(), format=self.chosen_format, layout=self.chosen_layout
+                path=self._named_path if value == self._named else Path(value).expanduser(),
+                format=self.chosen_format,
+                layout=self.chosen_layout,
+                coder=None if coder == EVERY_CODER else coder,
+                all_coders=coder == EVERY_CODER,
             )
         )
 

@@ -11,17 +11,18 @@ screen did is told by message. The blind audit's and blind coding's rules come f
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container, Vertical
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Input
 
 from study.rows import CONSENSUS, Status
-from tui.keymap import DECIDE, bindings
+from tui.keymap import DECIDE, bindings, hidden, key
 from tui.messages import (
     AuditRequested,
     DelegationRequested,
@@ -58,6 +59,10 @@ WIDE = 130
 #: The smallest terminal the screen draws in (columns, lines); below it, it says so.
 MINIMUM = (60, 18)
 
+#: The widgets the screen holds once composed (see ``ReviewScreen._held``).
+_HELD = (PairQueue, DetailPane, ScreeningPanel, ScoringProgress, StatusLine)
+HeldT = TypeVar("HeldT", bound=Widget)
+
 
 class ReviewScreen(Screen[None]):
     """Entropy-ordered queue of pairs with keyboard coding."""
@@ -86,12 +91,13 @@ class ReviewScreen(Screen[None]):
         "review.progress",
         "review.findings",
         "review.edit_code",
+        "code.add",
         "review.choose_config",
         "review.switch_pane",
         "review.cancel",
         "app.help",
         "review.quit",
-    )
+    ) + hidden("screening.delegate")
     HELP_HEADING = "Reading the queue"
     HELP_LEGEND = LEGEND
 
@@ -100,9 +106,12 @@ class ReviewScreen(Screen[None]):
         self.session = session
         self.blind = BlindWork(session)
         self._history: list[tuple[tuple[str, str], int]] = []
-        self._agreement: tuple[float, int] | None = None
+        self._agreement: tuple[float, int, float] | None = None
         self._model_state = ""
         self._top_at_start: tuple[str, str] | None = None
+        # The widgets the app updates on every key, held once composed (a query of the
+        # screen's tree per access cost every key a walk of it).
+        self._widgets: dict[type[Widget], Widget] = {}
         #: Set when the study changed while another screen was on top.
         self.stale = False
         self.filter_bar = FilterBar(
@@ -117,25 +126,35 @@ class ReviewScreen(Screen[None]):
 
     # -- typed accessors ---------------------------------------------------------------
 
+    def _held(self, kind: type[HeldT]) -> HeldT:
+        widget = self._widgets.get(kind)
+        if isinstance(widget, kind):
+            return widget
+        return self.query_one(kind)  # not composed yet: NoMatches, as a query says
+
+    def _hold(self, widget: HeldT) -> HeldT:
+        self._widgets[type(widget)] = widget
+        return widget
+
     @property
     def pair_queue(self) -> PairQueue:
-        return self.query_one(PairQueue)
+        return self._held(PairQueue)
 
     @property
     def detail(self) -> DetailPane:
-        return self.query_one(DetailPane)
+        return self._held(DetailPane)
 
     @property
     def screening(self) -> ScreeningPanel:
-        return self.query_one(ScreeningPanel)
+        return self._held(ScreeningPanel)
 
     @property
     def scoring_progress(self) -> ScoringProgress:
-        return self.query_one(ScoringProgress)
+        return self._held(ScoringProgress)
 
     @property
     def status_line(self) -> StatusLine:
-        return self.query_one(StatusLine)
+        return self._held(StatusLine)
 
     @property
     def search_input(self) -> Input:
@@ -148,23 +167,27 @@ class ReviewScreen(Screen[None]):
         with Container(id="main"):
             with Vertical(id="queue-box") as box:
                 box.border_title = markup_safe(session.codebook.name)
-                yield PairQueue(
-                    session.source,
-                    scales=session.scales,
-                    on_highlight=self._show_row,
-                    id="queue",
+                yield self._hold(
+                    PairQueue(
+                        session.source,
+                        scales=session.scales,
+                        on_highlight=self._show_row,
+                        id="queue",
+                    )
                 )
                 yield Input(
-                    placeholder="Search response text, enter to apply, esc to clear",
+                    placeholder=(
+                        f"Search response text, enter to apply, {key('review.cancel')} to clear"
+                    ),
                     id="search",
                 )
             with ContentSwitcher(initial="detail", id="side"):
-                yield DetailPane(
-                    coder=session.coder, question=session.codebook.question, id="detail"
+                yield self._hold(
+                    DetailPane(coder=session.coder, question=session.codebook.question, id="detail")
                 )
-                yield ScreeningPanel(id="screening")
-        yield ScoringProgress()
-        yield StatusLine()
+                yield self._hold(ScreeningPanel(id="screening"))
+        yield self._hold(ScoringProgress())
+        yield self._hold(StatusLine())
         yield KeyBar()
         yield TooSmall(MINIMUM)
 
@@ -207,9 +230,8 @@ class ReviewScreen(Screen[None]):
         """Whether the screen's widgets are there (not yet while it mounts, no longer
         while the app shuts down)."""
         # Every widget the app updates: they are removed one by one on shutdown.
-        return all(
-            self.query(kind)
-            for kind in (PairQueue, DetailPane, ScreeningPanel, ScoringProgress, StatusLine)
+        return len(self._widgets) == len(_HELD) and all(
+            widget.is_attached for widget in self._widgets.values()
         )
 
     @on(StudyChanged)
@@ -267,6 +289,13 @@ class ReviewScreen(Screen[None]):
             mode=" · ".join(mode),
         )
 
+    def codes_changed(self) -> None:
+        """The codebook has a new version (a code added or edited): the queue and the
+        filter bar offer its codes."""
+        self.filter_bar.set_codes([(c.id, c.name) for c in self.session.codebook.codable])
+        self.pair_queue.reload()
+        self.update_status()
+
     def set_stale(self, keys: frozenset[tuple[str, str]]) -> None:
         """Draw the curves of ``keys`` greyed: scores from an older text of their code."""
         self.pair_queue.stale_keys = keys
@@ -277,7 +306,7 @@ class ReviewScreen(Screen[None]):
         self._model_state = text
         self.update_status()
 
-    def set_agreement(self, agreement: tuple[float, int] | None) -> None:
+    def set_agreement(self, agreement: tuple[float, int, float] | None) -> None:
         self._agreement = agreement
         self.update_status()
 
@@ -441,7 +470,12 @@ class ReviewScreen(Screen[None]):
             order = query.order if query.order in ("entropy", "audit") else "id"
             self.app.push_screen(
                 ResponseScreen(
-                    self.session, row.response_id, row.code_id, order=order, reverse=query.reverse
+                    self.session,
+                    row.response_id,
+                    row.code_id,
+                    order=order,
+                    reverse=query.reverse,
+                    filters=query,
                 )
             )
 
@@ -454,20 +488,41 @@ class ReviewScreen(Screen[None]):
         self.app.push_screen(DisagreementsScreen(self.session, start=start))
 
     def action_response_mode(self) -> None:
-        """Code response by response, the one whose least sure code is least sure first."""
+        """Code response by response, the one whose least sure code is least sure first,
+        among the responses the queue's filters select (the first with a code left)."""
         from tui.screens.response import ResponseScreen
 
         session = self.session
+        query = self.pair_queue.pair_query
         # The blind audit's responses in audit order when the queue walks the audit;
         # under blind coding, id order (an uncertainty order would give the model away).
-        order = self.pair_queue.pair_query.order
+        order = query.order
         if order != "audit":
             order = "id" if session.blind_coding else "entropy"
-        first = session.study.queries.response_page(session.config_id, order=order, limit=1)
-        if not first:
+        coder = session.coder if session.hides_model(order) else None
+        filters: dict[str, Any] = {
+            "code_id": query.code_id,
+            "search": query.search,
+            "wave": query.wave,
+            "coder": coder,
+        }
+        queries = session.study.queries
+        first = queries.response_step(
+            session.config_id,
+            None,
+            order=order,
+            status=query.status or "undecided",
+            **filters,
+        )
+        if first is None:  # nothing left to decide there: the first one the filter shows
+            first = queries.response_step(
+                session.config_id, None, order=order, status=query.status, **filters
+            )
+        if first is None:
             self.app.bell()
+            self.notify("No response matches the filter.", timeout=3)
             return
-        self.app.push_screen(ResponseScreen(session, first[0], order=order))
+        self.app.push_screen(ResponseScreen(session, first, order=order, filters=query))
 
     def action_response_list(self) -> None:
         """The responses, one a line, to choose which to code (:mod:`.responses`)."""
@@ -602,7 +657,8 @@ class ReviewScreen(Screen[None]):
                 self.pair_queue.reload()
                 self.update_status()
                 self.notify(
-                    f"Delegated {plural(saved.value or 0, 'pair')} to the model; u undoes.",
+                    f"Delegated {plural(saved.value or 0, 'pair')} to the model; "
+                    f"{key('review.undo')} undoes.",
                     timeout=4,
                 )
 
@@ -630,6 +686,18 @@ class ReviewScreen(Screen[None]):
         """Whether the screening panel is the pane on show (its plan and comparison are
         only worth computing then)."""
         return self.query_one(ContentSwitcher).current == "screening"
+
+    def action_delegate(self) -> None:
+        """``d`` with the queue focused: the panel's delegation when it is on show (it
+        says why there is nothing to delegate), else the panel, with a word on why."""
+        if self.screening_shown:
+            self.screening.action_delegate()
+            return
+        self.action_toggle_screening()
+        self.notify(
+            "The delegation plan is in the screening panel: read it, then press d to apply it.",
+            timeout=4,
+        )
 
     def action_toggle_screening(self) -> None:
         switcher = self.query_one(ContentSwitcher)

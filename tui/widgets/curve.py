@@ -16,7 +16,11 @@ from textual.widgets import Static
 
 from codebooks.model import Scale
 from scoring.curves import sparkline
+from tui.keymap import key
 from tui.text import printable
+
+#: In place of a curve not scored yet (with the key that scores).
+NOT_SCORED = "Not scored yet: press {} to score pending pairs."
 
 #: Under a greyed curve: why it is grey.
 STALE_NOTE = "Old curve: the code's text changed; its new score is on the way."
@@ -52,6 +56,7 @@ def curve_table(
     decision: int | None,
     bar_width: int = 24,
     stale: bool = False,
+    decided_by: str = "you",
 ) -> Text:
     """The curve drawn large: one line per option with its bar, probability and surprisal.
 
@@ -63,10 +68,11 @@ def curve_table(
         surprisal: shape (K,), nats.
         probs: shape (K,), renormalised probabilities.
         pick: The model's pick (a value of the scale).
-        decision: The coder's decision (a value), if any.
+        decision: The pair's decision (a value), if any.
         bar_width: Cells of the longest bar.
         stale: Drawn greyed: a score from an older text of the code, shown until the
             new one arrives.
+        decided_by: Who decided: ``you`` for the session's coder, else their name.
     """
     top = max(probs) if len(probs) else 1.0
     labels = [printable(o.label, single_line=True) for o in scale.options]
@@ -85,7 +91,7 @@ def curve_table(
         if option.value == pick:
             text.append("◀ model ", style="bold")
         if option.value == decision:
-            text.append("✓ you ", style="bold green")
+            text.append(f"✓ {printable(decided_by, single_line=True)} ", style="bold green")
         text.append(printable(option.anchor, single_line=True), style="dim")
     if stale:
         text.stylize("dim")
@@ -110,10 +116,11 @@ class CurveChart(Static):
         pick: int | None,
         decision: int | None,
         notes: Sequence[RenderableType] = (),
+        decided_by: str = "you",
     ) -> None:
         """Draw a curve, or say that the pair is not scored yet."""
         if surprisal is None or probs is None:
-            self.update(Text("Not scored yet: press r to score pending pairs.", style="dim italic"))
+            self.update(Text(NOT_SCORED.format(key("review.score")), style="dim italic"))
             return
         width = max(8, min(30, self.size.width - 30)) if self.size.width else 20
         chart = curve_table(
@@ -123,5 +130,6 @@ class CurveChart(Static):
             pick=pick,
             decision=decision,
             bar_width=width,
+            decided_by=decided_by,
         )
         self.update(Group(chart, *notes) if notes else chart)
