@@ -11,10 +11,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from aiohttp import WSServerHandshakeError, web
+from aiohttp import WSMsgType, WSServerHandshakeError, web
 from aiohttp.test_utils import TestClient, TestServer
 
 from tests.serve.conftest import study_words
+from tui.serve import web as web_module
 from tui.serve.access import AccessList
 from tui.serve.backoff import Backoff
 from tui.serve.web import (
@@ -241,3 +242,18 @@ async def test_one_coder_cannot_start_apps_without_end(
     assert refused.value.status == 429
     assert server.live == running  # nothing was started
     server.live.clear()
+
+
+async def test_an_app_that_ends_on_its_own_closes_the_browsers_socket(
+    client: Client, study_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(web_module, "app_command", lambda options, coder: "exit 3")
+    token = AccessList(study_path).add("ana")
+    async with client.get(f"/?token={token}") as response:
+        assert response.status == 200
+    socket = await client.ws_connect(
+        "/ws", headers={"Origin": f"http://{client.host}:{client.port}"}
+    )
+    message = await socket.receive(timeout=60)
+    assert message.type in (WSMsgType.CLOSE, WSMsgType.CLOSED, WSMsgType.CLOSING)
+    await socket.close()

@@ -107,6 +107,25 @@ def app_command(options: ServeOptions, coder: str) -> str:
 class AppProcess(AppService):
     """textual-serve's app service, which can also be killed if it will not quit."""
 
+    async def ended(self) -> None:
+        """Return when the app process has ended (quit, crashed or never started)."""
+        task = getattr(self, "_task", None)
+        if task is not None:
+            await asyncio.shield(task)
+
+    async def reap(self) -> None:
+        """Close the app's stdin and wait for its process, so nothing of it is left."""
+        process = getattr(self, "_process", None)
+        if process is None:
+            return
+        if process.stdin is not None:
+            process.stdin.close()
+        try:
+            await asyncio.wait_for(process.wait(), STOP_GRACE)
+        except TimeoutError:
+            self.kill()
+            await process.wait()
+
     def kill(self) -> None:
         process = getattr(self, "_process", None)
         if process is not None and process.returncode is None:
@@ -322,7 +341,8 @@ class Server:
         await socket.prepare(request)
         width = _size(request.query.get("width"), 80)
         height = _size(request.query.get("height"), 24)
-        await self._after_closing(grant.coder)
+        with contextlib.suppress(TimeoutError):
+            await self._after_closing(grant.coder)
         live = LiveApp(grant, socket)
         self.live.append(live)
         log.info("%s: app started", grant.coder)
@@ -339,10 +359,13 @@ class Server:
                 download_manager=self.downloads,
             )
             await live.service.start(width, height)
-            await self._relay(socket, live.service)
+            await self._relay_until_ended(socket, live.service)
         except asyncio.CancelledError:
             await socket.close()
             raise
+        except Exception as exc:  # the app could not be started or talked to: say so, once
+            log.warning("%s: the app failed: %s", grant.coder, exc)
+            await socket.close(code=WSCloseCode.INTERNAL_ERROR, message=b"the app failed")
         finally:
             live.closing = True
             await self._stop(live)
@@ -350,6 +373,20 @@ class Server:
             live.stopped.set()
             log.info("%s: app ended", grant.coder)
         return socket
+
+    async def _relay_until_ended(self, socket: web.WebSocketResponse, service: AppProcess) -> None:
+        """Relay until the browser goes or the app ends on its own (then the socket closes,
+        and the browser says the session ended instead of waiting for it)."""
+        relay = asyncio.create_task(self._relay(socket, service))
+        ended = asyncio.create_task(service.ended())
+        try:
+            done, _ = await asyncio.wait({relay, ended}, return_when=asyncio.FIRST_COMPLETED)
+            if ended in done:
+                await socket.close(code=WSCloseCode.GOING_AWAY, message=b"the app ended")
+            await relay
+        finally:
+            relay.cancel()
+            ended.cancel()
 
     async def _relay(self, socket: web.WebSocketResponse, service: AppService) -> None:
         """What the browser sends, passed on to the app: keys, sizes, focus, pings."""
@@ -384,6 +421,8 @@ class Server:
             service.kill()
         except Exception:  # a process that died on its own: nothing left to stop
             service.kill()
+        with contextlib.suppress(Exception):
+            await service.reap()
 
     async def _after_closing(self, coder: str) -> None:
         """Wait for this coder's apps that are already closing (a reloaded page)."""
