@@ -58,8 +58,8 @@ TIER_GLOSS = (
     "read agreement, kappa and AUROC for that"
 )
 
-#: Below this many pairs a kappa near 0 is not yet called "chance" in words.
-MIN_FOR_CHANCE = 10
+#: Below this many pairs a kappa whose interval reaches 0 is not yet called "chance".
+MIN_FOR_CHANCE = 30
 
 Z95 = 1.959963984540054
 
@@ -191,8 +191,8 @@ class Headline:
             )
         if self.at_chance:
             return (
-                f"the model agrees with you no more than chance would (kappa "
-                f"{self.kappa.text()} on {n} {pairs}): it adds nothing here so far"
+                f"the model's agreement with you is not better than chance (kappa "
+                f"{self.kappa.text()} on {n} {pairs}): so far it adds nothing here"
             )
         return (
             f"the model agrees with you on {self.agreement:.0%} of {n} {pairs}, "

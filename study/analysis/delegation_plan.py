@@ -184,6 +184,7 @@ def plan_delegation(
                 family_level=lvl,
                 not_covered=left_out.not_covered,
                 stale=left_out.stale,
+                audit_left=screened.remaining.get(one.name),
             )
         )
     return DelegationPlan(
