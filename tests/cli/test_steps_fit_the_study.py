@@ -87,3 +87,45 @@ def test_a_tiny_maximum_error_is_a_plain_refusal(
     assert "unexpected" not in captured.err
     assert "Traceback" not in captured.err
     assert "Nothing delegated" in captured.out
+
+
+def test_add_and_revise_say_what_the_audit_and_delegation_lack(
+    small: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wave = tmp_path / "wave2.csv"
+    wave.write_text("id,text\n" + "".join(f"w{i},a new comment {i}\n" for i in range(20)), "utf-8")
+    capsys.readouterr()
+    assert main(["add", str(small), "--responses", str(wave)]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "wave 2: added 20 responses" in err
+    assert "pairs to score under the active configuration: codecurve score" in err
+    assert "The new wave 2 of 20 responses is not in the audit sample" in err
+    assert "drawn from the 60 responses before it" in err
+    assert "leaves the new wave's pairs for review" in err
+    with Study.open(small, read_only=True) as study:
+        codebook = study.codebook
+    from codebooks.model import Code, Codebook
+    from codebooks.writers import save_codebook
+
+    pay = codebook.code("pay")
+    revised = Codebook(
+        name=codebook.name,
+        scale=codebook.scale,
+        codes=(
+            *(c for c in codebook.codes if c.id != "pay"),
+            Code(pay.id, pay.name, definition="Money, and now bonuses too."),
+            Code("team", "Team", definition="Colleagues."),
+        ),
+    )
+    path = tmp_path / "v2.yaml"
+    save_codebook(revised, path)
+    capsys.readouterr()
+    assert main(["codebook", str(small), "--revise", str(path), "--yes"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "Changed definition of Pay: their scores are stale" in err
+    assert "made under the earlier definition" in err
+    assert (
+        f"New code Team has no audit pairs: codecurve audit {small} --extend 15 --code Team" in err
+    )
+    # The step it names works.
+    assert main(["audit", str(small), "--extend", "15", "--code", "Team"]) == 0
