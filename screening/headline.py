@@ -120,8 +120,9 @@ def kappa_interval(first: npt.ArrayLike, second: npt.ArrayLike) -> KappaInterval
     np.fill_diagonal(off, 0.0)
     big_b = (1.0 - kappa) ** 2 * float(np.sum(off * (cols[:, None] + rows[None, :]) ** 2))
     big_c = (kappa - pe * (1.0 - kappa)) ** 2
-    var = max(0.0, (big_a + big_b - big_c) / (n * (1.0 - pe) ** 2))
-    half = Z95 * math.sqrt(var)
+    var = (big_a + big_b - big_c) / (n * (1.0 - pe) ** 2)
+    # Rounding leaves a constant rater's zero variance a hair off zero: call it zero.
+    half = Z95 * math.sqrt(var) if var > 1e-12 else 0.0
     return KappaInterval(kappa, max(-1.0, kappa - half), min(1.0, kappa + half))
 
 
