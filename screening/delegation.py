@@ -43,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
+from screening.headline import PATTERN
 from screening.tiers import Tier
 from screening.validation import BoolArray, as_bool_1d, as_float_1d, same_length
 
@@ -114,6 +115,15 @@ def clopper_pearson_upper(errors: int, n: int, *, level: float = 0.95) -> float:
 
 @lru_cache(maxsize=64)
 def _min_pairs(errors: int, eps: float, delta: float) -> int:
+    if errors == 0:
+        # (1 - eps)^n <= delta, in closed form: exact, and no search to overflow when
+        # eps is tiny (1e-9 needs about 3e9 pairs; nothing below can be certified then).
+        n = math.ceil(math.log(delta) / math.log1p(-eps) - 1e-9)
+        while n > 1 and (1.0 - eps) ** (n - 1) <= delta:
+            n -= 1
+        while (1.0 - eps) ** n > delta:
+            n += 1
+        return max(1, n)
     # P(Binom(n, eps) <= errors) falls as n grows: double, then bisect.
     lo, hi = errors, max(errors + 1, 2)
     while stats.binom.cdf(errors, hi, eps) > delta:
@@ -170,7 +180,8 @@ def audit_needed(
 
     Returns:
         0 if already enough, the number of further items, or None if the current error
-        rate is at or above ``max_error`` (no amount of auditing at that rate certifies it).
+        rate is at or above ``max_error`` (no amount of auditing at that rate certifies it)
+        or more than :data:`MAX_AUDIT_PAIRS` would be needed.
 
     Raises:
         ValueError: On inconsistent counts, ``share`` outside (0, 1], or ``max_error`` /
@@ -182,7 +193,10 @@ def audit_needed(
     if not 0.0 < share <= 1.0:
         raise ValueError(f"share must be in (0, 1], got {share!r}")
     if projection == "clean":
-        more = max(0, _min_pairs(errors, eps, delta) - n)
+        try:
+            more = max(0, _min_pairs(errors, eps, delta) - n)
+        except ValueError:
+            return None  # more than MAX_AUDIT_PAIRS: no audit of any size certifies it
     elif projection == "current rate":
         rate = errors / n if n else 0.0
         if rate >= eps:
@@ -418,8 +432,9 @@ def certify_delegation(
 
     if tier != "Valid":
         return refuse(
-            f"the screen on the audit sample is {tier}, not Valid, so its confidence is "
-            "not shown to mean anything",
+            f"delegation needs the screen of the audit sample to find no pathology in the "
+            f"model's confidence (tier Valid); it found: {PATTERN.get(str(tier), tier)} "
+            f"(tier {tier}), so its confidence is not shown to mean anything",
         )
     if remainder is None and n_audit < min_pairs:
         return refuse(
@@ -651,19 +666,54 @@ class AuditOutlook:
     more_clean: int | None
     more_at_rate: int | None
 
-    def describe(self, code: str | None = None) -> str:
-        """One line for the user, e.g. "to delegate Workload at <= 5% ... about 120 more"."""
+    def describe(self, code: str | None = None, *, remaining: int | None = None) -> str:
+        """One line for the user, e.g. "to delegate Workload at <= 5% ... about 120 more".
+
+        Args:
+            code: The code's name.
+            remaining: Responses the audit can still gain (None: not known). No line asks
+                for more: past it, delegation is said to be out of reach in this study,
+                with the reason and what to do instead.
+        """
         what = f"to delegate {code}" if code else "to delegate"
         head = f"{what} at <= {_pct(self.max_error)} above confidence {self.threshold:.3f}"
         if self.n_above == 0:
-            return f"{head}: no audit pair lies above it yet; audit more responses"
+            if remaining == 0:
+                return f"{head}: no audit pair lies above it and the audit has no response left"
+            left = f" ({remaining} left)" if remaining is not None else ""
+            return f"{head}: no audit pair lies above it yet; audit more responses{left}"
         if self.more_at_rate == 0:
             return f"{head}: the audit is large enough"
+        if self.more_clean is None:
+            return (
+                f"{head}: no audit of any size can certify so small an error rate; choose "
+                "a larger maximum error (--max-error), or code the pairs yourself"
+            )
+        fewest = self.more_clean
+        if remaining is not None and fewest is not None and fewest > remaining:
+            return (
+                f"{head}: out of reach in this study: even with no further error it needs "
+                f"about {fewest} more audit responses, and only {remaining} are left; code "
+                "the pairs yourself, accept a larger maximum error, or score with a bigger "
+                "model whose confidence separates right from wrong better"
+            )
         if self.more_at_rate is None:
+            tail = (
+                f"; only {remaining} are left, so it is likely out of reach in this study"
+                if remaining is not None
+                else ""
+            )
             return (
                 f"{head}: the current error rate there ({self.errors_above}/{self.n_above}) "
                 f"is too high; at best (no further error) about {self.more_clean} more "
-                "audit responses"
+                f"audit responses{tail}"
+            )
+        if remaining is not None and self.more_at_rate > remaining:
+            return (
+                f"{head}: at the current error rate ({self.errors_above}/{self.n_above}) it "
+                f"needs about {self.more_at_rate} more audit responses, more than the "
+                f"{remaining} left: likely out of reach in this study (at least "
+                f"{self.more_clean}, with no further error)"
             )
         return (
             f"{head}: about {self.more_at_rate} more audit responses at the current error "

@@ -58,8 +58,8 @@ TIER_GLOSS = (
     "read agreement, kappa and AUROC for that"
 )
 
-#: Below this many pairs a kappa near 0 is not yet called "chance" in words.
-MIN_FOR_CHANCE = 10
+#: Below this many pairs a kappa whose interval reaches 0 is not yet called "chance".
+MIN_FOR_CHANCE = 30
 
 Z95 = 1.959963984540054
 
@@ -120,8 +120,9 @@ def kappa_interval(first: npt.ArrayLike, second: npt.ArrayLike) -> KappaInterval
     np.fill_diagonal(off, 0.0)
     big_b = (1.0 - kappa) ** 2 * float(np.sum(off * (cols[:, None] + rows[None, :]) ** 2))
     big_c = (kappa - pe * (1.0 - kappa)) ** 2
-    var = max(0.0, (big_a + big_b - big_c) / (n * (1.0 - pe) ** 2))
-    half = Z95 * math.sqrt(var)
+    var = (big_a + big_b - big_c) / (n * (1.0 - pe) ** 2)
+    # Rounding leaves a constant rater's zero variance a hair off zero: call it zero.
+    half = Z95 * math.sqrt(var) if var > 1e-12 else 0.0
     return KappaInterval(kappa, max(-1.0, kappa - half), min(1.0, kappa + half))
 
 
@@ -191,8 +192,8 @@ class Headline:
             )
         if self.at_chance:
             return (
-                f"the model agrees with you no more than chance would (kappa "
-                f"{self.kappa.text()} on {n} {pairs}): it adds nothing here so far"
+                f"the model's agreement with you is not better than chance (kappa "
+                f"{self.kappa.text()} on {n} {pairs}): so far it adds nothing here"
             )
         return (
             f"the model agrees with you on {self.agreement:.0%} of {n} {pairs}, "

@@ -106,7 +106,10 @@ def plan_renderable(plan: DelegationPlan | None, note: str, audit: str | None) -
         reason = printable(code.delegation.reason or "no threshold qualifies")
         line = Text.assemble((f"{name}: ", "bold"), reason)
         if code.outlook is not None and code.outlook.n_above:
-            line.append(" " + printable(code.outlook.describe(code.code_name)), style="dim")
+            line.append(
+                " " + printable(code.outlook.describe(code.code_name, remaining=code.audit_left)),
+                style="dim",
+            )
         parts.append(line)
     notes = (left_out(code) for code in plan.codes)
     parts.extend(Text(printable(note), style="italic") for note in notes if note is not None)

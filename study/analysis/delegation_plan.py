@@ -228,6 +228,7 @@ def plan_delegation(
                 stale=left_out.stale,
                 skipped=len(skipped) if len(rows) else 0,
                 stale_evidence=n_stale,
+                audit_left=screened.remaining.get(one.name),
             )
         )
     return DelegationPlan(

@@ -21,7 +21,7 @@ import json
 import math
 import sqlite3
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from screening.delegation import AuditOutlook, Delegation
@@ -70,6 +70,8 @@ class CodePlan:
             the audit's random order have one): counted as errors in the certificate.
         stale_evidence: Blind audit decisions made under an older definition of the
             code: left out of the evidence.
+        audit_left: Responses the code's blind audit can still gain (None: not known):
+            the ceiling of the outlook's "N more audit responses".
     """
 
     code_id: str
@@ -87,6 +89,7 @@ class CodePlan:
     stale: int = 0
     skipped: int = 0
     stale_evidence: int = 0
+    audit_left: int | None = None
 
     @property
     def certified(self) -> bool:
@@ -211,14 +214,17 @@ class DelegationApplied:
     """What :meth:`Delegations.apply` recorded.
 
     Attributes:
-        event_id: The ``delegate`` event (undo it to take the whole delegation back).
-        recorded: code id -> delegated decisions recorded.
+        event_id: The ``delegate`` event (undo it to take the whole delegation back);
+            None when nothing changed (every pair already stood as delegated).
+        recorded: code id -> delegated decisions recorded (new or changed picks).
         withdrawn: code id -> earlier delegated decisions cleared (no longer covered).
+        unchanged: code id -> pairs already delegated to the same pick, left as they are.
     """
 
-    event_id: int
+    event_id: int | None
     recorded: Mapping[str, int]
     withdrawn: Mapping[str, int]
+    unchanged: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -417,24 +423,21 @@ class Delegations:
 
         One transaction: the pairs are found again inside it (uncoded, scored under the
         plan's configuration, confidence at or above the code's threshold), so a pair a
-        human decided since the plan was made is left alone.
+        human decided since the plan was made is left alone. A pair already delegated by
+        ``coder`` to the same pick stands and is not recorded again; when every pair
+        stands, nothing is written and ``event_id`` is None.
 
         Raises:
-            StudyError: nothing to record or withdraw, a bad coder, or a read-only study.
+            StudyError: nothing to record, withdraw or keep, a bad coder, or a read-only
+                study.
         """
         coder = decisions.check_coder(coder)
         detail = _json_safe(plan.to_dict())
         recorded: dict[str, int] = {}
         withdrawn: dict[str, int] = {}
+        unchanged: dict[str, int] = {}
         with self._study.transaction(current=True) as conn:
-            head = events.append(
-                conn,
-                "delegate",
-                coder=coder,
-                source="delegated",
-                config_id=plan.config_id,
-                detail=json.dumps(detail, ensure_ascii=False),
-            )
+            work: list[tuple[int, dict[int, int], list[int]]] = []
             for code_plan in plan.codes:
                 cid = self._index.code_key(code_plan.code_id)
                 audit = barred(conn, self._index, plan.config_id, code_plan.code_id).keys
@@ -449,15 +452,40 @@ class Delegations:
                             (plan.config_id, cid, threshold, audit),
                         )
                     }
-                earlier = [
-                    int(r[0])
+                earlier = {
+                    int(r[0]): int(r[1])
                     for r in conn.execute(
-                        "SELECT rid FROM annotations WHERE coder = ? AND cid = ? "
+                        "SELECT rid, value FROM annotations WHERE coder = ? AND cid = ? "
                         "AND source = 'delegated'",
                         (coder, cid),
                     )
-                ]
+                }
                 gone = [rid for rid in earlier if rid not in targets]
+                # A pair already delegated to the same pick stands: it is not new again.
+                new = {rid: pick for rid, pick in targets.items() if earlier.get(rid) != pick}
+                work.append((cid, new, gone))
+                recorded[code_plan.code_id] = len(new)
+                withdrawn[code_plan.code_id] = len(gone)
+                unchanged[code_plan.code_id] = len(targets) - len(new)
+            if not any(recorded.values()) and not any(withdrawn.values()):
+                if any(unchanged.values()):
+                    return DelegationApplied(
+                        event_id=None, recorded=recorded, withdrawn=withdrawn, unchanged=unchanged
+                    )
+                raise StudyError(
+                    "nothing to delegate: no code is certified with uncoded pairs at or "
+                    "above its threshold",
+                    path=self._study.path,
+                )
+            head = events.append(
+                conn,
+                "delegate",
+                coder=coder,
+                source="delegated",
+                config_id=plan.config_id,
+                detail=json.dumps(detail, ensure_ascii=False),
+            )
+            for cid, new, gone in work:
                 for rid in gone:
                     decisions.apply_event(
                         conn,
@@ -470,7 +498,7 @@ class Delegations:
                         source=None,
                         batch=head,
                     )
-                for rid, pick in targets.items():
+                for rid, pick in new.items():
                     decisions.apply_event(
                         conn,
                         self._index,
@@ -483,15 +511,9 @@ class Delegations:
                         config_id=plan.config_id,
                         batch=head,
                     )
-                recorded[code_plan.code_id] = len(targets)
-                withdrawn[code_plan.code_id] = len(gone)
-            if not any(recorded.values()) and not any(withdrawn.values()):
-                raise StudyError(
-                    "nothing to delegate: no code is certified with uncoded pairs at or "
-                    "above its threshold",
-                    path=self._study.path,
-                )
-        return DelegationApplied(event_id=head, recorded=recorded, withdrawn=withdrawn)
+        return DelegationApplied(
+            event_id=head, recorded=recorded, withdrawn=withdrawn, unchanged=unchanged
+        )
 
     def undo(self, *, coder: str | None = None) -> Decision | None:
         """Undo the latest delegation not yet undone (of ``coder``, or anyone's).

@@ -61,6 +61,8 @@ from study.refi.model import (
 )
 
 if TYPE_CHECKING:
+    from screening.report import VRSReport
+    from study.analysis.screen import StudyScreening
     from study.store import Study
 
 #: ``format`` of codecurve's record in a ``.qdpx``.
@@ -415,12 +417,25 @@ class _Exporter:
             except (StudyError, ValueError) as exc:
                 lines.append(f"screen tier against {who}: not computed ({exc})")
                 continue
-            per_code = "; ".join(f"{name} {r.tier}" for name, r in screened.per_code.items())
-            lines.append(
-                f"screen tier against {who}: {screened.pooled.tier} pooled"
-                + (f" ({per_code})" if per_code else "")
-            )
+            lines.append(f"screen tier against {who}: " + _screen_words(screened))
         return lines
+
+
+def _screen_words(screened: StudyScreening) -> str:
+    """The screen in the provenance's words: the figures first, each tier named as a
+    response pattern with AUROC and kappa beside it (never a bare tier)."""
+    from screening.headline import pattern_line
+
+    parts = []
+    groups: list[tuple[str, str | None, VRSReport]] = [("pooled", None, screened.pooled)]
+    groups += [(name, name, r) for name, r in screened.per_code.items()]
+    for label, key, report in groups:
+        head = screened.headline(key)
+        words = pattern_line(report.tier, head)
+        if head is not None and head.adds_nothing:
+            words = f"{head.sentence()}; {words}"
+        parts.append(f"{label}: {words}")
+    return "; ".join(parts) + " (the tier names a response pattern, not a verdict on the model)"
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,10 @@ def test_draw_extend_and_progress(
     assert len(progress["draws"]) == 2
     pay = progress["codes"][1]
     assert (pay["size"], pay["coded"], pay["skipped"], pay["remaining"]) == (150, 149, 1, 0)
-    assert pay["verdict"] in ("Valid", "Indeterminate", "Invalid")
+    assert pay["tier"] in ("Valid", "Indeterminate", "Invalid")
+    assert "response pattern: " in pay["verdict"]
+    assert " · AUROC " in pay["verdict"]
+    assert " · kappa " in pay["verdict"]
     assert pay["delegation"]
     assert main(["audit", str(path)]) == 0
     table = capsys.readouterr().out
@@ -82,14 +85,41 @@ def test_draw_extend_and_progress(
     assert "missing values" in table
 
 
-def test_no_options_draws_the_default_sample(
+def test_no_options_only_reports_and_draw_draws(
     sim: tuple[Path, Truth], capsys: pytest.CaptureFixture[str]
 ) -> None:
     path, _ = sim
-    drawn = audit_json(path, capsys)
+    # Asking for the status draws nothing: a draw is for good.
+    assert main(["audit", str(path)]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "no audit sample yet, and nothing was drawn" in err
+    assert f"codecurve audit {path} --draw" in err
+    with Study.open(path, read_only=True) as study:
+        assert study.audit.sample() is None
+    drawn = audit_json(path, capsys, "--draw")
     assert drawn["action"] == "drawn"
     assert {c["size"] for c in drawn["codes"]} == {150}
+    # After the draw: how to code it.
+    assert drawn["next"][0].startswith("Next: code the 300 audit pairs blind")
+    assert "then s (the screening panel) and b (the blind audit" in drawn["next"][0]
     assert audit_json(path, capsys)["action"] == "progress"
+    # A second --draw is refused: extend instead.
+    assert main(["audit", str(path), "--draw"]) == 1
+    assert "extend it" in capsys.readouterr().err
+
+
+def test_a_complete_audit_points_to_screen(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, truth = simulated_study(tmp_path / "small.codecurve", n=60, seed=5)
+    assert main(["audit", str(path), "--per-code", "15", "--seed", "2"]) == 0
+    capsys.readouterr()
+    with Study.open(path) as study:
+        code_audit_blind(study, truth)
+    payload = audit_json(path, capsys)
+    assert all(c["remaining"] == 0 for c in payload["codes"])
+    assert payload["next"][0].startswith("The audit is fully coded. Next: read what it says")
+    assert f"codecurve screen {path}" in payload["next"][0]
 
 
 def test_screen_reports_its_sample(

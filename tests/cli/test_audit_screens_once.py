@@ -11,6 +11,7 @@ import pytest
 import study.analysis.delegation_plan as delegation_plan
 import study.analysis.screen as screen
 from screening.advice import to_verdict
+from screening.headline import pattern_line
 from study import Study
 from tests.study.test_audit import code_audit_blind, simulated_study
 from tui.cli import main
@@ -40,8 +41,13 @@ def test_one_screen_per_call(
         screened = real(study, sample="audit")
     for row in rows:
         report = screened.per_code[row["code"]]
+        head = screened.headline(row["code"])
+        assert row["tier"] == report.tier
+        # The tier is named as a response pattern, with AUROC and kappa beside it.
+        assert pattern_line(report.tier, head) in row["verdict"]
         if report.tier == "Insufficient data":
-            assert row["verdict"] == to_verdict(report, row["code"], audit=True)
-        else:
-            assert row["verdict"] == report.tier
+            left = screened.remaining[row["code"]]
+            assert row["verdict"].startswith(
+                to_verdict(report, row["code"], audit=True, remaining=left)
+            )
         assert row["delegation"]

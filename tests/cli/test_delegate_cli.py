@@ -80,16 +80,20 @@ def test_apply_and_undo(study_path: Path, capsys: pytest.CaptureFixture[str]) ->
     recorded = plan["applied"]["recorded"]["pay"]
     assert recorded == plan["codes"]["pay"]["delegated"] > 0
     assert delegated_count(study_path) == recorded
-    # Repeatable: the same plan again replaces the last one (nothing withdrawn).
+    # The same plan again is not a new delegation: every pair already stands.
     again = delegate_json(study_path, capsys, "--code", "Pay", "--apply")
+    assert again["applied"]["event_id"] is None
+    assert again["applied"]["recorded"]["pay"] == 0
     assert again["applied"]["withdrawn"]["pay"] == 0
+    assert again["applied"]["unchanged"]["pay"] == recorded
     assert delegated_count(study_path) == recorded
-    assert main(["delegate", str(study_path), "--undo"]) == 0
-    assert "undone" in capsys.readouterr().out
-    # Undoing the second brings back the state before it: the first delegation's.
-    assert delegated_count(study_path) == recorded
+    assert main(["delegate", str(study_path), "--code", "Pay", "--apply"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"Nothing new: the {recorded} delegated decisions of the latest delegation" in out
+    assert "Recorded" not in out
+    # So undo takes back the one delegation there is.
     assert main(["delegate", str(study_path), "--undo", "--coder", "ana"]) == 0
-    capsys.readouterr()
+    assert "undone" in capsys.readouterr().out
     assert delegated_count(study_path) == 0
     assert main(["delegate", str(study_path), "--apply", "--coder", "ana"]) == 0
     out = capsys.readouterr().out

@@ -133,3 +133,20 @@ def test_compare_audit_and_delegate_never_show_a_bare_tier(
     out = capsys.readouterr().out
     assert "response pattern" in out
     assert not any(bare_tier(line) for line in out.splitlines())
+
+
+def test_the_projects_provenance_names_no_bare_tier(tmp_path: Path) -> None:
+    from study.refi import project_from_study
+
+    path = constant_study(tmp_path / "c.codecurve", n=40, codes=("Pay", "Staff"))
+    with Study.open(path, read_only=True) as study:
+        project = project_from_study(study, coder="ana")
+    text = next(n.text for n in project.notes if n.name == "codecurve provenance")
+    line = next(x for x in text.splitlines() if x.startswith("screen tier against ana: "))
+    assert "pooled: the model answered No to all 80 pairs of every code: it adds nothing" in line
+    assert "Pay: the model answered No to all 40 pairs of this code" in line
+    assert "not a verdict on the model" in line
+    for part in line.split("; "):
+        if any(re.search(rf"\b{t}\b", part) for t in TIERS):
+            assert "AUROC" in part, part
+            assert "kappa" in part, part

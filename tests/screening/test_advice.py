@@ -144,7 +144,7 @@ def test_a_model_at_chance_is_said_to_add_nothing_so_far() -> None:
     )
     assert head.at_chance
     assert head.adds_nothing
-    assert "no more than chance" in head.sentence()
+    assert "not better than chance" in head.sentence()
 
 
 def test_a_model_that_agrees_gets_its_figures() -> None:

@@ -24,6 +24,7 @@ from screening.delegation import (
     split_population,
     worst_case_delegated_error,
 )
+from screening.headline import PATTERN
 
 FAST = settings(max_examples=80, deadline=None)
 
@@ -151,7 +152,7 @@ def test_a_screen_that_is_not_valid_refuses(tier: str) -> None:
     result = certify_delegation(conf, np.ones(300, bool), tier=tier)  # type: ignore[arg-type]
     assert result.threshold is None
     assert result.tests == ()
-    assert f"the screen on the audit sample is {tier}, not Valid" in result.reason
+    assert f"(tier Valid); it found: {PATTERN[tier]} (tier {tier})" in result.reason
     assert result.tier == tier
 
 

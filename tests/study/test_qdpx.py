@@ -405,7 +405,7 @@ def test_provenance_note_names_the_screen_tier_per_coder(tmp_path: Path) -> None
     text = next(n.text for n in both.notes if n.name == "codecurve provenance")
     assert "screen tier against ann: " in text
     assert "screen tier against bob: " in text
-    assert "(Pay " in text
+    assert "; Pay: response pattern: " in text
     text = next(n.text for n in one.notes if n.name == "codecurve provenance")
     assert "screen tier against ann: " in text
     assert "screen tier against bob" not in text

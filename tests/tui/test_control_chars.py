@@ -506,6 +506,7 @@ def test_every_command_prints_no_control_character_nor_override(
             study.decisions.set_note(ids[0], codes[0], f"note {INJECTED}", coder=coder)
     assert main(["score", str(path), "--model", "fake"]) in (0, 1)
     commands = [
+        ["audit", str(path), "--draw"],
         ["audit", str(path)],
         ["screen", str(path)],
         ["screen", str(path), "--json"],

@@ -49,6 +49,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from codebooks.errors import InputError
+    from study.analysis.lacks import after_wave
     from study.intake.responses import read_responses
     from study.store import Study
     from tui.commands.outputs import refuse_inputs
@@ -69,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
         for message in table.messages:
             sys.stderr.write(printable(f"{args.responses}: {message}") + "\n")
         result = study.versions.add_responses(table, update=args.update)
+        shown = printable(str(args.study), single_line=True)
+        lacks = after_wave(study, added=len(result.added), wave=result.wave, shown=shown)
     sys.stderr.write(
         f"wave {result.wave}: added {plural(len(result.added), 'response')}"
         + (
@@ -80,4 +83,6 @@ def run(args: argparse.Namespace) -> int:
         + (f", {len(result.unchanged)} unchanged" if result.unchanged else "")
         + "\n"
     )
+    for line in lacks:
+        sys.stderr.write(printable(line) + "\n")
     return 0

@@ -29,9 +29,11 @@ and drawn without looking at any score; each code's audit pairs are the first N
 responses of it (default 150 per code, capped by the number of responses: enough for
 the screen to reach a verdict). Code the audit pairs without looking at the model's
 answer (the review app's audit mode); the screen and delegation then use those blind
-decisions. Every draw is kept in the study's log.
+decisions. Every draw is kept in the study's log. Without options the command only
+reports: drawing takes --draw (or a size, --per-code / --size, or --seed).
 
-  codecurve audit survey.codecurve                  draw the default sample, or show progress
+  codecurve audit survey.codecurve                  how far the audit's coding has come
+  codecurve audit survey.codecurve --draw           draw the default sample
   codecurve audit survey.codecurve --per-code 200 --seed 42
   codecurve audit survey.codecurve --extend 100     the next 100 responses of the same order
   codecurve audit survey.codecurve --extend 50 --code Pay
@@ -41,12 +43,17 @@ decisions. Every draw is kept in the study's log.
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "audit",
-        help="draw or extend the blind random audit sample, or show its progress",
+        help="show the blind random audit's progress, or draw (--draw) or extend it",
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("study", type=Path, help="the study file (.codecurve)")
     size = parser.add_mutually_exclusive_group()
+    size.add_argument(
+        "--draw",
+        action="store_true",
+        help="draw the sample (150 responses per code by default, capped by the responses)",
+    )
     size.add_argument(
         "--per-code", type=positive_int, metavar="N", help="audit N responses on every code"
     )
@@ -75,19 +82,31 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from study import Study
+    from screening.sampling import DEFAULT_AUDIT_PER_CODE
+    from study import Study, StudyError
+    from tui.text import printable
 
     if args.extend is not None and args.seed is not None:
         raise UsageError("--seed chooses the order of a new draw; --extend keeps the drawn one")
     if not args.study.exists():
         raise InputError("no such study file", path=args.study)
-    drawing = args.per_code is not None or args.size is not None or args.seed is not None
+    drawing = (
+        args.draw or args.per_code is not None or args.size is not None or args.seed is not None
+    )
     action = "extended" if args.extend is not None else "drawn" if drawing else ""
     if not action:
         with Study.open(args.study, read_only=True) as study:
             if study.audit.sample() is not None:
                 return _show(study, args, action="")
-        action = "drawn"
+            population = study.response_count()
+        # Only a report: a draw is for good, so it is never a side effect of asking.
+        name = printable(str(args.study), single_line=True)
+        raise StudyError(
+            "the study has no audit sample yet, and nothing was drawn ('codecurve audit' "
+            f"only reports now); draw one of {min(DEFAULT_AUDIT_PER_CODE, population)} "
+            f"responses per code with: codecurve audit {name} --draw",
+            path=args.study,
+        )
     with Study.open(args.study) as study:
         if action == "extended":
             study.audit.extend(args.extend, codes=args.code)
@@ -99,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _show(study: Study, args: argparse.Namespace, *, action: str) -> int:
+    from tui.text import printable
+
     sample = study.audit.sample()
     assert sample is not None
     progress = study.audit.progress(coder=args.coder)
@@ -116,9 +137,11 @@ def _show(study: Study, args: argparse.Namespace, *, action: str) -> int:
                 "skipped": p.progress.skipped,
                 "remaining": p.progress.remaining,
                 "unblind": p.unblind,
-                **verdicts.get(code.id, {"verdict": "", "delegation": ""}),
+                **verdicts.get(code.id, {"verdict": "", "delegation": "", "tier": ""}),
             }
         )
+    shown = printable(str(args.study), single_line=True)
+    steps = next_steps(shown, rows, action=action)
     if args.format == "json":
         from tui.text import json_text
 
@@ -129,16 +152,21 @@ def _show(study: Study, args: argparse.Namespace, *, action: str) -> int:
             "drawn_at": sample.drawn_at,
             "draws": list(sample.draws),
             "codes": rows,
+            "next": steps,
         }
         sys.stdout.write(json_text(payload) + "\n")
         return 0
     _print_table(sample, rows, action=action)
+    for line in steps:
+        print(line)
     return 0
 
 
 def _verdicts(study: Study, coder: str | None, *, cut: str) -> dict[str, dict[str, str]]:
-    """code id -> how far the code is from a verdict and from delegation, in words."""
+    """code id -> the code's figures and response pattern (never a bare tier), how far it
+    is from a verdict and from delegation, in words, no step larger than what is left."""
     from screening.advice import to_verdict
+    from screening.headline import pattern_line
     from study.analysis.delegation_plan import plan_delegation
     from study.analysis.screen import screen_study
     from study.errors import NoBlindDecisionsError
@@ -156,20 +184,51 @@ def _verdicts(study: Study, coder: str | None, *, cut: str) -> dict[str, dict[st
     out: dict[str, dict[str, str]] = {}
     for one in plan.codes:
         report = screened.per_code.get(one.code_name)
+        head = screened.headline(one.code_name)
+        left = screened.remaining.get(one.code_name)
+        tier = ""
         if report is None:
             verdict = "no blind audit decision yet"
-        elif report.tier != "Insufficient data":
-            verdict = report.tier
         else:
-            verdict = to_verdict(report, one.code_name, audit=True)
+            tier = report.tier
+            verdict = pattern_line(report.tier, head)
+            if head is not None and head.adds_nothing:
+                verdict = f"{head.sentence()}; {verdict}"
+            elif report.tier == "Insufficient data":
+                verdict = to_verdict(report, one.code_name, audit=True, remaining=left)
+                verdict += f" ({pattern_line(report.tier, head)})"
         if one.certified:
             delegation = f"certified at >= {one.delegation.threshold:.3f}"
         elif one.outlook is not None and one.outlook.n_above:
-            delegation = one.outlook.describe(one.code_name)
+            delegation = one.outlook.describe(one.code_name, remaining=one.audit_left)
         else:
             delegation = one.delegation.reason
-        out[one.code_id] = {"verdict": verdict, "delegation": delegation}
+        out[one.code_id] = {"verdict": verdict, "delegation": delegation, "tier": tier}
     return out
+
+
+def next_steps(study_path: str, rows: list[dict[str, Any]], *, action: str) -> list[str]:
+    """What to do now: code a fresh draw blind; at a complete audit, read the screen."""
+    if not rows:
+        return []
+    if action == "drawn" or action == "extended":
+        pairs = sum(r["remaining"] for r in rows)
+        return [
+            f"Next: code the {pairs:,} audit pairs blind, the model's answer hidden: "
+            f"codecurve review {study_path}, then s (the screening panel) and b (the blind "
+            "audit, in its random order); imported gold decisions count as blind too."
+        ]
+    if all(r["remaining"] == 0 for r in rows):
+        return [
+            f"The audit is fully coded. Next: read what it says with codecurve screen "
+            f"{study_path} (and codecurve delegate {study_path} for the plan); extend it "
+            "with --extend N where a code needs more."
+        ]
+    left = sum(r["remaining"] for r in rows)
+    return [
+        f"Next: {left:,} audit pairs are still to code blind: codecurve review {study_path}, "
+        "then s and b."
+    ]
 
 
 def _print_table(sample: AuditSample, rows: list[dict[str, Any]], *, action: str) -> None:
@@ -188,7 +247,7 @@ def _print_table(sample: AuditSample, rows: list[dict[str, Any]], *, action: str
     table = Table(header_style="bold")
     for column in ("Code", "Audit pairs", "Coded blind", "Skipped", "Remaining", "Seen model"):
         table.add_column(column, justify="left" if column == "Code" else "right")
-    table.add_column("Screen")
+    table.add_column("Screen (response pattern, AUROC, kappa)")
     table.add_column("Delegation")
     for row in rows:
         table.add_row(

@@ -52,6 +52,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from codebooks import load_codebook
     from codebooks.errors import InputError
+    from study.analysis.lacks import after_revision
     from study.store import Study
     from tui.commands import UsageError
     from tui.text import printable
@@ -94,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
                 sys.stderr.write("not recorded\n")
                 return 1
         recorded = study.versions.revise(revised, source=str(args.revise))
+        lacks = after_revision(study, diff, shown=printable(str(args.study), single_line=True))
         pending = (
             len(study.scores.pending_pairs(study.scores.active_config_id() or 0))
             if (study.scores.active_config_id() is not None)
@@ -105,4 +107,6 @@ def run(args: argparse.Namespace) -> int:
             f"{pending:,} pair(s) to score under the active configuration: "
             f"codecurve score {printable(str(args.study), single_line=True)}\n"
         )
+    for line in lacks:
+        sys.stderr.write(printable(line) + "\n")
     return 0

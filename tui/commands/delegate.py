@@ -20,6 +20,7 @@ from tui.commands import UsageError
 from tui.commands.types import parse_cut, unit_interval
 
 if TYPE_CHECKING:
+    from study.analysis.screen import StudyScreening
     from study.log.delegations import DelegationPlan
 
 FORMATS = ("table", "json")
@@ -88,6 +89,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from study import Study, StudyError
     from study.analysis.delegation_plan import plan_delegation
+    from study.analysis.screen import screen_study
     from tui.text import json_text, plural, printable
 
     cut = parse_cut(args.cut)
@@ -104,6 +106,13 @@ def run(args: argparse.Namespace) -> int:
         print(printable(f"Delegation {undone.id} by {undone.coder} undone."))
         return 0
     with Study.open(args.study, read_only=not args.apply) as study:
+        if study.audit.sample() is not None and study.scores.active_config_id() is not None:
+            screened = screen_study(
+                study, code=args.code, coder=args.coder, cut=cut, agreement=args.agreement,
+                sample="audit",
+            )  # fmt: skip
+        else:
+            screened = None  # plan_delegation says what is missing
         plan = plan_delegation(
             study,
             max_error=args.max_error,
@@ -113,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
             cut=cut,
             agreement=args.agreement,
             study_wide=args.study_wide,
+            screened=screened,
         )
         applied = None
         if args.apply:
@@ -127,11 +137,18 @@ def run(args: argparse.Namespace) -> int:
                 "event_id": applied.event_id,
                 "recorded": dict(applied.recorded),
                 "withdrawn": dict(applied.withdrawn),
+                "unchanged": dict(applied.unchanged),
             }
         sys.stdout.write(json_text(payload) + "\n")
         return 0
-    _print_plan(plan)
-    if applied is not None:
+    _print_plan(plan, screened)
+    standing = sum(applied.unchanged.values()) if applied is not None else 0
+    if applied is not None and applied.event_id is None:
+        print(
+            f"Nothing new: the {plural(standing, 'delegated decision')} of the latest "
+            "delegation already stand; nothing was recorded."
+        )
+    elif applied is not None:
         withdrawn = sum(applied.withdrawn.values())
         tail = (
             f"; {plural(withdrawn, 'earlier delegated decision')} no longer covered "
@@ -139,9 +156,10 @@ def run(args: argparse.Namespace) -> int:
             if withdrawn
             else ""
         )
+        kept = f"; {standing:,} already delegated stand as they were" if standing else ""
         print(
-            f"Recorded {plural(applied.total, 'delegated decision')} "
-            f"(event {applied.event_id}){tail}. "
+            f"Recorded {plural(applied.total, 'new delegated decision')} "
+            f"(event {applied.event_id}){tail}{kept}. "
             f"Undo: codecurve delegate {printable(str(args.study), single_line=True)} --undo"
         )
     elif plan.delegated:
@@ -149,11 +167,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_plan(plan: DelegationPlan) -> None:
+def _print_plan(plan: DelegationPlan, screened: StudyScreening | None) -> None:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
+    from screening.headline import pattern
     from tui.plans import left_out
     from tui.text import printable
 
@@ -164,16 +183,22 @@ def _print_plan(plan: DelegationPlan) -> None:
         f"model {printable(plan.config, single_line=True)}."
     )
     table = Table(header_style="bold")
-    for column in ("Code", "Screen", "Threshold", "Audit n", "Errors", "Bound"):
-        table.add_column(column, justify="left" if column in ("Code", "Screen") else "right")
+    for column in ("Code", "Response pattern", "AUROC", "Kappa"):
+        table.add_column(column, justify="left" if column != "AUROC" else "right")
+    for column in ("Threshold", "Audit n", "Errors", "Bound"):
+        table.add_column(column, justify="right")
     table.add_column("Delegated", justify="right")
     table.add_column("Left for review", justify="right")
     for code in plan.codes:
         d = code.delegation
         certified = d.threshold is not None
+        head = screened.headline(code.code_name) if screened is not None else None
+        auroc = "-" if head is None or head.auroc != head.auroc else f"{head.auroc:.2f}"
         table.add_row(
             Text(printable(code.code_name, single_line=True)),
-            d.tier,
+            "adds nothing" if head is not None and head.adds_nothing else pattern(d.tier),
+            auroc,
+            head.kappa.text() if head is not None else "-",
             f"{d.threshold:.3f}" if d.threshold is not None else "refused",
             str(d.n) if certified else "-",
             str(d.errors) if certified else "-",
@@ -181,12 +206,19 @@ def _print_plan(plan: DelegationPlan) -> None:
             str(code.delegated),
             str(code.left),
         )
-    table.add_row("Total", "", "", "", "", "", str(plan.delegated), str(plan.left), style="bold")
+    table.add_row(
+        "Total", "", "", "", "", "", "", "", str(plan.delegated), str(plan.left), style="bold"
+    )
     console.print(table)
     for code in plan.codes:
         console.print(Text(printable(code.guarantee())))
         if not code.certified and code.outlook is not None and code.outlook.n_above:
-            console.print(Text("  " + printable(code.outlook.describe(code.code_name))))
+            console.print(
+                Text(
+                    "  "
+                    + printable(code.outlook.describe(code.code_name, remaining=code.audit_left))
+                )
+            )
         note = left_out(code)
         if note is not None:
             console.print(Text("  " + printable(note)))
