@@ -8,7 +8,7 @@ configuration; the work is done by :mod:`study.log.decision_log` (the event-sour
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from study.errors import StudyError
@@ -206,13 +206,15 @@ class Decisions:
         replace: bool = False,
         detail: dict[str, Any] | None = None,
         sources: Mapping[tuple[str, str], str] | None = None,
+        unblind: Iterable[tuple[str, str]] = (),
     ) -> ImportResult:
         """Store many ``(response_id, code_id, value)`` decisions of one coder, all or none.
 
         Each stored decision is an ``import`` event, of source ``human`` unless
         ``sources`` says otherwise for its pair (``model``: a pick the coder accepted
         from the model, ``delegated``: as a project codecurve wrote records them); only
-        ``human`` ones count as blind. Imports are not on the undo stack. A pair
+        ``human`` ones count as blind, except the pairs in ``unblind`` (a record that
+        says they were decided after seeing the model). Imports are not on the undo stack. A pair
         ``coder`` already decided differently is a conflict: the whole import is refused
         unless ``replace``.
 
@@ -231,6 +233,7 @@ class Decisions:
                 )
             key = (self._index.response_key(response_id), self._index.code_key(code_id))
             keyed[key] = source
+        seen = {(self._index.response_key(r), self._index.code_key(c)) for r, c in unblind}
         blob = json.dumps(detail, ensure_ascii=False) if detail else None
         with self._study.transaction() as conn:
             return decisions.import_resolved(
@@ -242,6 +245,7 @@ class Decisions:
                 detail=blob,
                 path=self._study.path,
                 sources=keyed,
+                unblind=seen,
             )
 
     def events(

@@ -242,6 +242,7 @@ class _Cell:
     applied: bool = False
     value: int | None = None
     source: str = "human"
+    blind: bool | None = None
 
 
 def _decisions(
@@ -276,10 +277,12 @@ def _decisions(
     if exact:
         extra = project.extra
         by_guid = {guid: code_of[guid].id for guid in extra["codes"] if guid in code_of}
-        for source_guid, code_guid, user_guid, value, how in extra.get("decisions", ()):
+        for source_guid, code_guid, user_guid, value, how, *more in extra.get("decisions", ()):
             if source_guid in response_of and code_guid in by_guid:
                 cell = cells[(source_guid, by_guid[code_guid], names.get(user_guid, UNATTRIBUTED))]
                 cell.value, cell.source = int(value), str(how)
+                if more and isinstance(more[0], bool):  # the blind flag, where recorded
+                    cell.blind = more[0]
     if infer_negatives:
         coded: dict[str, set[str]] = defaultdict(set)
         for source_guid, _code, coder in list(cells):
@@ -294,7 +297,7 @@ def _decisions(
         scale = codebook.scale_for(codes[code_id])
         value = _value(cell, scale)
         by_coder[coder].append(
-            ImportedDecision(response_of[source_guid], code_id, value, cell.source)
+            ImportedDecision(response_of[source_guid], code_id, value, cell.source, cell.blind)
         )
     notes = _notes(project, response_of, code_of, selection_code, names, exact=exact)
     return {c: tuple(items) for c, items in sorted(by_coder.items())}, notes
