@@ -101,6 +101,13 @@ def plan_renderable(plan: DelegationPlan | None, note: str, audit: str | None) -
         parts.append(line)
     notes = (left_out(code) for code in plan.codes)
     parts.extend(Text(printable(note), style="italic") for note in notes if note is not None)
+    parts.extend(
+        Text(
+            printable(f"{code.code_name}: audit evidence: {code.evidence_note()}."), style="italic"
+        )
+        for code in plan.codes
+        if code.evidence_note()
+    )
     keys = "l shows the pairs left for review"
     if plan.delegated:
         keys = f"d delegates {plural(plan.delegated, 'pair')} (asks first) · " + keys
