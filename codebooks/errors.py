@@ -33,7 +33,10 @@ others' modules instead of importing them)::
         │                                              missing, newer, damaged or read-only
         ├── NoBlindDecisionsError(StudyError)          the audit sample asked for, none of
         │                                              its pairs decided blind yet
-        └── StudyLockedError(StudyError)               another process holds it for writing
+        ├── StudyChangedError(StudyError)              another session changed its codebook,
+        │                                              responses or configuration meanwhile
+        └── StudyLockedError(StudyError)               the coder's session runs elsewhere,
+                                                       or the study is being scored there
 
     UserWarning
     └── ScreeningWarning                               screening.errors: degenerate but

@@ -32,18 +32,43 @@ from pathlib import Path
 
 from codebooks.errors import CodebookError, CodecurveError
 
+#: The largest codebook file read (a codebook of thousands of codes with long definitions
+#: is a few megabytes): a larger one is refused before it is read, so that a hostile or
+#: mistaken file (a gigabyte of NUL bytes) cannot fill the memory.
+MAX_CODEBOOK_BYTES = 32 * 1024 * 1024
 
-def read_bytes(path: str | Path) -> bytes:
-    """A file's bytes."""
+
+def read_bytes(path: str | Path, *, limit: int | None = None) -> bytes:
+    """A file's bytes; a file larger than ``limit`` (default :data:`MAX_CODEBOOK_BYTES`)
+    is refused before it is read: a regular file by its size, a pipe or a device once
+    ``limit`` bytes have come."""
     p = Path(path)
+    limit = MAX_CODEBOOK_BYTES if limit is None else limit
+    too_large = CodebookError(
+        f"larger than {_size(limit)}, too large for a codebook; is it the right file?",
+        path=p,
+    )
     try:
-        return p.read_bytes()
+        with p.open("rb") as fh:
+            info = os.fstat(fh.fileno())
+            if stat.S_ISDIR(info.st_mode):
+                raise IsADirectoryError(p)
+            if stat.S_ISREG(info.st_mode) and info.st_size > limit:
+                raise too_large
+            data = fh.read(limit + 1)
+        if len(data) > limit:
+            raise too_large
+        return data
     except FileNotFoundError:
         raise CodebookError("no such file", path=p) from None
     except IsADirectoryError:
         raise CodebookError("is a directory, not a codebook file", path=p) from None
     except OSError as exc:
         raise CodebookError(f"cannot read the file ({exc.strerror or exc})", path=p) from None
+
+
+def _size(n: int) -> str:
+    return f"{n // (1024 * 1024)} MB" if n >= 1024 * 1024 else f"{n:,} bytes"
 
 
 def read_text(path: str | Path) -> str:
@@ -67,7 +92,10 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 #: A temporary left this long is stale even if a process with its pid is alive.
 STALE_AFTER_S = 3600.0
 
-_TEMPORARY = re.compile(r"^\..+\.(\d+)-[0-9a-f]{8}\.tmp(\.[^.]*)?$")
+#: A temporary's name: ``.NAME.PID-HEX.tmp``, with a suffix of its own (``.csv``) or one
+#: SQLite gives the files beside a database (``-wal``, ``-shm``, ``-journal``): a study
+#: is built under such a name too.
+_TEMPORARY = re.compile(r"^\..+\.(\d+)-[0-9a-f]{8}\.tmp(\.[^.]*|-wal|-shm|-journal)?$")
 
 
 def write_file(
@@ -104,7 +132,7 @@ def write_file(
         except OSError as exc:
             raise error(f"cannot write the file ({exc.strerror or exc})", path=given) from None
         return given
-    _remove_stale_temporaries(target.parent)
+    remove_stale_temporaries(target.parent)
     mode = 0o666 if info is None else stat.S_IMODE(info.st_mode)
     tmp = target.with_name(
         f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp{target.suffix}"
@@ -219,8 +247,9 @@ def _refuse(
             )
 
 
-def _remove_stale_temporaries(folder: Path) -> None:
-    """Remove temporaries of :func:`write_file` whose writer died or that are an hour old."""
+def remove_stale_temporaries(folder: Path) -> None:
+    """Remove temporaries of :func:`write_file` (and of a study being created) whose
+    writer died (killed with SIGKILL, the machine stopped) or that are an hour old."""
     try:
         entries = list(os.scandir(folder))
     except OSError:

@@ -100,6 +100,17 @@ class Scale:
     def labels(self) -> tuple[str, ...]:
         return tuple(o.label for o in self.options)
 
+    def option_of(self, value: int) -> Option | None:
+        """The option a stored value stands for; None when no option has it (a value
+        recorded under an earlier version of the scale)."""
+        return next((o for o in self.options if o.value == value), None)
+
+    def label_of(self, value: int) -> str:
+        """What a stored value is called: its option's label (``Yes`` for 1 on No/Yes),
+        else the value in digits. Every screen, table and export names values by this."""
+        option = self.option_of(value)
+        return option.label if option is not None else str(value)
+
     @property
     def values(self) -> tuple[int, ...]:
         return tuple(o.value for o in self.options)

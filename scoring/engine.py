@@ -68,6 +68,12 @@ OPTION_RESERVE = 16
 #: is shorter): beyond it the response is cut from the middle.
 DEFAULT_PROMPT_TOKENS = 2048
 
+#: More characters than any token of any tokenizer covers (the longest are runs of
+#: spaces or punctuation, well under this): a response longer than this many characters
+#: per token of the prompt budget cannot fit, and is cut to its two ends before it is
+#: tokenized.
+MAX_TOKEN_CHARS = 256
+
 #: The smallest prompt budget accepted: the instructions need room, and so does the text.
 MIN_PROMPT_TOKENS = 64
 
@@ -498,11 +504,22 @@ class ScoringEngine:
         prompt = self._render(pair.code, text)
         limit = self.prompt_limit
         # A token covers at least one byte, so a prompt this short in bytes always fits.
-        if len(prompt.encode("utf-8")) + 2 <= limit:
+        if len(prompt) + 2 <= limit and len(prompt.encode("utf-8")) + 2 <= limit:
             return _Fitted(prompt, False)
-        count = self.backend.count_tokens(prompt)
-        if count is None or count <= limit:
-            return _Fitted(prompt, False, count)
+        span = limit * MAX_TOKEN_CHARS
+        if len(text) > span:
+            # Longer than any prompt of ``limit`` tokens can be: only its two ends can be
+            # read, so only they are tokenized (a 50 MB response is never tokenized whole).
+            half = span // 2
+            text = text[:half] + text[len(text) - half :]
+            prompt = self._render(pair.code, text[:half] + TRUNCATION_MARK + text[half:])
+            count = self.backend.count_tokens(prompt)
+            if count is None or count <= limit:
+                return _Fitted(prompt, True, count)
+        else:
+            count = self.backend.count_tokens(prompt)
+            if count is None or count <= limit:
+                return _Fitted(prompt, False, count)
         bare = self.backend.count_tokens(self._render(pair.code, TRUNCATION_MARK.strip()))
         room = limit - (bare or 0)
         if room < 8:

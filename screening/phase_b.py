@@ -21,6 +21,12 @@ import numpy.typing as npt
 from scipy import stats
 
 from screening.agreement import KappaWeights, cohen_kappa
+from screening.calibration import (
+    CalibrationBin,
+    CoveragePoint,
+    calibration_bins,
+    threshold_curve,
+)
 from screening.tiers import ScreenResult
 from screening.validation import (
     BoolArray,
@@ -82,6 +88,10 @@ class PhaseB:
         kappa: Cohen's kappa between model and coder decisions, if decisions were given.
         kappa_weights: ``None`` (unweighted), ``"linear"`` or ``"quadratic"``.
         caveat: Set for an Indeterminate screen: read these numbers with caution.
+        calibration: The reliability diagram: the non-empty ECE bins, each with its
+            count, mean confidence and observed accuracy with an exact interval.
+        risk_coverage: The risk-coverage curve: per confidence threshold, highest
+            first, the items at or above it, their errors, coverage and risk.
     """
 
     n_items: int
@@ -94,6 +104,8 @@ class PhaseB:
     kappa: float | None = None
     kappa_weights: KappaWeights = None
     caveat: str | None = None
+    calibration: tuple[CalibrationBin, ...] = ()
+    risk_coverage: tuple[CoveragePoint, ...] = ()
 
 
 def _inputs(correct: npt.ArrayLike, confidence: npt.ArrayLike) -> tuple[BoolArray, FloatArray]:
@@ -318,6 +330,8 @@ def phase_b_metrics(
         ece=expected_calibration_error(ok, conf, n_bins=n_bins),
         brier=brier_loss(ok, conf),
         kappa=kappa,
+        calibration=calibration_bins(ok, conf, n_bins=n_bins) if ok.size else (),
+        risk_coverage=threshold_curve(ok, conf),
         kappa_weights=weights if kappa is not None else None,
     )
 

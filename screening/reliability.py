@@ -58,6 +58,7 @@ __all__ = [
     "KappaWeights",
     "Reliability",
     "alpha_coefficient",
+    "constant_rater",
     "encode_ratings",
     "kappa_coefficient",
     "missing_mask",
@@ -158,8 +159,9 @@ class Reliability:
         level: Alpha's level of measurement.
         prevalence: Per coder, the share of their ratings (in the units used) in each
             category; None for a coder with no rating there.
-        paradox: Words when high agreement and a low coefficient come from a skewed
-            prevalence (the kappa paradox), else None.
+        paradox: Words when a coder gave one value to every unit (a constant rater,
+            :func:`constant_rater`), or when high agreement and a low coefficient come
+            from a skewed prevalence (the kappa paradox), else None.
         bootstrap: How the intervals were made.
     """
 
@@ -244,6 +246,33 @@ def prevalence_paradox(
             f"so most agreement is expected by chance (the kappa paradox); report the "
             f"prevalence with the coefficient"
         )
+    return None
+
+
+def constant_rater(
+    prevalence: Sequence[Sequence[float] | None],
+    coders: Sequence[str],
+    names: Sequence[str],
+    *,
+    coefficient_name: str = "kappa",
+) -> str | None:
+    """Words for a rater who gave one value to every item, or None.
+
+    Such a rater is constant: kappa is 0 (or undefined) by construction, whatever the
+    other rater does, because it cannot agree more than chance would. That is not the
+    kappa paradox (a skewed prevalence of two raters who both vary); it means the
+    constant rater tells nothing apart.
+    """
+    for coder, shares in zip(coders, prevalence, strict=True):
+        if shares is None or not len(shares):
+            continue
+        top = int(np.argmax(shares))
+        if shares[top] >= 1.0 - 1e-12:
+            return (
+                f"{coder} gave {names[top]!s} to every item: a constant rater, so "
+                f"{coefficient_name} is 0 or undefined by construction (not the kappa "
+                f"paradox); {coder}'s ratings tell nothing apart"
+            )
     return None
 
 
@@ -388,10 +417,13 @@ def reliability(
         percent, alpha = _no_interval(percent), _no_interval(alpha)
         kappa = None if kappa is None else _no_interval(kappa)
     pooled = units.counts.sum(axis=0)
-    paradox = prevalence_paradox(
+    name = "kappa" if kappa is not None else "alpha"
+    paradox = constant_rater(
+        prevalence, names_of_coders, shown, coefficient_name=name
+    ) or prevalence_paradox(
         percent=percent.value,
         coefficient=kappa.value if kappa is not None else alpha.value,
-        coefficient_name="kappa" if kappa is not None else "alpha",
+        coefficient_name=name,
         shares=list(pooled / pooled.sum()),
         names=shown,
     )

@@ -336,6 +336,8 @@ def _phase_b_dict(p: PhaseB) -> dict[str, Any]:
         "kappa": None if p.kappa is None else _json_float(p.kappa),
         "kappa_weights": p.kappa_weights,
         "caveat": p.caveat,
+        "calibration": [b.to_dict() for b in p.calibration],
+        "risk_coverage": [pt.to_dict() for pt in p.risk_coverage],
     }
 
 

@@ -16,13 +16,14 @@ Public names (modules in brackets)::
     Decision, Event, ConfigRow,    values a study hands out [rows]
     PairRow
     StudyError, StudyLockedError,  errors [errors]
+    StudyChangedError,
     ResponsesError
     export_study, export_codebook  the coded dataset and the codebook [export: frames
                                    builds the tables, writers writes them]
     import_codes                   existing codes as a coder's decisions [code_import]
     score_study                    score the pending pairs into the study [score_run]
 
-Other modules: schema (tables, migrations), locking (one writer), checkpoint (WAL),
+Other modules: schema (tables, migrations), locking (coder sessions, scoring), checkpoint (WAL),
 codec (float curves as BLOBs, natural id order), stamps (time, version), screening.
 
 The last three load pandas (or the scoring engine) on first use, so that ``import study``
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from study.errors import ResponsesError, StudyError, StudyLockedError
+from study.errors import ResponsesError, StudyChangedError, StudyError, StudyLockedError
 from study.index import StudyIndex
 from study.intake.responses import Response, ResponseTable, read_responses
 from study.rows import ConfigRow, Decision, Event, PairRow
@@ -72,6 +73,7 @@ __all__ = [
     "ResponseTable",
     "ResponsesError",
     "Study",
+    "StudyChangedError",
     "StudyError",
     "StudyIndex",
     "StudyLockedError",

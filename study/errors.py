@@ -14,7 +14,13 @@ class NoBlindDecisionsError(StudyError):
 
 
 class StudyLockedError(StudyError):
-    """The study is open for writing in another process (or another handle of this one)."""
+    """The coder already has the study open in another session, it is being scored or
+    replaced elsewhere, or another session held its write lock too long."""
+
+
+class StudyChangedError(StudyError):
+    """Another session changed the study's structure (its codebook, its responses, the
+    active configuration) since this change was prepared; nothing was written."""
 
 
 class ResponsesError(InputError):
@@ -29,6 +35,7 @@ __all__ = [
     "NoBlindDecisionsError",
     "ProjectFileError",
     "ResponsesError",
+    "StudyChangedError",
     "StudyError",
     "StudyLockedError",
 ]

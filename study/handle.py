@@ -1,7 +1,7 @@
 """What the namespaces of an open study need of it: :class:`StudyHandle`.
 
 :class:`study.store.Study` is the handle: it owns the connection, the writer's file
-lock, the lock that serialises threads, the transactions, the index and the codebook.
+and coder's locks, the lock that serialises threads, the transactions, the index and the codebook.
 Its namespaces (``study.scores``, ``study.decisions``, ``study.queries``,
 ``study.audit``, ``study.delegations``, ``study.versions``) are typed against this
 protocol, not against the store, so the store can build them without an import cycle.
@@ -44,8 +44,12 @@ class StudyHandle(Protocol):
         """A consistent read of several statements (nested calls share it)."""
         ...
 
-    def transaction(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
-        """One write transaction, committed before leaving, rolled back on an exception."""
+    def transaction(
+        self, *, current: bool = False
+    ) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        """One write transaction, committed before leaving, rolled back on an exception;
+        ``current``: refused (``StudyChangedError``) if another session changed the
+        study's structure since the change was prepared."""
         ...
 
     def install(self, codebook: Codebook, index: StudyIndex) -> None:

@@ -47,6 +47,16 @@ CONTEXTS = cast(tuple[Context, ...], CONTEXT_LEVELS)
 
 
 @dataclass(frozen=True)
+class StudyUpdate:
+    """What :meth:`study.store.Study.refresh` noticed: other sessions committed
+    (``changed``), and among their changes one of the structure (``structure``: the
+    codebook, the responses or the active configuration, now reloaded)."""
+
+    changed: bool
+    structure: bool
+
+
+@dataclass(frozen=True)
 class Decision:
     """A decision as recorded (or, from ``study.decisions.undo``, as taken back).
 
@@ -95,6 +105,23 @@ class Event:
     prev_note: str | None
     undoes: int | None
     detail: str | None
+
+
+@dataclass(frozen=True)
+class ScoringRate:
+    """How fast an earlier run scored: what a new run's time is estimated from.
+
+    Attributes:
+        rate: Pairs scored per second (the run's pairs over its time, model loading
+            left out).
+        pairs: How many pairs that run scored.
+        config_id: The configuration it scored (another one of the same model and
+            device when this one has not run yet).
+    """
+
+    rate: float
+    pairs: int
+    config_id: int
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ the app's scoring worker share. The engine's configuration becomes the study's a
 one; only pairs without a score under it are sent to the model, and every finished
 batch is one committed transaction, so an interrupted run (an error, Ctrl-C, a kill)
 keeps what it finished and the next run starts where it stopped: a pair already scored
-is never computed again.
+is never computed again. One process scores a study at a time (the scoring lock); the
+others see the scores arrive.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from scoring.errors import ScoringCancelled
 from study.errors import StudyError
+from study.file.locking import ScoringLock
 
 if TYPE_CHECKING:
     from scoring.engine import BatchResult, ScoringEngine
@@ -72,8 +74,12 @@ def score_study(
             :class:`~scoring.errors.ScoringCancelled` is raised (stored batches stay).
         activate: Make the configuration the active one (the queue's and exports').
 
+    Scoring runs in one process at a time (:class:`~study.file.locking.ScoringLock`);
+    other sessions see the scores arrive as each batch is stored.
+
     Raises:
         StudyError: the engine's codebook is not the study's.
+        StudyLockedError: the study is being scored in another session (named).
         ScoringError: the model failed; the batches before the failure are stored.
         ScoringCancelled: ``cancel`` was set.
     """
@@ -81,6 +87,21 @@ def score_study(
         raise StudyError(
             "the scoring engine was built on another codebook than the study's", path=study.path
         )
+    with ScoringLock(study.path, coder=study.coder or ""):
+        return _score(study, engine, started=started, progress=progress, cancel=cancel,
+                      activate=activate)  # fmt: skip
+
+
+def _score(
+    study: Study,
+    engine: ScoringEngine,
+    *,
+    started: Callable[[int, int], None] | None,
+    progress: Callable[[ScoreProgress], None] | None,
+    cancel: threading.Event | None,
+    activate: bool,
+) -> ScoreRun:
+    """The run itself, under the study's scoring lock."""
     config_id = study.scores.ensure_config(engine.config, activate=activate)
     pending = study.scores.pending_pairs(config_id)
     total = study.pair_count()
@@ -89,12 +110,15 @@ def score_study(
         started(config_id, len(pending))
     stored = 0
     batches = engine.iter_batches(pending)
+    last: BatchResult | None = None
     try:
         for batch in batches:
             stored += study.scores.store(config_id, batch.scores)
+            last = batch
             if progress is not None:
                 progress(ScoreProgress(batch, stored, already + stored, total))
             if cancel is not None and cancel.is_set() and already + stored < total:
+                _keep_rate(study, config_id, last)
                 raise ScoringCancelled(
                     f"scoring cancelled after {stored} pairs; {already + stored} of {total} "
                     "are scored and kept"
@@ -103,6 +127,15 @@ def score_study(
         close = getattr(batches, "close", None)
         if close is not None:
             close()
+    _keep_rate(study, config_id, last)
     return ScoreRun(
         config_id=config_id, pending=len(pending), stored=stored, already=already, total=total
     )
+
+
+def _keep_rate(study: Study, config_id: int, last: BatchResult | None) -> None:
+    """Keep the run's speed for the next run's estimate: the pairs the model scored (not
+    those its cache answered) over the run's time, as the engine measures it."""
+    if last is not None and last.rate > 0:
+        scored = round(last.rate * last.elapsed)
+        study.scores.record_rate(config_id, pairs=scored, seconds=last.elapsed)

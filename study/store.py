@@ -1,7 +1,10 @@
 """One coding study on disk: :class:`Study`, the handle, and its namespaces.
 
-A study is one SQLite file (schema in :mod:`study.file.schema`) opened by one writer at a time
-(:mod:`study.file.locking`); any number of read-only handles may look on. :class:`Study` is
+A study is one SQLite file (schema in :mod:`study.file.schema`) that a team codes at the same
+time: any number of handles may write, each as its own coder (one session per coder,
+:mod:`study.file.locking`), and any number of read-only handles may look on. SQLite (WAL, a
+busy timeout) serialises the writes; each handle notices the others' commits with
+:meth:`Study.refresh` (``PRAGMA data_version``). :class:`Study` is
 the handle: it owns the connection, the writer's lock, the transactions, the index and the
 codebook, and reads the responses. The rest is in namespaces it holds, each typed against
 the handle's protocol (:class:`study.handle.StudyHandle`)::
@@ -33,6 +36,13 @@ is no redo); imports are not on the undo stack.
 A damaged file (SQLite reports a malformed page, a hand-edited field makes no sense) is
 a :class:`~study.errors.StudyError` saying so, never a raw ``sqlite3`` error.
 
+Structure: a codebook revision, a wave of responses or another active configuration made
+by another handle is picked up at the start of the next write transaction (or by
+:meth:`Study.refresh`): the handle reloads its codebook and index. A decision, note, undo,
+import or delegation begun on the older structure is refused
+(:class:`~study.errors.StudyChangedError`, nothing written), so no decision is ever stored
+for an archived code or under a codebook version its coder did not see.
+
 Thread use: one handle may be shared by threads (the app reads while a worker writes
 scores); calls are serialised by a lock.
 """
@@ -50,18 +60,19 @@ from typing import Any
 from codebooks.model import Code, Codebook
 from study.audit.sample import Audit
 from study.codec import blob_to_floats, floats_to_blob, natural_key
-from study.errors import StudyError, StudyLockedError
-from study.file import lifecycle, schema
+from study.errors import StudyChangedError, StudyError, StudyLockedError
+from study.file import lifecycle, locking, schema
 from study.file.checkpoint import WalCheckpointer
-from study.file.locking import StudyLock
+from study.file.locking import CoderLock, Holder, StudyLock
 from study.index import StudyIndex
 from study.intake.responses import Response, ResponseTable
 from study.iteration import revisions
 from study.iteration.versions import Versions
-from study.log.decision_log import ImportResult
+from study.log.decision_log import ImportResult, check_coder
 from study.log.decisions import Decisions
 from study.log.delegations import Delegations
 from study.queries.pairs import Queries
+from study.rows import CONSENSUS, StudyUpdate
 from study.scores.ledger import Scores
 from study.stamps import now, software_version
 
@@ -89,16 +100,21 @@ class Study:
     :attr:`delegations`, :attr:`versions` (see the module docstring).
     """
 
-    def __init__(self, path: Path, conn: sqlite3.Connection, lock: StudyLock | None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        conn: sqlite3.Connection,
+        lock: StudyLock | None,
+        coder_lock: CoderLock | None = None,
+    ) -> None:
         self._path = path
         self._conn: sqlite3.Connection | None = conn
         self._file_lock = lock
+        self._coder_lock = coder_lock
         self._mutex = threading.RLock()
-        try:
-            self._codebook = Codebook.from_dict(json.loads(self._meta_value("codebook")))
-        except (ValueError, TypeError, KeyError) as exc:
-            raise lifecycle.damaged(path, f"its codebook cannot be read ({exc})") from None
-        self._index = revisions.load_index(path, conn, self._codebook)
+        self._codebook, self._index = self._load_structure(conn)
+        self._structure = _structure_stamp(conn)
+        self._data_version = _data_version(conn)
         self._checkpointer: WalCheckpointer | None = None
         if lock is not None and schema.journal_mode(conn) == "wal":
             # The writer checkpoints in the background (see study.schema.configure).
@@ -139,9 +155,21 @@ class Study:
 
     @classmethod
     def open(
-        cls, path: str | Path, *, read_only: bool = False, durability: str = "normal"
+        cls,
+        path: str | Path,
+        *,
+        read_only: bool = False,
+        durability: str = "normal",
+        coder: str | None = None,
     ) -> Study:
-        """Open a study: for writing (one handle at a time) or ``read_only``.
+        """Open a study: for writing (any number of handles at once) or ``read_only``.
+
+        ``coder``: the coder this handle works as (the app, an import of a coder's
+        codes): one session per coder at a time, so that two sessions of one coder never
+        fight over the coder's undo and blind state. Without a coder (scoring, a codebook
+        revision) the handle writes without a session of its own. A reader takes no lock
+        and opens the file read-only (``mode=ro``), so it also works where the study
+        cannot be written.
 
         ``durability`` is ``normal`` (a returned decision survives a killed process at
         once, a power cut after about a second) or ``full`` (every commit fsynced); see
@@ -149,24 +177,33 @@ class Study:
 
         Raises:
             StudyError: no such file, not a study, a study made by a newer codecurve, a
-                damaged file.
-            StudyLockedError: opened for writing elsewhere (a writer only).
+                damaged file, a coder's name that is empty, has control characters or
+                is the consensus coder's.
+            StudyLockedError: the coder has the study open in another session (its host,
+                pid and since when are named), or the study is being replaced.
         """
         p = Path(path)
         if durability not in schema.DURABILITY:
             raise StudyError(f"durability must be one of {', '.join(schema.DURABILITY)}")
+        if coder is not None:
+            coder = session_coder(coder)
         lifecycle.check_header(p)
-        lock = None
-        if not read_only:
-            lock = StudyLock(p)
-            lock.acquire()
+        lock = coder_lock = None
         conn = None
         try:
+            if not read_only:
+                lock = StudyLock(p)
+                lock.acquire()
+                if coder is not None:
+                    coder_lock = CoderLock(p, coder)
+                    coder_lock.acquire()
             conn = lifecycle.connect(p, read_only=read_only, durability=durability)
-            study = cls(p, conn, lock)
+            study = cls(p, conn, lock, coder_lock)
         except BaseException as exc:
             if conn is not None:
                 conn.close()
+            if coder_lock is not None:
+                coder_lock.release()
             if lock is not None:
                 lock.release()
             if isinstance(exc, sqlite3.OperationalError):
@@ -177,7 +214,7 @@ class Study:
         return study
 
     def close(self) -> None:
-        """Close the file and release the writer's lock. Safe to call twice."""
+        """Close the file and release the handle's locks. Safe to call twice."""
         with self._mutex:
             if self._checkpointer is not None:
                 self._checkpointer.stop()
@@ -185,6 +222,9 @@ class Study:
             conn, self._conn = self._conn, None
             if conn is not None:
                 conn.close()
+            if self._coder_lock is not None:
+                self._coder_lock.release()
+                self._coder_lock = None
             if self._file_lock is not None:
                 self._file_lock.release()
                 self._file_lock = None
@@ -221,6 +261,31 @@ class Study:
     @property
     def read_only(self) -> bool:
         return self._file_lock is None
+
+    @property
+    def coder(self) -> str | None:
+        """The coder whose session this handle is (``Study.open(coder=...)``), if any."""
+        return None if self._coder_lock is None else self._coder_lock.coder
+
+    def sessions(self) -> list[Holder]:
+        """The coders with a live session on this study (this handle's own included)."""
+        return locking.sessions(self._path)
+
+    def refresh(self) -> StudyUpdate:
+        """Whether other handles committed since the last call (``PRAGMA data_version``,
+        one cheap read: the app polls it); a changed structure (codebook, waves, active
+        configuration) is reloaded, so that :attr:`codebook` and :attr:`index` are the
+        study's again."""
+        with self._mutex:
+            conn = self._connection()
+            try:
+                version = _data_version(conn)
+                if version == self._data_version:
+                    return StudyUpdate(changed=False, structure=False)
+                self._data_version = version
+                return StudyUpdate(changed=True, structure=self._catch_up(conn))
+            except sqlite3.DatabaseError as exc:
+                raise StudyError(f"cannot read the study ({exc})", path=self._path) from None
 
     @property
     def closed(self) -> bool:
@@ -315,11 +380,18 @@ class Study:
                 raise lifecycle.damaged(self._path, exc) from None
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self, *, current: bool = False) -> Iterator[sqlite3.Connection]:
         """One ``BEGIN IMMEDIATE ... COMMIT`` transaction, committed before leaving, rolled
         back on an exception.
 
+        Another handle's change of the structure (a codebook revision, a wave, another
+        active configuration) is installed first, inside the transaction. ``current``:
+        the change was prepared on the structure the handle had before (a decision on
+        the codebook its coder saw), so it is refused if the structure changed.
+
         Raises:
+            StudyChangedError: ``current``, and another session changed the structure;
+                nothing was written, the handle now has the new structure.
             StudyError: read-only, or the change could not be saved.
         """
         with self._mutex:
@@ -328,43 +400,73 @@ class Study:
                 raise StudyError(
                     "the study is open read-only; open it for writing to change it", path=self._path
                 )
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                raise StudyLockedError(f"cannot start a change ({exc})", path=self._path) from None
-            try:
-                yield conn
-            except BaseException as exc:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
-                if isinstance(exc, sqlite3.OperationalError):
-                    raise StudyError(
-                        f"could not save the change ({exc})", path=self._path
-                    ) from None
-                if isinstance(exc, sqlite3.DatabaseError) and not isinstance(
-                    exc, sqlite3.IntegrityError
-                ):
-                    raise lifecycle.damaged(self._path, exc) from None
-                raise
-            try:
-                conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
+            with self._file_lock.writing():
+                yield from self._write(conn, current=current)
+
+    def _write(self, conn: sqlite3.Connection, *, current: bool) -> Iterator[sqlite3.Connection]:
+        """The body of :meth:`transaction`, in the handle's write turn."""
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StudyLockedError(
+                f"cannot start a change ({lifecycle.root_cause(exc)}); another session "
+                "holds the study's write lock too long",
+                path=self._path,
+            ) from None
+        try:
+            if self._catch_up(conn) and current:
+                raise StudyChangedError(
+                    "the study changed in another session (codebook version "
+                    f"{revisions.current_version(conn)}); nothing was saved: look at the "
+                    "pair again",
+                    path=self._path,
+                )
+            yield conn
+            # This handle's own structural change: known now, not another's news.
+            self._structure = _structure_stamp(conn)
+        except BaseException as exc:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError):
                 raise StudyError(f"could not save the change ({exc})", path=self._path) from None
+            if isinstance(exc, sqlite3.DatabaseError) and not isinstance(
+                exc, sqlite3.IntegrityError
+            ):
+                raise lifecycle.damaged(self._path, exc) from None
+            raise
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            raise StudyError(f"could not save the change ({exc})", path=self._path) from None
 
     # --- internals -------------------------------------------------------------------
+
+    def _catch_up(self, conn: sqlite3.Connection) -> bool:
+        """Reload the codebook and index if another handle changed the structure."""
+        stamp = _structure_stamp(conn)
+        if stamp == self._structure:
+            return False
+        self._codebook, self._index = self._load_structure(conn)
+        self._structure = stamp
+        self.scores.forget()
+        return True
+
+    def _load_structure(self, conn: sqlite3.Connection) -> tuple[Codebook, StudyIndex]:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'codebook'").fetchone()
+        if row is None:
+            raise StudyError("the study has no 'codebook' (damaged file?)", path=self._path)
+        try:
+            codebook = Codebook.from_dict(json.loads(row[0]))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise lifecycle.damaged(self._path, f"its codebook cannot be read ({exc})") from None
+        return codebook, revisions.load_index(self._path, conn, codebook)
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
             raise StudyError("the study is closed", path=self._path)
         return self._conn
-
-    def _meta_value(self, key: str) -> str:
-        row = self._connection().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        if row is None:
-            raise StudyError(f"the study has no {key!r} (damaged file?)", path=self._path)
-        return str(row[0])
 
     def _attrs(self, text: str) -> dict[str, Any]:
         try:
@@ -374,3 +476,37 @@ class Study:
         if not isinstance(attrs, dict):
             raise lifecycle.damaged(self._path, f"a response's attributes are not a map: {text!r}")
         return attrs
+
+
+def session_coder(coder: str) -> str:
+    """``coder`` checked as the name a session works under.
+
+    Raises:
+        StudyError: empty, control characters, or the consensus coder's name (what
+            reconciliation records, from any coder's session).
+    """
+    name = check_coder(coder)
+    if name.casefold() == CONSENSUS:
+        raise StudyError(
+            f"{CONSENSUS!r} is the name reconciliation records settled disagreements "
+            "under; open the study as yourself (--coder NAME) and settle them in the "
+            "disagreements view"
+        )
+    return name
+
+
+def _structure_stamp(conn: sqlite3.Connection) -> tuple[Any, ...]:
+    """What changes when the study's structure does: the codebook version, the last wave,
+    the active configuration (three index lookups)."""
+    try:
+        row = conn.execute(
+            "SELECT (SELECT MAX(version) FROM codebook_versions), (SELECT MAX(wave) FROM waves), "
+            "(SELECT value FROM meta WHERE key = 'active_config')"
+        ).fetchone()
+    except sqlite3.OperationalError:  # a file of a schema before versions and waves
+        row = conn.execute("SELECT value FROM meta WHERE key = 'active_config'").fetchone()
+    return tuple(row or ())
+
+
+def _data_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA data_version").fetchone()[0])

@@ -89,3 +89,29 @@ def test_dependencies_point_one_way(package: str) -> None:
             assert "textual" not in imported, f"{path.relative_to(ROOT)} imports textual"
         if package in ("codebooks", "screening", "study", "tui"):
             assert "torch" not in imported, f"{path.relative_to(ROOT)} imports torch"
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "import contextlib, io\nfrom tui.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n        main(['report', '--help'])\n    except SystemExit:\n        pass",
+        "import tui.app",
+        "import study.report.files, study.report.data, study.report.content",
+    ],
+)
+def test_matplotlib_waits_for_the_first_figure(statement: str) -> None:
+    """The report's figures are drawn with matplotlib, imported only when drawing: the
+    command line and the app start without it."""
+    assert "matplotlib" not in loaded_after(statement)
+
+
+def test_only_the_drawing_module_imports_matplotlib() -> None:
+    users = [
+        path.relative_to(ROOT).as_posix()
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if "matplotlib" in _imports_of(path)
+    ]
+    assert users == ["study/report/draw.py"]

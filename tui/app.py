@@ -5,13 +5,15 @@ Slow work runs in thread workers that report only by messages (:mod:`tui.message
 one :meth:`CodecurveApp.on_worker_state_changed` turns a failed worker into a visible
 error, and the app stays usable for manual coding.
 
-Threads and the study: a study has one writing handle per process (its lock refuses a
-second), and that handle is safe to share between threads (``study.Study`` serialises
-calls). The scoring worker therefore uses the app's handle and runs the same loop as
-``codecurve score`` (:func:`study.score_run.score_study`), handing it the worker's
-cancellation event (checked between batches) and a progress callback that posts a
-coalescing :class:`~tui.messages.ScoringProgressed`; the queue reloads the page on
-screen when that message arrives. Export runs in a thread worker too.
+Threads and the study: the app has one handle on the study, its coder's session (a
+second session of the same coder is refused), and that handle is safe to share between
+threads (``study.Study`` serialises calls). Other coders' sessions write the same study
+at once; :class:`~tui.live.Live` notices their commits every half second and the app
+shows them (:meth:`CodecurveApp.follow_team`). The scoring worker uses the app's handle
+and runs the same loop as ``codecurve score`` (:func:`study.score_run.score_study`),
+handing it the worker's cancellation event (checked between batches) and a progress
+callback that posts a coalescing :class:`~tui.messages.ScoringProgressed`; the queue
+reloads the page on screen when that message arrives. Export runs in a thread worker too.
 
 Screens never call the app: they post :class:`~tui.messages.AnnotationSaved` and the
 like, bind app-wide keys to the app's actions (``app.score``), and the app tells the
@@ -21,7 +23,8 @@ The app keeps the screens, the workers and what the coder is told, and holds the
 collaborators that keep the state behind them: :class:`~tui.scorer.Scorer` (the model
 and the scoring runs), :class:`~tui.iterating.Iteration` (editing a code with
 ``E``, choosing the configuration with ``C``, the panel's comparison of configurations)
-and :class:`~tui.session.ReviewSession` (the coder's decisions). Export (``e``) collects
+and :class:`~tui.session.ReviewSession` (the coder's decisions), :class:`~tui.live.Live`
+(the other sessions' commits). Export (``e``) collects
 its options in :class:`~tui.screens.export.ExportScreen` and is written by
 :func:`tui.screens.export.write_export` in a worker.
 """
@@ -31,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -39,6 +43,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from textual import events, on, work
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.worker import (
@@ -51,12 +56,16 @@ from textual.worker import (
 
 from codebooks.errors import CodecurveError
 from scoring.errors import ScoringCancelled
+from study.errors import StudyLockedError
 from study.rows import Context
 from study.score_run import ScoreProgress, score_study
 from study.scores.labels import active_context, config_label
 from tui.collector import IdleCollector
+from tui.estimate import estimate_text
 from tui.iterating import Iteration
-from tui.keymap import bindings
+from tui.keymap import bindings, key, rebind
+from tui.live import INTERVAL as LIVE_INTERVAL
+from tui.live import Live
 from tui.messages import (
     AnnotationSaved,
     ComparisonReady,
@@ -64,6 +73,8 @@ from tui.messages import (
     ExportFinished,
     ModelLoaded,
     Progress,
+    ReportFinished,
+    ReportRequested,
     ScoringFinished,
     ScoringProgressed,
     ScoringStarted,
@@ -76,7 +87,7 @@ from tui.messages import (
 from tui.plans import plan_for
 from tui.scorer import BackendFactory, Run, Scorer
 from tui.screens.review import ReviewScreen
-from tui.session import ReviewSession
+from tui.session import ReviewSession, default_coder
 from tui.text import printable
 from tui.verdicts import ScreeningSummary, summarise_study
 
@@ -112,6 +123,7 @@ class CodecurveApp(App[None]):
         batch_size: int | None = None,
         close_study: bool = False,
         keys: Mapping[str, str] | None = None,
+        export_folder: Path | None = None,
     ) -> None:
         """
         Args:
@@ -124,6 +136,8 @@ class CodecurveApp(App[None]):
             batch_size: Pairs per scoring batch (default: the backend's own).
             close_study: Close the study when the app exits (the CLI's own study).
             keys: Keys the user rebound, by action id (:func:`tui.keyconfig.load_keys`).
+            export_folder: Exports go into this folder only, and are then delivered to
+                the coder's browser (the served app: :mod:`tui.serve`); None: anywhere.
         """
         # The modules imported so far live as long as the process: out of the
         # collector's scans before Textual builds the app (see tui.collector).
@@ -133,6 +147,7 @@ class CodecurveApp(App[None]):
         self.session = ReviewSession(study, coder=coder)
         self.scorer = Scorer(backend_factory, load=self.load_model, run=self.score_pending)
         self.iteration = Iteration(study, self.session)
+        self.live = Live(study, self.session)
         self._score_on_open = score_on_open
         self._prompt_context: Context = context or active_context(study)
         #: The confidence cut of the screening panel ("scale", "median" or a number).
@@ -146,6 +161,37 @@ class CodecurveApp(App[None]):
         #: The keys the user rebound, by action id (the help and the palette show them).
         self.rebound_keys: dict[str, str] = dict(keys or {})
         self.set_keymap(self.rebound_keys)
+        rebind(self.rebound_keys)
+        self.export_folder = export_folder
+        #: The last notification's words and until when it shows (see :meth:`notify`).
+        self._last_notice: tuple[tuple[str, str, str], float] | None = None
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Textual's notification, but not the same words again while they still show
+        (a key pressed again at the end of a list): toasts do not pile up. An error
+        always shows (each failed save is told)."""
+        now = time.monotonic()
+        shown = self._last_notice
+        if (
+            severity != "error"
+            and shown is not None
+            and shown[0] == (message, title, severity)
+            and now < shown[1]
+        ):
+            return
+        self._last_notice = (
+            (message, title, severity),
+            now + (timeout if timeout is not None else self.NOTIFICATION_TIMEOUT),
+        )
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     # -- typed accessors ---------------------------------------------------------------
 
@@ -197,6 +243,7 @@ class CodecurveApp(App[None]):
         self.refresh_screening(delay=0.0)
         self.call_after_refresh(self._collector.freeze)
         self.set_interval(0.5, self._collector.tick)
+        self.set_interval(LIVE_INTERVAL, self.follow_team)
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key | events.MouseEvent):
@@ -214,6 +261,7 @@ class CodecurveApp(App[None]):
         if self._close_study:
             self.study.close()
         self._collector.stop()
+        rebind({})
 
     @staticmethod
     async def _settle(worker: Worker[Any]) -> None:
@@ -254,7 +302,7 @@ class CodecurveApp(App[None]):
                 new = config_label(self.study.scores.config_row(message.config_id))
                 self.notify(
                     f"A new configuration starts: {new}. Its pairs are scored when you "
-                    "press r; until then you see "
+                    f"press {key('review.score')}; until then you see "
                     f"{config_label(self.study.scores.config_row(shown))}.",
                     title="New configuration",
                     severity="warning",
@@ -269,7 +317,7 @@ class CodecurveApp(App[None]):
         """Score the pending pairs (loading the model first if needed)."""
         started = self.scorer.start()
         if started is Run.BUSY:
-            self.notify("Already scoring; esc cancels.", timeout=2)
+            self.notify(f"Already scoring; {key('review.cancel')} cancels.", timeout=2)
         elif started is Run.NO_MODEL:
             self.notify("No model is configured: start with --model to score.", severity="warning")
         elif started in (Run.LOADING, Run.WAITING):
@@ -342,7 +390,7 @@ class CodecurveApp(App[None]):
             parts.append(state)
         loaded = self.scorer.loaded_config
         if loaded is not None and loaded != shown:
-            parts.append(f"r scores #{loaded}")
+            parts.append(f"{key('review.score')} scores #{loaded}")
         return " · ".join(parts)
 
     def show_config(self, config_id: int) -> None:
@@ -363,6 +411,11 @@ class CodecurveApp(App[None]):
         if (review := self.live_review) is not None:
             review.scoring_progress.progress = Progress(0, message.total, 0.0, float("nan"))
             review.scoring_started()
+        if message.total:
+            # What the run will cost, at the speed of the study's last run.
+            rate = self.study.scores.measured_rate(message.config_id)
+            said = estimate_text(message.total, rate, config_id=message.config_id)
+            self.notify(f"Scoring: {said}. esc cancels.", timeout=6, markup=False)
 
     @on(ScoringProgressed)
     def _scoring_progressed(self, message: ScoringProgressed) -> None:
@@ -429,6 +482,11 @@ class CodecurveApp(App[None]):
                 timeout=12,
                 markup=False,
             )
+        elif worker.group == "scoring" and isinstance(error, StudyLockedError):
+            self.scorer.stopped()  # another session scores: its scores arrive here
+            if review is not None:
+                review.scoring_progress.progress = None
+            self.notify(printable(str(error)), title="Scoring", timeout=10, markup=False)
         elif worker.group == "scoring":
             self.scorer.stopped()
             if review is not None:
@@ -442,10 +500,10 @@ class CodecurveApp(App[None]):
                 timeout=12,
                 markup=False,
             )
-        elif worker.group == "export":
+        elif worker.group in ("export", "report"):
             self.notify(
-                f"Export failed: {printable(str(error))}",
-                title="Export",
+                f"{worker.group.capitalize()} failed: {printable(str(error))}",
+                title=worker.group.capitalize(),
                 severity="error",
                 timeout=12,
                 markup=False,
@@ -473,6 +531,14 @@ class CodecurveApp(App[None]):
         editor = CodeEditorScreen(self.study.codebook, row.code_id, planner=self.iteration.plan)
         self.push_screen(editor, self._code_edited)
 
+    def action_add_code(self) -> None:
+        """Add a code while reading (an inductive code): the editor, empty, with a name;
+        recorded as the next codebook version, its pairs then scored."""
+        from tui.screens.code_editor import CodeEditorScreen
+
+        editor = CodeEditorScreen(self.study.codebook, None, planner=self.iteration.plan)
+        self.push_screen(editor, self._code_edited)
+
     def _code_edited(self, edit: CodeEdit | None) -> None:
         """Record a confirmed edit as the next codebook version, then rescore its pairs."""
         if edit is None:
@@ -491,7 +557,7 @@ class CodecurveApp(App[None]):
         self.update_stale()
         if (review := self.live_review) is not None:
             review.detail.show(None, None, None)
-            review.pair_queue.reload()
+            review.codes_changed()
         self.notify(
             f"Recorded codebook version {version}: " + "; ".join(edit.lines),
             title="Codebook",
@@ -499,9 +565,14 @@ class CodecurveApp(App[None]):
             markup=False,
         )
         if self.scorer.request_rescore(self.study.codebook) is Run.NO_MODEL:
+            kept = (
+                "the new code's pairs stay unscored"
+                if edit.added
+                else "the code's pairs keep their old (greyed) curves"
+            )
             self.notify(
-                "No model is configured: the code's pairs keep their old (greyed) curves "
-                "until they are scored (start with --model, or run codecurve score).",
+                f"No model is configured: {kept} until they are scored (start with "
+                "--model, or run codecurve score).",
                 severity="warning",
                 timeout=8,
             )
@@ -518,7 +589,8 @@ class CodecurveApp(App[None]):
 
         choices = config_choices(self.study)
         if not choices:
-            self.notify("No scoring configuration yet: press r to score.", timeout=4)
+            score = key("review.score")
+            self.notify(f"No scoring configuration yet: press {score} to score.", timeout=4)
             return
         self.push_screen(ConfigPicker(choices), self._config_chosen)
 
@@ -551,13 +623,36 @@ class CodecurveApp(App[None]):
         from study.exchange.coders import decision_coders
         from tui.screens.export import ExportScreen
 
-        default = Path.cwd() / f"{self.study.path.stem}-coded"
+        folder = Path.cwd() if self.export_folder is None else self.export_folder
+        default = folder / f"{self.study.path.stem}-coded"
         coders = decision_coders(self.study)
         self.push_screen(ExportScreen(default, coders=coders), self._export_chosen)
 
     def _export_chosen(self, options: ExportOptions | None) -> None:
-        if options is not None:
-            self.export(options)
+        if options is None:
+            return
+        folder = self.export_folder
+        if folder is not None:
+            target = options.path if options.path.is_absolute() else folder / options.path
+            if target.resolve().parent != folder.resolve():
+                self.notify(
+                    f"Exports are written into {printable(folder.name)}/ beside the study "
+                    "and then downloaded: give a file name only.",
+                    severity="warning",
+                    markup=False,
+                )
+                return
+            try:
+                folder.mkdir(exist_ok=True)
+            except OSError as exc:
+                self.notify(
+                    f"Cannot create {printable(str(folder))}: {exc.strerror or exc}",
+                    severity="error",
+                    markup=False,
+                )
+                return
+            options = replace(options, path=folder / target.name)
+        self.export(options)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="export", name="export")
     def export(self, options: ExportOptions) -> None:
@@ -573,6 +668,83 @@ class CodecurveApp(App[None]):
         self.notify(
             f"Exported to {printable(str(message.path))}", title="Export", timeout=8, markup=False
         )
+        if self.export_folder is not None and self.is_web:
+            self.deliver_binary(message.path, save_filename=message.path.name)
+
+    # -- the study's report ------------------------------------------------------------
+
+    def report_path(self) -> Path:
+        """Where the app writes the study's report: beside the study, or in the exports
+        folder of a served app (then it is downloaded to the browser)."""
+        name = f"{self.study.path.stem}-report.html"
+        if self.export_folder is not None:
+            return self.export_folder / name
+        return self.study.path.with_name(name)
+
+    @on(ReportRequested)
+    def _report_requested(self) -> None:
+        self.notify("Writing the study's report…", title="Report", timeout=3)
+        self.write_report(self.report_path())
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="report", name="report")
+    def write_report(self, path: Path) -> None:
+        """Write the report off the event loop (a failure is shown by the worker handler)."""
+        from study.report.data import ReportOptions, report_data
+        from study.report.files import write_report as write_files
+        from tui.commands.outputs import check_output, recorded_sources
+
+        protect = {"study": self.study.path}
+        if self.export_folder is not None:
+            self.export_folder.mkdir(exist_ok=True)
+        check_output(path, protect=protect)
+        data = report_data(self.study, ReportOptions(coder=self.session.coder))
+        sources = tuple(recorded_sources(protect).values())
+        write_files(data, path, protect=(self.study.path, *sources))
+        self.post_message(ReportFinished(path))
+
+    @on(ReportFinished)
+    def _report_finished(self, message: ReportFinished) -> None:
+        self.notify(
+            f"Report written to {printable(str(message.path))}",
+            title="Report",
+            timeout=10,
+            markup=False,
+        )
+        if self.export_folder is not None and self.is_web:
+            self.deliver_binary(message.path, save_filename=message.path.name)
+
+    # -- the team ----------------------------------------------------------------------
+
+    def follow_team(self) -> None:
+        """Show what other sessions committed since the last look (called on a timer:
+        one cheap read while nobody else works)."""
+        change = self.live.poll()
+        if change is None:
+            return
+        review = self.live_review
+        if change.config and (active := self.study.scores.active_config_id()) is not None:
+            self.show_config(active)
+            if review is not None:
+                review.set_model_state(self.config_state())
+        if change.structure:
+            self.update_stale()
+            self.notify(
+                "Another session changed the codebook or the responses: the queue shows them now.",
+                title="Team",
+                timeout=6,
+            )
+        if change.blind:
+            state = "on" if self.session.blind_coding else "off"
+            self.notify(f"Blind double coding was turned {state} in another session.")
+        if review is not None and review.composed:
+            if change.structure or change.blind:
+                review.pair_queue.set_source(self.session.source)
+                review.detail.show(None, None, None)
+            review.pair_queue.reload(follow=True)
+            review.update_status()
+            for screen in self.screen_stack[self.screen_stack.index(review) + 1 :]:
+                screen.post_message(StudyChanged())
+        self.refresh_screening()
 
     # -- decisions and screening -------------------------------------------------------
 
@@ -695,6 +867,7 @@ def make_app(
     batch_size: int | None = None,
     close_study: bool | None = None,
     keys: Mapping[str, str] | None = None,
+    export_folder: Path | None = None,
 ) -> CodecurveApp:
     """The app over a study object or path (a path is opened, and closed on exit).
 
@@ -707,7 +880,9 @@ def make_app(
     if isinstance(study, (str, Path)):
         from study.store import Study as StudyClass
 
-        study = StudyClass.open(Path(study))
+        coder = coder or default_coder()
+        # The coder's session: a second one of the same coder is refused, naming this one.
+        study = StudyClass.open(Path(study), coder=coder)
         close = close_study is None or close_study
     return CodecurveApp(
         study,
@@ -718,4 +893,5 @@ def make_app(
         batch_size=batch_size,
         close_study=close,
         keys=keys,
+        export_folder=export_folder,
     )

@@ -1,4 +1,4 @@
-"""The command line: ``codecurve review | score | screen | export | new | import-codes | demo``.
+"""The command line: ``codecurve review | score | screen | export | report | serve | ...``.
 
 Each sub-command lives in its own module under :mod:`tui.commands`, imported here by
 name, and exposes ``register(subparsers)``, which adds its parser and sets ``func`` to a
@@ -46,9 +46,11 @@ from tui.commands import (
     findings,
     import_codes,
     new,
+    report,
     review,
     score,
     screen,
+    serve,
 )
 
 #: The sub-commands, in the order ``--help`` lists them: each module's ``register``.
@@ -67,6 +69,8 @@ COMMANDS = (
     add,
     compare,
     findings,
+    report,
+    serve,
 )
 
 PROG = "codecurve"
@@ -130,7 +134,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # a read-only or full file system, no permission, ...
         return _fail(os_error_message(exc))
     except sqlite3.Error as exc:
-        return _fail(f"the study could not be read or written: {exc}")
+        study = getattr(args, "study", None)
+        where = f"{study}: " if study is not None else ""
+        return _fail(f"{where}the study could not be read or written: {exc}")
     except Exception as exc:  # a hand-edited study, a bug: still one line, never a traceback
         return _fail(
             f"unexpected {type(exc).__name__}: {exc} (set CODECURVE_DEBUG=1 for the details)"

@@ -57,8 +57,9 @@ class Iteration:
         Raises:
             CodecurveError: the study refuses the revision (nothing is recorded).
         """
+        done = "added" if edit.added else "edited"
         version = self.study.versions.revise(
-            edit.codebook, source=f"app: edited code {edit.code_id}"
+            edit.codebook, source=f"app: {done} code {edit.code_id}"
         )
         self.session.set_codebook(self.study.codebook)
         return version

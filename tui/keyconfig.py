@@ -111,6 +111,7 @@ def scopes() -> list[Scope]:
         DisagreementsScreen,
     )
     from tui.screens.export import ChoiceSet, ExportScreen
+    from tui.screens.findings import FindingsScreen
     from tui.screens.help import HelpScreen
     from tui.screens.note import NoteScreen
     from tui.screens.progress import ProgressScreen
@@ -135,6 +136,7 @@ def scopes() -> list[Scope]:
         ("the confirmation dialog", ConfirmScreen, ()),
         ("the note dialog", NoteScreen, ()),
         ("the progress dialog", ProgressScreen, ()),
+        ("the findings", FindingsScreen, ()),
         ("the help", HelpScreen, ()),
     )
     app = tuple(declared(CodecurveApp))

@@ -7,15 +7,20 @@ offered on several screens is one action there, bound to one key everywhere, so 
 key means the same thing wherever it is pressed (``c`` a note, ``n`` No).
 
 Users rebind keys by id in ``keys.toml`` (:mod:`tui.keyconfig`); the app hands the
-result to Textual's ``App.set_keymap``, which swaps the key of every binding with that id.
+result to Textual's ``App.set_keymap``, which swaps the key of every binding with that id,
+and to :func:`rebind`, so that the words of hints, titles and messages name the key the
+user bound (:func:`key`: ``f"press {key('review.score')} to score"``) and never a default
+written out by hand.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 
 from textual.binding import Binding, BindingType
+from textual.keys import format_key
 
 
 @dataclass(frozen=True)
@@ -28,7 +33,9 @@ class Action:
         action: The Textual action it runs (``"undo"``, ``"decide(1)"``, ``"app.score"``).
         label: Its name in the key bar.
         help: "Title: what it does", for the help screen and the command palette; empty:
-            left out of both (a key explained by another, like ``2``-``9``).
+            left out of both (a key explained by another, like ``2``-``9``). Another
+            action's key is named by its id in braces (``{review.undo}``), a numbered
+            group's by ``{digits:decide}``: :func:`described` puts in the keys bound now.
         show: Whether the key bar shows it.
         key_display: How the key bar shows the key (``"1-9"``), if not the key itself.
         priority: Whether it runs before the focused widget's own keys.
@@ -98,7 +105,8 @@ ACTIONS: tuple[Action, ...] = (
             "1",
             "decide(1)",
             "Code",
-            "Record a value: 1-9 the scale's options, lowest first; yes/no: 1 Yes, 0 No (or y, n)",
+            "Record a value: {digits:decide} the scale's options, lowest first; yes/no: "
+            "{decide.1} Yes, {decide.0} No (or {decide.yes}, {decide.no})",
             key_display="1-9",
         ),
     ),
@@ -195,14 +203,15 @@ ACTIONS: tuple[Action, ...] = (
         "v",
         "response_mode",
         "By response",
-        "By response: code whole responses, least sure first; ] next, [ previous",
+        "By response: code whole responses, least sure first; {response.next} next, "
+        "{response.previous} previous",
     ),
     Action(
         "review.response_list",
         "V",
         "response_list",
         "Responses",
-        "Responses: every response, one a line, least sure first; enter codes it",
+        "Responses: every response, one a line, least sure first; {responses.open} codes it",
         show=False,
     ),
     Action(
@@ -229,6 +238,15 @@ ACTIONS: tuple[Action, ...] = (
         "app.edit_code",
         "Edit code",
         "Edit code: its definition, criteria and examples (a new codebook version)",
+        show=False,
+    ),
+    Action(
+        "code.add",
+        "A",
+        "app.add_code",
+        "Add code",
+        "Add code: a new (inductive) code while reading; a new codebook version, its "
+        "pairs then scored",
         show=False,
     ),
     Action(
@@ -310,7 +328,7 @@ ACTIONS: tuple[Action, ...] = (
         "d",
         "delegate",
         "Delegate",
-        "Delegate: apply the certified delegation plan (asks first; u undoes)",
+        "Delegate: apply the certified delegation plan (asks first; {review.undo} undoes)",
     ),
     Action(
         "screening.left",
@@ -318,6 +336,13 @@ ACTIONS: tuple[Action, ...] = (
         "left_for_review",
         "Left for review",
         "Left for review: the undecided pairs no delegation covers",
+    ),
+    Action(
+        "screening.report",
+        "R",
+        "write_report",
+        "Report",
+        "Report: write the study's report (HTML with its figures) beside the study",
     ),
     # -- the response view and the list of responses ------------------------------------
     Action(
@@ -352,6 +377,25 @@ ACTIONS: tuple[Action, ...] = (
         "Reverse",
         "Reverse order: the same order backwards",
     ),
+    Action(
+        "response.tick",
+        "space",
+        "tick",
+        "Tick",
+        "Tick: the checklist; mark the highlighted yes/no code as applying (again: untick)",
+        show=False,
+    ),
+    Action(
+        "response.record_ticks",
+        "enter",
+        "record_ticks",
+        "Record ticks",
+        "Record the checklist: ticked codes Yes, the other undecided yes/no codes No, "
+        "then the next response (ordinal codes are left to their digits)",
+        key_display="⏎",
+        show=False,  # the detail pane's hint line names it, with space
+        priority=True,
+    ),
     Action("response.next_code", "down,j", "cursor(1)", "Next code", "Next code", show=False),
     Action(
         "response.previous_code", "up,k", "cursor(-1)", "Previous code", "Previous code", show=False
@@ -364,7 +408,8 @@ ACTIONS: tuple[Action, ...] = (
         "enter",
         "open",
         "Open",
-        "Open: the response with every code; ] and [ go on in this order",
+        "Open: the response with every code; {response.next} and {response.previous} go on "
+        "in this order",
     ),
     Action(
         "responses.order",
@@ -409,6 +454,7 @@ ACTIONS: tuple[Action, ...] = (
         priority=True,
     ),
     Action("progress.close", "escape,p,q", "close", "Close", "Close"),
+    Action("findings.close", "escape,P,q", "close", "Close", "Close"),
     Action("help.close", "escape,question_mark,q", "dismiss", "Close", "Close"),
     Action("choice.next", "down,right", "choose_next", "Next option", show=False),
     Action("choice.previous", "up,left", "choose_previous", "Previous option", show=False),
@@ -451,7 +497,7 @@ RESERVED: dict[str, str] = {
 GROUP_TITLES: dict[str, str] = {
     "list": "Moving",
     "detail": "Detail pane",
-    "screening": "Screening panel (s, then tab)",
+    "screening": "Screening panel ({review.screening}, then {review.switch_pane})",
     "choice": "Choices",
 }
 
@@ -459,6 +505,12 @@ GROUP_TITLES: dict[str, str] = {
 def bindings(*ids: str) -> list[BindingType]:
     """The bindings of these actions, in this order (the key bar's)."""
     return [REGISTRY[action_id].binding() for action_id in ids]
+
+
+def hidden(*ids: str) -> list[BindingType]:
+    """The bindings of these actions, left out of the key bar (a panel's key that also
+    works, with a word of feedback, while the panel is not focused)."""
+    return [replace(REGISTRY[action_id].binding(), show=False) for action_id in ids]
 
 
 def offered(bindings: Iterable[BindingType]) -> list[Action]:
@@ -473,3 +525,64 @@ def declared(cls: type) -> list[Action]:
         for action in offered(base.__dict__.get("BINDINGS", ())):
             actions[action.id] = action
     return list(actions.values())
+
+
+# -- keys in words ------------------------------------------------------------------------
+
+#: The keys the user rebound, by action id: one app runs in a process, and it sets them.
+_rebound: dict[str, str] = {}
+
+#: How a sentence names a key where Textual's key bar shows a symbol.
+_WORDS = {"escape": "esc", "enter": "enter", "backspace": "backspace", "tab": "tab"}
+
+
+def rebind(keys: Mapping[str, str]) -> None:
+    """Name these keys (action id -> keys, comma-separated) in the words of hints and
+    messages from now on; the app calls it as it starts and, with none, as it ends."""
+    _rebound.clear()
+    _rebound.update(keys)
+
+
+def keys_of(action_id: str) -> list[str]:
+    """The action's keys, as bound now (the user's, else the defaults)."""
+    keys = _rebound.get(action_id, REGISTRY[action_id].keys)
+    return [k.strip() for k in keys.split(",") if k.strip()]
+
+
+def key_word(key: str) -> str:
+    """A key as a sentence names it: ``esc``, ``enter``, ``ctrl+s``, ``?``, ``]``."""
+    *modifiers, base = key.split("+")
+    return "+".join([*modifiers, _WORDS.get(base) or format_key(base)])
+
+
+def key(action_id: str, *, every: bool = False) -> str:
+    """How a sentence names the action's key: its first (``"r"``, ``"esc"``), or with
+    ``every`` all of them (``"y or enter"``)."""
+    keys = keys_of(action_id)
+    return " or ".join(key_word(k) for k in (keys if every else keys[:1]))
+
+
+def key_range(action_ids: Iterable[str]) -> str:
+    """The first keys of numbered actions (``decide.1`` ... ``decide.5``) in words:
+    ``"1-5"`` while they are the digits in order, else listed (``"1, 2, z, 4, 5"``)."""
+    words = [key(action_id) for action_id in action_ids]
+    digits = [str(i) for i in range(1, len(words) + 1)]
+    if len(words) > 2 and words == digits:
+        return f"1-{len(words)}"
+    return ", ".join(words)
+
+
+_PLACEHOLDER = re.compile(r"\{(digits:)?([a-z_.0-9]+)\}")
+
+
+def described(text: str) -> str:
+    """A help text with its ``{action.id}`` and ``{digits:group}`` put in words
+    (``"u undoes"``, ``"1-9"``), as bound now."""
+
+    def words(match: re.Match[str]) -> str:
+        digits, name = match.groups()
+        if digits:
+            return key_range(f"{name}.{i}" for i in range(1, 10))
+        return key(name) if name in REGISTRY else match.group(0)
+
+    return _PLACEHOLDER.sub(words, text)

@@ -119,13 +119,30 @@ def create_study(
         )
 
 
-def run_app(path: Path, args: argparse.Namespace, *, score_on_open: bool) -> int:
-    """Open the study in the app until the coder quits (with the keys the coder rebound
-    in ``keys.toml``, checked first: :mod:`tui.keyconfig`)."""
-    from tui.app import make_app
+def app_keys() -> dict[str, str]:
+    """The keys the coder rebound in ``keys.toml`` (:mod:`tui.keyconfig`).
+
+    Read first, before a terminal is asked for and a study created or opened, so that a
+    bad file is one message with nothing written.
+
+    Raises:
+        KeyConfigError: Naming the file and what is wrong in it.
+    """
     from tui.keyconfig import load_keys
+    from tui.keymap import rebind
 
     keys = load_keys()
+    rebind(keys)  # the words said before the app opens name them too
+    return keys
+
+
+def run_app(
+    path: Path, args: argparse.Namespace, *, keys: dict[str, str], score_on_open: bool
+) -> int:
+    """Open the study in the app until the coder quits, with the keys the coder rebound
+    (:func:`app_keys`)."""
+    from tui.app import make_app
+
     coder = app_coder(path, args.coder)
     context = args.context
     note = context_note(path, context, None if args.no_model else args.model)
@@ -144,6 +161,12 @@ def run_app(path: Path, args: argparse.Namespace, *, score_on_open: bool) -> int
         keys=keys,
     )
     app.run()
+    if app.return_code:  # the app stopped on an error it did not expect (shown above)
+        sys.stderr.write(
+            "codecurve: error: the app stopped on an unexpected error; every decision "
+            "saved before it is kept in the study\n"
+        )
+        return 1
     return 0
 
 
@@ -170,6 +193,7 @@ def context_note(path: Path, context: str | None, model: str | None = None) -> s
     """
     from study.scores.labels import config_label
     from study.store import Study
+    from tui.keymap import key
 
     if not path.exists() or (context is None and model is None):
         return None
@@ -190,5 +214,5 @@ def context_note(path: Path, context: str | None, model: str | None = None) -> s
             f"note: {' and '.join(changes)} start{'s' if len(changes) == 1 else ''} a new "
             f"configuration unless it is the active one ({config_label(row)}, "
             f"{study.scores.scored_count(active)} pairs scored); its pairs are scored when you "
-            "press r, and until then the app shows the active one"
+            f"press {key('review.score')}, and until then the app shows the active one"
         )

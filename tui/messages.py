@@ -119,6 +119,19 @@ class ExportFinished(Message):
         self.path = path
 
 
+class ReportRequested(Message):
+    """The coder asked for the study's report (from the screening panel): the app writes
+    it in a worker."""
+
+
+class ReportFinished(Message):
+    """The report worker wrote ``path``."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+
+
 class ScreeningUpdated(Message):
     """A fresh screening of the decisions so far (see :mod:`tui.verdicts`)."""
 

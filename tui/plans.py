@@ -16,7 +16,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from tui.text import plural, printable
+from tui.keymap import key
+from tui.text import one_line, plural, printable
 
 if TYPE_CHECKING:
     from study.log.delegations import CodePlan, DelegationPlan
@@ -41,9 +42,16 @@ def plan_for(study: Study, coder: str) -> tuple[DelegationPlan | None, str, str 
     coded = sum(p.progress.coded for p in progress.values())
     audit = f"{coded:,} of {sample.total:,} audit pairs coded blind by you"
     if study.scores.active_config_id() is None:
-        return None, "No scores yet: press r to score the pairs.", audit
+        return None, f"No scores yet: press {key('review.score')} to score the pairs.", audit
     if not coded:
-        return None, "No blind audit decision of yours yet: press b to code the audit blind.", audit
+        return (
+            None,
+            (
+                f"No blind audit decision of yours yet: press {key('screening.audit')} to code "
+                "the audit blind."
+            ),
+            audit,
+        )
     try:
         plan = plan_delegation(study, coder=coder)
     except StudyError as exc:
@@ -55,7 +63,8 @@ def plan_renderable(plan: DelegationPlan | None, note: str, audit: str | None) -
     """The plan as a table, each refusal's reason below it, and the keys."""
     parts: list[RenderableType] = [Text("Delegation", style="bold dim")]
     if audit is not None:
-        parts.append(Text.assemble(("Audit: ", "dim"), audit, ("  b codes it blind", "dim")))
+        blind = f"  {key('screening.audit')} codes it blind"
+        parts.append(Text.assemble(("Audit: ", "dim"), audit, (blind, "dim")))
     if plan is None:
         parts.append(Text(printable(note), style="italic"))
         parts.append(Text(""))
@@ -108,10 +117,11 @@ def plan_renderable(plan: DelegationPlan | None, note: str, audit: str | None) -
         for code in plan.codes
         if code.evidence_note()
     )
-    keys = "l shows the pairs left for review"
+    keys = f"{key('screening.left')} shows the pairs left for review"
     if plan.delegated:
-        keys = f"d delegates {plural(plan.delegated, 'pair')} (asks first) · " + keys
-    parts.append(Text(keys + " · u undoes", style="dim"))
+        delegates = f"{key('screening.delegate')} delegates {plural(plan.delegated, 'pair')}"
+        keys = f"{delegates} (asks first) · {keys}"
+    parts.append(Text(f"{keys} · {key('review.undo')} undoes", style="dim"))
     parts.append(Text(""))
     return Group(*parts)
 
@@ -150,7 +160,26 @@ def confirm_text(plan: DelegationPlan) -> Text:
         )
     text.append(
         f"\n{plural(plan.left, 'pair')} stay left for review. No human decision is "
-        "touched; u undoes the whole delegation as one action.",
+        f"touched; {key('review.undo')} undoes the whole delegation as one action.",
         style="dim",
     )
     return text
+
+
+def nothing_to_delegate(plan: DelegationPlan | None, note: str) -> str:
+    """Why ``d`` delegates nothing: the reason there is no plan, or each code's refusal."""
+    if plan is None:
+        reason = note or "the plan is still being worked out; try again in a moment"
+        return f"Nothing to delegate: {reason}"
+    reasons = []
+    for code in plan.codes:
+        name = one_line(code.code_name)
+        if code.certified:
+            reasons.append(f"{name}: certified, but no undecided pair is above its threshold")
+        else:
+            reason = code.delegation.reason or "no threshold qualifies"
+            reasons.append(f"{name}: {one_line(reason)}")
+    shown = reasons[:3]
+    if len(reasons) > 3:
+        shown.append(f"and {len(reasons) - 3} more codes (in the panel)")
+    return "Nothing to delegate: no pair is certified. " + "; ".join(shown) + "."

@@ -21,6 +21,7 @@ from codebooks.model import Code, Codebook, Scale
 from study.audit.blind import BlindSetting, blind_setting, set_blind_coding
 from study.errors import StudyError
 from study.rows import Source
+from tui.keymap import DECIDE, key, key_range
 from tui.source import Query, Row, hide_model, hides_model, is_hidden
 
 if TYPE_CHECKING:
@@ -302,8 +303,11 @@ class ReviewSession:
             scale = self.scale(row.code_id)
             if scale.k == 2:
                 yes, no = scale.options[1].label, scale.options[0].label
-                return Refused(f"{scale.name}: press 1 or y for {yes}, 0 or n for {no}.")
-            return Refused(f"{scale.name} has {scale.k} options: press 1-{scale.k}.")
+                one = f"{key('decide.1')} or {key('decide.yes')}"
+                zero = f"{key('decide.0')} or {key('decide.no')}"
+                return Refused(f"{scale.name}: press {one} for {yes}, {zero} for {no}.")
+            digits = key_range(DECIDE[: scale.k])
+            return Refused(f"{scale.name} has {scale.k} options: press {digits}.")
         return self._save(row, lambda: self.record(row, value), value)
 
     def accept(self, row: Row) -> Outcome:
@@ -319,7 +323,9 @@ class ReviewSession:
         """Record Yes or No on a yes/no code; refused on a longer scale."""
         if not self.is_yes_no(row.code_id):
             scale = self.scale(row.code_id)
-            return Refused(f"y and n decide yes/no codes; press 1-{scale.k} on {scale.name}.")
+            yes_no = f"{key('decide.yes')} and {key('decide.no')}"
+            digits = key_range(DECIDE[: scale.k])
+            return Refused(f"{yes_no} decide yes/no codes; press {digits} on {scale.name}.")
         return self.decide(row, 1 if yes else 0)
 
     def not_apply(self, row: Row) -> Outcome:

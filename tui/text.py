@@ -135,3 +135,15 @@ def json_text(payload: object) -> str:
         lambda m: f"\\u{ord(m.group()):04x}",
         text,
     )
+
+
+def duration(seconds: float) -> str:
+    """``42s``, ``3m05s``, ``1h12m``."""
+    if seconds != seconds or seconds < 0:  # nan
+        return "?"
+    s = round(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{(s % 3600) // 60:02d}m"

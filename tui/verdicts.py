@@ -18,7 +18,9 @@ import numpy as np
 import numpy.typing as npt
 
 from screening.advice import Advice, to_verdict
+from screening.headline import Headline, pattern, pattern_line
 from screening.report import VRSReport
+from tui.keymap import key
 
 if TYPE_CHECKING:
     from study.store import Study
@@ -45,6 +47,23 @@ class GroupVerdict:
     headline: str
     lines: tuple[str, ...]
     report: VRSReport | None = None
+    #: The figures before any tier (agreement, kappa, AUROC, the picks' shares).
+    figures: Headline | None = None
+
+    @property
+    def short(self) -> str:
+        """A few words for the code selector and the per-code list: never the bare tier."""
+        head = self.figures
+        if head is None or not head.n:
+            return pattern(self.tier)
+        if head.adds_nothing:
+            return "adds nothing"
+        return f"κ {head.kappa.text()}"
+
+    @property
+    def pattern(self) -> str:
+        """The response pattern the screen found, with AUROC and kappa beside it."""
+        return pattern_line(self.tier, self.figures)
 
 
 @dataclass(frozen=True)
@@ -52,7 +71,8 @@ class ScreeningSummary:
     """Every group's verdict, pooled first, and the agreement so far."""
 
     groups: tuple[GroupVerdict, ...]
-    agreement: tuple[float, int] | None
+    #: Share of decisions matching the model's pick, on how many, and kappa (nan: n/a).
+    agreement: tuple[float, int, float] | None
     warnings: tuple[str, ...] = field(default=())
     advice: Advice | None = None
     advice_code_id: str | None = None
@@ -94,14 +114,24 @@ def selective_sentences(report: VRSReport, confidence: npt.NDArray[np.float64]) 
 
 
 def describe(
-    report: VRSReport, name: str, code_id: str | None, confidence: npt.NDArray[np.float64]
+    report: VRSReport,
+    name: str,
+    code_id: str | None,
+    confidence: npt.NDArray[np.float64],
+    figures: Headline | None = None,
+    *,
+    remaining: int | None = None,
 ) -> GroupVerdict:
-    """Plain-language verdict of one group."""
+    """Plain-language verdict of one group: the figures first (``figures``), then what
+    the screen of its confidence found."""
     tier = report.tier
     n = report.n_items
     lines: list[str] = []
+    if figures is not None and figures.n:
+        words = figures.figures()
+        lines.append(words[:1].upper() + words[1:] + ".")
     if tier == "Insufficient data":
-        headline = f"Not enough decisions yet to judge ({n} so far)."
+        headline = f"The screen cannot judge the confidence yet ({n} decisions so far)."
         distance = report.screen.distance
         for shortfall in distance.shortfalls:
             words = CELL_WORDS.get(shortfall.cell, shortfall.meaning)
@@ -113,29 +143,40 @@ def describe(
             lines.append(
                 f"Need {shortfall.missing} more where {words} (have {shortfall.count}); {estimate}."
             )
-        if distance.shortfalls and distance.more_items is not None:
-            lines.append(f"In all: {to_verdict(report, None if code_id is None else name)}.")
+        if distance.shortfalls and (distance.more_items is not None or remaining is not None):
+            verdict = to_verdict(report, None if code_id is None else name, remaining=remaining)
+            lines.append(f"In all: {verdict}.")
         if n and report.n_incorrect == 0:
             lines.append("The model has not disagreed with you yet: errors are needed to judge it.")
     elif tier == "Invalid":
-        headline = "Invalid: the model's confidence is not a trustworthy signal here."
+        headline = (
+            "Pathological response pattern: the model's confidence is not a trustworthy "
+            "signal here."
+        )
         lines.append("Why: " + report.flagging_reason + ".")
         if report.response_style:
             lines.append("Response style: " + report.response_style + ".")
         lines.append("Do not use its confidence to decide what to accept; code these yourself.")
     elif tier == "Indeterminate":
-        headline = "Indeterminate: a flag was raised but the evidence is not conclusive."
+        headline = "Possible pathology: a flag was raised but the evidence is not conclusive."
         lines.append("Why: " + report.flagging_reason + ".")
         lines.append("⚠ The figures below are shown with caution; more decisions may settle it.")
         lines += selective_sentences(report, confidence)
     else:
-        headline = "Valid: the model's confidence carries item-level information."
+        headline = (
+            "No pathology found in the pattern of the model's confidence (this is not a "
+            "verdict on the model: read agreement, kappa and AUROC)."
+        )
         lines += selective_sentences(report, confidence)
     if report.trin.warning:
         lines.append(
             "Note: near-total response dominance "
             f"(TRIN {report.trin.value:.2f}, {report.trin.direction})."
         )
+    if figures is not None and figures.n:
+        # The honest headline comes first; what the screen found follows it.
+        lines.insert(1, headline)
+        headline = figures.sentence()[:1].upper() + figures.sentence()[1:] + "."
     return GroupVerdict(
         name=name,
         code_id=code_id,
@@ -144,6 +185,7 @@ def describe(
         headline=headline,
         lines=tuple(lines),
         report=report,
+        figures=figures,
     )
 
 
@@ -169,7 +211,7 @@ def summarise_study(
     from study.errors import StudyError
 
     if config_id is None:
-        return message_summary("No scores yet: press r to score the pairs.")
+        return message_summary(f"No scores yet: press {key('review.score')} to score the pairs.")
     frame = study.queries.annotated_pairs(config_id, coder=coder)
     mine = (
         frame[(frame["source"] == "human") & frame["scored"].astype(bool)] if len(frame) else frame
@@ -186,15 +228,26 @@ def summarise_study(
     names = {c.id: c.name for c in study.codebook.codes}
     ids = {name: code_id for code_id, name in names.items()}
     conf_all = mine["p_max"].to_numpy(float)
-    groups = [describe(result.pooled, POOLED, None, conf_all)]
+    groups = [describe(result.pooled, POOLED, None, conf_all, result.headline(None))]
     for name, report in result.per_code.items():
         code_id = ids.get(name, name)
         conf = mine.loc[mine["code_id"] == code_id, "p_max"].to_numpy(float)
-        groups.append(describe(report, name, code_id, conf))
+        groups.append(
+            describe(
+                report,
+                name,
+                code_id,
+                conf,
+                result.headline(name),
+                remaining=result.remaining.get(name),
+            )
+        )
     agreement = None
     if result.agreements and result.agreements[0].n:
         first = result.agreements[0]
-        agreement = (float(first.percent), int(first.n))
+        pooled = result.headline(None)
+        kappa = pooled.kappa.value if pooled is not None else math.nan
+        agreement = (float(first.percent), int(first.n), float(kappa))
     advice = result.advice
     return ScreeningSummary(
         groups=tuple(groups),

@@ -32,12 +32,14 @@ if TYPE_CHECKING:
     from study.store import Study
 
 __all__ = [
+    "HINTS",
     "MODEL",
     "POOLED",
     "UNITS",
     "AgreementError",
     "AgreementReport",
     "CodeAgreement",
+    "agreement_hint",
     "describe_estimate",
     "safe",
     "study_agreement",
@@ -84,6 +86,25 @@ class AgreementError(StudyError):
         self.problem: Problem = problem
         self.coders = tuple(coders)
         super().__init__(message, path=path)
+
+
+#: What an agreement error gains on the command line and in a report, by its problem.
+HINTS = {
+    "too_few_coders": " (import another coder's codes with 'codecurve import-codes', or "
+    "compare with the model: --coders NAME,model)",
+    "no_shared_units": " (try --units all)",
+}
+
+
+def agreement_hint(exc: AgreementError, *, chosen: bool, units: str = "all") -> str:
+    """The option that would help with ``exc``, or ``""``: none for too few coders the
+    caller chose itself, and "try --units all" only after ``shared`` units of three or
+    more coders."""
+    if exc.problem == "too_few_coders" and chosen:
+        return ""
+    if exc.problem == "no_shared_units" and not (units == "shared" and len(exc.coders) > 2):
+        return ""
+    return HINTS.get(exc.problem, "")
 
 
 #: The embeddings, overrides and isolates, which reorder the rest of a line.

@@ -13,8 +13,9 @@ differ only by the configuration. Per code and pooled over codes:
   applies / does not apply; with a percentile bootstrap interval over pairs;
 * Spearman's ``rho`` of pick against decision (ordinal scales, per code);
 * the validity screen's ``tier`` for the configuration (:func:`study.analysis.screen.screen_study`,
-  on every decided pair it has scored), and the ``auroc`` of p_max for correctness
-  (applies agreement) where the tier allows phase B (Valid or Indeterminate);
+  on every decided pair it has scored; it names a response pattern, not a verdict on the
+  model), and beside it the ``auroc`` of p_max for correctness (applies agreement;
+  None where the model is always right or always wrong);
 * the mean normalised ``entropy`` and the mean ``off_scale`` mass (1 - on-scale mass).
 
 ``sample="audit"`` compares on the coder's blind decisions on the audit sample only (as
@@ -374,9 +375,8 @@ def compare_configs(
         }
         for cid in ids:
             tier = tiers[cid].get(group.code, "")
-            auroc = None
-            if tier in ("Valid", "Indeterminate"):
-                auroc = _auroc(group.agree[cid], group.confidence[cid])
+            # Beside every tier, whatever it is: the tier alone reads as a verdict.
+            auroc = _auroc(group.agree[cid], group.confidence[cid])
             rows.append(
                 ConfigMetrics(
                     config_id=cid,

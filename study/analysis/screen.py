@@ -40,8 +40,11 @@ from screening import (
 )
 from screening.advice import Advice, advise
 from screening.apply import AgreementMode, ConfidenceKind
+from screening.headline import TIER_GLOSS, Headline, pattern
 from screening.sampling import pool_tables
 from screening.tiers import screen_table
+from study.analysis.headlines import study_headlines
+from study.analysis.remaining import remaining_pairs
 from study.errors import NoBlindDecisionsError, StudyError
 from study.scores.labels import config_label, off_scale_warning, resolve_config
 from study.store import Study
@@ -133,6 +136,15 @@ class StudyScreening:
     cut: str = ""
     study_warning: str | None = None
     advice: Advice | None = None
+    #: Code name -> the figures before any tier; None -> all codes pooled.
+    headlines: Mapping[str | None, Headline] = field(default_factory=dict)
+    #: Code name -> pairs the study has left to code for this screen.
+    remaining: Mapping[str, int] = field(default_factory=dict)
+
+    def headline(self, name: str | None) -> Headline | None:
+        """The figures of one code (by name), or of all codes pooled (None)."""
+        return self.headlines.get(name)
+
     #: Blind audit decisions left out: made under an older definition of their code.
     stale_evidence: int = 0
 
@@ -156,8 +168,19 @@ class StudyScreening:
             "coder": self.coder,
             "n_decisions": self.n_decisions,
             "n_unscored": self.n_unscored,
-            "pooled": self.pooled.to_dict(),
-            "per_code": {name: r.to_dict() for name, r in self.per_code.items()},
+            "headlines": {
+                "pooled": h.to_dict() if (h := self.headline(None)) else None,
+                "per_code": {
+                    name: h.to_dict() for name, h in self.headlines.items() if name is not None
+                },
+            },
+            "remaining": dict(self.remaining),
+            "tier_gloss": TIER_GLOSS,
+            "pooled": {**self.pooled.to_dict(), "pattern": pattern(self.pooled.tier)},
+            "per_code": {
+                name: {**r.to_dict(), "pattern": pattern(r.tier)}
+                for name, r in self.per_code.items()
+            },
             "agreement": [a.to_dict() for a in self.agreements],
             "warnings": list(self.warnings),
             "stale_evidence": self.stale_evidence,
@@ -249,7 +272,7 @@ def screen_study(
             raise StudyError(str(exc), path=study.path) from None
         mine = mine[mine["code_id"] == chosen.id]
         code_ids = [chosen.id]
-    audit_rows = _audit_rows(study, mine, coder)
+    audit_rows = blind_audit_rows(study, mine, coder)
     stale = _stale_note(study, mine, coder)
     if sample == "audit" and not len(audit_rows):
         raise NoBlindDecisionsError(
@@ -294,6 +317,17 @@ def screen_study(
         )
     if len(coders) >= 2:
         agreements.extend(_coder_agreements(human, coders, code_ids))
+    names = {c.id: c.name for c in study.codebook.codes}
+    headlines = study_headlines(study, config_id, scored, {c: names.get(c, c) for c in code_ids})
+    everything = frame[frame["coder"] == coder] if coder is not None and len(frame) else frame
+    remaining = remaining_pairs(
+        study,
+        everything,
+        coder=coder,
+        code_ids=code_ids,
+        names=names,
+        audit=chosen_sample == "audit",
+    )
     return StudyScreening(
         pooled=pooled,
         per_code=per_code,
@@ -309,7 +343,15 @@ def screen_study(
         config=config_label(study.scores.config_row(config_id)),
         cut=describe_cut(cut, confidence),
         study_warning=off_scale_warning(study, config_id),
-        advice=advise(pooled, per_code, audit=chosen_sample == "audit"),
+        advice=advise(
+            pooled,
+            per_code,
+            audit=chosen_sample == "audit",
+            headlines=headlines,
+            remaining=remaining,
+        ),
+        headlines=headlines,
+        remaining=remaining,
         stale_evidence=stale[0] if chosen_sample == "audit" else 0,
     )
 
@@ -339,7 +381,7 @@ def _stale_note(study: Study, frame: pd.DataFrame, coder: str | None) -> tuple[i
     )
 
 
-def _audit_rows(study: Study, frame: pd.DataFrame, coder: str | None) -> pd.DataFrame:
+def blind_audit_rows(study: Study, frame: pd.DataFrame, coder: str | None) -> pd.DataFrame:
     """The rows of ``frame`` that are blind decisions on the audit sample."""
     sample = study.audit.sample()
     if sample is None or not len(frame):

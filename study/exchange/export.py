@@ -64,6 +64,7 @@ programs detect the encoding.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -111,6 +112,7 @@ __all__ = [
     "export_study",
     "long_frame",
     "metadata_path",
+    "metadata_target",
     "neutralise",
     "provenance",
     "read_export",
@@ -120,6 +122,26 @@ __all__ = [
     "write_parquet",
     "write_xlsx",
 ]
+
+
+#: Folders of devices and of a process's open files: ``/dev/stdout`` is a regular file
+#: when the output is redirected to one, yet nothing belongs beside it.
+_SYSTEM_FOLDERS = (Path("/dev"), Path("/proc"))
+
+
+def metadata_target(path: str | Path) -> Path | None:
+    """Where a CSV or JSONL export to ``path`` puts its provenance
+    (:func:`metadata_path`), or None when ``path`` is no file of its own folder: a
+    device, a pipe, standard output (``/dev/stdout``, ``/proc/self/fd/1``), a folder."""
+    target = Path(path)
+    places = [Path(os.path.abspath(target))]
+    if target.is_symlink():  # a link to /dev/stdout in a folder of one's own
+        places.append(Path(os.path.abspath(target.parent / os.readlink(target))))
+    if any(p.is_relative_to(folder) for p in places for folder in _SYSTEM_FOLDERS):
+        return None
+    if target.exists() and not target.is_file():
+        return None
+    return metadata_path(target)
 
 
 def export_study(
@@ -147,7 +169,8 @@ def export_study(
             default the only coder's; with several coders the reconciled decisions once
             the consensus coder decided anything, else a coder must be chosen or every
             coder kept apart (:mod:`study.exchange.coders`).
-        protect: Files never to overwrite (besides the study and any SQLite file).
+        protect: Files never to overwrite (besides the study, the responses file it was
+            made from and any SQLite file).
         fill: The wide layout's undecided cells: ``none`` (blank) or ``model``.
         all_coders: Keep every coder apart: the wide layout adds a ``CODE [coder]``
             column per code and coder (the code columns hold the reconciled values);
@@ -165,13 +188,13 @@ def export_study(
     fmt = export_format(target, format)
     if layout not in LAYOUTS:
         raise StudyError(f"unknown layout {layout!r}; use long or wide")
-    protect = (study.path, *protect)
+    source = study.meta().get("responses_source", "")  # the file the study was made from
+    protect = (study.path, *protect, *([Path(source)] if source else []))
     check_target(target, protect=protect, error=StudyError)
     # CSV and JSONL hold no metadata: their provenance goes in a file beside them (not
     # beside a device or pipe, such as /dev/stdout).
-    metadata = None
-    if fmt in ("csv", "jsonl") and (target.is_file() or not target.exists()):
-        metadata = metadata_path(target)
+    metadata = metadata_target(target) if fmt in ("csv", "jsonl") else None
+    if metadata is not None:
         check_target(metadata, protect=(*protect, target), error=StudyError)
     if not study.read_only:
         # Read through a handle of its own: the writer's stays free for the coder's

@@ -227,7 +227,8 @@ def long_frame(
 
     codes = {cid: study.index.code_at(cid) for cid in codable}
     scales = {cid: pair_scale(study, cfg, code) for cid, code in codes.items()}
-    labels = {cid: {o.value: o.label for o in scale.options} for cid, scale in scales.items()}
+    # A value no option has gets no label in the export (its digits are in the value column).
+    labels = {cid: {v: scale.label_of(v) for v in scale.values} for cid, scale in scales.items()}
     cid_list = frame["cid"].tolist()
     is_archived = frame["cid"].isin(archived).to_numpy(dtype=bool)
     frame["response_id"] = frame["rid"].map(study.index.response_ids_by_key())

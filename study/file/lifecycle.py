@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from codebooks.files import remove_stale_temporaries
 from codebooks.model import Codebook
 from study.codec import natural_key
 from study.errors import StudyError
@@ -70,13 +71,16 @@ def create_file(
         raise StudyError("there are no responses to put in the study", path=p)
     if not p.parent.exists():
         raise StudyError(f"folder {p.parent} does not exist", path=p)
+    # A study half-built by a killed 'new' is left under its temporary name: removed
+    # once its writer is gone.
+    remove_stale_temporaries(p.parent)
     tmp = p.with_name(f".{p.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
         build(tmp, responses=responses, codebook=codebook)
         if fill is not None:
             fill(tmp)
             fsync_file(tmp)
-        lock = StudyLock(p)
+        lock = StudyLock(p, exclusive=True)  # never replace a study open elsewhere
         lock.acquire()
         try:
             # A -wal left beside a removed study would be replayed into the new file.
@@ -141,15 +145,22 @@ def study_uuid(meta: Mapping[str, str], *, name: str = "") -> uuid.UUID:
 def connect(p: Path, *, read_only: bool, durability: str) -> sqlite3.Connection:
     """Connect to an existing study, check it is one this codecurve reads, upgrade it.
 
-    The caller holds the writer's lock unless ``read_only``.
+    The caller holds the study's shared lock unless ``read_only``; a reader opens the
+    file read-only (:func:`reader_uri`).
 
     Raises:
         StudyError: not a study, an unfinished or newer one, an older one opened read-only.
         sqlite3.DatabaseError: the file could not be read.
     """
-    conn = sqlite3.connect(str(p), isolation_level=None, check_same_thread=False, timeout=5.0)
+    conn = sqlite3.connect(
+        reader_uri(p) if read_only else str(p),
+        isolation_level=None,
+        check_same_thread=False,
+        timeout=5.0,
+        uri=read_only,
+    )
     try:
-        schema.configure(conn, durability=durability)
+        schema.configure(conn, durability=durability, read_only=read_only)
         if schema.application_id(conn) != schema.APPLICATION_ID:
             raise StudyError("is an SQLite file but not a codecurve study", path=p)
         ver = schema.version(conn)
@@ -157,6 +168,13 @@ def connect(p: Path, *, read_only: bool, durability: str) -> sqlite3.Connection:
             raise StudyError(
                 f"was written by a newer codecurve (schema {ver}, this one reads up to "
                 f"{schema.SCHEMA_VERSION}); upgrade codecurve",
+                path=p,
+            )
+        if ver < 0:
+            raise StudyError(
+                f"is marked as a codecurve study but has no schema version this codecurve "
+                f"knows (user_version {ver}); it is not a study codecurve wrote, or it was "
+                "edited by hand",
                 path=p,
             )
         if ver == 0:
@@ -184,6 +202,19 @@ def connect(p: Path, *, read_only: bool, durability: str) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def reader_uri(p: Path) -> str:
+    """The URI a reader opens ``p`` with: ``mode=ro``, so that it can never write; in a
+    folder nobody may write (a read-only file system, a copy on a DVD) also
+    ``immutable=1``, since no writer can be there and SQLite could not make the WAL's
+    shared-memory file beside it."""
+    uri = f"{p.resolve().as_uri()}?mode=ro"
+    wal = p.with_name(p.name + "-wal")
+    # A WAL left by a killed writer holds decisions: SQLite reads it read-only then.
+    if not os.access(p.parent, os.W_OK) and not (wal.exists() and wal.stat().st_size):
+        uri += "&immutable=1"
+    return uri
 
 
 def quick_check(conn: sqlite3.Connection, *, path: Path) -> None:

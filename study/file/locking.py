@@ -1,158 +1,335 @@
-"""One writer per study: an exclusive lock on a file beside it.
+"""Who has a study open: a shared lock for every writer, one lock per coder, one for scoring.
 
-SQLite alone keeps the file consistent under concurrent writers, but two coders writing
-the same study at once would undo each other's decisions and race the scoring queue, so a
-study is opened for writing by one handle at a time; a second is refused with
-:class:`~study.errors.StudyLockedError`. Readers (an export while the app is open) take
-no lock.
+A team codes one study at the same time. SQLite keeps the file consistent under
+concurrent writers (WAL, a busy timeout, every change one ``BEGIN IMMEDIATE``
+transaction), so writers do not exclude each other; what must not happen twice at once is
+smaller, and each has its own lock file beside the study, locked with ``flock`` (the
+kernel releases it when the holder dies, even by SIGKILL, so a killed session never
+blocks anyone):
 
-The lock is ``flock`` (``msvcrt.locking`` on Windows) on ``STUDY.lock``: the kernel
-releases it when the holder dies, even by SIGKILL, so a crash never leaves a study
-locked. A second open in the same process is refused too (``flock`` belongs to the open
-file, not the process). The lock file holds the holder's pid and host, for the message.
-It is removed on a clean close; the inode check in :meth:`StudyLock.acquire` keeps that
-removal from letting two holders in.
+- :class:`StudyLock` (``STUDY.lock``): every handle open for writing holds it shared;
+  replacing the study (``codecurve new --force``) takes it exclusive, so a study open
+  anywhere is never replaced under its coders.
+- :class:`CoderLock` (``STUDY.coder-<hash>.lock``): one per coder. Two sessions of one
+  coder would fight over that coder's undo and blind state, so the second is refused with
+  :class:`~study.errors.StudyLockedError` naming where the first runs (host, pid, since).
+  :func:`sessions` lists the coders whose sessions are live (the app shows who else is
+  coding).
+- :class:`ScoringLock` (``STUDY.scoring.lock``): scores are computed by one process at a
+  time; the other sessions see them arrive as each batch is stored.
 
-Someone may delete ``STUDY.lock`` by hand while a writer runs; a second writer would
-then lock a new file of that name. So the holder also takes ``flock`` on the study file
-itself (on POSIX systems; SQLite's own locks are ``fcntl`` locks, which ``flock`` does
-not touch), and a second writer is refused by that lock whatever became of the lock
-file. The study file's descriptor is closed only on release, after the study's
-connection: closing another descriptor of the file would drop SQLite's ``fcntl`` locks.
+Each lock file holds its holder's details as JSON (coder, pid, host, since), for the
+messages. A coder's and the scoring lock file are removed on release while still locked;
+the inode check in :func:`_take` keeps that removal from letting two holders in.
+
+Readers (an export, an agreement report) take no lock at all.
 
 A folder the user may not write (a read-only file system) is a
 :class:`~study.errors.StudyError` saying the study can only be read there.
+
+The study must be on a local disk: ``flock`` and SQLite's own locks are not reliable on
+network file systems.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import socket
 import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from study.errors import StudyError, StudyLockedError
+from study.stamps import now
+
+#: How long a coder's lock is retried before the coder is said to be busy: a
+#: :func:`sessions` listing holds a live lock shared for a moment.
+_RETRY_SECONDS = 0.25
 
 
 def lock_path(study_path: Path) -> Path:
     return study_path.with_name(study_path.name + ".lock")
 
 
-class StudyLock:
-    """An exclusive, non-blocking lock on a study, released by :meth:`release` or death."""
+def coder_lock_path(study_path: Path, coder: str) -> Path:
+    digest = hashlib.sha256(coder.encode("utf-8")).hexdigest()[:16]
+    return study_path.with_name(f"{study_path.name}.coder-{digest}.lock")
 
-    def __init__(self, study_path: Path) -> None:
+
+def scoring_lock_path(study_path: Path) -> Path:
+    return study_path.with_name(study_path.name + ".scoring.lock")
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Who holds a lock: the coder (empty for a plain writer), process, host and since when."""
+
+    coder: str
+    pid: int
+    host: str
+    since: str
+
+    def where(self) -> str:
+        """``pid 123 on host, since 2026-...``, for the messages."""
+        here = " (this process)" if self.here else ""
+        return f"pid {self.pid} on {self.host}{here}, since {self.since}"
+
+    @property
+    def here(self) -> bool:
+        return self.pid == os.getpid() and self.host == socket.gethostname()
+
+
+def _me(coder: str) -> Holder:
+    # To the second, as people read it in a message: 2026-12-02 01:44:34 UTC.
+    since = now()[:19].replace("T", " ") + " UTC"
+    return Holder(coder=coder, pid=os.getpid(), host=socket.gethostname(), since=since)
+
+
+def _read_holder(path: Path) -> Holder | None:
+    try:
+        info = json.loads(path.read_text(encoding="utf-8") or "{}")
+        return Holder(
+            coder=str(info.get("coder", "")),
+            pid=int(info["pid"]),
+            host=str(info["host"]),
+            since=str(info.get("since", "")),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _open(path: Path, study_path: Path) -> IO[bytes]:
+    try:
+        return open(path, "a+b")  # held open while the lock lives
+    except OSError as exc:
+        raise StudyError(
+            f"cannot open the study for writing: its lock file {path.name} cannot be created "
+            f"({exc.strerror or exc}); commands that only read it (export, screen, agreement) "
+            "still work",
+            path=study_path,
+        ) from None
+
+
+def _take(path: Path, study_path: Path, *, exclusive: bool) -> IO[bytes] | None:
+    """Lock the file at ``path`` (created if need be); None when another holds it.
+
+    The previous holder may remove the file between our open and our lock: then we
+    locked an orphan inode, and try again on the file now at the path.
+    """
+    for _ in range(20):
+        handle = _open(path, study_path)
+        try:
+            if not _try_lock(handle, exclusive=exclusive):
+                handle.close()
+                return None
+            try:
+                same = os.path.samestat(os.fstat(handle.fileno()), os.stat(path))
+            except FileNotFoundError:
+                same = False
+            if same:
+                return handle
+            _unlock(handle)
+            handle.close()
+        except BaseException:
+            handle.close()
+            raise
+    raise StudyLockedError(f"could not take the lock file {path.name}", path=study_path)
+
+
+def _write_holder(handle: IO[bytes], holder: Holder) -> None:
+    handle.seek(0)
+    handle.truncate()
+    info = {"coder": holder.coder, "pid": holder.pid, "host": holder.host, "since": holder.since}
+    handle.write(json.dumps(info, ensure_ascii=False).encode("utf-8"))
+    handle.flush()
+
+
+def _drop(handle: IO[bytes] | None, path: Path) -> None:
+    """Remove a lock file while still holding it, then let it go."""
+    if handle is None:
+        return
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+    with contextlib.suppress(OSError):
+        _unlock(handle)
+    handle.close()
+
+
+class StudyLock:
+    """Held shared by every writing handle; exclusive only to replace the study."""
+
+    def __init__(self, study_path: Path, *, exclusive: bool = False) -> None:
         self.study_path = study_path
         self.path = lock_path(study_path)
+        self.exclusive = exclusive
         self._file: IO[bytes] | None = None
-        self._study_fd: int | None = None
 
     @property
     def held(self) -> bool:
         return self._file is not None
 
     def acquire(self) -> None:
-        """Take the lock or raise :class:`StudyLockedError` naming the holder."""
-        for _ in range(20):
-            try:
-                handle = open(self.path, "a+b")  # noqa: SIM115 - held open while the lock lives
-            except OSError as exc:
-                raise StudyError(
-                    f"cannot open the study for writing: its lock file {self.path.name} cannot "
-                    f"be created ({exc.strerror or exc}); commands that only read it (export, "
-                    "screen) still work",
+        """Take the lock or raise :class:`StudyLockedError`."""
+        handle = _take(self.path, self.study_path, exclusive=self.exclusive)
+        if handle is None:
+            if self.exclusive:
+                raise StudyLockedError(
+                    "the study is open in another codecurve; close it there first",
                     path=self.study_path,
-                ) from None
-            try:
-                if not _try_lock(handle):
-                    holder = _describe_holder(self.path)
-                    raise StudyLockedError(
-                        f"the study is open for writing in another codecurve{holder}; close "
-                        "it there first (exports and other read-only commands still work)",
-                        path=self.study_path,
-                    )
-                # The previous holder may have removed the file between our open and lock:
-                # then we locked an orphan inode, and must lock the file now at the path.
-                try:
-                    same = os.path.samestat(os.fstat(handle.fileno()), os.stat(self.path))
-                except FileNotFoundError:
-                    same = False
-                if not same:
-                    _unlock(handle)
-                    handle.close()
-                    continue
-                if not self._lock_study_file():
-                    _unlock(handle)
-                    raise StudyLockedError(
-                        "the study is open for writing in another codecurve process (its "
-                        "lock file was removed meanwhile); close it there first (exports and "
-                        "other read-only commands still work)",
-                        path=self.study_path,
-                    )
-                handle.seek(0)
-                handle.truncate()
-                info = {"pid": os.getpid(), "host": socket.gethostname()}
-                handle.write(json.dumps(info).encode())
-                handle.flush()
-                self._file = handle
-                return
-            except BaseException:
-                if self._file is not handle:
-                    handle.close()
-                raise
-        raise StudyLockedError("could not take the study's lock file", path=self.study_path)
+                )
+            raise StudyLockedError(
+                "the study is being replaced by another codecurve; try again once it is done",
+                path=self.study_path,
+            )
+        self._file = handle
 
-    def _lock_study_file(self) -> bool:
-        """``flock`` the study file itself; False if another holder has it."""
-        if sys.platform == "win32":  # pragma: no cover - msvcrt locks would clash with SQLite's
-            return True
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the study's write turn for one transaction.
+
+        SQLite serialises writers itself, but a writer that finds the write lock taken
+        sleeps and polls (1, 2, 5 ... 100 ms between tries). Waiting here instead, on an
+        open-file-description lock on a byte of this lock file (``F_OFD_SETLKW``: each
+        handle its own, released by the kernel when its holder dies), wakes the next
+        writer the moment the last one commits, and writers take their turns in order.
+        Where such locks are missing SQLite's own wait is all there is. (On a two-core
+        machine running eight sessions the p99 is the CPU's queue either way:
+        ``benchmarks/bench_team.py``.)
+        """
+        handle = self._file
+        if handle is None or _OFD_WAIT is None:
+            yield
+            return
+        _ofd(handle, fcntl.F_WRLCK, _OFD_WAIT)
         try:
-            fd = os.open(self.study_path, os.O_RDONLY)
-        except FileNotFoundError:
-            return True  # being created: the new file is linked into place under the lock
-        except OSError:
-            return True  # unreadable: opening it fails with its own message
-        if not _try_lock_fd(fd):
-            os.close(fd)
-            return False
-        self._study_fd = fd
-        return True
+            yield
+        finally:
+            _ofd(handle, fcntl.F_UNLCK, _OFD_WAIT)
 
     def release(self) -> None:
-        study_fd, self._study_fd = self._study_fd, None
-        if study_fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(study_fd)  # closing also releases its flock
         handle, self._file = self._file, None
         if handle is None:
             return
-        # Remove while still holding it, so that nobody locks the file we are deleting
-        # without noticing (see acquire's inode check).
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
-        with contextlib.suppress(OSError):
+        # The last holder removes the file (an exclusive lock means nobody else has it).
+        if self.exclusive or _try_lock(handle, exclusive=True):
+            _drop(handle, self.path)
+        else:
+            with contextlib.suppress(OSError):
+                _unlock(handle)
+            handle.close()
+
+
+class CoderLock:
+    """One coder's session on a study: a second session of the same coder is refused."""
+
+    def __init__(self, study_path: Path, coder: str) -> None:
+        self.study_path = study_path
+        self.coder = coder
+        self.path = coder_lock_path(study_path, coder)
+        self._file: IO[bytes] | None = None
+
+    def acquire(self) -> None:
+        """Take the coder's lock or raise :class:`StudyLockedError` naming the session."""
+        deadline = time.monotonic() + _RETRY_SECONDS
+        while True:
+            handle = _take(self.path, self.study_path, exclusive=True)
+            if handle is not None:
+                break
+            if time.monotonic() >= deadline:
+                holder = _read_holder(self.path)
+                where = "" if holder is None else f" ({holder.where()})"
+                raise StudyLockedError(
+                    f"coder {self.coder!r} already has this study open{where}; close that "
+                    "session first, or open the study as another --coder",
+                    path=self.study_path,
+                )
+            time.sleep(0.02)
+        _write_holder(handle, _me(self.coder))
+        self._file = handle
+
+    def release(self) -> None:
+        handle, self._file = self._file, None
+        _drop(handle, self.path)
+
+
+class ScoringLock:
+    """Scoring runs in one process at a time: held for the length of a run."""
+
+    def __init__(self, study_path: Path, *, coder: str = "") -> None:
+        self.study_path = study_path
+        self.coder = coder
+        self.path = scoring_lock_path(study_path)
+        self._file: IO[bytes] | None = None
+
+    def acquire(self) -> None:
+        """Take the scoring lock or raise :class:`StudyLockedError` naming the run."""
+        handle = _take(self.path, self.study_path, exclusive=True)
+        if handle is None:
+            holder = _read_holder(self.path)
+            who = ""
+            if holder is not None:
+                by = f"by {holder.coder!r}, " if holder.coder else ""
+                who = f" ({by}{holder.where()})"
+            raise StudyLockedError(
+                f"the study is being scored in another session{who}; its scores appear "
+                "here as they are stored",
+                path=self.study_path,
+            )
+        _write_holder(handle, _me(self.coder))
+        self._file = handle
+
+    def release(self) -> None:
+        handle, self._file = self._file, None
+        _drop(handle, self.path)
+
+    def __enter__(self) -> ScoringLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def sessions(study_path: Path) -> list[Holder]:
+    """The coders with a live session on the study, by name (a killed one is not live)."""
+    found: list[Holder] = []
+    for path in study_path.parent.glob(f"{_glob_escape(study_path.name)}.coder-*.lock"):
+        holder = _read_holder(path)
+        if holder is None or not holder.coder or not _held(path):
+            continue
+        found.append(holder)
+    return sorted(found, key=lambda h: h.coder)
+
+
+def _held(path: Path) -> bool:
+    """Whether a live process holds the lock on ``path`` (a shared try tells)."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below
+    except OSError:
+        return False
+    try:
+        if _try_lock(handle, exclusive=False):
             _unlock(handle)
+            return False
+        return True
+    finally:
         handle.close()
 
 
-def _describe_holder(path: Path) -> str:
-    try:
-        info = json.loads(path.read_text(encoding="utf-8") or "{}")
-        pid, host = int(info["pid"]), str(info["host"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return " process"
-    if pid == os.getpid() and host == socket.gethostname():
-        return " handle of this same process"
-    return f" process (pid {pid} on {host})"
+def _glob_escape(name: str) -> str:
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
 
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
     import msvcrt
 
-    def _try_lock(handle: IO[bytes]) -> bool:
+    def _try_lock(handle: IO[bytes], *, exclusive: bool) -> bool:
         handle.seek(0)
         try:
             msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
@@ -164,18 +341,31 @@ if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
         handle.seek(0)
         msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
 
-    def _try_lock_fd(fd: int) -> bool:
-        return True
+    _OFD_WAIT = None
+
+    def _ofd(handle: IO[bytes], kind: int, command: int) -> None:
+        pass
 
 else:
     import fcntl
+    import struct
 
-    def _try_lock(handle: IO[bytes]) -> bool:
-        return _try_lock_fd(handle.fileno())
+    #: Linux's open-file-description byte-range lock, waiting (None elsewhere).
+    _OFD_WAIT: int | None = (
+        getattr(fcntl, "F_OFD_SETLKW", None) if sys.platform == "linux" else None
+    )
 
-    def _try_lock_fd(fd: int) -> bool:
+    def _ofd(handle: IO[bytes], kind: int, command: int) -> None:
+        """Lock (or unlock) byte 0 of ``handle``'s file for its open file description;
+        ``struct flock`` as Linux lays it out (l_pid must be 0)."""
+        request = struct.pack("hhqqi4x", kind, os.SEEK_SET, 0, 1, 0)
+        with contextlib.suppress(OSError):  # unsupported after all: SQLite's own wait then
+            fcntl.fcntl(handle.fileno(), command, request)
+
+    def _try_lock(handle: IO[bytes], *, exclusive: bool) -> bool:
+        mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(handle.fileno(), mode | fcntl.LOCK_NB)
         except BlockingIOError:
             return False
         return True

@@ -399,10 +399,18 @@ MIGRATIONS[4] = _to_v4
 DURABILITY = {"full": "FULL", "normal": "NORMAL"}
 
 
-def configure(conn: sqlite3.Connection, *, durability: str = "normal") -> None:
+#: How long a write waits for another coder's transaction before giving up (each is a few
+#: milliseconds; a large import or a revision may take longer).
+BUSY_TIMEOUT_MS = 10_000
+
+
+def configure(
+    conn: sqlite3.Connection, *, durability: str = "normal", read_only: bool = False
+) -> None:
     """Per-connection settings.
 
-    WAL lets readers (an export, a second window) run while the writer works.
+    WAL lets readers (an export, a second window) run while writers work, and writers
+    (several coders at once) queue for the write lock for up to :data:`BUSY_TIMEOUT_MS`.
 
     Durability of a committed decision (every decision is its own transaction,
     committed before the call returns):
@@ -424,12 +432,13 @@ def configure(conn: sqlite3.Connection, *, durability: str = "normal") -> None:
     except KeyError:
         raise ValueError(f"durability must be one of {', '.join(DURABILITY)}") from None
     conn.execute("PRAGMA foreign_keys = ON")
-    conn.execute("PRAGMA busy_timeout = 5000")
-    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-    if str(mode).lower() != "wal":
-        # e.g. a file system without shared memory; rollback journal is still durable.
-        conn.execute("PRAGMA journal_mode = DELETE")
-    conn.execute(f"PRAGMA synchronous = {synchronous}")
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if not read_only:  # a reader takes the file as it is
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            # e.g. a file system without shared memory; rollback journal is still durable.
+            conn.execute("PRAGMA journal_mode = DELETE")
+        conn.execute(f"PRAGMA synchronous = {synchronous}")
     conn.execute("PRAGMA temp_store = MEMORY")
     conn.execute("PRAGMA cache_size = -32768")  # 32 MiB: a whole 200k-pair study's indexes
 

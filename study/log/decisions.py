@@ -8,7 +8,9 @@ configuration; the work is done by :mod:`study.log.decision_log` (the event-sour
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace as replace_result
 from typing import Any
 
 from study.errors import StudyError
@@ -69,7 +71,7 @@ class Decisions:
             raise StudyError("a blind decision is the coder's own (source 'human')")
         if config_id is None:
             config_id = self._scores.active_config_id()
-        with self._study.transaction() as conn:
+        with self._study.transaction(current=True) as conn:
             return decisions.apply_event(
                 conn,
                 self._index,
@@ -89,7 +91,7 @@ class Decisions:
         """Take back ``coder``'s decision on a pair (undoable; a note stays)."""
         rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
         coder = check_coder(coder)
-        with self._study.transaction() as conn:
+        with self._study.transaction(current=True) as conn:
             return decisions.apply_event(
                 conn, self._index, "clear", rid, cid, coder, value=None, source=None
             )
@@ -98,7 +100,7 @@ class Decisions:
         """Set (or with ``None``/empty, remove) ``coder``'s note on a pair (undoable)."""
         rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
         coder = check_coder(coder)
-        with self._study.transaction() as conn:
+        with self._study.transaction(current=True) as conn:
             state = decisions.pair_state(conn, rid, cid, coder)
             return decisions.apply_event(
                 conn,
@@ -119,7 +121,7 @@ class Decisions:
         (undoable like a note; the returned decision's ``code_id`` is ``""``)."""
         rid = self._index.response_key(response_id)
         coder = check_coder(coder)
-        with self._study.transaction() as conn:
+        with self._study.transaction(current=True) as conn:
             return decisions.set_memo(conn, self._index, rid, coder, note)
 
     def memo(self, response_id: str, *, coder: str | None = None) -> str | None:
@@ -160,7 +162,7 @@ class Decisions:
             its pair), or ``None`` when there is nothing left to undo.
         """
         coder = check_coder(coder)
-        with self._study.transaction() as conn:
+        with self._study.transaction(current=True) as conn:
             return decisions.undo_latest(conn, self._index, coder)
 
     def decision(
@@ -207,6 +209,7 @@ class Decisions:
         detail: dict[str, Any] | None = None,
         sources: Mapping[tuple[str, str], str] | None = None,
         unblind: Iterable[tuple[str, str]] = (),
+        notes: Sequence[tuple[str, str | None, str, str]] = (),
     ) -> ImportResult:
         """Store many ``(response_id, code_id, value)`` decisions of one coder, all or none.
 
@@ -217,6 +220,11 @@ class Decisions:
         says they were decided after seeing the model). Imports are not on the undo stack. A pair
         ``coder`` already decided differently is a conflict: the whole import is refused
         unless ``replace``.
+
+        ``notes`` (``(response_id, code_id or None, coder, text)``: a pair's note, or with
+        no code a memo on the response) are stored in the same transaction, so that a
+        process killed meanwhile stores all or nothing; a note already as given is not
+        stored again (``ImportResult.notes`` counts those stored).
 
         Raises:
             StudyError: unknown pairs, values off the scale, an unknown source,
@@ -235,8 +243,17 @@ class Decisions:
             keyed[key] = source
         seen = {(self._index.response_key(r), self._index.code_key(c)) for r, c in unblind}
         blob = json.dumps(detail, ensure_ascii=False) if detail else None
-        with self._study.transaction() as conn:
-            return decisions.import_resolved(
+        keyed_notes = [
+            (
+                self._index.response_key(rid),
+                None if cid is None else self._index.code_key(cid),
+                check_coder(who),
+                text,
+            )
+            for rid, cid, who, text in notes
+        ]
+        with self._study.transaction(current=True) as conn:
+            result = decisions.import_resolved(
                 conn,
                 self._index,
                 resolved,
@@ -247,6 +264,24 @@ class Decisions:
                 sources=keyed,
                 unblind=seen,
             )
+            stored = sum(self._put_note(conn, *note) for note in keyed_notes)
+            return replace_result(result, notes=stored)
+
+    def _put_note(self, conn: sqlite3.Connection, rid: int, cid: int | None, coder: str,
+                  text: str) -> bool:  # fmt: skip
+        """Store one imported note or memo unless it is already as given."""
+        if cid is None:
+            if decisions.memo_state(conn, rid, coder)[0] == text:
+                return False
+            decisions.set_memo(conn, self._index, rid, coder, text)
+            return True
+        state = decisions.pair_state(conn, rid, cid, coder)
+        if state.note == text:
+            return False
+        decisions.apply_event(conn, self._index, "note", rid, cid, coder, value=state.value,
+                              source=state.source, note=text, sets_note=True,
+                              keep_decision=True)  # fmt: skip
+        return True
 
     def events(
         self,

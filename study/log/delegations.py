@@ -426,7 +426,7 @@ class Delegations:
         detail = _json_safe(plan.to_dict())
         recorded: dict[str, int] = {}
         withdrawn: dict[str, int] = {}
-        with self._study.transaction() as conn:
+        with self._study.transaction(current=True) as conn:
             head = events.append(
                 conn,
                 "delegate",

@@ -22,16 +22,6 @@ def pair_scale(study: StudyView, config_id: int | None, code: Code) -> Scale:
     return code.scale or study.scores.config_row(config_id).scale
 
 
-def scale_label(scale: Scale, value: int | None) -> str | None:
-    """The label of ``value`` on ``scale`` (the value itself if the scale has none)."""
-    if value is None:
-        return None
-    for option in scale.options:
-        if option.value == value:
-            return option.label
-    return str(value)
-
-
 def page_rows(
     conn: sqlite3.Connection,
     study: StudyView,
@@ -87,7 +77,7 @@ def pair_row(study: StudyView, config_id: int | None, row: tuple[Any, ...]) -> P
         surprisal=blob_to_floats(surprisal) if scored else None,
         probs=blob_to_floats(probs) if scored else None,
         pick=int(pick) if scored else None,
-        pick_label=scale_label(pair_scale(study, config_id, code), int(pick)) if scored else None,
+        pick_label=pair_scale(study, config_id, code).label_of(int(pick)) if scored else None,
         confidence=float(confidence) if scored else None,
         norm_entropy=float(norm_entropy) if scored else None,
         off_scale=bool(off_scale) if scored else None,

@@ -56,7 +56,7 @@ from study.queries.listings import (
     LISTING as _LISTING,
 )
 from study.queries.page_rows import page_rows, pair_scale
-from study.queries.responses import keyed_ranking, page_keys
+from study.queries.responses import keyed_ranking, matching_keys, page_keys, ranked_keys
 from study.queries.summaries import ANNOTATED_COLUMNS
 from study.rows import ORDERS, STATUSES, PairRow, ResponseRow
 from study.view import StudyView
@@ -526,6 +526,78 @@ class Queries:
                 config_id, order=order, reverse=reverse, offset=target, limit=1
             )
         return page[0] if page else None
+
+    def response_step(
+        self,
+        config_id: int | None,
+        response_id: str | None,
+        *,
+        step: int = 1,
+        order: str = "entropy",
+        reverse: bool = False,
+        code_id: str | None = None,
+        status: str | None = None,
+        search: str | None = None,
+        coder: str | None = None,
+        wave: int | None = None,
+    ) -> str | None:
+        """The ``step``-th response after ``response_id`` (before it, when negative) in a
+        response order, counting only the responses with a pair the queue's filters
+        select (as in :meth:`page`); ``response_id`` need not be one of them (a response
+        just finished), and None starts before the first. None past either end.
+
+        One read of the order's kept ranking and one of the filtered set: a few
+        milliseconds on 10,000 responses.
+        """
+        study = self._study
+        with study.snapshot() as conn:
+            ranked = ranked_keys(study, conn, config_id, order, reverse)
+            members = matching_keys(
+                study, conn, code_id=code_id, status=status, search=search, coder=coder, wave=wave
+            )
+            place = (
+                -1
+                if response_id is None
+                else self.response_position(config_id, response_id, order=order, reverse=reverse)
+            )
+        if step == 0:
+            return response_id
+        found = 0
+        indexes = range(place + 1, len(ranked)) if step > 0 else range(place - 1, -1, -1)
+        for index in indexes:
+            rid = ranked[index]
+            if members is None or rid in members:
+                found += 1
+                if found == abs(step):
+                    return study.index.response_id(rid)
+        return None
+
+    def response_tally(
+        self,
+        config_id: int | None,
+        response_id: str,
+        *,
+        order: str = "entropy",
+        reverse: bool = False,
+        code_id: str | None = None,
+        status: str | None = None,
+        search: str | None = None,
+        coder: str | None = None,
+        wave: int | None = None,
+    ) -> tuple[int, int]:
+        """``(place, total)``: how many responses the filters select come before
+        ``response_id`` in the order, and how many they select in all."""
+        study = self._study
+        with study.snapshot() as conn:
+            ranked = ranked_keys(study, conn, config_id, order, reverse)
+            members = matching_keys(
+                study, conn, code_id=code_id, status=status, search=search, coder=coder, wave=wave
+            )
+            place = self.response_position(config_id, response_id, order=order, reverse=reverse)
+        if members is None:
+            return place, len(ranked)
+        before = sum(1 for rid in ranked[:place] if rid in members)
+        return before, len(members)
 
     def responses(
         self,

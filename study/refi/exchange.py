@@ -8,7 +8,7 @@ The command line (``export --project``, ``new --project``, ``import-codes`` with
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +30,16 @@ class ProjectImport:
     """What reading a project into a study did.
 
     Attributes:
-        decisions: Decisions stored, per coder.
-        notes: Notes stored.
+        decisions: Decisions stored (new or changed), per coder.
+        notes: Notes stored (those already as given are not stored again).
         messages: One line per thing skipped or changed (the reader's summary first).
+        unchanged: Decisions the study already held as given (a second import).
     """
 
     decisions: Mapping[str, int]
     notes: int
     messages: tuple[str, ...]
+    unchanged: int = 0
 
 
 def is_project_file(path: str | Path) -> bool:
@@ -60,7 +62,8 @@ def export_project(
         path: The file; its suffix must be ``.qdpx`` or ``.qde``.
         coder: Only this coder's decisions (see :func:`project_from_study`).
         all_coders: Every coder's decisions, each as their own user.
-        protect: Files never to overwrite (the study always is).
+        protect: Files never to overwrite (the study, and the project or responses file
+            it was made from, always are).
 
     Raises:
         ProjectFileError: another suffix, a refused target, an unknown coder, a text XML
@@ -71,7 +74,8 @@ def export_project(
         raise ProjectFileError(
             "a project file ends in .qdpx (or .qde for the XML alone)", path=target
         )
-    protected = (study.path, *protect)
+    source = study.meta().get("responses_source", "")  # the project it was made from
+    protected = (study.path, *protect, *([Path(source)] if source else []))
     check_target(target, protect=protected, error=ProjectFileError)
     project = project_from_study(study, coder=coder, all_coders=all_coders)
     if target.suffix.casefold() == ".qde":
@@ -117,8 +121,10 @@ def create_from_project(
             stored_notes = _store_notes(study, inputs.notes)
             messages.extend(_restore_history(study, project.extra, source=source))
 
+    # The project is the study's responses source: recorded, so that no export replaces it.
+    responses = replace(inputs.responses, path=Path(source).absolute())
     lifecycle.create_file(
-        p, responses=inputs.responses, codebook=inputs.codebook, overwrite=overwrite, fill=fill
+        p, responses=responses, codebook=inputs.codebook, overwrite=overwrite, fill=fill
     )
     return Study.open(p), ProjectImport(counts, stored_notes, tuple(messages))
 
@@ -151,9 +157,20 @@ def import_project_codes(
     items = decided.get(coder, ())
     if not items:
         raise ProjectFileError("the project holds no codings to import", path=Path(source))
-    counts = {coder: _store_decisions(study, items, coder=coder, source=source, replace=replace)}
-    stored = _store_notes(study, notes)
-    return ProjectImport(counts, stored, tuple(messages))
+    # Decisions and notes in one transaction: a process killed meanwhile stores all or
+    # nothing, and a second run stores (and counts) only what changed.
+    triples = [(d.response_id, d.code_id, d.value) for d in items]
+    done = study.decisions.import_decisions(
+        triples,
+        coder=coder,
+        replace=replace,
+        detail={"file": str(source), "format": "refi-qda"},
+        sources={(d.response_id, d.code_id): d.source for d in items if d.source != "human"},
+        notes=[(n.response_id, n.code_id, n.coder, n.text) for n in notes],
+    )
+    return ProjectImport(
+        {coder: done.added + done.changed}, done.notes, tuple(messages), unchanged=done.unchanged
+    )
 
 
 def _store_decisions(

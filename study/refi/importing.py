@@ -28,6 +28,7 @@ from study.refi.mapping import (
     StudyInputs,
 )
 from study.refi.model import Project, ProjectCode, ProjectFileError, Value
+from study.rows import SOURCES
 
 if TYPE_CHECKING:
     from study.store import Study
@@ -139,6 +140,19 @@ def decisions_from_project(
         )
     if not response_of:
         raise ProjectFileError("no source of the project is named like a response of the study")
+    texts = {r.id: r.text for r in study.responses()}
+    differing = [
+        s.name
+        for s in project.sources
+        if s.guid in response_of and _lines(s.text) != _lines(texts[s.name])
+    ]
+    if differing:
+        messages.append(
+            f"{len(differing)} source(s) hold another text than the response of the same "
+            "name (their codings were made on that text), imported all the same: "
+            + ", ".join(repr(n) for n in differing[:5])
+            + (", ..." if len(differing) > 5 else "")
+        )
     decisions, notes = _decisions(
         project,
         response_of=response_of,
@@ -166,6 +180,11 @@ def decisions_from_project(
     return decisions, notes, tuple(messages)
 
 
+def _lines(text: str) -> str:
+    """``text`` with its line ends as one (a QDA program may write CR LF)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def _extra(project: Project) -> dict[str, Any] | None:
     extra = project.extra
     if extra.get("format") != EXTRA_FORMAT or not isinstance(extra.get("codes"), dict):
@@ -187,8 +206,8 @@ def _codebook(project: Project, name: str, messages: list[str]) -> tuple[Codeboo
                 c.name for c in order
             ] == [c.name for c in stored.codes]:
                 return stored, {c.guid: ids[extra["codes"][c.guid]] for c in order}
-        except (CodebookError, KeyError, TypeError, ValueError):
-            pass
+        except (CodebookError, KeyError, TypeError, ValueError, AttributeError, RecursionError):
+            pass  # a record changed by hand or by another program: the XML is read instead
         messages.append(
             "the codebook was changed in the QDA program: its codes are read from the project, "
             "on the binary scale"
@@ -259,6 +278,7 @@ def _decisions(
     if infer_negatives is None:
         infer_negatives = not exact
     cells: dict[tuple[str, str, str], _Cell] = defaultdict(_Cell)  # (source, code, coder)
+    left_out: set[tuple[str, str, str]] = set()
     selection_code: dict[str, tuple[str, str]] = {}
     for source in project.sources:
         if source.guid not in response_of:
@@ -277,12 +297,27 @@ def _decisions(
     if exact:
         extra = project.extra
         by_guid = {guid: code_of[guid].id for guid in extra["codes"] if guid in code_of}
+        delegated = 0
         for source_guid, code_guid, user_guid, value, how, *more in extra.get("decisions", ()):
             if source_guid in response_of and code_guid in by_guid:
-                cell = cells[(source_guid, by_guid[code_guid], names.get(user_guid, UNATTRIBUTED))]
+                key = (source_guid, by_guid[code_guid], names.get(user_guid, UNATTRIBUTED))
+                if how not in SOURCES:
+                    # A delegation's guarantee belongs to the study that certified it: its
+                    # picks are not imported as anyone's decisions (nor as a delegation
+                    # without a guarantee and without an undo).
+                    delegated += 1
+                    left_out.add(key)
+                    continue
+                cell = cells[key]
                 cell.value, cell.source = int(value), str(how)
                 if more and isinstance(more[0], bool):  # the blind flag, where recorded
                     cell.blind = more[0]
+        if delegated:
+            messages.append(
+                f"{delegated} decision{'s' if delegated != 1 else ''} the exporting study "
+                "delegated to the model left out: delegate in this study for a guarantee of "
+                "its own (codecurve delegate)"
+            )
     if infer_negatives:
         coded: dict[str, set[str]] = defaultdict(set)
         for source_guid, _code, coder in list(cells):
@@ -294,6 +329,8 @@ def _decisions(
     by_coder: dict[str, list[ImportedDecision]] = defaultdict(list)
     codes = {c.id: c for c in codebook.codes}
     for (source_guid, code_id, coder), cell in cells.items():
+        if (source_guid, code_id, coder) in left_out:
+            continue
         scale = codebook.scale_for(codes[code_id])
         value = _value(cell, scale)
         by_coder[coder].append(

@@ -500,7 +500,7 @@ def _exported(row: Mapping[str, Any], user: str, *, accepted_by: str | None) -> 
 def _coding_description(scale: Scale, d: _Exported) -> str:
     parts = []
     if scale.k > 2:
-        option = next((o for o in scale.options if o.value == d.value), None)
+        option = scale.option_of(d.value)
         anchor = f" ({option.anchor})" if option is not None and option.anchor else ""
         parts.append(f"value {d.value} on scale {scale.name}{anchor}")
     if d.confidence is not None:

@@ -26,6 +26,7 @@ import logging
 import os
 import xml.etree.ElementTree as ET
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 from xml.parsers import expat
@@ -126,11 +127,16 @@ def _read_zip(archive: Archive) -> tuple[Project, ReadReport]:
     extra_name = archive.find(folder + EXTRA_NAME)
     if extra_name is not None:
         try:
-            loaded = json.loads(archive.read(extra_name).decode("utf-8"))
-            if isinstance(loaded, dict):
-                extra = loaded
-            else:
-                raise ValueError("not an object")
+            loaded = json.loads(
+                archive.read(extra_name).decode("utf-8"), parse_constant=_no_constant
+            )
+            problem = record_problem(loaded)
+            if problem is not None:
+                raise ValueError(problem)
+            extra = loaded
+        except RecursionError:
+            report.append(Skipped("file", extra_name, "not codecurve's record (nested too "
+                                  "deeply); ignored"))  # fmt: skip
         except (UnicodeDecodeError, ValueError) as exc:
             report.append(Skipped("file", extra_name, f"not codecurve's record ({exc}); ignored"))
     files = _Zipped(archive, folder)
@@ -174,6 +180,56 @@ class _Files(abc.ABC):
     @abc.abstractmethod
     def relative(self, name: str, base: str) -> tuple[bytes | None, str]:
         """The bytes of ``relative://name`` under the project's ``basePath``."""
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"holds {name}, which is not a number JSON knows")
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    )
+
+
+def _decision_entry(entry: object) -> bool:
+    """``[source guid, code guid, user guid or null, value, source]``, and in newer
+    records a sixth item: whether the decision was made blind (true, false or null)."""
+    if not isinstance(entry, list) or len(entry) not in (5, 6):
+        return False
+    source, code, user, value, how = entry[:5]
+    blind = entry[5] if len(entry) == 6 else None
+    return (
+        (blind is None or isinstance(blind, bool))
+        and isinstance(source, str)
+        and isinstance(code, str)
+        and (user is None or isinstance(user, str))
+        and isinstance(value, int)
+        and not isinstance(value, bool)
+        and isinstance(how, str)
+    )
+
+
+def record_problem(loaded: object) -> str | None:
+    """Why ``loaded`` (a parsed ``codecurve.json``) is not codecurve's record, or None.
+
+    A record another program (or a hand) changed is ignored whole, as one that is not
+    JSON is: the project's own XML is read instead. Only the shape is checked here; the
+    codebook in it is checked where it is used.
+    """
+    if not isinstance(loaded, dict):
+        return "not an object"
+    checks: dict[str, Callable[[object], bool]] = {
+        "codes": _strings,
+        "codebook": lambda v: isinstance(v, dict),
+        "decisions": lambda v: isinstance(v, list) and all(_decision_entry(e) for e in v),
+        "notes": _strings,
+        "models": lambda v: isinstance(v, list) and all(isinstance(m, str) for m in v),
+    }
+    for key, check in checks.items():
+        if key in loaded and not check(loaded[key]):
+            return f"its {key!r} is not as codecurve writes it"
+    return None
 
 
 class _Zipped(_Files):
@@ -267,6 +323,36 @@ def _text(element: ET.Element | None) -> str:
     return "" if element is None else "".join(element.itertext())
 
 
+def _guid_clashes(project: Project) -> list[str]:
+    """``GUID is both code 'A' and code 'B'`` for each GUID that names two things: two
+    users, two codes, two selections, a source and a selection, a note and a code...
+    (two codings of one selection share its GUID, as they should)."""
+    owners: dict[str, tuple[object, str]] = {}
+    clashes: list[str] = []
+
+    def own(guid: str | None, identity: object, what: str) -> None:
+        key = _key(guid)
+        if not key:
+            return
+        first = owners.setdefault(key, (identity, what))
+        if first[0] != identity:
+            clashes.append(f"{guid} is both {first[1]} and {what}")
+
+    for i, user in enumerate(project.users):
+        own(user.guid, ("user", i), f"user {user.name!r}")
+    for i, (code, _parent) in enumerate(project.all_codes()):
+        own(code.guid, ("code", i), f"code {code.name!r}")
+    for i, source in enumerate(project.sources):
+        own(source.guid, ("source", i), f"source {source.name!r}")
+        for coding in source.codings:
+            where = (i, coding.start, coding.end)
+            own(coding.selection_guid, ("selection", where),
+                f"a selection of {source.name!r} at {coding.start}-{coding.end}")  # fmt: skip
+    for i, note in enumerate(project.notes):
+        own(note.guid, ("note", i), f"note {note.name!r}")
+    return clashes
+
+
 def _key(guid: str | None) -> str:
     """A GUID as compared between elements: no braces, lower case."""
     return (guid or "").strip().strip("{}").casefold()
@@ -338,6 +424,16 @@ class _Parser:
             created=root.get("creationDateTime"),
             extra=extra,
         )
+        clashes = _guid_clashes(project)
+        if clashes:
+            raise ProjectFileError(
+                f"gives one GUID to two things ({'; '.join(clashes[:3])}"
+                f"{'; ...' if len(clashes) > 3 else ''}): its codings and notes cannot be "
+                "told apart, so nothing is imported; fix the project in the program that "
+                "wrote it",
+                path=self.path,
+                where=self.entry,
+            )
         return project, ReadReport(tuple(self.skipped), tuple(self.read_from))
 
     def xml(self, data: bytes) -> ET.Element:
@@ -592,6 +688,8 @@ class _Parser:
                 has_other = bool(inline and inline.strip()) or bool(rich)
                 if text is None:
                     why = f"{reference} is not UTF-8"
+                elif "\x00" in text:  # as a responses file with NUL bytes is refused
+                    why = f"{reference} holds NUL characters (not text, or UTF-16)"
                 elif text.strip() or not has_other:
                     return text
                 else:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import math
 import re
 import uuid
@@ -37,6 +38,8 @@ from study.refi.model import (
     Value,
 )
 
+log = logging.getLogger(__name__)
+
 NAMESPACE = "urn:QDA-XML:project:1.0"
 #: Fixed forever: the GUIDs given to ids that are not GUIDs.
 _FALLBACK_NAMESPACE = uuid.UUID("3f6b1c8e-2d7a-5e49-8c1f-5a0de6c0b0dc")
@@ -44,8 +47,15 @@ _GUID = re.compile(
     r"\{?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\}?"
 )
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_NOT_TEXT_FILE = re.compile("[\x00\ud800-\udfff]")
 #: Name of codecurve's record inside a ``.qdpx``.
 EXTRA_NAME = "codecurve.json"
+
+
+def _stand_in(match: re.Match[str]) -> str:
+    """A C0 control's Unicode picture (ESC as U+241B), else U+FFFD: one character."""
+    code = ord(match.group())
+    return chr(0x2400 + code) if code < 0x20 else "\ufffd"
 
 
 def guid_of(raw: str) -> str:
@@ -68,7 +78,10 @@ def write_qdpx(project: Project, path: str | Path, *, protect: Iterable[str | Pa
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("project.qde", qde)
         for source in project.sources:
-            archive.writestr(f"sources/{guid_of(source.guid)}.txt", source.text.encode("utf-8"))
+            # Written as it is, but for NUL (a text file with NUL reads as binary or
+            # UTF-16: shown as its stand-in, as in the XML) and lone surrogates.
+            text = _NOT_TEXT_FILE.sub(_stand_in, source.text)
+            archive.writestr(f"sources/{guid_of(source.guid)}.txt", text.encode("utf-8"))
         if project.extra:
             archive.writestr(EXTRA_NAME, json.dumps(project.extra, ensure_ascii=False, indent=1))
     _write(p, buffer.getvalue(), protect=protect)
@@ -108,15 +121,15 @@ class _Builder:
         self.path = path
 
     def text(self, value: str, where: str) -> str:
-        bad = _NOT_XML.search(value)
-        if bad:
-            raise ProjectFileError(
-                f"holds the character U+{ord(bad.group()):04X}, which XML cannot hold",
-                path=self.path,
-                where=where,
-            )
+        # A character XML cannot hold (an escape in a coder's name, a NUL in a text)
+        # is written as its visible stand-in, one character for one, so that the
+        # codings' offsets stay right; one such character never stops the export.
+        if _NOT_XML.search(value):
+            log.warning("%s: characters XML cannot hold written as stand-ins (%s)",
+                        self.path, where)  # fmt: skip
+            value = _NOT_XML.sub(_stand_in, value)
         # XML reads a carriage return in text as a line feed unless it is a reference;
-        # NUL, refused above, stands in for it until the document is serialised.
+        # NUL, replaced above, stands in for it until the document is serialised.
         return value.replace("\r", "\x00")
 
     def build(self, project: Project, *, inline_text: bool) -> bytes:

@@ -8,15 +8,23 @@ configuration, the configuration rows and the token-set ids are cached here.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
 from scoring.score import Pair, Score, ScoreConfig
+from study.errors import StudyError
 from study.handle import StudyHandle
 from study.iteration import revisions
 from study.log import events
-from study.rows import ConfigRow
+from study.rows import ConfigRow, ScoringRate
 from study.scores import configurations as stored
+
+#: The ``meta`` key of a configuration's measured scoring speed (its id follows).
+RATE_KEY = "score_rate:"
+
+#: Fewest pairs a run must score for its speed to be kept.
+MIN_RATE_PAIRS = 8
 
 
 class Scores:
@@ -47,10 +55,53 @@ class Scores:
             self._active = config_id  # after the commit: a rolled-back change is not cached
         return config_id
 
+    def record_rate(self, config_id: int, *, pairs: int, seconds: float) -> None:
+        """Keep how fast a run of ``config_id`` scored (the estimate of the next run's
+        time); a run of fewer than a few pairs says too little and is not kept."""
+        if pairs < MIN_RATE_PAIRS or seconds <= 0:
+            return
+        value = json.dumps({"rate": pairs / seconds, "pairs": pairs})
+        with self._study.transaction() as conn:
+            stored.set_meta(conn, f"{RATE_KEY}{config_id}", value)
+
+    def measured_rate(self, config_id: int) -> ScoringRate | None:
+        """The speed measured on the last run of ``config_id``; else on the last run of
+        another configuration of the same model on the same device and backend (the
+        one with the highest id); None when none has run."""
+        row = self.config_row(config_id)
+        with self._study.query() as conn:
+            kept = conn.execute(
+                "SELECT key, value FROM meta WHERE key LIKE ?", (f"{RATE_KEY}%",)
+            ).fetchall()
+        rates: dict[int, ScoringRate] = {}
+        for key, value in kept:
+            try:
+                other = int(str(key).removeprefix(RATE_KEY))
+                data = json.loads(value)
+                rates[other] = ScoringRate(float(data["rate"]), int(data["pairs"]), other)
+            except (ValueError, KeyError, TypeError):
+                continue  # an unreadable entry is no measurement
+        if config_id in rates:
+            return rates[config_id]
+        model = row.model
+        for other in sorted(rates, reverse=True):
+            try:
+                them = self.config_row(other).model
+            except StudyError:
+                continue
+            if (them.name, them.device, them.backend) == (model.name, model.device, model.backend):
+                return rates[other]
+        return None
+
+    def forget(self) -> None:
+        """Read the active configuration again: another session may have changed it
+        (the handle calls this when it notices)."""
+        self._active = None
+
     def active_config_id(self) -> int | None:
         """The configuration scores are shown from (the last one scored with), if any."""
         if self._active is not None:
-            return self._active  # the writer is the only one who changes it
+            return self._active  # another session's change is noticed by the handle
         with self._study.query() as conn:
             active = stored.active_config(conn)
         if not self._study.read_only:

@@ -126,7 +126,10 @@ def test_screen_reports_its_sample(
     assert main(["screen", str(path), "--code", "Pay"]) == 0
     text = capsys.readouterr().out
     assert "Sample: the blind random audit, 20 decisions." in text
-    assert "more audit pairs of Pay" in text
+    # 400 responses, 20 coded blind: the screen needs more than the study has left, and
+    # says so rather than asking for more than there are.
+    assert "code the 378 audit pairs of Pay left (every one)" in text
+    assert "out of reach in this study" in text
     assert main(["screen", str(path), "--format", "markdown"]) == 0
     assert "> Sample: the blind random audit" in capsys.readouterr().out
 

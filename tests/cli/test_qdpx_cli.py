@@ -424,3 +424,96 @@ def test_new_on_a_real_full_file_system(place: Path, fill: bool) -> None:
     assert "full" in line.lower() or "no space" in line.lower(), line
     assert "rollback" not in line
     assert [n for n in proc.stdout.split() if n != "fill"] == []
+
+
+def test_export_never_replaces_the_project_a_study_was_made_from(
+    coded: Path, place: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Pictures, sets and links a QDA program keeps in the project would be lost."""
+    project = place / "from-tool.qdpx"
+    assert main(["export", str(coded), "--project", str(project), "--all-coders"]) == 0
+    made = place / "made.codecurve"
+    assert main(["new", str(made), "--project", str(project)]) == 0
+    link = place / "link.qdpx"
+    link.symlink_to(project)
+    for target in (project, link, place / "." / project.name):
+        argv = ["export", str(made), "--project", str(target), "--all-coders"]
+        line = refused(argv, place, capsys)
+        assert f"refusing to overwrite the study's project {project.absolute()}" in line
+    # Another name is written as ever.
+    assert main(["export", str(made), "--project", str(place / "next.qdpx"), "--all-coders"]) == 0
+    # The app's export goes through the same functions: refused there too.
+    from study.errors import ProjectFileError, StudyError
+    from study.exchange.export import export_study
+    from study.refi import export_project
+
+    refusal = pytest.raises(ProjectFileError, match="refusing to overwrite")
+    with Study.open(made, read_only=True) as study, refusal:
+        export_project(study, project, all_coders=True)
+    csv_made = place / "csv.codecurve"
+    new = ["new", str(csv_made), "--responses", str(place / "answers.csv")]
+    assert main([*new, "--codebook", str(place / "codes.yaml")]) == 0
+    refused_too = pytest.raises(StudyError, match="refusing to overwrite")
+    with Study.open(csv_made, read_only=True) as study, refused_too:
+        export_study(study, place / "answers.csv")
+
+
+def test_an_import_stopped_while_storing_notes_stores_nothing_and_a_rerun_is_honest(
+    coded: Path, place: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decisions and notes are one transaction: a process stopped (here: interrupted)
+    as the notes are written leaves neither; run again, it stores both, and a third
+    run says the decisions are already there and stores no note again."""
+    from study.log import decision_log
+
+    project = place / "out.qdpx"
+    assert main(["export", str(coded), "--project", str(project), "--coder", "alice"]) == 0
+    original = decision_log.apply_event
+
+    def stopped(*args: object, **kwargs: object) -> object:
+        if kwargs.get("sets_note"):
+            raise KeyboardInterrupt  # stands for the kill, once the decisions are written
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as patch:
+        patch.setattr(decision_log, "apply_event", stopped)
+        assert main(["import-codes", str(coded), str(project), "--coder", "carol"]) == 130
+    with Study.open(coded, read_only=True) as study:
+        assert "carol" not in decisions_of(study)
+        before = len(study.decisions.events())
+    assert notes_of_coder(coded, "carol") == set()
+    capsys.readouterr()
+    assert main(["import-codes", str(coded), str(project), "--coder", "carol"]) == 0
+    assert "imported 6 decisions by 'carol' from the project and 1 note\n" in (
+        capsys.readouterr().out
+    )
+    assert main(["import-codes", str(coded), str(project), "--coder", "carol"]) == 0
+    out = capsys.readouterr().out
+    assert "imported 0 decisions by 'carol' from the project; 6 already there as given" in out
+    with Study.open(coded, read_only=True) as study:
+        assert len(study.decisions.events()) == before + 6 + 1  # nothing twice
+    assert notes_of_coder(coded, "carol") == {("r1", "pay", "long shifts, 😀 <b>")}
+
+
+def test_a_source_whose_text_differs_from_its_response_is_counted(
+    coded: Path, place: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = place / "out.qdpx"
+    assert main(["export", str(coded), "--project", str(project), "--coder", "alice"]) == 0
+    with zipfile.ZipFile(project) as archive:
+        entries = {n: archive.read(n) for n in archive.namelist()}
+    changed = 0
+    for name in [n for n in entries if n.startswith("sources/")][:2]:
+        entries[name] = b"A text the coder of the study never saw."
+        changed += 1
+    edited = place / "edited.qdpx"
+    with zipfile.ZipFile(edited, "w") as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    capsys.readouterr()
+    assert main(["import-codes", str(coded), str(edited), "--coder", "carol"]) == 0
+    err = capsys.readouterr().err
+    assert f"{changed} source(s) hold another text than the response of the same name" in err
+    capsys.readouterr()
+    assert main(["import-codes", str(coded), str(project), "--coder", "dan"]) == 0
+    assert "another text" not in capsys.readouterr().err  # the same texts: not a word

@@ -250,6 +250,8 @@ def test_os_and_sqlite_errors_are_one_line(
         assert main(argv) == 1
         line = one_error_line(capsys.readouterr().err)
         assert (getattr(error, "strerror", None) or str(error)) in line
+        if isinstance(error, sqlite3.Error):  # SQLite's words name no file: the study is
+            assert line.startswith(f"codecurve: error: {study}: "), line
 
 
 def _unshare_works() -> bool:
@@ -269,16 +271,25 @@ needs_mounts = pytest.mark.skipif(
 
 
 def run_mounted(
-    argv: list[str], *, read_only: Path | None = None, full: Path | None = None, fill: bool = False
+    argv: list[str],
+    *,
+    read_only: Path | None = None,
+    full: Path | None = None,
+    fill: bool = False,
+    size: str = "12k",
+    copy: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the command line with ``read_only`` bound read-only and a tiny tmpfs at
-    ``full``, in a private mount namespace (nothing outside it sees the mounts)."""
+    """Run the command line with ``read_only`` bound read-only and a tmpfs of ``size`` at
+    ``full`` (``copy`` copied into it first), in a private mount namespace (nothing
+    outside it sees the mounts)."""
     steps = []
     if read_only is not None:
         steps += [f"mount --bind '{read_only}' '{read_only}'",
                   f"mount -o remount,ro,bind '{read_only}'"]  # fmt: skip
     if full is not None:
-        steps += [f"mount -t tmpfs -o size=12k tmpfs '{full}'"]
+        steps += [f"mount -t tmpfs -o size={size} tmpfs '{full}'"]
+        if copy is not None:
+            steps += [f"cp '{copy}' '{full}/'"]
         if fill:  # fails once the file system is full, which is the point
             steps += [f"{{ head -c 1048576 /dev/zero > '{full}/fill' 2>/dev/null || true; }}"]
     code = "import sys; from tui.cli import main; raise SystemExit(main(sys.argv[1:]))"
@@ -317,6 +328,34 @@ def test_a_study_on_a_read_only_file_system(study: Path, tmp_path: Path) -> None
 
 
 @needs_mounts
+def test_read_only_commands_work_on_a_read_only_location(study: Path, tmp_path: Path) -> None:
+    place = tmp_path / "dvd"
+    place.mkdir()
+    moved = place / study.name
+    study.rename(moved)
+    out = tmp_path / "out"
+    out.mkdir()
+    before = snapshot(moved)
+    for argv in (
+        ["export", str(moved), "-o", str(out / "x.csv")],
+        ["agreement", str(moved)],
+        ["screen", str(moved)],
+    ):
+        proc = run_mounted(argv, read_only=place)
+        assert "Traceback" not in proc.stderr
+        if argv[0] == "export":
+            assert proc.returncode == 0, proc.stderr
+            assert "r1" in (out / "x.csv").read_text(encoding="utf-8")
+        else:  # one coder, nothing scored: a clear refusal, not a failure to open
+            assert "cannot open" not in proc.stderr
+            assert "unable to open" not in proc.stderr
+            assert "readonly" not in proc.stderr.lower(), proc.stderr
+        # nothing was left beside the study (no -shm, no lock file)
+        assert proc.stdout.split()[-1:] == [moved.name], proc.stdout
+    assert snapshot(moved) == before
+
+
+@needs_mounts
 def test_new_into_a_read_only_or_full_place(files: dict[str, Path], tmp_path: Path) -> None:
     sources = ["--responses", str(files["responses"]), "--codebook", str(files["codebook"])]
     place = tmp_path / "place"
@@ -352,6 +391,23 @@ def test_score_output_on_a_full_or_read_only_file_system_fails_before_scoring(
     assert "scoring" not in proc.stderr
     # no output, no temporary left beside it
     assert proc.stdout.split() == (["fill"] if how == "full" else [])
+
+
+@needs_mounts
+def test_a_study_on_a_full_disk_is_named_in_the_message(study: Path, tmp_path: Path) -> None:
+    """Full before the lock file can be written, and full once the first batch is stored:
+    each time one line naming the study, and the study as it was."""
+    place = tmp_path / "place"
+    place.mkdir()
+    inside = place / study.name
+    size = f"{study.stat().st_size // 1024 + 16}k"
+    proc = run_mounted(["score", str(inside), "--model", "fake"], full=place, fill=True,
+                       size=size, copy=study)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    line = one_error_line(proc.stderr)
+    assert line.startswith(f"codecurve: error: {inside}: "), line
+    assert "No space left on device" in line
+    assert f"lock file {study.name}.lock" in line
 
 
 # -- item 18: messages that say what is true ----------------------------------------------
@@ -493,3 +549,56 @@ def test_batch_size_is_checked_once_for_every_command(
         err = capsys.readouterr().err
         messages.add(err.replace(f"codecurve {command}", "codecurve COMMAND"))
     assert len(messages) == 1, messages
+
+
+@pytest.mark.parametrize("version", [-5, -1, -(2**31)])
+def test_a_study_of_an_unknown_schema_version_is_refused_in_words(
+    study: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], version: int
+) -> None:
+    con = sqlite3.connect(study)
+    con.execute(f"PRAGMA user_version = {version}")
+    con.close()
+    before = snapshot(study)
+    capsys.readouterr()
+    for argv in (
+        ["score", str(study), "--model", "fake"],
+        ["screen", str(study)],
+        ["export", str(study), "-o", str(tmp_path / "x.csv")],
+    ):
+        assert main(argv) == 1, argv
+        line = one_error_line(capsys.readouterr().err)
+        assert f"{study}: is marked as a codecurve study but has no schema version" in line
+        assert f"user_version {version}" in line
+        assert "unexpected" not in line
+    assert snapshot(study) == before
+
+
+@pytest.mark.parametrize("via_link", [False, True])
+def test_export_to_standard_output_writes_no_metadata_into_dev(
+    study: Path, tmp_path: Path, via_link: bool
+) -> None:
+    """``-o /dev/stdout`` redirected to a file: the data goes there, and no
+    ``stdout-metadata.json`` is written into /dev (nor beside a link to it)."""
+    target = Path("/dev/stdout")
+    if via_link:
+        target = tmp_path / "out.csv"
+        target.symlink_to("/dev/stdout")
+    stray = [Path("/dev/stdout-metadata.json"), tmp_path / "out.csv-metadata.json"]
+    assert not any(p.exists() for p in stray)
+    code = "import sys; from tui.cli import main; raise SystemExit(main(sys.argv[1:]))"
+    redirected = tmp_path / "redirected.csv"
+    with redirected.open("wb") as out:
+        proc = subprocess.run(
+            [sys.executable, "-c", code, "export", str(study), "-o", str(target), "--format",
+             "csv"],
+            stdout=out, stderr=subprocess.PIPE, text=True, cwd=ROOT, check=False,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )  # fmt: skip
+    try:
+        assert proc.returncode == 0, proc.stderr
+        assert "no provenance file beside a device or stream" in proc.stderr
+        assert not any(p.exists() for p in stray)
+        assert redirected.read_text(encoding="utf-8-sig").startswith('"response_id"')
+    finally:
+        for p in stray:
+            p.unlink(missing_ok=True)

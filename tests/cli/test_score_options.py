@@ -3,6 +3,8 @@ budget, the download opt-in and the rate shown on long prompts reach the engine.
 
 from __future__ import annotations
 
+import math
+import re
 from pathlib import Path
 
 import pytest
@@ -129,3 +131,23 @@ def test_long_prompts_show_tokens_per_second_not_zero_pairs() -> None:
     assert "0.0 pairs/s" not in slow
     assert score_output.rate(_batch(12.0, 900.0)) == ", 12.0 pairs/s"
     assert score_output.rate(_batch(0.0, 0.0)) == ""
+
+
+def test_the_eta_reads_as_hours_minutes_and_seconds() -> None:
+    assert score_output.eta(_batch(1.0, 0.0)) == ", eta 0:00:01"
+    long = BatchResult(scores=[], done=1, total=9, elapsed=1.0, rate=0.1, eta=3725.4)
+    assert score_output.eta(long) == ", eta 1:02:05"
+    unknown = BatchResult(scores=[], done=0, total=9, elapsed=0.0, rate=0.0, eta=math.nan)
+    assert score_output.eta(unknown) == ""
+
+
+def test_scoring_a_study_shows_the_time_left(
+    study: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    assert main(["score", str(study), "--model", "fake", "--batch-size", "1"]) == 0
+    err = capsys.readouterr().err
+    steps = re.findall(r"scored (\d+)/(\d+)[^\r\n]*?, eta (\d+):(\d\d):(\d\d)", err)
+    assert len(steps) == 4, err  # two responses x two codes, one pair a batch
+    assert steps[-1][:2] == ("4", "4")
+    assert steps[-1][2:] == ("0", "00", "00")  # done: nothing left

@@ -123,7 +123,12 @@ def test_table_and_markdown_formats(tmp_path: Path, capsys: pytest.CaptureFixtur
     path = make_study(tmp_path / "f.codecurve", {"pay": (385, 29, 82, 28)})
     assert main(["screen", str(path), "--format", "markdown"]) == 0
     md = capsys.readouterr().out
-    assert "| Tier classification | Valid |" in md
+    # The seed's tier name stays in the VRS table, glossed, with AUROC and kappa after it.
+    tier_row = "| Tier classification (response pattern only, not a verdict on the model) | Valid |"
+    assert tier_row in md
+    after = md.split(tier_row, 1)[1].splitlines()
+    assert after[1].startswith("| AUROC (confidence for being right) | 0.")
+    assert after[2] == "| Kappa, model vs coder (applies / not) | 0.000 [0.000, 0.000] |"
     assert main(["screen", str(path)]) == 0
     table = capsys.readouterr().out
     assert "Valid" in table

@@ -226,19 +226,25 @@ def test_import_codes_bad_input_leaves_the_study_unchanged(
         assert [e.kind for e in study.decisions.events()] == ["create"]
 
 
-def test_second_writer_gets_a_clear_message(
+def test_the_same_coder_twice_gets_a_clear_message(
     files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert new(files) == 0
     codes = tmp_path / "c.csv"
     codes.write_text("respondent,Pay\nr1,3\n", encoding="utf-8")
-    with Study.open(files["study"]):
+    with Study.open(files["study"], coder="ann"):
         capsys.readouterr()
         assert main(["import-codes", str(files["study"]), str(codes), "--coder", "ann"]) == 1
         line = one_error_line(capsys.readouterr().err)
-        assert "open for writing in another codecurve" in line
-        # read-only commands still work while it is open
+        assert "coder 'ann' already has this study open (pid" in line
+        # another coder imports at the same time, and read-only commands work
+        assert main(["import-codes", str(files["study"]), str(codes), "--coder", "ben"]) == 0
         assert main(["export", str(files["study"]), "-o", str(tmp_path / "x.csv")]) == 0
+    capsys.readouterr()
+    for coder in ("", "ann\x1b[31m", "consensus"):
+        assert main(["import-codes", str(files["study"]), str(codes), "--coder", coder]) == 1
+        line = one_error_line(capsys.readouterr().err)
+        assert "coder" in line or "consensus" in line, line
 
 
 def test_export_usage_errors(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
@@ -323,3 +329,43 @@ def test_score_a_study_and_resume(
     out = tmp_path / "long.parquet"
     assert main(["export", study, "-o", str(out)]) == 0
     assert pd.read_parquet(out)["scored"].all()
+
+
+def test_new_says_which_id_and_text_columns_it_took(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    responses = tmp_path / "answers.csv"
+    pd.DataFrame(
+        {
+            "respondent": ["a1", "a2"],
+            "site": ["North", "South"],
+            "comment": ["The nurses were kind.", "Long wait."],
+        }
+    ).to_csv(responses, index=False)
+    codebook = tmp_path / "codes.yaml"
+    codebook.write_text(CODEBOOK, encoding="utf-8")
+    study = tmp_path / "s.codecurve"
+    assert (
+        main(["new", str(study), "--responses", str(responses), "--codebook", str(codebook)]) == 0
+    )
+    err = capsys.readouterr().err
+    line = next(line for line in err.splitlines() if line.startswith("columns:"))
+    assert "id 'respondent' (detected" in line
+    assert "text 'comment' (detected" in line
+    assert "--text-column to choose" in line
+    assert "kept with each response: site" in line
+    rc = main(
+        [
+            "new",
+            str(study),
+            "--force",
+            "--responses",
+            str(responses),
+            "--codebook",
+            str(codebook),
+            "--text-column",
+            "site",
+        ]
+    )
+    assert rc == 0
+    assert "text 'site' (as given)" in capsys.readouterr().err

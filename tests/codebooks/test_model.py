@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import ast
 import time
+from pathlib import Path
 
 import pytest
 
@@ -175,3 +177,49 @@ def test_dict_round_trip_and_hash() -> None:
     assert again.content_hash() == codebook.content_hash()
     changed = book(*codebook.codes[:1], Code("b", "Beta", parent="a"), sets=codebook.sets)
     assert changed.content_hash() != codebook.content_hash()
+
+
+def test_a_value_is_named_by_its_option_or_its_digits() -> None:
+    assert BINARY.label_of(1) == BINARY.options[1].label
+    assert BINARY.label_of(0) == BINARY.options[0].label
+    assert LIKERT_5.label_of(3) == LIKERT_5.options[2].label
+    assert LIKERT_5.option_of(7) is None
+    assert LIKERT_5.label_of(7) == "7"  # recorded under an earlier scale
+
+
+def _names_a_value_by_hand(tree: ast.AST) -> list[int]:
+    """Lines of loops over a scale's options that compare ``.value`` and read ``.label``."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For | ast.comprehension):
+            over = node.iter
+        elif isinstance(node, ast.GeneratorExp | ast.ListComp | ast.DictComp | ast.SetComp):
+            over = node.generators[0].iter
+        else:
+            continue
+        if not (isinstance(over, ast.Attribute) and over.attr == "options"):
+            continue
+        attrs = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+        looks_up = any(  # ``option.value == value``: finding one option, not going over all
+            isinstance(n, ast.Compare)
+            and isinstance(n.ops[0], ast.Eq)
+            and isinstance(n.left, ast.Attribute)
+            and n.left.attr == "value"
+            for n in ast.walk(node)
+        )
+        if looks_up and "label" in attrs:
+            found.append(getattr(node, "lineno", getattr(over, "lineno", 0)))
+    return found
+
+
+def test_one_function_names_a_value() -> None:
+    """Only the scale looks an option up by its value to name it (Scale.label_of): the
+    queue, the panes, the reconciliation view and the exports say the same."""
+    root = Path(__file__).parents[2]
+    found = [
+        f"{path.relative_to(root)}:{line}"
+        for folder in ("tui", "study", "screening")
+        for path in sorted((root / folder).rglob("*.py"))
+        for line in _names_a_value_by_hand(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert found == []

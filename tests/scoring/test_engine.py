@@ -366,3 +366,68 @@ def test_a_batch_of_medium_prompts_beyond_the_bound_stays_one_call(codebook: Cod
     assert sum(backend.count_tokens(p) for p in backend.batches[0]) > 1000
     assert [len(b) for b in backend.batches] == [5]  # none is over half a call: no cut
     assert len(results) == 1
+
+
+# -- a huge response: only its two ends are tokenized ---------------------------------------
+
+
+class CountingBackend(FakeBackend):
+    """The fake model, noting the longest text it was asked to tokenize or read."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.longest = 0
+
+    def count_tokens(self, prompt: str) -> int:
+        self.longest = max(self.longest, len(prompt))
+        return super().count_tokens(prompt)
+
+    def option_logprobs(self, prompts, options):
+        self.longest = max(self.longest, *(len(p) for p in prompts))
+        return super().option_logprobs(prompts, options)
+
+
+def test_a_huge_response_is_cut_before_it_is_tokenized(codebook: Codebook) -> None:
+    from scoring.engine import MAX_TOKEN_CHARS
+
+    backend = CountingBackend()
+    engine = ScoringEngine(backend, codebook)
+    text = "start " + "word " * 1_000_000 + "end"  # 5 MB
+    (score,) = engine.score([Pair("huge", text, codebook.codes[0])])
+    bound = engine.prompt_limit * MAX_TOKEN_CHARS + 10_000  # the ends, and the instructions
+    assert backend.longest <= bound, backend.longest
+    assert bound < len(text) // 5
+    assert score.truncated
+    assert TRUNCATION_MARK in score.prompt
+    assert "start word word" in score.prompt.split(TRUNCATION_MARK)[0]
+    assert score.prompt.endswith("word end\nAnswer:")
+    assert backend.count_tokens(score.prompt) <= engine.prompt_limit
+    # Cut the same way as a response just over the bound would be.
+    just = "start " + "word " * (bound // 5) + "end"
+    (near,) = engine.score([Pair("near", just, codebook.codes[0])])
+    assert near.truncated
+    assert abs(len(near.prompt) - len(score.prompt)) < 50
+
+
+def test_the_embedded_model_tokenizes_only_the_ends_of_a_huge_response(
+    plain_backend: object, codebook: Codebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scoring.engine import MAX_TOKEN_CHARS
+
+    seen: list[int] = []
+    count = plain_backend.count_tokens  # type: ignore[attr-defined]
+
+    def counting(prompt: str) -> int | None:
+        seen.append(len(prompt))
+        return count(prompt)
+
+    monkeypatch.setattr(plain_backend, "count_tokens", counting)
+    engine = ScoringEngine(plain_backend, codebook, max_prompt_tokens=256)  # type: ignore[arg-type]
+    text = "It began well. " + "The pay was late again. " * 200_000 + "It ended badly."  # 4.8 MB
+    (score,) = engine.score([Pair("huge", text, codebook.codes[0])])
+    assert max(seen) <= engine.prompt_limit * MAX_TOKEN_CHARS + 10_000
+    assert score.truncated
+    assert "It began well." in score.prompt
+    assert "It ended badly." in score.prompt
+    assert count(score.prompt) <= engine.prompt_limit
+    assert math.isclose(float(score.curve.probs.sum()), 1.0, abs_tol=1e-6)

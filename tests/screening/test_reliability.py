@@ -315,3 +315,16 @@ def test_no_resamples_means_no_interval() -> None:
     assert result.alpha.value is not None
     assert result.alpha.low is None
     assert result.alpha.reason == "no interval: 0 resamples"
+
+
+def test_a_constant_rater_is_not_called_the_kappa_paradox() -> None:
+    # The model says "no" to all 100 items; the coder says "yes" to 16: 84% agreement,
+    # kappa 0. The paradox rule alone would blame prevalence.
+    model = ["no"] * 100
+    coder = ["no"] * 84 + ["yes"] * 16
+    result = reliability([coder, model], coders=["gold", "model"], resamples=50, seed=0)
+    assert result.percent.value == pytest.approx(0.84)
+    assert result.paradox is not None
+    assert result.paradox.startswith("model gave no to every item: a constant rater")
+    assert "(not the kappa paradox)" in result.paradox
+    assert "comes from prevalence" not in result.paradox

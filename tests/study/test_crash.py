@@ -172,3 +172,46 @@ def test_killed_scoring_keeps_whole_batches(crash_study: Path) -> None:
         stored = study.scores.scored_count(config_id)
         assert stored >= written
         assert stored % 4 == 0 or stored == study.pair_count()  # whole batches only
+
+
+NEW_CHILD = textwrap.dedent(
+    """
+    import sys, time
+    from study import ResponseTable, Study
+    from study.file import lifecycle
+    from tests.factories import CODEBOOK
+
+    def hold(tmp):
+        print("building", tmp, flush=True)
+        time.sleep(3600)  # killed here, its study half-made under the temporary name
+
+    table = ResponseTable.from_texts({"r1": "a text", "r2": "another"})
+    from pathlib import Path
+    lifecycle.create_file(Path(sys.argv[1]), responses=table, codebook=CODEBOOK, fill=hold)
+    """
+)
+
+
+def test_a_study_left_half_made_by_a_killed_new_is_removed_by_the_next(tmp_path: Path) -> None:
+    path = tmp_path / "s.codecurve"
+    child = subprocess.Popen(
+        [sys.executable, "-c", NEW_CHILD, str(path)],
+        stdout=subprocess.PIPE, text=True, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert child.stdout is not None
+    line = child.stdout.readline()  # waits until the temporary study is there
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    child.stdout.close()
+    assert line.startswith("building "), line
+    left = Path(line.split(" ", 1)[1].strip())
+    assert left.exists()
+    assert not path.exists()
+    alive = tmp_path / f".other.codecurve.{os.getpid()}-0123abcd.tmp"
+    alive.write_bytes(b"")  # a study being made by a living process: kept
+    from tests.factories import CODEBOOK
+
+    table = ResponseTable.from_texts({"r1": "a text"})
+    Study.create(path, responses=table, codebook=CODEBOOK).close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([path.name, alive.name])

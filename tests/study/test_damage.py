@@ -1,4 +1,4 @@
-"""A study on a read-only, full or damaged disk, hand-edited, or unlocked by hand (issue 11)."""
+"""A study on a read-only, full or damaged disk, or hand-edited (issue 11)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from codebooks.model import Codebook
 from scoring.score import ScoreConfig
-from study import ResponseTable, Study, StudyError, StudyLockedError
+from study import ResponseTable, Study, StudyError
 from study.exchange.export import export_study
 from study.file import schema
 from tests.factories import synthetic_score
@@ -144,18 +144,6 @@ def test_new_on_a_full_disk_says_so_and_leaves_nothing(
     with pytest.raises(StudyError, match=r"cannot write the study.*disk is full"):
         Study.create(target, responses=responses, codebook=codebook)
     assert list(tmp_path.iterdir()) == []
-
-
-def test_deleting_the_lock_file_does_not_let_a_second_writer_in(study: Study) -> None:
-    lock_file = study.path.with_name(study.path.name + ".lock")
-    assert lock_file.exists()
-    lock_file.unlink()
-    with pytest.raises(StudyLockedError, match="open for writing in another codecurve"):
-        Study.open(study.path)
-    study.decisions.record("r1", "pay", 3, coder="ann")  # the first writer carries on
-    study.close()
-    with Study.open(study.path) as again:  # and once it is closed, the study opens
-        assert again.decisions.count() == 1
 
 
 def test_a_full_disk_while_coding_is_a_study_error_and_loses_nothing_saved(

@@ -195,11 +195,22 @@ def test_lone_qde_holds_texts_inline(rich_study: Study, tmp_path: Path) -> None:
     assert next(s.text for s in project.sources) == UNICODE
 
 
-def test_a_failed_write_leaves_nothing(tmp_path: Path) -> None:
-    bad = Project(name="p", sources=(TextSource("s", "bad\x01name", "text"),))
+def test_a_failed_write_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    project = Project(name="p", sources=(TextSource("s", "name", "text"),))
     target = tmp_path / "out.qdpx"
-    with pytest.raises(ProjectFileError, match="U\\+0001"):
-        write_qdpx(bad, target)
+    calls: list[int] = []
+
+    def full(fd: int) -> None:  # the disk fills as the temporary is flushed
+        calls.append(fd)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr("codebooks.files.os.fsync", full)
+        with pytest.raises(ProjectFileError, match="No space left"):
+            write_qdpx(project, target)
+    assert calls
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(ProjectFileError, match="does not exist"):
         write_qdpx(Project(name="p"), tmp_path / "missing" / "out.qdpx")

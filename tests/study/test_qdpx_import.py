@@ -211,7 +211,8 @@ def test_import_codes_into_an_existing_study(tmp_path: Path) -> None:
     )
     project, _ = read_project(path)
     inputs = study_inputs_from_project(project)
-    responses = ResponseTable.from_texts({"P1 interview": "Hours are long.", "other": "x"})
+    texts = {"P1 interview": "Hours are long. Pay is ok.", "other": "x"}
+    responses = ResponseTable.from_texts(texts)
     with Study.create(tmp_path / "s.codecurve", responses=responses, codebook=inputs.codebook) as s:
         decisions, _notes, messages = decisions_from_project(project, s, coder="gold")
         assert set(decisions) == {"gold"}
@@ -358,3 +359,35 @@ def test_a_user_with_a_blank_name_becomes_a_coder_with_a_name(tmp_path: Path) ->
     project, _ = read_project(path)
     inputs = study_inputs_from_project(project)
     assert set(inputs.decisions) == {"user 1"}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "words"),
+    [
+        # two codes under one GUID
+        ('{C0000000-0000-4000-8000-000000000003}" name="Pay"',
+         '{C0000000-0000-4000-8000-000000000002}" name="Pay"',
+         "is both code 'Hours' and code 'Pay'"),
+        # a selection under its source's GUID
+        ('<PlainTextSelection guid="{5E000000-0000-4000-8000-000000000001}"',
+         '<PlainTextSelection guid="{50000000-0000-4000-8000-000000000001}"',
+         "is both source 'P1 interview' and a selection of 'P1 interview'"),
+        # two users under one GUID
+        (f'<User guid="{ALICE}" name="Alice"/>',
+         f'<User guid="{ALICE}" name="Alice"/><User guid="{ALICE}" name="Mallory"/>',
+         "is both user 'Alice' and user 'Mallory'"),
+    ],
+    ids=["two-codes", "selection-and-source", "two-users"],
+)  # fmt: skip
+def test_one_guid_for_two_things_is_refused(tmp_path: Path, old: str, new: str, words: str) -> None:
+    assert old in NVIVO
+    path = qdpx(
+        tmp_path / "dup.qdpx",
+        {
+            "Interviews.qde": NVIVO.replace(old, new, 1),
+            "Sources/{50000000-0000-4000-8000-000000000001}.txt": "Hours are long. Pay is ok.",
+        },
+    )
+    with pytest.raises(ProjectFileError, match="gives one GUID to two things") as refused:
+        read_project(path)
+    assert words in str(refused.value)

@@ -1,7 +1,9 @@
-"""The study file: creation, opening, decisions, undo, scores and the one-writer rule."""
+"""The study file: creation, opening, decisions, undo, scores and one session per coder."""
 
 from __future__ import annotations
 
+import os
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -239,41 +241,53 @@ def test_imported_decisions_keep_the_source_they_are_given(study: Study) -> None
     assert study.audit.blind_pairs(coder="ann") == {("r3", "pay", "ann")}
 
 
-# --- one writer --------------------------------------------------------------------------
+# --- several writers, one session per coder ----------------------------------------------
 
 
-def test_second_writer_is_refused_reader_allowed(study: Study) -> None:
-    with pytest.raises(StudyLockedError, match="open for writing in another"):
-        Study.open(study.path)
-    with Study.open(study.path, read_only=True) as reader:
+def test_writers_at_once_and_a_reader(study: Study) -> None:
+    with (
+        Study.open(study.path, coder="ben") as ben,
+        Study.open(study.path, read_only=True) as reader,
+    ):
         study.decisions.record("r1", "pay", 3, coder="ann")
-        assert reader.decisions.decision("r1", "pay").value == 3  # type: ignore[union-attr]
+        ben.decisions.record("r1", "pay", 2, coder="ben")
+        assert reader.decisions.decision("r1", "pay", coder="ann").value == 3  # type: ignore[union-attr]
+        assert reader.decisions.decision("r1", "pay", coder="ben").value == 2  # type: ignore[union-attr]
         with pytest.raises(StudyError, match="read-only"):
             reader.decisions.record("r1", "pay", 2, coder="ann")
     study.close()
     with Study.open(study.path) as again:
-        assert again.decisions.count() == 1
+        assert again.decisions.count() == 2
 
 
-def test_second_writer_in_another_process_is_refused(study: Study) -> None:
+def test_the_same_coder_twice_is_refused_naming_the_session(study: Study) -> None:
     script = textwrap.dedent(
         f"""
         import sys
         from study import Study, StudyLockedError
         try:
-            Study.open({str(study.path)!r})
+            Study.open({str(study.path)!r}, coder=sys.argv[1]).close()
         except StudyLockedError as exc:
             print(exc)
             sys.exit(3)
         sys.exit(0)
         """
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert out.returncode == 3, out.stderr
-    assert "open for writing in another codecurve process (pid" in out.stdout
-    study.close()
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
+
+    def run(coder: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", script, coder], capture_output=True, text=True, check=False
+        )
+
+    with Study.open(study.path, coder="ann"):
+        out = run("ann")
+        assert out.returncode == 3, out.stderr
+        assert "coder 'ann' already has this study open (pid " in out.stdout
+        assert f"pid {os.getpid()} on {socket.gethostname()}, since 20" in out.stdout
+        assert run("ben").returncode == 0  # another coder is welcome
+        with pytest.raises(StudyLockedError, match="this process"):
+            Study.open(study.path, coder="ann")
+    assert run("ann").returncode == 0, "the session ended: the coder may open it again"
 
 
 # --- scores ------------------------------------------------------------------------------

@@ -349,3 +349,67 @@ async def test_an_edit_during_a_scoring_run_is_rescored_after_it(
             assert len(set(last)) == 12
     finally:
         gate.set()  # a failed test must not leave the worker held
+
+
+async def test_a_code_added_while_reading_is_a_version_and_its_pairs_are_scored(
+    tmp_path: Path,
+    opened: Callable[[Study], Study],
+) -> None:
+    from textual.widgets import Input
+
+    from tui.screens.response import ResponseScreen
+
+    study = opened(scored_study(tmp_path / "s.codecurve"))
+    backend = FakeBackend()
+    seen: list[Message] = []
+    app = make_app(study, backend_factory=lambda: backend, coder="tester", close_study=False)
+    async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+        await wait_for(pilot, lambda: any(isinstance(m, ModelLoaded) for m in seen))
+        await pilot.press("v")  # reading response by response
+        await wait_for(pilot, lambda: isinstance(app.screen, ResponseScreen))
+        view = app.screen
+        assert isinstance(view, ResponseScreen)
+        await pilot.press("A")
+        await wait_for(pilot, lambda: isinstance(app.screen, CodeEditorScreen))
+        editor = app.screen
+        assert isinstance(editor, CodeEditorScreen)
+        await pilot.press("ctrl+s")  # no name yet: said in the editor, which stays open
+        await pilot.pause()
+        assert editor.planned is None
+        assert "give the new code a name" in str(
+            editor.query_one("#code-editor-message", Static).render()
+        )
+        editor.query_one("#edit-name", Input).value = "Night shifts"
+        editor.query_one("#edit-definition", TextArea).text = "Working at night."
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert editor.planned is not None
+        assert editor.planned.added
+        assert any("night-shifts" in line for line in editor.planned.lines)
+        assert study.versions.current() == 1  # nothing written before the second ctrl+s
+        seen.clear()
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: any(isinstance(m, ScoringFinished) for m in seen))
+        await pilot.pause()
+        assert app.screen is view  # back to reading, the new code in the table
+        assert study.versions.current() == 2
+        assert study.code("night-shifts").definition == "Working at night."
+        assert "night-shifts" in [r.code_id for r in view.rows]
+        # Its 12 pairs, and only those, went to the model.
+        prompts = [p for batch in backend.batches for p in batch]
+        assert len(prompts) == 12
+        assert all("Working at night." in p for p in prompts)
+        config_id = study.scores.active_config_id()
+        assert config_id is not None
+        assert study.scores.scored_count(config_id) == study.pair_count()
+        row = next(r for r in view.rows if r.code_id == "night-shifts")
+        assert row.surprisal is not None  # its curve shows without leaving the view
+        # The queue's filter bar offers it.
+        await pilot.press("escape")
+        await pilot.pause()
+        bar = app.review.filter_bar
+        await pilot.press("f", "N")
+        assert bar.code_id == "night-shifts"
+    versions = study.versions.all()
+    assert versions[1].source == "app: added code night-shifts"
+    study.close()

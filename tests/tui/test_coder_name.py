@@ -70,6 +70,8 @@ def test_the_app_opens_as_the_asked_coder(tmp_path: Path, monkeypatch: pytest.Mo
     opened: dict[str, Any] = {}
 
     class FakeApp:
+        return_code = 0
+
         def run(self) -> None:
             pass
 
@@ -82,6 +84,6 @@ def test_the_app_opens_as_the_asked_coder(tmp_path: Path, monkeypatch: pytest.Mo
     args = argparse.Namespace(
         context=None, model=None, no_model=True, allow_download=False, batch_size=None, coder=None
     )
-    assert launch.run_app(path, args, score_on_open=False) == 0
+    assert launch.run_app(path, args, keys={}, score_on_open=False) == 0
     assert opened["coder"] == "ana"
     assert remembered_coder() == "ana"

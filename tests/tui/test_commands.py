@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +21,9 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Path, argparse.Namespa
     """Record what the commands would open instead of running the app."""
     calls: list[tuple[Path, argparse.Namespace, bool]] = []
 
-    def fake_run_app(path: Path, args: argparse.Namespace, *, score_on_open: bool) -> int:
+    def fake_run_app(
+        path: Path, args: argparse.Namespace, *, keys: dict[str, str], score_on_open: bool
+    ) -> int:
         calls.append((path, args, score_on_open))
         return 0
 
@@ -98,3 +103,47 @@ def test_demo_keeps_its_study_in_the_data_folder(
     assert opened[1][2] is True  # still unscored: score again
     assert main(["demo", "--reset", "causal"]) == 0
     assert opened[2][0].name == "demo-causal.codecurve"
+
+
+BAD_KEYS = {
+    "unknown action": ('[keys]\n"review.nope" = "m"\n', "unknown action 'review.nope'"),
+    "clash": ('[keys]\n"review.note" = "m"\n', "'m' is bound to both review.note and"),
+    "bad syntax": ('[keys\n"review.note" = "m"\n', "not valid TOML"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_KEYS))
+def test_a_bad_keys_file_is_refused_before_anything_is_written(tmp_path: Path, case: str) -> None:
+    """The real command line, no terminal asked for: one line naming the file, exit 1,
+    no traceback, and no study created."""
+    text, message = BAD_KEYS[case]
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "keys.toml").write_text(text, encoding="utf-8")
+    responses, codebook = sample_paths("work_survey")
+    target = tmp_path / "new.codecurve"
+    env = {
+        **os.environ,
+        "CODECURVE_CONFIG_DIR": str(config),
+        "CODECURVE_DATA_DIR": str(tmp_path / "data"),
+        "PYTHONPATH": str(Path(__file__).parents[2]),
+    }
+    env.pop("CODECURVE_DEBUG", None)
+    argv = ["review", "--responses", str(responses), "--codebook", str(codebook), "-s", str(target)]
+    done = subprocess.run(
+        [sys.executable, "-m", "tui.cli", *argv, "--no-model"],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("codecurve: error: ")
+    assert str(config / "keys.toml") in lines[0]
+    assert message in lines[0]
+    assert "Traceback" not in done.stderr + done.stdout
+    assert not target.exists()

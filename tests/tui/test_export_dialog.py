@@ -188,6 +188,32 @@ def test_export_dialog_project_140x40(
     assert snap_compare(snap_app(tmp_path), terminal_size=(140, 40), run_before=_open_project)
 
 
+async def test_the_path_field_shows_no_control_character_and_exports_to_the_real_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A study whose name carries an escape sequence and a right-to-left override: the
+    field shows stand-ins, and left as shown the export goes to the real file name."""
+    import re
+
+    monkeypatch.chdir(tmp_path)
+    name = "w\x1b]0;pwned\x07\u202eevil\u2066"
+    study = build_study(tmp_path / f"{name}.codecurve")
+    try:
+        app = make_app(study, coder="tester")
+        async with app.run_test(size=(100, 30)) as pilot:
+            dialog = await open_dialog(pilot)
+            shown = path_of(dialog)
+            assert not re.search("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", shown)
+            assert "\u241b]0;pwned\u2407\\u202eevil\\u2066" in shown
+            dialog.query_one("#export-path", Input).focus()
+            await pilot.press("enter")
+            await settle(pilot)
+            assert app.screen is app.review
+        assert len(read_export(tmp_path / f"{name}-coded_long.csv")) > 0
+    finally:
+        study.close()
+
+
 async def test_several_coders_choose_whose_decisions(study: Study, tmp_path: Path) -> None:
     first, second = study.response_ids()[:2]
     study.decisions.record(first, "pay", 1, coder="tester")

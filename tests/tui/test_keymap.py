@@ -65,3 +65,36 @@ async def test_a_rebound_key_shows_in_help_and_works(tmp_path: Path) -> None:
         texts = dict(app.screen.keys)
         assert texts["z"].startswith("Note:")
         assert "c" not in texts
+
+
+async def test_a_rebound_key_is_named_in_help_hints_and_notifications(tmp_path: Path) -> None:
+    """Words that name a key name the one the user bound, never the default."""
+    keys = parse_keys('[keys]\n"review.score" = "R"\n"review.undo" = "z"\n"dialog.cancel" = "f9"\n')
+    study = build_study(tmp_path / "s.codecurve", n=3, scored=False)
+    app = make_app(study, coder="t", close_study=True, keys=keys)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        # A hint: the detail pane of a pair not scored yet.
+        assert "press R to score" in app.review.detail.plain_text
+        assert "press r " not in app.review.detail.plain_text
+        # A notification: no configuration to choose yet.
+        await pilot.press("C")
+        await settle(pilot)
+        messages = [str(n.message) for n in app._notifications]
+        assert any("press R to score" in m for m in messages), messages
+        # A dialog's subtitle.
+        await pilot.press("c")
+        await settle(pilot)
+        assert "f9 cancels" in str(app.screen.query_one("#note-dialog").border_subtitle)
+        await pilot.press("f9")
+        await settle(pilot)
+        # The help: a key's own line and another key named inside a text.
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        texts = dict(app.screen.keys)
+        assert texts["R"].startswith("Score pending pairs")
+        assert texts["z"].startswith("Undo")
+        delegate = next(t for t in texts.values() if t.startswith("Delegate"))
+        assert "z undoes" in delegate
+        assert "u undoes" not in delegate

@@ -214,7 +214,10 @@ async def test_enter_opens_the_response_with_every_code(study: Study) -> None:
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, ResponseScreen)
-        assert [r.code_id for r in screen.rows] == ["workload", "pay", "team"]
+        # Every code, least sure first as the queue's order says.
+        assert sorted(r.code_id for r in screen.rows) == ["pay", "team", "workload"]
+        entropies = [r.norm_entropy or 0.0 for r in screen.rows]
+        assert entropies == sorted(entropies, reverse=True)
         assert all(r.response_id == row.response_id for r in screen.rows)
         current = screen.current()
         assert current is not None

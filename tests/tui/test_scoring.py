@@ -301,3 +301,34 @@ async def test_a_coder_waiting_at_the_top_is_taken_to_the_new_top_after_scoring(
         assert current is not None
         assert queue.cursor == 0
         assert row_key(current) == row_key(top)
+
+
+async def test_r_says_what_the_run_will_cost_at_the_studys_measured_speed(
+    tmp_path: Path,
+) -> None:
+    from study.intake.responses import ResponseTable
+
+    study = build_study(tmp_path / "s.codecurve", n=12, scored=False)
+    seen: list[Message] = []
+    app = make_app(study, backend_factory=FakeBackend, coder="tester", score_on_open=True)
+    async with app.run_test(size=SIZE, message_hook=seen.append, notifications=True) as pilot:
+        await wait_for(pilot, lambda: any(isinstance(m, ScoringFinished) for m in seen))
+        first = [n.message for n in app._notifications if n.message.startswith("Scoring:")]
+        assert first == [
+            "Scoring: 36 pairs to score; the time is estimated once the first batches are "
+            "scored. esc cancels."
+        ]
+        config_id = study.scores.active_config_id()
+        assert config_id is not None
+        rate = study.scores.measured_rate(config_id)
+        assert rate is not None
+        study.versions.add_responses(ResponseTable.from_texts({"w1": "New answer."}))
+        seen.clear()
+        await pilot.press("r")
+        await wait_for(pilot, lambda: any(isinstance(m, ScoringFinished) for m in seen))
+        said = [n.message for n in app._notifications if n.message.startswith("Scoring: 3 ")]
+        assert len(said) == 1
+        assert "3 pairs to score: about " in said[0]
+        assert f" at {rate.rate:,.1f} pairs/s" in said[0]
+        assert "this configuration's last run" in said[0]
+    study.close()

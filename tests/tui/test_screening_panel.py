@@ -110,8 +110,10 @@ async def test_the_panel_speaks_plainly_and_its_keys_work(tmp_path: Path) -> Non
         panel = app.review.screening
         advice = shown(panel, "#screening-advice")
         # One headline in words, one next action with its key, and the cut in use.
-        assert "does not yet tell right from wrong for" in advice, advice
-        assert "Next: code " in advice
+        assert "is not settled yet for" in advice, advice
+        # 30 responses, 8 decided per code: the step fits the 22 left.
+        assert "Next: code the 22 " in advice
+        assert "pairs left (every one)" in advice
         assert "F shows them" in advice
         assert "Confidence cut: scale-aware" in advice
         summary = app.screening_summary
@@ -153,6 +155,9 @@ async def test_the_panel_speaks_plainly_and_its_keys_work(tmp_path: Path) -> Non
         query = app.review.pair_queue.pair_query
         assert (query.code_id, query.status) == (asked[-1].code_id, "undecided")
         assert app.review.pair_queue.has_focus
+        # ... and lists what it said: the 22 pairs left.
+        await pilot.pause()
+        assert app.review.pair_queue.total == 22
 
 
 async def test_a_format_failure_is_said_once_for_the_study(tmp_path: Path) -> None:

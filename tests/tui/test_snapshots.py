@@ -98,3 +98,20 @@ def test_response_list_140x40(snap_compare: SnapCompare, tmp_path: Path) -> None
     keys = ("enter", "1", "1", "1", "m", *"sarcastic", "enter", "escape")
     run_before = pressing(*keys, "j", "c", *"check", "enter", "V", "down", "down")
     assert snap_compare(app_for(tmp_path), terminal_size=(140, 40), run_before=run_before)
+
+
+def long_response_app(tmp_path: Path) -> CodecurveApp:
+    from tests.tui.test_small_terminal import long_study
+
+    study = long_study(tmp_path / "long.codecurve")
+    return make_app(study, coder="tester", close_study=True)
+
+
+def test_detail_pane_long_response_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    run_before = pressing("slash", *"long", "enter")
+    assert snap_compare(long_response_app(tmp_path), run_before=run_before)
+
+
+def test_detail_pane_long_response_140x40(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    run_before = pressing("slash", *"long", "enter")
+    assert snap_compare(long_response_app(tmp_path), terminal_size=(140, 40), run_before=run_before)

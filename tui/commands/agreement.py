@@ -37,13 +37,6 @@ leaves out decisions that accepted the model's pick.
   codecurve agreement survey.codecurve --coders ann,model --code Pay
 """
 
-#: What a study error gains on the command line, by its problem: the option to use.
-HINTS = {
-    "too_few_coders": " (import another coder's codes with 'codecurve import-codes', or "
-    "compare with the model: --coders NAME,model)",
-    "no_shared_units": " (try --units all)",
-}
-
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -111,13 +104,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _with_hint(exc: AgreementError, args: argparse.Namespace) -> StudyError:
     """The study's error, with the option that would help where one would."""
+    from study.analysis.agreement import agreement_hint
     from study.errors import StudyError
 
-    hint = HINTS.get(exc.problem, "")
-    if exc.problem == "too_few_coders" and args.coders is not None:
-        hint = ""
-    if exc.problem == "no_shared_units" and not (args.units == "shared" and len(exc.coders) > 2):
-        hint = ""
+    hint = agreement_hint(exc, chosen=args.coders is not None, units=args.units)
     return StudyError(exc.message + hint, path=exc.path) if hint else exc
 
 

@@ -7,12 +7,12 @@ The statistics are :func:`study.analysis.compare.compare_configs`'s (described i
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from screening.headline import pattern
 from tui.commands.types import seed, whole_number
 
 if TYPE_CHECKING:
@@ -25,17 +25,28 @@ Compare every scoring configuration of a study (model, context level, template,
 strictness) against one coder's own decisions, on the pairs every configuration has
 scored: per code and pooled, n, agreement on applies / does not apply, Cohen's kappa
 (quadratic-weighted on ordinal scales) with a 95% bootstrap interval, Spearman's rho,
-the validity screen's tier, the AUROC of confidence for correctness where the tier allows
-phase B, mean normalised entropy and mean off-scale mass; then which kappa differences
-are larger than their paired bootstrap intervals. With --sample audit, only the
-coder's blind decisions on the audit sample count (see 'codecurve audit').
+the response pattern the validity screen finds (its tier, never a verdict on the model
+by itself) with the AUROC of confidence for correctness beside it, mean normalised
+entropy and mean off-scale mass; then which kappa differences are larger than their
+paired bootstrap intervals. With --sample audit, only the coder's blind decisions on
+the audit sample count (see 'codecurve audit').
 
   codecurve compare survey.codecurve
   codecurve compare survey.codecurve --coder ann --format markdown
   codecurve compare survey.codecurve --sample audit
 """
 
-HEADERS = ("config", "n", "agree", "kappa [95% CI]", "rho", "tier", "AUROC", "entropy", "off-scale")
+HEADERS = (
+    "config",
+    "n",
+    "agree",
+    "kappa [95% CI]",
+    "rho",
+    "response pattern",
+    "AUROC",
+    "entropy",
+    "off-scale",
+)
 
 
 def register(subparsers: Any) -> None:
@@ -81,7 +92,9 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
         )
     if args.format == "json":
-        sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        from tui.text import json_text
+
+        sys.stdout.write(json_text(result.to_dict()) + "\n")
     elif args.format == "markdown":
         sys.stdout.write(to_markdown(result) + "\n")
     else:
@@ -102,7 +115,7 @@ def _cells(row: ConfigMetrics) -> list[str]:
         _num(row.agreement),
         _num(k.point) + ci + (" q" if row.weighted else ""),
         _num(row.rho),
-        row.tier,
+        pattern(row.tier) if row.tier != "-" else "-",
         _num(row.auroc),
         _num(row.entropy),
         _num(row.off_scale, 3),
@@ -140,6 +153,10 @@ def _footer(result: Comparison) -> list[str]:
             f"[{_num(d.kappa.low)}, {_num(d.kappa.high)}]"
         )
     lines.append("q: quadratic-weighted kappa (ordinal scale); pooled kappa is on applies.")
+    lines.append(
+        "response pattern: what the validity screen found in the confidence (its tier: no "
+        "pathology found = Valid); read it with kappa and AUROC, never alone."
+    )
     return lines
 
 

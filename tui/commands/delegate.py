@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     if args.undo:
         if args.code:
             raise UsageError("--undo takes back the whole latest delegation; drop --code")
-        with Study.open(args.study) as study:
+        with Study.open(args.study, coder=args.coder) as study:
             undone = study.delegations.undo(coder=args.coder)
         if undone is None:
             who = f" by {args.coder}" if args.coder else ""

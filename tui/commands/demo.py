@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tui.launch import add_app_options, create_study, require_terminal, run_app
+from tui.launch import add_app_options, app_keys, create_study, require_terminal, run_app
 
 
 def demo_path(sample: str) -> Path:
@@ -34,6 +34,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from codebooks.samples import sample_paths
 
+    keys = app_keys()
     require_terminal()
     responses, codebook = sample_paths(args.sample)
     path = demo_path(args.sample)
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     if fresh:
         path.parent.mkdir(parents=True, exist_ok=True)
         create_study(path, responses=responses, codebook=codebook, overwrite=args.reset)
-    return run_app(path, args, score_on_open=fresh or _unscored(path))
+    return run_app(path, args, keys=keys, score_on_open=fresh or _unscored(path))
 
 
 def _unscored(path: Path) -> bool:

@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         export_codebook,
         export_format,
         export_study,
-        metadata_path,
+        metadata_target,
     )
     from study.store import Study
     from tui.commands.outputs import check_output
@@ -158,10 +158,13 @@ def run(args: argparse.Namespace) -> int:
         elif args.output is not None:
             written = export_study(study, args.output, **table_options(args))
             said = f"wrote {written} ({args.layout} layout)"
-            tabular = export_format(written, args.format) in ("csv", "jsonl")
-            if tabular and written.is_file():
-                metadata = metadata_path(written)
-                said += f"; its provenance in {metadata.name}"
+            if export_format(written, args.format) in ("csv", "jsonl"):
+                metadata = metadata_target(args.output)
+                said += (
+                    f"; its provenance in {metadata.name}"
+                    if metadata is not None
+                    else "; no provenance file beside a device or stream (-o FILE writes one)"
+                )
             sys.stderr.write(printable(said) + "\n")
         if args.codebook is not None:
             written = export_codebook(study, args.codebook, version=args.version)

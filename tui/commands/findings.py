@@ -262,8 +262,8 @@ def _rich_table(title: str, headers: tuple[str, ...], rows: list[list[str]]) -> 
     from tui.text import printable
 
     table = Table(title=title, header_style="bold")
-    for header in headers:
-        table.add_column(header)
+    for header in headers:  # a header may be a code's name: text, never markup
+        table.add_column(Text(printable(header, single_line=True)))
     for row in rows:
         table.add_row(*(Text(printable(c, single_line=True)) for c in row))
     return table

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         return run_project(args)
     if getattr(args, "user", None) is not None:
         raise UsageError("--user chooses a user of a .qdpx or .qde project file")
-    with Study.open(args.study) as study:
+    with Study.open(args.study, coder=args.coder) as study:
         report = import_codes(
             study,
             args.file,
@@ -126,7 +126,7 @@ def run_project(args: argparse.Namespace) -> int:
         raise UsageError(
             f"{', '.join(table_options)} describe a table; a project file needs none of them"
         )
-    with Study.open(args.study) as study:
+    with Study.open(args.study, coder=args.coder) as study:
         done = import_project_codes(
             study, args.file, coder=args.coder, user=args.user, replace=args.replace
         )
@@ -137,5 +137,7 @@ def run_project(args: argparse.Namespace) -> int:
     summary = f"imported {plural(count, 'decision')} by {args.coder!r} from the project" + (
         f" and {plural(done.notes, 'note')}" if done.notes else ""
     )
+    if done.unchanged:
+        summary += f"; {done.unchanged:,} already there as given"
     sys.stdout.write(printable(summary) + "\n")
     return 0

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from study.intake.responses import ResponseTable
     from study.store import Study
 
 DESCRIPTION = """\
@@ -171,8 +172,30 @@ def create_from_args(
             + "\n"
         )
     study = Study.create(args.study, responses=table, codebook=codebook, overwrite=overwrite)
+    sys.stderr.write(printable(columns_line(table, args)) + "\n")
     sys.stderr.write(
         f"created {args.study}: {plural(study.response_count(), 'response')} x "
         f"{plural(len(study.codes), 'code')} ({plural(study.pair_count(), 'pair')})\n"
     )
     return study
+
+
+def columns_line(table: ResponseTable, args: argparse.Namespace) -> str:
+    """Which columns the responses came from, and how to choose others:
+    ``columns: id 'id' (detected), text 'text' (detected); kept: question, trust``."""
+    parts = []
+    for what, column, given in (
+        ("id", table.id_column, args.id_column),
+        ("text", table.text_column, args.text_column),
+    ):
+        if column is None:
+            parts.append(f"{what}: the row numbers")
+        else:
+            how = "as given" if given is not None else f"detected; --{what}-column to choose"
+            parts.append(f"{what} {column!r} ({how})")
+    line = "columns: " + ", ".join(parts)
+    kept = table.attribute_columns
+    if kept:
+        shown = ", ".join(kept[:8]) + (f" and {len(kept) - 8} more" if len(kept) > 8 else "")
+        line += f"; kept with each response: {shown}"
+    return line

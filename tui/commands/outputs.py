@@ -61,8 +61,9 @@ def recorded_sources(protect: Mapping[str, Path | None]) -> dict[str, Path]:
                 source = study.meta().get("responses_source", "")
         except (CodecurveError, OSError):
             continue
-        if source:
-            found[f"{what}'s responses file"] = Path(source)
+        if source:  # a study made from a REFI-QDA project records the project
+            made_from = Path(source).suffix.lower() in (".qdpx", ".qde")
+            found[f"{what}'s {'project' if made_from else 'responses file'}"] = Path(source)
     return found
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from codebooks.errors import InputError
 from tui.commands import UsageError
-from tui.launch import add_app_options, create_study, require_terminal, run_app
+from tui.launch import add_app_options, app_keys, create_study, require_terminal, run_app
 
 DESCRIPTION = """\
 Open the review app. Pairs the model is least sure about come first; code them from the
@@ -55,8 +55,9 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("give a study, or --responses FILE --codebook FILE to create one")
         if args.study_out is not None:
             raise UsageError("-s names a study to create: use it with --responses and --codebook")
+        keys = app_keys()
         require_terminal()
-        return run_app(args.study, args, score_on_open=args.score)
+        return run_app(args.study, args, keys=keys, score_on_open=args.score)
     if args.responses is None or args.codebook is None:
         raise UsageError("--responses and --codebook go together: give both")
     if args.study is not None and args.study_out is not None:
@@ -67,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
             f"{target} already exists; open it with 'codecurve review {target}', "
             "or choose another path with -s"
         )
+    keys = app_keys()
     require_terminal()
     create_study(
         target,
@@ -75,4 +77,4 @@ def run(args: argparse.Namespace) -> int:
         id_column=args.id_column,
         text_column=args.text_column,
     )
-    return run_app(target, args, score_on_open=True)
+    return run_app(target, args, keys=keys, score_on_open=True)

@@ -6,6 +6,7 @@ read as Rich markup.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -96,6 +97,14 @@ def print_table(scores: Iterable[Score], names: dict[str, str], texts: dict[str,
 
 def say(message: str) -> None:
     sys.stderr.write(printable(message) + "\n")
+
+
+def eta(batch: BatchResult) -> str:
+    """``, eta 0:12:05``: the time left at the run's rate so far; empty while unknown."""
+    if math.isnan(batch.eta) or math.isinf(batch.eta):
+        return ""
+    seconds = round(max(batch.eta, 0.0))
+    return f", eta {seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
 def rate(batch: BatchResult) -> str:

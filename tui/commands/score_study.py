@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING
 from codebooks.errors import InputError
 from tui.commands import UsageError
 from tui.commands.outputs import refuse_inputs
-from tui.commands.score_output import rate, say
+from tui.commands.score_output import eta, rate, say
 from tui.text import plural
 
 if TYPE_CHECKING:
     from scoring.backend import Backend
+    from scoring.engine import BatchResult
 
 
 def backend_from(args: argparse.Namespace) -> Backend:
@@ -43,6 +44,7 @@ def score_study_file(args: argparse.Namespace) -> int:
     from study.score_run import ScoreProgress, score_study
     from study.scores.labels import active_context
     from study.store import Study
+    from tui.estimate import WARM_UP_PAIRS, estimate_text, warm_up_text
 
     if args.output is not None:
         raise UsageError(
@@ -100,8 +102,31 @@ def score_study_file(args: argparse.Namespace) -> int:
                 f"context {args.context}{', strict' if args.strict else ''}"
             )
 
+            # What the run will cost, before it starts: at the speed of an earlier run,
+            # else measured on its first batches (the first one left out: it includes
+            # the model's warm-up).
+            measured = study.scores.measured_rate(config_id)
+            if pending:
+                say(estimate_text(pending, measured, config_id=config_id))
+            opening: list[BatchResult] = []
+            told = measured is not None
+
             def report(step: ScoreProgress) -> None:
-                speed = rate(step.batch)
+                nonlocal told
+                batch = step.batch
+                if not told and batch.rate > 0 and batch.done < batch.total:
+                    if not opening:
+                        opening.append(batch)
+                    elif batch.done - opening[0].done >= WARM_UP_PAIRS:
+                        seconds = batch.elapsed - opening[0].elapsed
+                        measured_pairs = batch.done - opening[0].done
+                        if seconds > 0:
+                            sys.stderr.write("\n")
+                            speed_now = measured_pairs / seconds
+                            left = batch.total - batch.done
+                            say(warm_up_text(left, speed_now, measured_pairs))
+                        told = True
+                speed = rate(batch) + eta(batch)
                 sys.stderr.write(f"\rscored {step.scored:,}/{step.total:,}{speed}   ")
                 sys.stderr.flush()
 

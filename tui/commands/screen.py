@@ -13,6 +13,7 @@ from tui.commands.types import parse_cut
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from screening.headline import Headline
     from screening.report import VRSReport
     from study.analysis.screen import Agreement, StudyScreening
 
@@ -22,12 +23,15 @@ FORMATS = ("table", "markdown", "json")
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "screen",
-        help="check whether the model's confidence deserves trust (VRS report)",
-        description="Screen the model's confidence against the decisions already made "
-        "(docs/method.md section 2): one headline in words and the next thing to do, then "
-        "a 2x2 table of correct/incorrect by high/low confidence, "
-        "the L, Fp, RBS and TRIN indices with intervals, and a tier (Valid, Indeterminate, "
-        "Invalid, Insufficient data), pooled over codes and per code.",
+        help="what the model's picks are worth, and whether its confidence deserves trust",
+        description="Compare the model with the decisions already made (docs/method.md "
+        "section 2): one headline in words and the next thing to do; per code and pooled, "
+        "agreement, kappa with its interval and the share of each pick, in words when the "
+        "model is constant or at chance; then the validity screen of its confidence: a 2x2 "
+        "table of correct/incorrect by high/low confidence, the L, Fp, RBS and TRIN indices "
+        "with intervals, and the response pattern it finds (the VRS tier: Valid = no "
+        "pathology found, Indeterminate, Invalid, Insufficient data), never a verdict on "
+        "the model by itself.",
     )
     parser.add_argument("study", type=Path, help="the study file (.codecurve)")
     parser.add_argument(
@@ -100,10 +104,14 @@ def run(args: argparse.Namespace) -> int:
     sample_lines = _sample_lines(result)
     if args.format == "markdown":
         parts = [f"{line}\n" for line in header_lines(result)]
+        parts += [f"- {line}" for line in headline_lines(result)] + [""]
         parts += [f"> {line}\n" for line in sample_lines]
-        parts += ["\n## All codes pooled\n", glossed_markdown(result.pooled)]
+        parts += [
+            "\n## All codes pooled\n",
+            glossed_markdown(result.pooled, result.headline(None)),
+        ]
         for name, report in result.per_code.items():
-            parts += [f"\n## {name}\n", glossed_markdown(report)]
+            parts += [f"\n## {name}\n", glossed_markdown(report, result.headline(name))]
         if result.agreements:
             parts += ["\n## Agreement\n", "| " + " | ".join(AGREEMENT_COLUMNS) + " |"]
             parts.append("|" + "---|" * len(AGREEMENT_COLUMNS))
@@ -126,15 +134,17 @@ def run(args: argparse.Namespace) -> int:
         console.print(
             Text.assemble(("warning:", "bold yellow"), " ", printable(result.study_warning))
         )
+    for line in headline_lines(result):
+        console.print(Text(printable(line)))
     console.print(
         Text(printable(f"configuration {result.config}; confidence cut: {result.cut}"), style="dim")
     )
     for line in sample_lines:
         console.print(Text(printable(line)), style="" if result.sample == "audit" else "yellow")
     if len(result.per_code) != 1:
-        console.print(vrs_table(result.pooled, "all codes pooled"))
+        console.print(vrs_table(result.pooled, "all codes pooled", result.headline(None)))
     for name, report in result.per_code.items():
-        console.print(vrs_table(report, name))
+        console.print(vrs_table(report, name, result.headline(name)))
     if result.agreements:
         table = Table(title="Agreement", header_style="bold")
         for column in AGREEMENT_COLUMNS:
@@ -155,6 +165,26 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def headline_lines(result: StudyScreening) -> list[str]:
+    """Per group, pooled first: the headline in words, the figures, and the response
+    pattern the screen found with AUROC and kappa beside it."""
+    from screening.headline import pattern_line
+
+    groups: list[tuple[str | None, str, VRSReport]] = []
+    if len(result.per_code) != 1:
+        groups.append((None, "All codes", result.pooled))
+    groups += [(name, name, report) for name, report in result.per_code.items()]
+    lines = []
+    for key, title, report in groups:
+        head = result.headline(key)
+        if head is None:
+            continue
+        lines.append(f"{title}: {head.sentence()}.")
+        lines.append(f"  {head.figures()}")
+        lines.append(f"  {pattern_line(report.tier, head)}")
+    return lines
+
+
 def _sample_lines(result: StudyScreening) -> list[str]:
     """Which decisions the screen used, and what that means, in plain words."""
     from screening.advice import to_verdict
@@ -168,17 +198,20 @@ def _sample_lines(result: StudyScreening) -> list[str]:
         lines.append(f"Pooled: {result.pooling}.")
     for name, report in result.per_code.items():
         if report.tier == "Insufficient data":
-            lines.append(f"To a verdict: {to_verdict(report, name, audit=True)}.")
+            left = result.remaining.get(name)
+            lines.append(f"To a verdict: {to_verdict(report, name, audit=True, remaining=left)}.")
     return lines
 
 
-def vrs_table(report: VRSReport, name: str) -> Table:
-    """The report as a Rich table (tier coloured), every cell shown as text: a code's
-    name is the user's, so it is never read as markup and its control characters show."""
+def vrs_table(report: VRSReport, name: str, headline: Headline | None = None) -> Table:
+    """The report as a Rich table (tier coloured, with AUROC and kappa right after it),
+    every cell shown as text: a code's name is the user's, so it is never read as markup
+    and its control characters show."""
     from rich.table import Table
     from rich.text import Text
 
     from screening.advice import GLOSSES
+    from screening.headline import vrs_rows
     from screening.report import TIER_STYLES
     from tui.text import printable
 
@@ -186,7 +219,7 @@ def vrs_table(report: VRSReport, name: str) -> Table:
     table = Table(title=title, show_header=True, header_style="bold")
     table.add_column("Row", style="dim", no_wrap=True)
     table.add_column("Value")
-    for label, value in report.rows():
+    for label, value in vrs_rows(report.rows(), headline):
         style = TIER_STYLES.get(value, "") if label == "Tier classification" else ""
         words = GLOSSES.get(label)
         shown = Text(printable(label))
@@ -209,12 +242,14 @@ def header_lines(result: StudyScreening) -> list[str]:
     return lines
 
 
-def glossed_markdown(report: VRSReport) -> str:
-    """The report as a two-column Markdown table, each index label glossed."""
+def glossed_markdown(report: VRSReport, headline: Headline | None = None) -> str:
+    """The report as a two-column Markdown table, each index label glossed, AUROC and
+    kappa right after the tier."""
     from screening.advice import gloss
+    from screening.headline import vrs_rows
 
     lines = ["| VRS row | Value |", "|---|---|"]
-    for label, value in report.rows():
+    for label, value in vrs_rows(report.rows(), headline):
         lines.append(f"| {gloss(label)} | {value.replace('|', chr(92) + '|')} |")
     return "\n".join(lines) + "\n"
 

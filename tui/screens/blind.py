@@ -61,6 +61,6 @@ class BlindWork:
         if row is None or row.pick is None:
             return None
         scale = self.session.scale(code_id)
-        pick = next((o.label for o in scale.options if o.value == row.pick), str(row.pick))
+        pick = scale.label_of(row.pick)
         confidence = "" if row.confidence is None else f" at {row.confidence:.0%} confidence"
         return f"Blind decision saved. The model said {one_line(pick)}{confidence}."

@@ -20,14 +20,15 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Label, Static, TextArea
+from textual.widgets import Input, Label, Static, TextArea
 
 from codebooks.errors import CodebookError, CodecurveError
+from codebooks.mapping import slugify
 from codebooks.model import Code, Codebook
-from tui.keymap import bindings
+from tui.keymap import bindings, key
 from tui.text import kept_unless_edited, printable
 
-__all__ = ["FIELDS", "CodeEdit", "CodeEditorScreen", "edited_codebook"]
+__all__ = ["FIELDS", "CodeEdit", "CodeEditorScreen", "added_codebook", "edited_codebook"]
 
 #: The editable fields: (attribute of :class:`~codebooks.model.Code`, label).
 FIELDS: tuple[tuple[str, str], ...] = (
@@ -48,6 +49,8 @@ class CodeEdit:
     code_id: str
     codebook: Codebook
     lines: tuple[str, ...]
+    #: A code added (an inductive code, met while reading), not one edited.
+    added: bool = False
 
 
 def edited_codebook(codebook: Codebook, code_id: str, texts: dict[str, str]) -> Codebook:
@@ -72,6 +75,28 @@ def edited_codebook(codebook: Codebook, code_id: str, texts: dict[str, str]) -> 
     return replace(codebook, codes=tuple(revised if c.id == code_id else c for c in codebook.codes))
 
 
+def added_codebook(codebook: Codebook, name: str, texts: dict[str, str]) -> Codebook:
+    """``codebook`` with a new codable code ``name`` at its end, its fields from
+    ``texts`` (as :func:`edited_codebook`), on the codebook's own scale; its id is the
+    name's slug, made unique (``staff-2``).
+
+    Raises:
+        CodebookError: no name, or a code of that name already.
+    """
+    name = " ".join(name.split())
+    if not name:
+        raise CodebookError("give the new code a name")
+    if any(c.name.casefold() == name.casefold() for c in codebook.codes):
+        raise CodebookError(f"the codebook has a code named {name!r} already")
+    taken = {c.id for c in codebook.codes}
+    base = code_id = slugify(name)
+    number = 2
+    while code_id in taken:
+        code_id, number = f"{base}-{number}", number + 1
+    grown = replace(codebook, codes=(*codebook.codes, Code(code_id, name)))
+    return edited_codebook(grown, code_id, texts)
+
+
 def _field_text(code: Code, field: str) -> str:
     if field == "examples":
         return "\n".join(code.examples)
@@ -81,40 +106,24 @@ def _field_text(code: Code, field: str) -> str:
 class CodeEditorScreen(ModalScreen[CodeEdit | None]):
     """Returns the checked edit once confirmed, or None (cancelled or unchanged)."""
 
-    DEFAULT_CSS = """
-    #code-editor {
-        width: 90;
-        height: 90%;
-    }
-    #code-editor VerticalScroll {
-        height: 1fr;
-    }
-    #code-editor TextArea {
-        height: 4;
-    }
-    #code-editor TextArea#edit-definition {
-        height: 5;
-    }
-    #code-editor #code-editor-plan {
-        height: auto;
-    }
-    #code-editor #code-editor-message {
-        height: auto;
-    }
-    """
-
     BINDINGS: ClassVar[list[BindingType]] = bindings("code_editor.save", "dialog.cancel")
 
-    def __init__(self, codebook: Codebook, code_id: str, *, planner: Planner) -> None:
+    def __init__(self, codebook: Codebook, code_id: str | None, *, planner: Planner) -> None:
         """
         Args:
             codebook: The study's current codebook.
-            code_id: The code to edit (a code of ``codebook``).
+            code_id: The code to edit (a code of ``codebook``); None adds a new code
+                (a name field comes first).
             planner: Checks a revised codebook against the study and describes it.
         """
         super().__init__()
         self._codebook = codebook
-        self._code = next(c for c in codebook.codes if c.id == code_id)
+        self._adding = code_id is None
+        self._code = (
+            Code("new-code", "New code")
+            if code_id is None
+            else next(c for c in codebook.codes if c.id == code_id)
+        )
         self._planner = planner
         self._planned: CodeEdit | None = None
         # A definition from a file may hold escape sequences: the text areas show them
@@ -129,9 +138,18 @@ class CodeEditorScreen(ModalScreen[CodeEdit | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="code-editor") as box:
-            box.border_title = f"Edit code: {printable(self._code.name, single_line=True)}"
-            box.border_subtitle = "ctrl+s saves · esc cancels"
+            box.border_title = (
+                "Add a code"
+                if self._adding
+                else f"Edit code: {printable(self._code.name, single_line=True)}"
+            )
+            box.border_subtitle = (
+                f"{key('code_editor.save')} saves · {key('dialog.cancel')} cancels"
+            )
             with VerticalScroll(id="code-editor-fields"):
+                if self._adding:
+                    yield Label("Name of the new code (its pairs are then scored)")
+                    yield Input(id="edit-name")
                 for field, label in FIELDS:
                     yield Label(label)
                     yield TextArea(
@@ -145,13 +163,13 @@ class CodeEditorScreen(ModalScreen[CodeEdit | None]):
             yield Static("", id="code-editor-message")
 
     def on_mount(self) -> None:
-        # Inline: the app's dialog rules (padding, a margin above each label) would win
-        # over this screen's defaults, and at 80x24 every line counts.
-        self.query_one("#code-editor").styles.padding = (0, 1)
-        for label in self.query("#code-editor-fields Label"):
-            label.styles.margin = (0, 0, 0, 0)
         self.query_one("#code-editor-plan", Static).display = False
-        self.query_one("#edit-definition", TextArea).focus()
+        self._first_field().focus()
+
+    def _first_field(self) -> Input | TextArea:
+        if self._adding:
+            return self.query_one("#edit-name", Input)
+        return self.query_one("#edit-definition", TextArea)
 
     def texts(self) -> dict[str, str]:
         """What saving would record, by field: the text areas' contents, or the stored
@@ -173,7 +191,11 @@ class CodeEditorScreen(ModalScreen[CodeEdit | None]):
             self.dismiss(self._planned)
             return
         try:
-            revised = edited_codebook(self._codebook, self._code.id, self.texts())
+            if self._adding:
+                name = self.query_one("#edit-name", Input).value
+                revised = added_codebook(self._codebook, name, self.texts())
+            else:
+                revised = edited_codebook(self._codebook, self._code.id, self.texts())
         except CodebookError as exc:
             self._say(printable(str(exc)), "bold red")
             return
@@ -186,11 +208,16 @@ class CodeEditorScreen(ModalScreen[CodeEdit | None]):
         except CodecurveError as exc:  # a refused revision: say why, stay in the editor
             self._say(f"Cannot record this: {printable(str(exc))}", "bold red")
             return
-        self._planned = CodeEdit(self._code.id, revised, tuple(lines))
+        code_id = revised.codes[-1].id if self._adding else self._code.id
+        self._planned = CodeEdit(code_id, revised, tuple(lines), added=self._adding)
         plan = Text("The new codebook version would change:\n", style="bold")
         for line in lines:
             plan.append("  " + printable(line, single_line=True) + "\n", style="")
-        plan.append("ctrl+s records it and rescores the code's pairs · esc edits again", "dim")
+        plan.append(
+            f"{key('code_editor.save')} records it and rescores the code's pairs · "
+            f"{key('dialog.cancel')} edits again",
+            "dim",
+        )
         shown = self.query_one("#code-editor-plan", Static)
         shown.update(plan)
         shown.display = True
@@ -202,6 +229,6 @@ class CodeEditorScreen(ModalScreen[CodeEdit | None]):
             self._planned = None
             self.query_one("#code-editor-plan", Static).display = False
             self.query_one("#code-editor-fields").display = True
-            self.query_one("#edit-definition", TextArea).focus()
+            self._first_field().focus()
             return
         self.dismiss(None)

@@ -21,7 +21,7 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from study.scores.labels import config_label
-from tui.keymap import bindings
+from tui.keymap import bindings, key
 from tui.messages import ComparisonReady
 from tui.text import printable
 
@@ -74,7 +74,7 @@ class ConfigPicker(ModalScreen[int | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="config-picker") as box:
             box.border_title = "Scoring configurations"
-            box.border_subtitle = "enter chooses · esc cancels"
+            box.border_subtitle = f"enter chooses · {key('dialog.cancel')} cancels"
             yield Label(
                 "The queue, the status line, the screening panel and the exports show "
                 "the active one."

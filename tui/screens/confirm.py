@@ -11,15 +11,11 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from tui.keymap import bindings
+from tui.keymap import bindings, key
 
 
 class ConfirmScreen(ModalScreen[bool]):
-    """Returns True when the coder confirms (``y`` or enter), False otherwise."""
-
-    DEFAULT_CSS = """
-    ConfirmScreen > #confirm-dialog { width: 90; max-width: 95%; height: auto; }
-    """
+    """Returns True when the coder confirms (``confirm.yes``), False otherwise."""
 
     BINDINGS: ClassVar[list[BindingType]] = bindings("confirm.yes", "confirm.no")
 
@@ -36,7 +32,9 @@ class ConfirmScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="confirm-dialog") as box:
             box.border_title = self._title
-            box.border_subtitle = "y or enter: yes · n or esc: no"
+            box.border_subtitle = (
+                f"{key('confirm.yes', every=True)}: yes · {key('confirm.no', every=True)}: no"
+            )
             yield Static(self._body, id="confirm-body")
 
     def action_answer(self, answer: bool) -> None:

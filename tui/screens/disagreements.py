@@ -27,7 +27,7 @@ from codebooks.model import Scale
 from study.analysis.reconcile import Disagreement, disagreements, resolved_count
 from study.errors import StudyError
 from study.rows import CONSENSUS
-from tui.keymap import TAKE, bindings
+from tui.keymap import TAKE, bindings, key, key_range
 from tui.screens.outcomes import report
 from tui.session import SAVE_ERRORS, Failed, Outcome, ReviewSession, Saved
 from tui.text import kept_unless_edited, one_line, printable
@@ -36,12 +36,10 @@ from tui.widgets.keys import KeyBar
 
 
 def _label(scale: Scale, value: int | None) -> str:
+    """``3 Often``: a value and its name; the digits alone where no option has it."""
     if value is None:
         return "—"
-    for option in scale.options:
-        if option.value == value:
-            return f"{value} {option.label}"
-    return str(value)
+    return f"{value} {scale.label_of(value)}" if scale.option_of(value) else str(value)
 
 
 def parse_value(scale: Scale, typed: str) -> int | None:
@@ -69,7 +67,7 @@ class ConsensusValueScreen(ModalScreen[tuple[int, str] | None]):
         options = ", ".join(f"{o.value} {o.label}" for o in self._scale.options)
         with Vertical(classes="dialog", id="consensus-dialog") as box:
             box.border_title = "Consensus value"
-            box.border_subtitle = "enter saves · esc cancels"
+            box.border_subtitle = f"enter saves · {key('dialog.cancel')} cancels"
             yield Label(Text(printable(self._title, single_line=True)), classes="dialog-subtitle")
             yield Label(Text(printable(f"{self._scale.name}: {options}", single_line=True)))
             yield Input(placeholder="value (number or label)", id="consensus-value")
@@ -109,7 +107,7 @@ class CodersScreen(ModalScreen[list[str] | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="coders-dialog") as box:
             box.border_title = "Coders compared"
-            box.border_subtitle = "enter applies · esc cancels"
+            box.border_subtitle = f"enter applies · {key('dialog.cancel')} cancels"
             yield Label(Text(printable(f"coders: {self._known}", single_line=True)))
             yield Input(
                 self._shown_coders, placeholder="ana, ben (empty: every coder)", id="coders"
@@ -136,13 +134,6 @@ class DisagreementsScreen(Screen[None]):
         "app.help",
         "reconcile.close",
     )
-
-    DEFAULT_CSS = """
-    DisagreementsScreen #reconcile-head { height: 2; padding: 0 1; }
-    DisagreementsScreen #reconcile-table { height: 1fr; }
-    DisagreementsScreen #reconcile-detail { height: auto; max-height: 50%; padding: 0 1;
-        border-top: solid $primary; }
-    """
 
     def __init__(
         self,
@@ -329,7 +320,8 @@ class DisagreementsScreen(Screen[None]):
             self.app.bell()
             return
         if not 1 <= position <= len(item.views):
-            self.notify(f"There are {len(item.views)} coders: press 1-{len(item.views)}.")
+            coders = len(item.views)
+            self.notify(f"There are {coders} coders: press {key_range(TAKE[:coders])}.")
             return
         view = item.views[position - 1]
         if view.value is None:

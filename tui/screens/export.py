@@ -27,7 +27,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
 from study.rows import CONSENSUS, Layout
-from tui.keymap import bindings
+from tui.keymap import bindings, key, keys_of
 from tui.text import printable
 
 if TYPE_CHECKING:
@@ -151,21 +151,26 @@ class ChoiceSet(RadioSet):
                 button.value = True
 
 
+def _choose_keys() -> str:
+    """The keys that choose an option, in words: ``arrows`` while they are."""
+    arrows = {"up", "down", "left", "right"}
+    if set(keys_of("choice.next") + keys_of("choice.previous")) <= arrows:
+        return "arrows"
+    return f"{key('choice.previous')} {key('choice.next')}"
+
+
 class ExportScreen(ModalScreen[ExportOptions | None]):
     """Returns the chosen options, or None when cancelled."""
 
     BINDINGS: ClassVar[list[BindingType]] = bindings("dialog.cancel")
-    DEFAULT_CSS = """
-    #export-choices { height: auto; }
-    #export-choices > Vertical { height: auto; width: 1fr; }
-    #export-choices > Vertical#export-layout-box { width: 34; margin-left: 1; }
-    #export-hint { color: $text-muted; height: auto; }
-    """
 
     def __init__(self, default_path: Path, *, coders: Sequence[str] = ()) -> None:
         super().__init__()
         self._default = default_path
-        self._named = str(self._default_path("csv", "long"))
+        # The field shows the default path with its control characters as stand-ins (a
+        # study's name may carry them); left as shown, the real path is the one used.
+        self._named_path = self._default_path("csv", "long")
+        self._named = printable(str(self._named_path), single_line=True)
         self._coders = coder_choices(coders)
 
     def _default_path(self, format: str, layout: Layout) -> Path:
@@ -177,7 +182,10 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
         # Scrolls in a terminal too short for it (the focused field scrolls into view).
         with VerticalScroll(classes="dialog", id="export-dialog") as box:
             box.border_title = "Export"
-            box.border_subtitle = "arrows choose · tab moves · enter in File exports · esc"
+            box.border_subtitle = (
+                f"{_choose_keys()} choose · tab moves · enter in File exports · "
+                f"{key('dialog.cancel')}"
+            )
             with Horizontal(id="export-choices"):
                 with Vertical():
                     yield Label("Format")
@@ -202,11 +210,6 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
                 yield Button("Cancel", id="export-cancel")
 
     def on_mount(self) -> None:
-        # Tighter than the other dialogs (inline styles outrank the app's), so that the
-        # buttons fit in an 80x24 terminal.
-        self.query_one("#export-dialog").styles.padding = (0, 1)
-        for label in self.query("#export-choices Label"):
-            label.styles.margin = (0, 0, 0, 0)
         self.query_one("#export-format", ChoiceSet).focus()
 
     @property
@@ -248,11 +251,12 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
         self.query_one("#export-hint", Static).update(_HINTS[PROJECT if fmt == PROJECT else layout])
         path_input = self.query_one("#export-path", Input)
         wanted = self._default_path(fmt, layout)
+        shown = printable(str(wanted), single_line=True)
         if path_input.value.strip() == self._named or not path_input.value.strip():
-            path_input.value = str(wanted)  # still the default: the new default
+            path_input.value = shown  # still the default: the new default
         else:
             path_input.value = str(Path(path_input.value).with_suffix(wanted.suffix))
-        self._named = str(wanted)
+        self._named, self._named_path = shown, wanted
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -280,7 +284,7 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
             return
         self.dismiss(
             ExportOptions(
-                path=Path(value).expanduser(),
+                path=self._named_path if value == self._named else Path(value).expanduser(),
                 format=self.chosen_format,
                 layout=self.chosen_layout,
                 coder=None if coder == EVERY_CODER else coder,

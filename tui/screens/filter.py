@@ -2,7 +2,8 @@
 
 While open it takes the status line's place: ``←``/``→`` change the value of the
 highlighted field (code or status) and apply it at once, ``↑``/``↓`` or ``tab`` switch
-fields, typing a letter jumps to the next value that starts with it, ``home`` goes back
+fields, typing a letter jumps to the next value that starts with it (in the highlighted
+field, else in the next field that has one), ``home`` goes back
 to every code (or any status), ``enter`` or ``esc`` closes the bar and keeps the filter.
 
 It is not a widget of its own and takes no focus: the review screen hands it the keys
@@ -83,6 +84,14 @@ class FilterBar:
             self._index["wave"] = 0
         self._field = "code"
         self._open = False
+
+    def set_codes(self, codes: Sequence[tuple[str, str]]) -> None:
+        """The codable codes changed (a code added or renamed): offer these, keeping the
+        code chosen where it is still there."""
+        chosen = self.code_id
+        self._choices["code"] = [(None, "every code"), *((cid, name) for cid, name in codes)]
+        values = [value for value, _ in self._choices["code"]]
+        self._index["code"] = values.index(chosen) if chosen in values else 0
 
     # -- state ---------------------------------------------------------------------
 
@@ -171,14 +180,22 @@ class FilterBar:
         return True
 
     def _jump(self, char: str) -> None:
-        """Type-ahead: the next value of the field that starts with ``char``."""
-        choices = self._choices[self._field]
-        start = self._index[self._field]
-        for step in range(1, len(choices) + 1):
-            index = (start + step) % len(choices)
-            if choices[index][1].casefold().startswith(char.casefold()):
-                self._set(self._field, index)
-                return
+        """Type-ahead: the next value that starts with ``char``, in the highlighted field
+        first, else in the next field that has one (which is then highlighted): the bar
+        opens on the code, and ``c`` still reaches "coders disagree"."""
+        fields = self._fields
+        at = fields.index(self._field)
+        for field in (*fields[at:], *fields[:at]):
+            choices = self._choices[field]
+            start = self._index[field]
+            for step in range(1, len(choices)):  # the value shown is not a jump
+                index = (start + step) % len(choices)
+                if choices[index][1].casefold().startswith(char.casefold()):
+                    if field != self._field:
+                        self._field = field
+                        self._on_redraw()
+                    self._set(field, index)
+                    return
         self._on_miss()
 
     # -- drawing -------------------------------------------------------------------

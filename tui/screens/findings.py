@@ -15,11 +15,12 @@ from rich.table import Table
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from tui.keymap import bindings, key
 from tui.session import ReviewSession
 from tui.text import printable
 
@@ -59,9 +60,7 @@ def findings_table(result: Findings) -> Table:
 
 
 class FindingsScreen(ModalScreen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,F,q", "close", "Close", id="findings.close")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("findings.close")
 
     def __init__(self, session: ReviewSession) -> None:
         super().__init__()
@@ -70,7 +69,7 @@ class FindingsScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog", id="findings-dialog") as box:
             box.border_title = "Findings: how often each code applies"
-            box.border_subtitle = "esc closes"
+            box.border_subtitle = f"{key('findings.close')} closes"
             yield Static("computing...", id="findings-body")
             yield Static("", id="findings-notes")
 

@@ -23,7 +23,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tui.keymap import GROUP_TITLES, bindings, declared
+from tui.keymap import GROUP_TITLES, bindings, declared, described, key
 from tui.widgets.keys import KeyHelp, key_help
 
 #: How to read the queue: (term, explanation); a table, so a long explanation wraps
@@ -80,7 +80,7 @@ def key_sections(screen: Screen[Any]) -> list[KeySection]:
         seen.add(kind)
         actions = declared(kind)
         if actions:
-            title = GROUP_TITLES.get(actions[0].group, kind.__name__)
+            title = described(GROUP_TITLES.get(actions[0].group, kind.__name__))
             sections.append(KeySection(title, widget, [a.binding() for a in actions]))
     return sections
 
@@ -95,9 +95,9 @@ def bindings_table(bindings: Iterable[tuple[str, str]]) -> Table:
     table.add_column(style="bold cyan", no_wrap=True, justify="right")
     table.add_column(style="bold", no_wrap=True)
     table.add_column(ratio=1)
-    for key, description in bindings:
+    for shown, description in bindings:
         title, sep, rest = description.partition(": ")
-        table.add_row(key, title if sep else "", rest if sep else description)
+        table.add_row(shown, title if sep else "", rest if sep else description)
     return table
 
 
@@ -159,7 +159,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body", classes="dialog") as body:
             body.border_title = "Keys"
-            body.border_subtitle = "esc closes"
+            body.border_subtitle = f"{key('help.close')} closes"
             yield Static(bindings_table(self._own), id="help-keys")
             for title, items in self._sections:
                 yield Static(

@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-from tui.keymap import bindings
+from tui.keymap import bindings, key
 from tui.text import kept_unless_edited, printable
 
 
@@ -31,7 +31,7 @@ class NoteScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="note-dialog") as box:
             box.border_title = "Note"
-            box.border_subtitle = "enter saves · esc cancels"
+            box.border_subtitle = f"enter saves · {key('dialog.cancel')} cancels"
             yield Label(Text(printable(self._title, single_line=True)), classes="dialog-subtitle")
             yield Input(self._shown, placeholder="Why, or what to revisit…", id="note-input")
 

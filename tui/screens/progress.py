@@ -1,17 +1,21 @@
-"""Progress per code, on demand (``p``)."""
+"""Progress per code, and who else is coding now, on demand (``p``); kept up to date while
+it is open (the app tells it when any session commits)."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
 from rich.table import Table
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from tui.keymap import bindings
+from tui.keymap import bindings, key
+from tui.live import Teammate, team
+from tui.messages import StudyChanged
 from tui.session import ReviewSession
 from tui.text import printable
 
@@ -43,6 +47,22 @@ def progress_table(progress: dict[str, Any], names: dict[str, str]) -> Table:
     return table
 
 
+def team_table(teammates: list[Teammate]) -> Table:
+    """The other coders with a session open now and how many decisions each has made
+    (names and counts only: never what they decided)."""
+    table = Table(show_edge=False, expand=True, title="Also coding now", title_justify="left")
+    table.add_column("coder", ratio=1, no_wrap=True, overflow="ellipsis")
+    table.add_column("decisions", justify="right", no_wrap=True)
+    table.add_column("on", no_wrap=True, overflow="ellipsis")
+    for mate in teammates:
+        table.add_row(
+            printable(mate.coder, single_line=True),
+            f"{mate.decided:,}",
+            printable(mate.host, single_line=True),
+        )
+    return table
+
+
 class ProgressScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = bindings("progress.close")
 
@@ -57,8 +77,17 @@ class ProgressScreen(ModalScreen[None]):
             box.border_title = (
                 f"Progress: {progress.get('decided', 0):,} of {progress.get('total', 0):,} decided"
             )
-            box.border_subtitle = "esc closes"
-            yield Static(progress_table(progress, names))
+            box.border_subtitle = f"{key('progress.close')} closes"
+            yield Static(progress_table(progress, names), id="progress-codes")
+            teammates = team(self.session.study, coder=self.session.coder)
+            if teammates:
+                yield Static(team_table(teammates), id="progress-team")
+            else:
+                yield Static("Nobody else is coding this study now.", id="progress-team")
+
+    @on(StudyChanged)
+    async def _study_changed(self) -> None:
+        await self.recompose()
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -22,12 +22,13 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from tui.keymap import DECIDE, bindings
+from tui.keymap import DECIDE, bindings, key
+from tui.messages import StudyChanged
 from tui.screens.help import LEGEND
 from tui.screens.outcomes import report
 from tui.screens.small import TooSmall
 from tui.session import Outcome, ReviewSession
-from tui.source import Row, is_hidden
+from tui.source import STATUS_LABELS, Query, Row, is_hidden
 from tui.text import markup_safe, one_line, printable
 from tui.widgets.curve import CurveChart, spark
 from tui.widgets.detail import HIDDEN_TEXT, code_text, decided_by, question_text
@@ -72,6 +73,9 @@ class ResponseScreen(Screen[None]):
         "response.reverse",
         "response.next_code",
         "response.previous_code",
+        "response.tick",
+        "response.record_ticks",
+        "code.add",
         "app.help",
         "response.back",
     )
@@ -86,6 +90,7 @@ class ResponseScreen(Screen[None]):
         *,
         order: str = "id",
         reverse: bool = False,
+        filters: Query | None = None,
     ) -> None:
         """
         Args:
@@ -95,12 +100,20 @@ class ResponseScreen(Screen[None]):
             order: The response order ``]`` and ``[`` follow (``study.queries.pairs``'s
                 ``RESPONSE_ORDERS``).
             reverse: That order backwards.
+            filters: The queue's filters (code, status, search, wave): ``]`` and ``[``
+                visit only the responses with a pair they select, ``]`` only those with
+                an undecided pair among them (the work left) unless the filter asks for
+                a status itself. None: every response (the list of responses).
         """
         super().__init__()
         self.session = session
         self.response_id = response_id
         self.order = order
         self.reverse = reverse
+        self.filters = filters
+        #: The checklist: the yes/no codes ticked on this response (``space``), recorded
+        #: Yes by ``enter`` with the other undecided yes/no codes No.
+        self.ticked: set[str] = set()
         self._initial_code = code_id
         self._rows: list[Row] = []
         self._width = 0
@@ -118,11 +131,32 @@ class ResponseScreen(Screen[None]):
             yield Static(id="response-text")
             yield Static(id="response-attrs")
         yield DataTable(id="response-codes", cursor_type="row", zebra_stripes=True)
+        # The question and the curve first: a long definition is cut at the pane's
+        # foot, never them.
         with Vertical(id="response-detail"):
             yield Static(id="response-code")
             yield CurveChart(id="response-curve")
+            yield Static(id="response-criteria")
         yield KeyBar()
         yield TooSmall(MINIMUM)
+
+    @on(StudyChanged)
+    def _study_changed(self, message: StudyChanged) -> None:
+        """Scores arrived (a new code's, say) while this view is on top: show them."""
+        if self.is_current and self._rows:
+            self._refresh_rows()
+
+    def on_screen_resume(self) -> None:
+        # A code added (or edited) from here: its row joins the table.
+        if {r.code_id for r in self._rows} != set(self.session.codes):
+            self._refresh_rows()
+
+    def _refresh_rows(self) -> None:
+        current = self.current()
+        self._load()
+        self._show_place()  # a new code leaves more responses with codes left
+        keys = [r.code_id for r in self._rows]
+        self._select(keys.index(current.code_id) if current and current.code_id in keys else 0)
 
     def on_resize(self, event: events.Resize) -> None:
         self.query_one(TooSmall).check(event.size.width, event.size.height)
@@ -154,6 +188,7 @@ class ResponseScreen(Screen[None]):
     def _open(self, response_id: str, code_id: str | None = None) -> None:
         """Show ``response_id``, highlighting ``code_id`` or its first undecided code."""
         self.response_id = response_id
+        self.ticked = set()
         self._load()
         rows = self._rows
         start = next((i for i, r in enumerate(rows) if r.code_id == code_id), None)
@@ -162,20 +197,67 @@ class ResponseScreen(Screen[None]):
         self._select(start)
         self._show_response()
 
+    def _walk(self, *, forward: bool) -> dict[str, Any]:
+        """The filters ``]`` (``forward``) or ``[`` and the position follow."""
+        filters = self.filters
+        if filters is None:
+            return {}
+        status = filters.status
+        if forward and status is None:
+            status = "undecided"
+        session = self.session
+        return {
+            "code_id": filters.code_id,
+            "status": status,
+            "search": filters.search,
+            "wave": filters.wave,
+            "coder": session.coder if session.hides_model(self.order) else None,
+        }
+
+    def _place_text(self) -> str:
+        """Where the response stands: ``3 of 60 · wave 2 · 41 with codes left``."""
+        queries = self.session.study.queries
+        config_id = self.session.config_id
+        where: dict[str, Any] = {"order": self.order, "reverse": self.reverse}
+        place, total = queries.response_tally(
+            config_id, self.response_id, **where, **self._walk(forward=False)
+        )
+        parts = [f"{place + 1:,} of {total:,}"]
+        filters = self.filters
+        if filters is not None:
+            described = [
+                f"wave {filters.wave}" if filters.wave is not None else "",
+                self.session.codes[filters.code_id].name
+                if filters.code_id in self.session.codes
+                else "",
+                STATUS_LABELS[filters.status] if filters.status is not None else "",
+                f"“{filters.search}”" if filters.search else "",
+            ]
+            parts.extend(markup_safe(one_line(d)) for d in described if d)
+            if filters.status is None:
+                _, left = queries.response_tally(
+                    config_id, self.response_id, **where, **self._walk(forward=True)
+                )
+                parts.append(f"{left:,} with codes left")
+        return " · ".join(parts)
+
+    def _show_place(self) -> None:
+        """The response's place in the walk, and the walk, under its text."""
+        label = RESPONSE_ORDER_LABELS.get(self.order, self.order)
+        if self.reverse:
+            label = f"reversed: {label}"
+        box = self.query_one("#response-text-box", VerticalScroll)
+        box.border_subtitle = (
+            f"{self._place_text()} · {markup_safe(label)} · "
+            f"{markup_safe(key('response.next'))} next"
+        )
+
     def _show_response(self) -> None:
         study = self.session.study
         response = study.response(self.response_id)
         box = self.query_one("#response-text-box", VerticalScroll)
-        position = study.queries.response_position(
-            self.session.config_id, self.response_id, order=self.order, reverse=self.reverse
-        )
-        label = RESPONSE_ORDER_LABELS.get(self.order, self.order)
-        if self.reverse:
-            label = f"reversed: {label}"
         box.border_title = f"Response {markup_safe(self.response_id)}"
-        box.border_subtitle = (
-            f"{position + 1:,} of {study.response_count():,} · {markup_safe(label)} · ] next"
-        )
+        self._show_place()
         self.query_one("#response-text", Static).update(Text(printable(response.text)))
         attrs = attributes_text(response.attrs)
         memo = self.session.memo(self.response_id)
@@ -193,7 +275,11 @@ class ResponseScreen(Screen[None]):
         """
         table = self.codes_table
         cursor = table.cursor_row
-        self._rows = self.session.response_rows(self.response_id, order=self.order)
+        rows = self.session.response_rows(self.response_id, order=self.order)
+        if self.order == "entropy":
+            # As the order says: the least sure code first (unscored ones last).
+            rows.sort(key=lambda r: -1.0 if r.norm_entropy is None else -r.norm_entropy)
+        self._rows = rows
         with self.prevent(DataTable.RowHighlighted):
             self._fill(table)
             if self._rows:
@@ -215,7 +301,9 @@ class ResponseScreen(Screen[None]):
                 Text(printable(row.pick_label or "", single_line=True)),
                 "" if row.confidence is None else f"{row.confidence:.2f}",
                 "" if row.norm_entropy is None else f"{row.norm_entropy:.2f}",
-                coded_text(row, value_label(scale, row.decision)),
+                Text("☑ tick", style="bold cyan")
+                if row.code_id in self.ticked
+                else coded_text(row, value_label(scale, row.decision)),
                 "✎" if row.note else "",
                 key=row.code_id,
             )
@@ -244,12 +332,17 @@ class ResponseScreen(Screen[None]):
         scale = self.session.scale(row.code_id)
         if code is not None:
             text = question_text(self.session.codebook.question, code.name)
-            text.append("\n")
-            text.append_text(code_text(code))
             if scale.k == 2:
                 yes, no = scale.options[1].label, scale.options[0].label
-                text.append(f"\n1 or y: {printable(yes)} · 0 or n: {printable(no)}", style="dim")
+                text.append(
+                    f"  1 or y: {printable(yes, single_line=True)} · "
+                    f"0 or n: {printable(no, single_line=True)} · space ticks, "
+                    f"⏎ records ticks {printable(yes, single_line=True)}, the rest "
+                    f"{printable(no, single_line=True)}",
+                    style="dim",
+                )
             self.query_one("#response-code", Static).update(text)
+            self.query_one("#response-criteria", Static).update(code_text(code))
         chart = self.query_one("#response-curve", CurveChart)
         if is_hidden(row):
             chart.update(Text(HIDDEN_TEXT, style="dim italic"))
@@ -264,20 +357,27 @@ class ResponseScreen(Screen[None]):
         )
 
     def action_response(self, step: int) -> None:
-        """Go ``step`` responses along the order (``]`` next, ``[`` previous)."""
-        target = self.session.study.queries.response_after(
+        """Go ``step`` responses along the order (``]`` next, ``[`` previous), among the
+        responses the queue's filters select; ``]`` passes over finished ones."""
+        target = self.session.study.queries.response_step(
             self.session.config_id,
             self.response_id,
             step=step,
             order=self.order,
             reverse=self.reverse,
+            **self._walk(forward=step > 0),
         )
         if target is None:
             self.app.bell()
-            self.notify(
-                "This is the last response." if step > 0 else "This is the first response.",
-                timeout=2,
-            )
+            if step > 0:
+                said = (
+                    "No response further on has a code left to decide."
+                    if self.filters is not None and self.filters.status is None
+                    else "This is the last response."
+                )
+            else:
+                said = "This is the first response."
+            self.notify(said, timeout=2)
             return
         self._open(target)
 
@@ -353,6 +453,71 @@ class ResponseScreen(Screen[None]):
 
         title = f"{one_line(response_id)} · the whole response"
         self.app.push_screen(NoteScreen(title, self.session.memo(response_id)), save)
+
+    # -- the checklist ----------------------------------------------------------------
+
+    def action_tick(self) -> None:
+        """Tick (or untick) the highlighted code, then go to the next one: a checklist
+        of the codes that apply, for yes/no codes only (an ordinal scale has no single
+        "applies"; its codes are decided with their digits)."""
+        row = self.current()
+        if row is None:
+            return
+        if not self.session.is_yes_no(row.code_id):
+            self.notify(
+                f"The checklist is for yes/no codes: decide {one_line(row.code_name)} "
+                "with the digits of its scale.",
+                severity="warning",
+                timeout=4,
+                markup=False,
+            )
+            return
+        self.ticked ^= {row.code_id}
+        index = self.codes_table.cursor_row
+        scale = self.session.scale(row.code_id)
+        cell = (
+            Text("☑ tick", style="bold cyan")
+            if row.code_id in self.ticked
+            else coded_text(row, value_label(scale, row.decision))
+        )
+        self.codes_table.update_cell(row.code_id, "coded", cell)
+        self._select(min(index + 1, len(self._rows) - 1))
+
+    def action_record_ticks(self) -> None:
+        """Record the checklist: each ticked code Yes, each undecided yes/no code not
+        ticked No (a decided one is left as it is); ordinal codes are left undecided and
+        named. Then on to the next response, once this one has nothing left."""
+        session = self.session
+        yes = no = 0
+        for row in list(self._rows):
+            if not session.is_yes_no(row.code_id):
+                continue
+            ticked = row.code_id in self.ticked
+            if not ticked and row.decision is not None:
+                continue
+            if ticked and row.decision == session.scale(row.code_id).options[1].value:
+                continue  # already Yes
+            if report(self, session.yes_no(row, yes=ticked)) is None:
+                self.ticked.clear()
+                self._load()
+                return
+            yes, no = (yes + 1, no) if ticked else (yes, no + 1)
+        self.ticked = set()
+        self._load()
+        left = [r for r in self._rows if r.decision is None]
+        said = f"Recorded {yes:,} Yes and {no:,} No; u takes them back one by one."
+        if left:
+            names = ", ".join(one_line(r.code_name) for r in left[:3])
+            more = f" and {len(left) - 3:,} more" if len(left) > 3 else ""
+            self.notify(
+                f"{said} Still to decide with their digits: {names}{more}.",
+                timeout=5,
+                markup=False,
+            )
+            self._select(next(i for i, r in enumerate(self._rows) if r.decision is None))
+            return
+        self.notify(said, timeout=3, markup=False)
+        self.action_response(1)
 
     def action_cursor(self, step: int) -> None:
         table = self.codes_table

@@ -11,7 +11,7 @@ screen did is told by message. The blind audit's and blind coding's rules come f
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input
 
 from study.rows import CONSENSUS, Status
-from tui.keymap import DECIDE, bindings
+from tui.keymap import DECIDE, bindings, hidden, key
 from tui.messages import (
     AuditRequested,
     DelegationRequested,
@@ -86,12 +86,13 @@ class ReviewScreen(Screen[None]):
         "review.progress",
         "review.findings",
         "review.edit_code",
+        "code.add",
         "review.choose_config",
         "review.switch_pane",
         "review.cancel",
         "app.help",
         "review.quit",
-    )
+    ) + hidden("screening.delegate")
     HELP_HEADING = "Reading the queue"
     HELP_LEGEND = LEGEND
 
@@ -100,7 +101,7 @@ class ReviewScreen(Screen[None]):
         self.session = session
         self.blind = BlindWork(session)
         self._history: list[tuple[tuple[str, str], int]] = []
-        self._agreement: tuple[float, int] | None = None
+        self._agreement: tuple[float, int, float] | None = None
         self._model_state = ""
         self._top_at_start: tuple[str, str] | None = None
         #: Set when the study changed while another screen was on top.
@@ -155,7 +156,9 @@ class ReviewScreen(Screen[None]):
                     id="queue",
                 )
                 yield Input(
-                    placeholder="Search response text, enter to apply, esc to clear",
+                    placeholder=(
+                        f"Search response text, enter to apply, {key('review.cancel')} to clear"
+                    ),
                     id="search",
                 )
             with ContentSwitcher(initial="detail", id="side"):
@@ -267,6 +270,13 @@ class ReviewScreen(Screen[None]):
             mode=" · ".join(mode),
         )
 
+    def codes_changed(self) -> None:
+        """The codebook has a new version (a code added or edited): the queue and the
+        filter bar offer its codes."""
+        self.filter_bar.set_codes([(c.id, c.name) for c in self.session.codebook.codable])
+        self.pair_queue.reload()
+        self.update_status()
+
     def set_stale(self, keys: frozenset[tuple[str, str]]) -> None:
         """Draw the curves of ``keys`` greyed: scores from an older text of their code."""
         self.pair_queue.stale_keys = keys
@@ -277,7 +287,7 @@ class ReviewScreen(Screen[None]):
         self._model_state = text
         self.update_status()
 
-    def set_agreement(self, agreement: tuple[float, int] | None) -> None:
+    def set_agreement(self, agreement: tuple[float, int, float] | None) -> None:
         self._agreement = agreement
         self.update_status()
 
@@ -441,7 +451,12 @@ class ReviewScreen(Screen[None]):
             order = query.order if query.order in ("entropy", "audit") else "id"
             self.app.push_screen(
                 ResponseScreen(
-                    self.session, row.response_id, row.code_id, order=order, reverse=query.reverse
+                    self.session,
+                    row.response_id,
+                    row.code_id,
+                    order=order,
+                    reverse=query.reverse,
+                    filters=query,
                 )
             )
 
@@ -454,20 +469,41 @@ class ReviewScreen(Screen[None]):
         self.app.push_screen(DisagreementsScreen(self.session, start=start))
 
     def action_response_mode(self) -> None:
-        """Code response by response, the one whose least sure code is least sure first."""
+        """Code response by response, the one whose least sure code is least sure first,
+        among the responses the queue's filters select (the first with a code left)."""
         from tui.screens.response import ResponseScreen
 
         session = self.session
+        query = self.pair_queue.pair_query
         # The blind audit's responses in audit order when the queue walks the audit;
         # under blind coding, id order (an uncertainty order would give the model away).
-        order = self.pair_queue.pair_query.order
+        order = query.order
         if order != "audit":
             order = "id" if session.blind_coding else "entropy"
-        first = session.study.queries.response_page(session.config_id, order=order, limit=1)
-        if not first:
+        coder = session.coder if session.hides_model(order) else None
+        filters: dict[str, Any] = {
+            "code_id": query.code_id,
+            "search": query.search,
+            "wave": query.wave,
+            "coder": coder,
+        }
+        queries = session.study.queries
+        first = queries.response_step(
+            session.config_id,
+            None,
+            order=order,
+            status=query.status or "undecided",
+            **filters,
+        )
+        if first is None:  # nothing left to decide there: the first one the filter shows
+            first = queries.response_step(
+                session.config_id, None, order=order, status=query.status, **filters
+            )
+        if first is None:
             self.app.bell()
+            self.notify("No response matches the filter.", timeout=3)
             return
-        self.app.push_screen(ResponseScreen(session, first[0], order=order))
+        self.app.push_screen(ResponseScreen(session, first, order=order, filters=query))
 
     def action_response_list(self) -> None:
         """The responses, one a line, to choose which to code (:mod:`.responses`)."""
@@ -602,7 +638,8 @@ class ReviewScreen(Screen[None]):
                 self.pair_queue.reload()
                 self.update_status()
                 self.notify(
-                    f"Delegated {plural(saved.value or 0, 'pair')} to the model; u undoes.",
+                    f"Delegated {plural(saved.value or 0, 'pair')} to the model; "
+                    f"{key('review.undo')} undoes.",
                     timeout=4,
                 )
 
@@ -630,6 +667,18 @@ class ReviewScreen(Screen[None]):
         """Whether the screening panel is the pane on show (its plan and comparison are
         only worth computing then)."""
         return self.query_one(ContentSwitcher).current == "screening"
+
+    def action_delegate(self) -> None:
+        """``d`` with the queue focused: the panel's delegation when it is on show (it
+        says why there is nothing to delegate), else the panel, with a word on why."""
+        if self.screening_shown:
+            self.screening.action_delegate()
+            return
+        self.action_toggle_screening()
+        self.notify(
+            "The delegation plan is in the screening panel: read it, then press d to apply it.",
+            timeout=4,
+        )
 
     def action_toggle_screening(self) -> None:
         switcher = self.query_one(ContentSwitcher)

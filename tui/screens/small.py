@@ -13,17 +13,6 @@ class TooSmall(Static):
     children.
     """
 
-    DEFAULT_CSS = """
-    TooSmall {
-        display: none;
-        width: 1fr;
-        height: 1fr;
-        content-align: center middle;
-        text-align: center;
-        color: $text-warning;
-    }
-    """
-
     def __init__(self, minimum: tuple[int, int]) -> None:
         super().__init__(id="too-small")
         self.minimum = minimum

@@ -46,12 +46,6 @@ def agreement_rows(report: AgreementReport) -> list[tuple[str, ...]]:
 class AgreementPanel(Vertical):
     """The agreement of the coders compared: a title line and one row per code."""
 
-    DEFAULT_CSS = """
-    AgreementPanel { height: auto; max-height: 12; padding: 0 1; }
-    AgreementPanel #agreement-title { height: 1; color: $text-muted; }
-    AgreementPanel #agreement-table { height: auto; max-height: 10; }
-    """
-
     class Measured(Message):
         """The agreement was measured (``report``), or could not be (``problem``)."""
 

@@ -16,7 +16,11 @@ from textual.widgets import Static
 
 from codebooks.model import Scale
 from scoring.curves import sparkline
+from tui.keymap import key
 from tui.text import printable
+
+#: In place of a curve not scored yet (with the key that scores).
+NOT_SCORED = "Not scored yet: press {} to score pending pairs."
 
 #: Under a greyed curve: why it is grey.
 STALE_NOTE = "Old curve: the code's text changed; its new score is on the way."
@@ -116,7 +120,7 @@ class CurveChart(Static):
     ) -> None:
         """Draw a curve, or say that the pair is not scored yet."""
         if surprisal is None or probs is None:
-            self.update(Text("Not scored yet: press r to score pending pairs.", style="dim italic"))
+            self.update(Text(NOT_SCORED.format(key("review.score")), style="dim italic"))
             return
         width = max(8, min(30, self.size.width - 30)) if self.size.width else 20
         chart = curve_table(

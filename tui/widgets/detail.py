@@ -15,10 +15,10 @@ from textual.strip import Strip
 
 from codebooks.model import DEFAULT_QUESTION, Code, Scale
 from scoring.curves import OFF_SCALE_WARNING
-from tui.keymap import bindings
+from tui.keymap import DECIDE, bindings, key, key_range
 from tui.source import Row, is_hidden
 from tui.text import markup_safe, printable
-from tui.widgets.curve import curve_table
+from tui.widgets.curve import NOT_SCORED, curve_table
 from tui.widgets.queue import value_label
 from tui.widgets.scrolling import set_virtual_size
 
@@ -96,12 +96,16 @@ def decision_text(row: Row, scale: Scale, me: str | None = None) -> Text:
     who = decided_by(row, me)
     if row.decision is None:
         text.append("Not decided yet. ", style="dim")
-        accept = "" if is_hidden(row) else ", a to accept"
+        accept = "" if is_hidden(row) else f", {key('review.accept')} to accept"
         if scale.k == 2:
             yes, no = (printable(o.label, single_line=True) for o in scale.options[::-1])
-            text.append(f"Press 1 for {yes}, 0 for {no}{accept}.", style="dim")
+            one, zero = key("decide.1"), key("decide.0")
+            text.append(f"Press {one} for {yes}, {zero} for {no}{accept}.", style="dim")
         else:
-            text.append(f"Press a digit{accept}, x for does not apply.", style="dim")
+            digits = key_range(DECIDE[: scale.k])
+            choose = "a digit" if digits == f"1-{scale.k}" else digits
+            not_apply = key("review.not_apply")
+            text.append(f"Press {choose}{accept}, {not_apply} for does not apply.", style="dim")
     elif row.source == "model":
         text.append(f"≈ {label}", style="bold")
         text.append(" model's pick, accepted by ")
@@ -147,14 +151,6 @@ class DetailPane(ScrollView, can_focus=True):
     layout of the screen, which a tree of auto-height widgets would cost on every move.
     """
 
-    DEFAULT_CSS = """
-    DetailPane {
-        overflow-x: hidden;
-        overflow-y: auto;
-        scrollbar-gutter: stable;
-    }
-    """
-
     BORDER_TITLE = "Detail"
 
     BINDINGS: ClassVar[list[BindingType]] = bindings(
@@ -186,7 +182,13 @@ class DetailPane(ScrollView, can_focus=True):
             None,
             (),
         )
-        self._lines: list[Strip] = []
+        #: The lines of the part that scrolls, of the part pinned below it, of the
+        #: decision, and what is drawn of each (see :meth:`_place_pinned`).
+        self._lines: list[list[Strip]] = [[]]
+        self._pinned: list[Strip] = []
+        self._extras: list[list[Strip]] = []
+        self._body: list[Strip] = []
+        self._shown_pinned: list[Strip] = []
         self._rendered_width = -1
         self._blank: Strip | None = None
         self._search: str | None = None
@@ -215,9 +217,11 @@ class DetailPane(ScrollView, can_focus=True):
 
     @property
     def plain_text(self) -> str:
-        """What the pane shows, as plain text (for tests)."""
+        """What the pane holds, as plain text (for tests): the part that scrolls, then
+        the pinned part."""
         self._render_content()
-        return "\n".join(strip.text.rstrip() for strip in self._lines)
+        lines = self._body + self._shown_pinned
+        return "\n".join(strip.text.rstrip() for strip in lines)
 
     def show(
         self, row: Row | None, code: Code | None, scale: Scale | None, path: tuple[str, ...] = ()
@@ -237,14 +241,17 @@ class DetailPane(ScrollView, can_focus=True):
         self._render_content()
         self.refresh()
 
-    def _build(self, width: int) -> RenderableType:
-        """The pane's content for a width (the curve's bars scale with it)."""
+    def _build(
+        self, width: int
+    ) -> tuple[tuple[RenderableType, ...], RenderableType, tuple[RenderableType, ...]]:
+        """The pane's content for a width (the curve's bars scale with it): the part that
+        scrolls (the response, the code's criteria), the part pinned below it (the
+        question and the curve), and the decision and the model's numbers, pinned too
+        where the pane has room (else they follow the response)."""
         row, code, scale, path = self._shown
         if row is None or code is None or scale is None:
-            return Text("Nothing to show.", style="dim italic")
-        curve: RenderableType = Text(
-            "Not scored yet: press r to score pending pairs.", style="dim italic"
-        )
+            return (Text("Nothing to show.", style="dim italic"),), Text(), ()
+        curve: RenderableType = Text(NOT_SCORED.format(key("review.score")), style="dim italic")
         if is_hidden(row):
             curve = Text(HIDDEN_TEXT, style="dim italic")
         elif row.surprisal is not None and row.probs is not None:
@@ -259,18 +266,11 @@ class DetailPane(ScrollView, can_focus=True):
                 stale=(row.response_id, row.code_id) in self._stale,
                 decided_by=decided_by(row, self._coder),
             )
-        # The curve and the decision come before the code's criteria: at 80x24 they
-        # are what the coder must see without scrolling.
-        return Group(
-            response_text(row.text, self._search),
-            Text(),
-            question_text(self._question, code.name),
-            curve,
-            stats_text(row),
-            decision_text(row, scale, self._coder),
-            Text(),
-            code_text(code, path),
-        )
+        # The question and the curve stay on screen below the response however long it
+        # is (at 80x24 they are what the coder must see); the response scrolls above.
+        body = (response_text(row.text, self._search), Group(Text(), code_text(code, path)))
+        pinned = Group(question_text(self._question, code.name), curve)
+        return body, pinned, (decision_text(row, scale, self._coder), stats_text(row))
 
     def _render_content(self) -> None:
         width = self.scrollable_content_region.width
@@ -279,15 +279,44 @@ class DetailPane(ScrollView, can_focus=True):
         console = self.app.console
         options = console.options.update(width=width, height=None, highlight=False)
         style = self.rich_style
-        lines = console.render_lines(self._build(width), options, style=style, pad=True)
-        self._lines = [Strip(line, width).simplify() for line in lines]
+
+        def strips(renderable: RenderableType) -> list[Strip]:
+            lines = console.render_lines(renderable, options, style=style, pad=True)
+            return [Strip(line, width).simplify() for line in lines]
+
+        body, pinned, extras = self._build(width)
+        self._lines = [strips(part) for part in body]
+        shown = self._shown[0] is not None
+        self._pinned = strips(pinned) if shown else []
+        self._extras = [strips(extra) for extra in extras]
         self._rendered_width = width
-        size = Size(width, len(self._lines))
+        self._place_pinned()
+
+    def _place_pinned(self) -> None:
+        """Pin each extra (the decision, then the model's numbers) while three lines of
+        the response still show above; the others follow the response. Size the scroll
+        range to what scrolls (the pinned lines take their share of the pane)."""
+        room = self.scrollable_content_region.height - 3
+        pinned = list(self._pinned)
+        unpinned: list[Strip] = []
+        for extra in self._extras:
+            if not unpinned and len(pinned) + len(extra) <= room:
+                pinned += extra
+            else:
+                unpinned += extra
+        response, *rest = self._lines
+        body = response + unpinned + [line for part in rest for line in part]
+        self._shown_pinned = pinned
+        self._body = body
+        size = Size(self._rendered_width, len(body) + len(pinned))
         if set_virtual_size(self, size):
             self.scroll_to(y=min(self.scroll_y, self.max_scroll_y), animate=False, immediate=True)
 
     def on_resize(self, event: events.Resize) -> None:
-        self._render_content()
+        if self.scrollable_content_region.width != self._rendered_width:
+            self._render_content()
+        else:
+            self._place_pinned()
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -304,9 +333,18 @@ class DetailPane(ScrollView, can_focus=True):
         return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:
+        pinned = self._shown_pinned
+        # The pinned lines follow the response, at the pane's foot once it scrolls.
+        top = min(self.scrollable_content_region.height - len(pinned), len(self._body))
+        if pinned and y >= top:
+            index = y - top
+            return pinned[index] if index < len(pinned) else self._blank_line()
         index = int(self.scroll_offset.y) + y
-        if 0 <= index < len(self._lines):
-            return self._lines[index]
+        if 0 <= index < len(self._body):
+            return self._body[index]
+        return self._blank_line()
+
+    def _blank_line(self) -> Strip:
         if self._blank is None or self._blank.cell_length != self._rendered_width:
             self._blank = Strip.blank(max(0, self._rendered_width), self.rich_style)
         return self._blank

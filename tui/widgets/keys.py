@@ -18,6 +18,8 @@ from textual.binding import Binding, BindingType
 from textual.strip import Strip
 from textual.widget import Widget
 
+from tui.keymap import described
+
 if TYPE_CHECKING:
     from textual.app import App
     from textual.screen import Screen
@@ -76,8 +78,8 @@ def key_help(
             display = ", ".join(
                 app.get_key_display(replace(binding, key=k, key_display=None)) for k in keys
             )
-        title = binding.tooltip.partition(": ")[0]
-        items.append(KeyHelp(display, title, binding.tooltip, binding.action))
+        text = described(binding.tooltip)
+        items.append(KeyHelp(display, text.partition(": ")[0], text, binding.action))
     return items
 
 

@@ -27,6 +27,9 @@ PAGE_SIZE = 40
 #: up (a huge, mostly done study costs a bounded number of queries).
 SCAN_PAGES = 100
 
+#: Rows kept in view beyond the cursor when it moves near the top or bottom edge.
+SCROLL_MARGIN = 2
+
 RowT = TypeVar("RowT")
 
 
@@ -176,9 +179,13 @@ class PagedList(ScrollView, Generic[RowT]):
         return max(1, self.scrollable_content_region.height - 1)
 
     def _scroll_cursor_into_view(self) -> None:
+        """Scroll so that the cursor's row shows with :data:`SCROLL_MARGIN` rows beyond
+        it on either side (fewer on a short list), so the next rows are in view."""
         top = int(self.scroll_offset.y)
         height = self._body_height
-        if self._cursor < top:
-            self.scroll_to(y=self._cursor, animate=False, immediate=True)
-        elif self._cursor >= top + height:
-            self.scroll_to(y=self._cursor - height + 1, animate=False, immediate=True)
+        margin = min(SCROLL_MARGIN, max(0, (height - 1) // 2))
+        if self._cursor < top + margin:
+            self.scroll_to(y=max(0, self._cursor - margin), animate=False, immediate=True)
+        elif self._cursor >= top + height - margin:
+            y = self._cursor - height + 1 + margin
+            self.scroll_to(y=min(y, max(0, self._total - height)), animate=False, immediate=True)

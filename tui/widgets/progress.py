@@ -2,41 +2,21 @@
 
 from __future__ import annotations
 
+from rich.markup import escape
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.widgets import Label, ProgressBar
 
+from tui.keymap import key
 from tui.messages import Progress
+from tui.text import duration
 
-
-def duration(seconds: float) -> str:
-    """``42s``, ``3m05s``, ``1h12m``."""
-    if seconds != seconds or seconds < 0:  # nan
-        return "?"
-    s = round(seconds)
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+__all__ = ["ScoringProgress", "duration"]
 
 
 class ScoringProgress(Horizontal):
     """Shown while a scoring run is going; Escape cancels it."""
-
-    DEFAULT_CSS = """
-    ScoringProgress {
-        height: 1;
-        display: none;
-        background: $boost;
-        &.-running { display: block; }
-        & > #scoring-title { width: auto; padding: 0 1; color: $accent; text-style: bold; }
-        & > ProgressBar { width: 1fr; }
-        & > ProgressBar > Bar { width: 1fr; }
-        & > #scoring-rate { width: auto; padding: 0 1; color: $text-muted; }
-    }
-    """
 
     progress: reactive[Progress | None] = reactive(None, init=False)
     """The latest progress, or None when no run is going."""
@@ -55,5 +35,6 @@ class ScoringProgress(Horizontal):
         rate = f"{progress.rate:.1f}/s" if progress.rate > 0 else "…"
         eta = duration(progress.eta) if progress.done else "?"
         self.query_one("#scoring-rate", Label).update(
-            f"{progress.done:,}/{progress.total:,}  {rate}  ETA {eta}  [dim]esc cancels[/]"
+            f"{progress.done:,}/{progress.total:,}  {rate}  ETA {eta}  "
+            f"[dim]{escape(key('review.cancel'))} cancels[/]"
         )

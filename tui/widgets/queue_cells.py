@@ -69,14 +69,11 @@ def status_text(row: Row, label: str | None) -> str:
 
 
 def value_label(scale: Scale | None, value: int | None) -> str | None:
-    """The option label of a stored value (``Yes`` for 1 on No/Yes)."""
+    """A stored value's name (:meth:`Scale.label_of`); None for no value, the digits
+    where the scale is unknown."""
     if value is None:
         return None
-    if scale is not None:
-        for option in scale.options:
-            if option.value == value:
-                return option.label
-    return str(value)
+    return scale.label_of(value) if scale is not None else str(value)
 
 
 def snippet(text: str, search: str | None = None) -> str:

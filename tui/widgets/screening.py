@@ -21,20 +21,24 @@ from textual.containers import VerticalScroll
 from textual.widgets import Select, Static
 
 from screening.advice import GLOSSES
+from screening.headline import pattern, vrs_rows
 from screening.report import TIER_STYLES
 from tui.keymap import bindings
 from tui.messages import (
     AuditRequested,
     DelegationRequested,
+    ReportRequested,
     ReviewLeftRequested,
     ScreeningCutChanged,
     ScreeningFilterRequested,
 )
-from tui.plans import plan_renderable
+from tui.plans import nothing_to_delegate, plan_renderable
 from tui.text import printable
 from tui.verdicts import POOLED, GroupVerdict, ScreeningSummary
+from tui.widgets.plots import reliability_plot, risk_coverage_plot
 
 if TYPE_CHECKING:
+    from screening.advice import Advice
     from study.analysis.compare import Comparison
     from study.log.delegations import DelegationPlan
 
@@ -57,6 +61,15 @@ def cut_words(cut: float | str) -> str:
     return f"p_max ≥ {float(cut):.2f}"
 
 
+def follow_hint(advice: Advice) -> str:
+    """What F does for this advice, in the words shown beside it ("" when nothing)."""
+    if advice.remaining == 0:
+        return ""
+    if advice.audit:
+        return "  F codes them blind"
+    return "  F shows them"
+
+
 def advice_renderable(summary: ScreeningSummary, cut: float | str) -> Group:
     """The headline, the next action (with its key), the study's warning and the cut."""
     parts: list[RenderableType] = []
@@ -66,7 +79,7 @@ def advice_renderable(summary: ScreeningSummary, cut: float | str) -> Group:
         parts.append(Text(printable(headline), style="bold"))
         parts.append(
             Text.assemble(
-                ("Next: ", "bold"), printable(advice.action) + ".", ("  F shows them", "dim")
+                ("Next: ", "bold"), printable(advice.action) + ".", (follow_hint(advice), "dim")
             )
         )
     if summary.study_warning:
@@ -86,7 +99,7 @@ def comparison_renderable(
     comparison: Comparison | None, code_id: str | None, name: str, note: str
 ) -> Group:
     """The configurations side by side on one code (``None``: pooled): n, agreement,
-    kappa with its interval and the screen's tier; empty with fewer than two."""
+    kappa with its interval, AUROC and the response pattern; empty with fewer than two."""
     if comparison is None:
         if not note:
             return Group()
@@ -115,11 +128,12 @@ def comparison_renderable(
         )
         agree = "n/a" if math.isnan(row.agreement) else f"{row.agreement:.0%}"
         label = f"#{row.config_id} " + printable(labels.get(row.config_id, ""), single_line=True)
+        auroc = "n/a" if row.auroc is None or math.isnan(row.auroc) else f"{row.auroc:.2f}"
         out.append(
             Text.assemble(
                 (label, "bold"),
-                f"\n  n {row.n}  agree {agree}  κ {interval}  ",
-                (row.tier, TIER_STYLES.get(row.tier, "")),
+                f"\n  n {row.n}  agree {agree}  κ {interval}  AUROC {auroc}  ",
+                (f"pattern: {pattern(row.tier)}", TIER_STYLES.get(row.tier, "")),
             )
         )
     clear = [
@@ -139,17 +153,18 @@ def comparison_renderable(
 
 
 def verdict_renderable(group: GroupVerdict) -> Group:
-    """The verdict in words, then the VRS table itself (for reporting)."""
-    tier = Text(group.tier, style=TIER_STYLES.get(group.tier, "bold"))
+    """The figures and the verdict in words, the response pattern with AUROC and kappa
+    beside it, then the VRS table itself (for reporting)."""
     name = printable(group.name, single_line=True)
-    title = Text.assemble(tier, "  ", (f"{name} · {group.n} coded by you", "dim"))
+    title = Text(f"{name} · {group.n} coded by you", style="dim")
     parts: list[RenderableType] = [title, Text(printable(group.headline), style="bold")]
+    parts.append(Text(printable(group.pattern), style=TIER_STYLES.get(group.tier, "")))
     parts += [Text("• " + printable(line)) for line in group.lines]
     if group.report is not None:
         table = Table.grid(padding=(0, 1))
         table.add_column(style="dim", no_wrap=True)
         table.add_column()
-        for label, value in group.report.rows():
+        for label, value in vrs_rows(group.report.rows(), group.figures):
             style = TIER_STYLES.get(value, "") if label == "Tier classification" else ""
             shown = Text(printable(label))
             if label in GLOSSES:
@@ -172,6 +187,7 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
         "screening.audit",
         "screening.delegate",
         "screening.left",
+        "screening.report",
     )
 
     def __init__(
@@ -186,6 +202,9 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
         self.cut: float | str = CUTS[0]
         #: The delegation plan shown (None: none yet, or none possible).
         self.plan: DelegationPlan | None = None
+        #: Why there is no plan (with :attr:`plan` None); empty while it is worked out.
+        self._plan_note = ""
+        self._plots_text = ""
 
     def compose(self) -> ComposeResult:
         yield Select(
@@ -198,6 +217,7 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
         yield Static("", id="screening-advice")
         # The plan before the verdict's details: it is what the coder acts on.
         yield Static("", id="screening-delegation")
+        yield Static("", id="screening-plots").set_styles("display: none;")
         yield Static(
             Text("Screening the decisions so far…", style="dim italic"), id="screening-body"
         )
@@ -245,6 +265,15 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
         if summary is None or summary.advice is None:
             self.notify("Nothing to show yet.", timeout=2)
             return
+        advice = summary.advice
+        if advice.remaining == 0:
+            # Never an empty list under a promise: say there is nothing left instead.
+            self.notify(f"Nothing left to code: {advice.action}.", timeout=4)
+            return
+        if advice.audit:
+            # The pairs asked for are the next blind audit pairs: code them blind.
+            self.post_message(AuditRequested())
+            return
         self.post_message(ScreeningFilterRequested(summary.advice_code_id))
 
     def action_blind_audit(self) -> None:
@@ -253,17 +282,23 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
     def action_left_for_review(self) -> None:
         self.post_message(ReviewLeftRequested())
 
+    def action_write_report(self) -> None:
+        self.post_message(ReportRequested())
+
     def action_delegate(self) -> None:
         plan = self.plan
         if plan is None or not plan.delegated:
-            self.notify("Nothing to delegate: no code is certified yet.", timeout=3)
+            self.notify(nothing_to_delegate(plan, self._plan_note), severity="warning", timeout=6)
             return
         self.post_message(DelegationRequested(plan))
 
     def show_plan(self, plan: DelegationPlan | None, note: str, audit: str | None) -> None:
         """Show the delegation plan (or ``note``, why there is none) and the audit."""
         self.plan = plan
+        self._plan_note = note
         self.query_one("#screening-delegation", Static).update(plan_renderable(plan, note, audit))
+        if self._summary is not None:
+            self._render_plots()
 
     def show(self, summary: ScreeningSummary) -> None:
         """Keep ``summary``; draw it now if the panel is on screen, else when it is shown.
@@ -287,7 +322,7 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
         select = self.query_one("#screening-group", Select)
         current = self.selected_code
         options = [(POOLED, _POOLED_KEY)] + [
-            (Text(f"{printable(g.name, single_line=True)} · {g.tier}"), g.code_id)
+            (Text(f"{printable(g.name, single_line=True)} · {g.short}"), g.code_id)
             for g in summary.groups
             if g.code_id is not None
         ]
@@ -311,16 +346,51 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
             advice_renderable(self._summary, self.cut)
         )
         body.update(verdict_renderable(group))
+        self._render_plots()
         rows = [
             Text.assemble(
-                (f"{g.tier:<18}", TIER_STYLES.get(g.tier, "")),
+                (f"{g.short:<22}", "bold" if g.figures and g.figures.adds_nothing else ""),
                 f" {printable(g.name, single_line=True)} ",
-                (f"({g.n})", "dim"),
+                (f"({g.n}) ", "dim"),
+                (printable(g.pattern), TIER_STYLES.get(g.tier, "")),
             )
             for g in self._summary.groups[1:]
         ]
         overview.update(Group(Text("\nPer code", style="bold dim"), *rows) if rows else "")
         self._render_comparison()
+
+    def _render_plots(self) -> None:
+        """The chosen group's reliability diagram and risk-coverage curve, where the
+        screen allows phase B; the certified threshold from the delegation plan."""
+        shown = self.query_one("#screening-plots", Static)
+        summary = self._summary
+        group = None if summary is None else summary.group(self.selected_code) or summary.groups[0]
+        phase_b = None if group is None or group.report is None else group.report.phase_b
+        if group is None or phase_b is None or not phase_b.calibration:
+            self._plots_text = ""
+            shown.update("")
+            shown.display = False  # no blank line where there is nothing to plot
+            return
+        certified = None
+        max_error = None
+        for code in self.plan.codes if self.plan is not None else ():
+            if code.code_id == group.code_id:
+                max_error = self.plan.max_error if self.plan is not None else None
+                d = code.delegation
+                if d.threshold is not None and d.n and d.n_audit:
+                    certified = (d.n / d.n_audit, d.errors / d.n, d.threshold)
+        plots = (
+            reliability_plot(phase_b.calibration),
+            risk_coverage_plot(phase_b.risk_coverage, certified=certified, max_error=max_error),
+        )
+        self._plots_text = "\n\n".join(p.plain for p in plots)
+        shown.update(Group(Text(""), plots[0], Text(""), plots[1]))
+        shown.display = True
+
+    @property
+    def plots_text(self) -> str:
+        """The plots as plain text (for tests); empty when none is drawn."""
+        return self._plots_text
 
     # -- the comparison of configurations (two or more scored) ----------------------------
 

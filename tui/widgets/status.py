@@ -41,6 +41,7 @@ class StatusLine(Widget):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._status = Text()
+        self._compact = Text()
         #: Drawn instead of the status while it is open.
         self.filter_bar: FilterBar | None = None
 
@@ -49,7 +50,7 @@ class StatusLine(Widget):
         *,
         decided: int,
         total: int,
-        agreement: tuple[float, int] | None,
+        agreement: tuple[float, int, float] | None,
         order: str,
         filters: str,
         model: str,
@@ -60,7 +61,8 @@ class StatusLine(Widget):
         Args:
             decided: Pairs with a decision.
             total: All pairs.
-            agreement: Share of decisions matching the model's pick, and on how many.
+            agreement: Share of decisions matching the model's pick, on how many, and
+                kappa (nan: not defined): agreement alone flatters a constant model.
             order: The queue's order, in words.
             filters: The active filters, in words ("" for none).
             model: The configuration shown and the model's state, short (``#1 SmolLM2
@@ -68,16 +70,40 @@ class StatusLine(Widget):
             mode: Blind work under way (``audit 37/150 blind``, ``blind coding``), shown
                 first.
         """
+        full = self._line(mode, decided, total, agreement, filters, model, order, compact=False)
+        compact = self._line(mode, decided, total, agreement, filters, model, order, compact=True)
+        if (full, compact) != (self._status, self._compact):
+            self._status, self._compact = full, compact
+            self.refresh()
+
+    @staticmethod
+    def _line(
+        mode: str,
+        decided: int,
+        total: int,
+        agreement: tuple[float, int, float] | None,
+        filters: str,
+        model: str,
+        order: str,
+        *,
+        compact: bool,
+    ) -> Text:
+        """The line in full, or ``compact`` for a narrow terminal: the same facts in
+        fewer words; the configuration keeps its number, model and state (``#1 SmolLM2 ·
+        no model``) and leaves out context and template."""
         text = Text(no_wrap=True, overflow="ellipsis")
         if mode:
             text.append(printable(mode, single_line=True), style="bold magenta")
             text.append("  ")
         share = decided / total if total else 0.0
         text.append(f"{decided:,}/{total:,}", style="bold")
-        text.append(f" decided ({share:.0%})")
+        text.append(f" ({share:.0%})" if compact else f" decided ({share:.0%})")
         if agreement is not None and agreement[1] > 0:
-            text.append("  agreement ", style="dim")
+            text.append("  agree " if compact else "  agreement ", style="dim")
             text.append(f"{agreement[0]:.0%}", style="bold")
+            kappa = agreement[2]
+            text.append(" κ ", style="dim")
+            text.append("n/a" if kappa != kappa else f"{kappa:.2f}", style="bold")
             text.append(f" on {agreement[1]:,}", style="dim")
         if filters:
             text.append("  filter: ", style="dim")
@@ -85,13 +111,13 @@ class StatusLine(Widget):
         # The configuration before the order: on a narrow terminal the end is cut off,
         # and which scores are shown matters more than the order (the queue shows it).
         if model:
+            parts = model.split(" · ")
+            shown = " · ".join([parts[0], parts[-1]]) if compact and len(parts) > 2 else model
             text.append("  ", style="dim")
-            text.append(printable(model, single_line=True), style="italic")
+            text.append(printable(shown, single_line=True), style="italic")
         text.append("  ▸ ", style="dim")
         text.append(printable(order, single_line=True))
-        if text != self._status:
-            self._status = text
-            self.refresh()
+        return text
 
     def render(self) -> Text:
         bar = self.filter_bar
@@ -101,4 +127,7 @@ class StatusLine(Widget):
                 value=self.get_component_rich_style("status-line--value"),
                 active=self.get_component_rich_style("status-line--active"),
             )
-        return self._status
+        # The full line where it fits, else the compact one (cut at its end if need be).
+        if self._status.cell_len <= self.content_size.width:
+            return self._status
+        return self._compact

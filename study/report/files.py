@@ -1,0 +1,154 @@
+"""Write a study's report: the HTML file, and each figure and table as its own files.
+
+Nothing is left half-written: the HTML goes to a temporary file beside its target and
+is renamed over it (:func:`codebooks.files.write_atomic`); the figures and tables are
+written into a temporary folder beside the figures folder, then moved into it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from codebooks.files import write_atomic
+from study.errors import StudyError
+from study.report import content, html
+from study.report.data import ReportData
+
+
+@dataclass(frozen=True)
+class ReportWritten:
+    """What :func:`write_report` wrote.
+
+    Attributes:
+        path: The HTML file (None when only figures were asked for).
+        files: The figure and table files, in the figures folder.
+    """
+
+    path: Path | None
+    files: tuple[Path, ...] = ()
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("codecurve")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def render_html(
+    data: ReportData,
+    *,
+    written_at: datetime | None = None,
+    svg: Callable[[content.Figure], str] | None = None,
+) -> str:
+    """The report as one HTML document (``svg`` draws a figure; by default, matplotlib)."""
+    from study.report.draw import svg_text
+
+    at = (written_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
+    name = data.sections["study"]["name"]
+    return html.document(
+        f"Study report: {name}",
+        f"Written by codecurve {_version()} on {at}. Every number below is what the "
+        "codecurve commands print for this study with --format json.",
+        content.sections(data),
+        svg or svg_text,
+    )
+
+
+def table_csv(table: content.Table) -> str:
+    """A table as CSV text (a header row, then its rows)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(table.columns)
+    for row in table.rows:
+        writer.writerow(["" if c is None else _neutral(str(c)) for c in row])
+    return out.getvalue()
+
+
+def _neutral(cell: str) -> str:
+    """A cell a spreadsheet will not read as a formula."""
+    return "'" + cell if cell[:1] in ("=", "+", "@", "\t", "\r") else cell
+
+
+def write_report(
+    data: ReportData,
+    path: Path | None,
+    *,
+    figures: Path | None = None,
+    protect: tuple[Path, ...] = (),
+) -> ReportWritten:
+    """Write the HTML report to ``path`` and, with ``figures``, each figure as SVG and
+    PNG (300 dpi) and each table as CSV into that folder (made if missing).
+
+    The figures are drawn once: into a temporary folder beside ``figures``, whose SVG
+    files the HTML then inlines; the HTML is written, then the files are moved into
+    ``figures``. A failure on the way leaves neither.
+
+    Raises:
+        StudyError: a file cannot be written (nothing half-written is left).
+    """
+    if figures is None:
+        if path is not None:
+            _write_html(path, render_html(data), protect)
+        return ReportWritten(path=path)
+    parent = figures.parent
+    if not parent.is_dir():
+        raise StudyError(f"folder {parent} does not exist", path=figures)
+    if figures.exists() and not figures.is_dir():
+        raise StudyError("is a file, not a folder", path=figures)
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=f".{figures.name}.", suffix=".tmp", dir=parent))
+    except OSError as exc:
+        raise StudyError(f"cannot write in {parent}: {exc.strerror or exc}", path=figures) from None
+    try:
+        written = _stage(data, staging)
+        if path is not None:
+            svgs = {p.stem: p for p in written if p.suffix == ".svg"}
+
+            def staged(figure: content.Figure) -> str:
+                from study.report.draw import inline
+
+                return inline(svgs[figure.name].read_text(encoding="utf-8"))
+
+            _write_html(path, render_html(data, svg=staged), protect)
+        if not figures.exists():
+            os.replace(staging, figures)
+        else:
+            for p in written:
+                os.replace(p, figures / p.name)
+        return ReportWritten(path=path, files=tuple(figures / p.name for p in written))
+    except OSError as exc:
+        raise StudyError(
+            f"cannot write the figures ({exc.strerror or exc}); nothing was written",
+            path=figures,
+        ) from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _write_html(path: Path, text: str, protect: tuple[Path, ...]) -> None:
+    write_atomic(path, text.encode("utf-8"), protect=protect, error=StudyError)
+
+
+def _stage(data: ReportData, folder: Path) -> list[Path]:
+    """Each figure as ``NAME.svg`` and ``NAME.png``, each table as ``NAME.csv``."""
+    from study.report.draw import save
+
+    written: list[Path] = []
+    for figure in content.figures(data):
+        written += save(figure, folder)
+    for table in content.tables(data):
+        target = folder / f"{table.name}.csv"
+        target.write_text(table_csv(table), encoding="utf-8")
+        written.append(target)
+    return written
