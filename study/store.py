@@ -168,8 +168,8 @@ class Study:
         codes): one session per coder at a time, so that two sessions of one coder never
         fight over the coder's undo and blind state. Without a coder (scoring, a codebook
         revision) the handle writes without a session of its own. A reader takes no lock
-        and opens the file read-only (``mode=ro``), so it also works where the study
-        cannot be written.
+        and never writes; a study it could not write it opens ``mode=ro`` (so it also
+        works on a read-only location).
 
         ``durability`` is ``normal`` (a returned decision survives a killed process at
         once, a power cut after about a second) or ``full`` (every commit fsynced); see

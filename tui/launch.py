@@ -141,9 +141,16 @@ def run_app(
 ) -> int:
     """Open the study in the app until the coder quits, with the keys the coder rebound
     (:func:`app_keys`)."""
+    from study.file.locking import network_file_system
     from tui.app import make_app
 
     coder = app_coder(path, args.coder)
+    if (share := network_file_system(path)) is not None:
+        sys.stderr.write(
+            f"codecurve: warning: {printable(str(path))} is on a network share ({share}); "
+            "coders working on it from several machines at once can damage it: keep the "
+            "study on a local disk of the machine the coders log into\n"
+        )
     context = args.context
     note = context_note(path, context, None if args.no_model else args.model)
     if note:

@@ -67,18 +67,20 @@ class Live:
             if not update.changed:
                 return None
             session = self.session
-            config = False
-            if update.structure:
-                if self.study.codebook != session.codebook:
-                    session.set_codebook(self.study.codebook)
-                active = self.study.scores.active_config_id()
-                config = active is not None and active != session.config_id
+            # A write refused as prepared on an older codebook has installed the new one
+            # in the handle already: compare with what the session codes by, not only
+            # with what this look found.
+            structure = update.structure or self.study.codebook != session.codebook
+            if structure:
+                session.set_codebook(self.study.codebook)
+            active = self.study.scores.active_config_id()
+            config = active is not None and active != session.config_id
             setting = blind_setting(self.study)
         except StudyError:
             return None
         blind = setting.enabled != session.blind_coding
         session.blind_setting = setting
-        return Change(structure=update.structure, config=config, blind=blind)
+        return Change(structure=structure, config=config, blind=blind)
 
 
 def team(study: Study, *, coder: str) -> list[Teammate]:

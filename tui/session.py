@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from codebooks.model import Code, Codebook, Scale
 from study.audit.blind import BlindSetting, blind_setting, set_blind_coding
-from study.errors import StudyError
+from study.errors import StudyChangedError, StudyError
 from study.rows import Source
 from tui.keymap import DECIDE, key, key_range
 from tui.source import Query, Row, hide_model, hides_model, is_hidden
@@ -392,6 +392,8 @@ class ReviewSession:
 
 def _failure(what: str, exc: Exception) -> str:
     detail = str(exc) or type(exc).__name__
+    if isinstance(exc, StudyChangedError):  # the message says what to do
+        return f"{what} was not saved: {detail}."
     return (
         f"{what} was not saved: {detail}. The study is unchanged; "
         "free some space or fix the file, then try again."

@@ -145,8 +145,8 @@ def study_uuid(meta: Mapping[str, str], *, name: str = "") -> uuid.UUID:
 def connect(p: Path, *, read_only: bool, durability: str) -> sqlite3.Connection:
     """Connect to an existing study, check it is one this codecurve reads, upgrade it.
 
-    The caller holds the study's shared lock unless ``read_only``; a reader opens the
-    file read-only (:func:`reader_uri`).
+    The caller holds the study's shared lock unless ``read_only``; a reader never writes
+    and opens a study it could not write read-only (:func:`reader_uri`).
 
     Raises:
         StudyError: not a study, an unfinished or newer one, an older one opened read-only.
@@ -205,13 +205,20 @@ def connect(p: Path, *, read_only: bool, durability: str) -> sqlite3.Connection:
 
 
 def reader_uri(p: Path) -> str:
-    """The URI a reader opens ``p`` with: ``mode=ro``, so that it can never write; in a
-    folder nobody may write (a read-only file system, a copy on a DVD) also
-    ``immutable=1``, since no writer can be there and SQLite could not make the WAL's
-    shared-memory file beside it."""
-    uri = f"{p.resolve().as_uri()}?mode=ro"
+    """The URI a reader opens ``p`` with (``query_only`` keeps every reader from writing).
+
+    Where the study can be written it is opened as usual, so that the last connection to
+    close folds the WAL back and removes it (a ``mode=ro`` connection would leave the
+    ``-wal`` and ``-shm`` files behind). Where it cannot (a read-only file system, a copy
+    on a DVD), ``mode=ro``; in a folder nobody may write also ``immutable=1``, since no
+    writer can be there and SQLite could not make the WAL's shared-memory file beside it,
+    unless a WAL left by a killed writer holds decisions (SQLite reads it read-only then).
+    """
+    uri = p.resolve().as_uri()
+    if os.access(p, os.W_OK) and os.access(p.parent, os.W_OK):
+        return uri
+    uri += "?mode=ro"
     wal = p.with_name(p.name + "-wal")
-    # A WAL left by a killed writer holds decisions: SQLite reads it read-only then.
     if not os.access(p.parent, os.W_OK) and not (wal.exists() and wal.stat().st_size):
         uri += "&immutable=1"
     return uri

@@ -322,6 +322,33 @@ def _held(path: Path) -> bool:
         handle.close()
 
 
+#: File systems on which SQLite's and ``flock``'s locks cannot be trusted between machines.
+NETWORK_FILE_SYSTEMS = frozenset(
+    {"nfs", "nfs4", "cifs", "smb", "smb3", "smbfs", "afs", "9p", "fuse.sshfs", "ceph",
+     "glusterfs", "fuse.glusterfs", "lustre", "davfs", "fuse.rclone", "fuse.s3fs"}
+)  # fmt: skip
+
+
+def network_file_system(path: Path, *, mounts: str = "/proc/mounts") -> str | None:
+    """The type of the network file system ``path`` is on (``nfs4``), or None for a
+    local disk or where that cannot be told (not Linux)."""
+    try:
+        table = Path(mounts).read_text(encoding="utf-8")
+    except OSError:
+        return None
+    target = str(path.resolve().parent)
+    best, kind = "", ""
+    for line in table.splitlines():
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = fields[1].replace("\\040", " ")
+        inside = target == point or target.startswith(point.rstrip("/") + "/")
+        if inside and len(point) >= len(best):
+            best, kind = point, fields[2]
+    return kind if kind in NETWORK_FILE_SYSTEMS else None
+
+
 def _glob_escape(name: str) -> str:
     return "".join(f"[{c}]" if c in "*?[" else c for c in name)
 

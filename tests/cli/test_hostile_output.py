@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -77,13 +78,16 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     with Study.open(path) as study:
         ids = study.response_ids()
         code_ids = [c.id for c in study.codebook.codable]
-        for n, coder in enumerate((ANA, "ben\u202e\x1b[1m")):
+        # Coders' names are checked when they decide; a hostile file holds them anyway
+        # (written below straight into the file, as an attacker would).
+        for n, coder in enumerate(PLAIN_CODERS):
             study.decisions.import_decisions(
                 [(r, c, 1 + (i * 3 + n) % 5) for i, r in enumerate(ids) for c in code_ids],
                 coder=coder,
             )
             study.decisions.set_note(ids[0], code_ids[0], f"note {INJECTED}", coder=coder)
             study.decisions.set_memo(ids[1], f"memo {INJECTED}", coder=coder)
+    rename_coders(path, dict(zip(PLAIN_CODERS, (ANA, "ben\u202e\x1b[1m"), strict=True)))
     return {
         "study": path,
         "responses": responses,
@@ -93,6 +97,27 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "codes": codes,
         "folder": folder,
     }
+
+
+#: The names the fixture decides under, renamed in the file afterwards.
+PLAIN_CODERS = ("plainana", "plainben")
+
+
+def rename_coders(path: Path, names: dict[str, str]) -> None:
+    """Give coders hostile names in every table of the study file that names a coder."""
+    conn = sqlite3.connect(path)
+    try:
+        tables = [
+            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        ]
+        with conn:
+            for table in tables:
+                columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+                if "coder" in columns:
+                    for old, new in names.items():
+                        conn.execute(f"UPDATE {table} SET coder = ? WHERE coder = ?", (new, old))
+    finally:
+        conn.close()
 
 
 #: Every command and output format; {study}, {responses}... are the fixture's paths. Some

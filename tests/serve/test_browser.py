@@ -238,7 +238,6 @@ def test_revoking_a_link_ends_the_coders_open_app(
     assert decisions_of(study_path) == {}
 
 
-@pytest.mark.xfail(strict=True, reason="one writer per study until per-coder sessions")
 def test_two_coders_code_at_once_in_two_browsers(
     study_path: Path, browsers: Callable[[], object]
 ) -> None:

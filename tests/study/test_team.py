@@ -300,3 +300,19 @@ def test_refresh_is_cheap_and_says_what_changed(tmp_path: Path) -> None:
         update = ana.refresh()
         assert update.structure
         assert ana.codebook == ben.codebook
+
+
+def test_a_study_on_a_network_share_is_told_apart(tmp_path: Path) -> None:
+    mounts = tmp_path / "mounts"
+    mounts.write_text(
+        "/dev/sda1 / ext4 rw 0 0\n"
+        f"server:/export {tmp_path / 'share'} nfs4 rw 0 0\n"
+        f"tmpfs {tmp_path / 'share' / 'local'} tmpfs rw 0 0\n",
+        encoding="utf-8",
+    )
+    on = locking.network_file_system
+    assert on(tmp_path / "share" / "s.codecurve", mounts=str(mounts)) == "nfs4"
+    assert on(tmp_path / "share" / "deeper" / "s.codecurve", mounts=str(mounts)) == "nfs4"
+    assert on(tmp_path / "share" / "local" / "s.codecurve", mounts=str(mounts)) is None
+    assert on(tmp_path / "shared" / "s.codecurve", mounts=str(mounts)) is None
+    assert on(tmp_path / "s.codecurve", mounts=str(tmp_path / "missing")) is None

@@ -111,3 +111,28 @@ def test_the_same_coder_twice_is_refused_with_where_it_runs(tmp_path: Path) -> N
         make_app(path, coder="ben").study.close()
     finally:
         first.study.close()
+
+
+async def test_a_decision_on_a_codebook_revised_meanwhile_is_refused_then_shown(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.codecurve"
+    build_study(path, n=10).close()
+    app = make_app(path, coder="ana")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        row = app.review.pair_queue.current
+        assert row is not None
+        with Study.open(path) as lead:
+            kept = tuple(c for c in lead.codebook.codes if c.id != row.code_id)
+            lead.versions.revise(dataclasses.replace(lead.codebook, codes=kept))
+        # Before the app's next look at the study: the key reaches the old queue.
+        app.review.action_decide(1)
+        assert app.study.decisions.count() == 0
+        await pilot.pause()
+        said = [n.message for n in app._notifications]
+        assert any("changed in another session" in m for m in said), said
+        await wait_for(pilot, lambda: row.code_id not in app.session.codes)
+        await settle(pilot)
+        rows = app.review.pair_queue.source.page(Query(order="id"), 0, 1000)
+        assert row.code_id not in {r.code_id for r in rows}
