@@ -14,6 +14,13 @@ synthetic scores, drives the app headless and reports:
 Pilot's own cost per key (~65 ms) is outside both clocks: they run inside the app.
 
     .venv/bin/python -m benchmarks.bench_app [--responses 10000] [--codes 10] [--samples 100]
+
+``--against TREE`` measures another checkout of codecurve (an older commit, say) against
+this one in the same run: the two take turns (``--rounds`` each, the order swapped every
+round) on the same study, each in a process of its own, driven by this file; the report
+pools each one's keys and gives the ratios old / new (above 1: this checkout is faster).
+
+    .venv/bin/python -m benchmarks.bench_app --against /tmp/codecurve-main --rounds 3
 """
 
 from __future__ import annotations
@@ -21,9 +28,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import json
 import math
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -172,6 +182,61 @@ async def drive(path: Path, samples: int, gap: float) -> dict[str, list[Any]]:
     return results
 
 
+KINDS = ("move", "decision", "undo", "sort", "filter", "bar")
+
+
+def run_tree(tree: Path, args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    """One measurement of the checkout at ``tree``, in a process of its own, by this file."""
+    argv = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        *("--responses", str(args.responses), "--codes", str(args.codes)),
+        *("--samples", str(args.samples), "--gap", str(args.gap)),
+        *("--study", str(args.study), "--json", str(out)),
+    ]
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    subprocess.run(argv, cwd=tree, env=env, check=True, stdout=subprocess.DEVNULL)
+    result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return result
+
+
+def compare(args: argparse.Namespace) -> None:
+    """``--against``: the other checkout and this one in turns, then the ratios."""
+    here = Path(__file__).resolve().parents[1]
+    trees = {"old": args.against.resolve(), "new": here}
+    pooled: dict[str, dict[str, list[Any]]] = {name: {} for name in trees}
+    load = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        for round_ in range(args.rounds):
+            order = ("old", "new") if round_ % 2 == 0 else ("new", "old")
+            for name in order:
+                result = run_tree(trees[name], args, Path(tmp) / f"{name}-{round_}.json")
+                for kind, values in result.items():
+                    pooled[name].setdefault(kind, []).extend(values)
+                print(f"round {round_ + 1}/{args.rounds}: {name} done", flush=True)
+    pairs = args.responses * args.codes
+    print(f"\nold: {trees['old']}\nnew: {trees['new']}")
+    print(f"study: {pairs:,} pairs, {args.rounds} rounds each, keys pooled per checkout")
+    paint = {name: statistics.median(pooled[name]["first paint"]) for name in trees}
+    print(
+        f"first paint  old {paint['old']:6.0f} ms  new {paint['new']:6.0f} ms  "
+        f"ratio {paint['old'] / paint['new']:.2f}"
+    )
+    print(
+        f"{'key':<10} {'old median/p99 ms':>19} {'new median/p99 ms':>19} "
+        f"{'ratio median':>13} {'ratio p99':>10}   (wall; CPU below)"
+    )
+    for clock, column in (("wall", 0), ("CPU", 1)):
+        for kind in KINDS:
+            old = percentiles([v[column] for v in pooled["old"][kind]])
+            new = percentiles([v[column] for v in pooled["new"][kind]])
+            print(
+                f"{kind:<8} {clock:<4} {old[0]:6.1f} /{old[1]:7.1f}   {new[0]:8.1f} /{new[1]:7.1f}"
+                f"   {old[0] / new[0]:12.2f} {old[1] / new[1]:10.2f}"
+            )
+    print(f"load average at start: {load:.1f} on {os.cpu_count()} CPUs")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--responses", type=int, default=10_000)
@@ -184,6 +249,9 @@ def main() -> None:
         default=Path(tempfile.gettempdir()) / "codecurve-bench",
         help="folder that caches the built study",
     )
+    parser.add_argument("--against", type=Path, help="another checkout to measure against this one")
+    parser.add_argument("--rounds", type=int, default=3, help="turns of each with --against")
+    parser.add_argument("--json", type=Path, help=argparse.SUPPRESS)  # a turn's samples
     args = parser.parse_args()
     args.study.mkdir(parents=True, exist_ok=True)
     path = args.study / f"bench-v2-{args.responses}x{args.codes}.codecurve"
@@ -196,10 +264,16 @@ def main() -> None:
         with Study.open(path) as study:
             while study.decisions.undo(coder="bench") is not None:
                 pass
+    if args.against is not None:
+        compare(args)
+        return
     pairs = args.responses * args.codes
-    print(f"study: {args.responses:,} responses x {args.codes} codes = {pairs:,} pairs, 140x40")
     load = os.getloadavg()[0]
     results = asyncio.run(drive(path, args.samples, args.gap))
+    if args.json is not None:
+        args.json.write_text(json.dumps(results), encoding="utf-8")
+        return
+    print(f"study: {args.responses:,} responses x {args.codes} codes = {pairs:,} pairs, 140x40")
     for name, values in results.items():
         if name == "first paint":
             print(f"{name:<10} {values[0]:.0f} ms (target < 2000 ms)")

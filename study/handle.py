@@ -37,7 +37,8 @@ class StudyHandle(Protocol):
     def codes(self) -> tuple[Code, ...]: ...
 
     def query(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
-        """The connection for a read, under the handle's lock (no transaction)."""
+        """A connection for a read (no transaction): a read-only one of this thread's
+        own, or inside a write transaction the writing one."""
         ...
 
     def snapshot(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:

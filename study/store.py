@@ -44,7 +44,9 @@ import or delegation begun on the older structure is refused
 for an archived code or under a codebook version its coder did not see.
 
 Thread use: one handle may be shared by threads (the app reads while a worker writes
-scores); calls are serialised by a lock.
+scores). Writes are serialised by a lock on the one writing connection; a writer's reads
+each take a read-only connection of their own (:mod:`study.file.readers`), so that a read
+of the whole study in a worker never holds up the coder's next decision.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ from study.errors import StudyChangedError, StudyError, StudyLockedError
 from study.file import lifecycle, locking, schema
 from study.file.checkpoint import WalCheckpointer
 from study.file.locking import CoderLock, Holder, StudyLock
+from study.file.readers import Readers
 from study.index import StudyIndex
 from study.intake.responses import Response, ResponseTable
 from study.iteration import revisions
@@ -112,6 +115,9 @@ class Study:
         self._file_lock = lock
         self._coder_lock = coder_lock
         self._mutex = threading.RLock()
+        #: Per thread: how deep it is in blocks on the writing connection.
+        self._on_writer = threading.local()
+        self._readers: Readers | None = None
         self._codebook, self._index = self._load_structure(conn)
         self._structure = _structure_stamp(conn)
         self._data_version = _data_version(conn)
@@ -121,6 +127,7 @@ class Study:
             conn.execute("PRAGMA wal_autocheckpoint = 0")
             self._checkpointer = WalCheckpointer(path)
             self._checkpointer.start()
+            self._readers = Readers(lambda: lifecycle.connect_reader(path))
         self.scores = Scores(self)
         self.decisions = Decisions(self, self.scores)
         self.queries = Queries(self)
@@ -219,6 +226,9 @@ class Study:
             if self._checkpointer is not None:
                 self._checkpointer.stop()
                 self._checkpointer = None
+            if self._readers is not None:
+                self._readers.close()
+                self._readers = None
             conn, self._conn = self._conn, None
             if conn is not None:
                 conn.close()
@@ -369,15 +379,42 @@ class Study:
 
     @contextlib.contextmanager
     def query(self) -> Iterator[sqlite3.Connection]:
-        """The connection under the handle's lock; a damaged file becomes a StudyError."""
-        with self._mutex:
-            conn = self._connection()
+        """A connection to read from; a damaged file becomes a StudyError.
+
+        A writer's reads take this thread's read-only connection (they wait for no
+        write); inside a write transaction, and on a read-only handle, the handle's own
+        connection under its lock.
+        """
+        readers = self._readers
+        if readers is not None and not getattr(self._on_writer, "depth", 0):
+            try:
+                with readers.connection() as conn:
+                    yield conn
+            except sqlite3.OperationalError as exc:
+                raise StudyError(f"cannot read the study ({exc})", path=self._path) from None
+            except sqlite3.ProgrammingError as exc:  # closed meanwhile
+                raise StudyError(f"cannot read the study ({exc})", path=self._path) from None
+            except sqlite3.DatabaseError as exc:
+                raise lifecycle.damaged(self._path, exc) from None
+            return
+        with self._writer() as conn:
             try:
                 yield conn
             except sqlite3.OperationalError as exc:
                 raise StudyError(f"cannot read the study ({exc})", path=self._path) from None
             except sqlite3.DatabaseError as exc:
                 raise lifecycle.damaged(self._path, exc) from None
+
+    @contextlib.contextmanager
+    def _writer(self) -> Iterator[sqlite3.Connection]:
+        """The writing connection under the lock; reads in the block stay on it."""
+        with self._mutex:
+            conn = self._connection()
+            self._on_writer.depth = getattr(self._on_writer, "depth", 0) + 1
+            try:
+                yield conn
+            finally:
+                self._on_writer.depth -= 1
 
     @contextlib.contextmanager
     def transaction(self, *, current: bool = False) -> Iterator[sqlite3.Connection]:
@@ -394,8 +431,7 @@ class Study:
                 nothing was written, the handle now has the new structure.
             StudyError: read-only, or the change could not be saved.
         """
-        with self._mutex:
-            conn = self._connection()
+        with self._writer() as conn:
             if self._file_lock is None:
                 raise StudyError(
                     "the study is open read-only; open it for writing to change it", path=self._path

@@ -103,6 +103,11 @@ log = logging.getLogger(__name__)
 #: Seconds after the last decision before the screening panel is recomputed.
 SCREENING_DELAY = 0.25
 
+#: The same while the panel is hidden (only the status line's agreement shows it): a
+#: screening in a worker takes the interpreter from the keys for tens of milliseconds,
+#: so while the coder is deciding it waits for a pause.
+HIDDEN_SCREENING_DELAY = 1.5
+
 
 class CodecurveApp(App[None]):
     """Entropy-ordered, keyboard-driven review of a study."""
@@ -756,7 +761,9 @@ class CodecurveApp(App[None]):
         # the whole terminal on every decision.
         for screen in self.screen_stack[1:-1]:
             screen.post_message(StudyChanged())
-        self.refresh_screening()
+        review = self.live_review
+        shown = review is not None and review.screening_shown
+        self.refresh_screening(delay=SCREENING_DELAY if shown else HIDDEN_SCREENING_DELAY)
 
     @on(ScreeningShown)
     def _screening_shown(self) -> None:

@@ -59,6 +59,25 @@ def printable(text: str, *, single_line: bool = False) -> str:
     return (_UNSAFE_LINE if single_line else _UNSAFE).sub(_picture, text)
 
 
+#: Characters of a response shown from its start and its end: a 5 MB response would
+#: otherwise be wrapped into tens of thousands of lines on every key (far more than
+#: anyone reads on screen; the export holds the whole text).
+SHOWN_HEAD = 20_000
+SHOWN_TAIL = 5_000
+
+
+def shown_part(text: str) -> str:
+    """``text``, or for a very long one its first :data:`SHOWN_HEAD` and last
+    :data:`SHOWN_TAIL` characters around a line saying how much is left out."""
+    if len(text) <= SHOWN_HEAD + SHOWN_TAIL + 200:
+        return text
+    left_out = len(text) - SHOWN_HEAD - SHOWN_TAIL
+    return (
+        f"{text[:SHOWN_HEAD]}\n\n[… {left_out:,} characters not shown here; the export "
+        f"holds the whole text …]\n\n{text[-SHOWN_TAIL:]}"
+    )
+
+
 def kept_unless_edited(typed: str, shown: str, stored: str) -> str:
     """What an editor prefilled with ``printable(stored)`` saves: ``stored`` itself while
     the coder left the shown text as it was (saving without an edit changes nothing),

@@ -224,6 +224,24 @@ def reader_uri(p: Path) -> str:
     return uri
 
 
+def connect_reader(p: Path) -> sqlite3.Connection:
+    """A read-only connection to a study a writer has open and upgraded (WAL mode): the
+    writer's reads take one each (:mod:`study.file.readers`)."""
+    conn = sqlite3.connect(
+        f"{p.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+    )
+    try:
+        conn.execute("PRAGMA busy_timeout = 5000")
+        conn.execute("PRAGMA query_only = ON")
+        conn.execute("PRAGMA temp_store = MEMORY")
+        conn.execute("PRAGMA cache_size = -32768")  # as the writer's (schema.configure)
+        conn.create_function("cc_fold", 1, _fold, deterministic=True)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 def quick_check(conn: sqlite3.Connection, *, path: Path) -> None:
     """SQLite's quick check of every page.
 

@@ -80,7 +80,8 @@ def test_the_readme_workflow_ends_with_a_screen_over_the_scored_decisions(
     first = out.strip().splitlines()[0]
     assert first.startswith("The model agrees with you no more than chance would"), out
     assert "it adds nothing here" in out
-    assert "response pattern:" in out and "AUROC" in out
+    assert "response pattern:" in out
+    assert "AUROC" in out
     assert "Next: " in out
     assert "confident when wrong" in out
 

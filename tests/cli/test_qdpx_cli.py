@@ -436,10 +436,14 @@ def test_export_never_replaces_the_project_a_study_was_made_from(
     assert main(["new", str(made), "--project", str(project)]) == 0
     link = place / "link.qdpx"
     link.symlink_to(project)
+    before = (project.read_bytes(), project.stat().st_mtime_ns)
     for target in (project, link, place / "." / project.name):
         argv = ["export", str(made), "--project", str(target), "--all-coders"]
-        line = refused(argv, place, capsys)
+        capsys.readouterr()
+        assert main(argv) == 1
+        line = one_error_line(capsys.readouterr().err)
         assert f"refusing to overwrite the study's project {project.absolute()}" in line
+        assert (project.read_bytes(), project.stat().st_mtime_ns) == before
     # Another name is written as ever.
     assert main(["export", str(made), "--project", str(place / "next.qdpx"), "--all-coders"]) == 0
     # The app's export goes through the same functions: refused there too.

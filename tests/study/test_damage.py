@@ -153,7 +153,7 @@ def test_a_full_disk_while_coding_is_a_study_error_and_loses_nothing_saved(
     study = Study.create(
         tmp_path / "full.codecurve", responses=ResponseTable.from_texts(texts), codebook=codebook
     )
-    with study.snapshot() as conn:  # the file may not grow: as good as a full disk
+    with study.transaction() as conn:  # the writer's file may not grow: a full disk
         pages = conn.execute("PRAGMA page_count").fetchone()[0]
         conn.execute(f"PRAGMA max_page_count = {pages}")
     saved = 0

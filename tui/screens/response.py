@@ -29,7 +29,7 @@ from tui.screens.outcomes import report
 from tui.screens.small import TooSmall
 from tui.session import Outcome, ReviewSession
 from tui.source import STATUS_LABELS, Query, Row, is_hidden
-from tui.text import markup_safe, one_line, printable
+from tui.text import markup_safe, one_line, printable, shown_part
 from tui.widgets.curve import CurveChart, spark
 from tui.widgets.detail import HIDDEN_TEXT, code_text, decided_by, question_text
 from tui.widgets.keys import KeyBar, decide_label
@@ -258,7 +258,7 @@ class ResponseScreen(Screen[None]):
         box = self.query_one("#response-text-box", VerticalScroll)
         box.border_title = f"Response {markup_safe(self.response_id)}"
         self._show_place()
-        self.query_one("#response-text", Static).update(Text(printable(response.text)))
+        self.query_one("#response-text", Static).update(Text(printable(shown_part(response.text))))
         attrs = attributes_text(response.attrs)
         memo = self.session.memo(self.response_id)
         if memo:

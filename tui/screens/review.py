@@ -11,13 +11,14 @@ screen did is told by message. The blind audit's and blind coding's rules come f
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container, Vertical
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Input
 
 from study.rows import CONSENSUS, Status
@@ -57,6 +58,10 @@ WIDE = 130
 
 #: The smallest terminal the screen draws in (columns, lines); below it, it says so.
 MINIMUM = (60, 18)
+
+#: The widgets the screen holds once composed (see ``ReviewScreen._held``).
+_HELD = (PairQueue, DetailPane, ScreeningPanel, ScoringProgress, StatusLine)
+HeldT = TypeVar("HeldT", bound=Widget)
 
 
 class ReviewScreen(Screen[None]):
@@ -104,6 +109,9 @@ class ReviewScreen(Screen[None]):
         self._agreement: tuple[float, int, float] | None = None
         self._model_state = ""
         self._top_at_start: tuple[str, str] | None = None
+        # The widgets the app updates on every key, held once composed (a query of the
+        # screen's tree per access cost every key a walk of it).
+        self._widgets: dict[type[Widget], Widget] = {}
         #: Set when the study changed while another screen was on top.
         self.stale = False
         self.filter_bar = FilterBar(
@@ -118,25 +126,35 @@ class ReviewScreen(Screen[None]):
 
     # -- typed accessors ---------------------------------------------------------------
 
+    def _held(self, kind: type[HeldT]) -> HeldT:
+        widget = self._widgets.get(kind)
+        if isinstance(widget, kind):
+            return widget
+        return self.query_one(kind)  # not composed yet: NoMatches, as a query says
+
+    def _hold(self, widget: HeldT) -> HeldT:
+        self._widgets[type(widget)] = widget
+        return widget
+
     @property
     def pair_queue(self) -> PairQueue:
-        return self.query_one(PairQueue)
+        return self._held(PairQueue)
 
     @property
     def detail(self) -> DetailPane:
-        return self.query_one(DetailPane)
+        return self._held(DetailPane)
 
     @property
     def screening(self) -> ScreeningPanel:
-        return self.query_one(ScreeningPanel)
+        return self._held(ScreeningPanel)
 
     @property
     def scoring_progress(self) -> ScoringProgress:
-        return self.query_one(ScoringProgress)
+        return self._held(ScoringProgress)
 
     @property
     def status_line(self) -> StatusLine:
-        return self.query_one(StatusLine)
+        return self._held(StatusLine)
 
     @property
     def search_input(self) -> Input:
@@ -149,11 +167,13 @@ class ReviewScreen(Screen[None]):
         with Container(id="main"):
             with Vertical(id="queue-box") as box:
                 box.border_title = markup_safe(session.codebook.name)
-                yield PairQueue(
-                    session.source,
-                    scales=session.scales,
-                    on_highlight=self._show_row,
-                    id="queue",
+                yield self._hold(
+                    PairQueue(
+                        session.source,
+                        scales=session.scales,
+                        on_highlight=self._show_row,
+                        id="queue",
+                    )
                 )
                 yield Input(
                     placeholder=(
@@ -162,12 +182,12 @@ class ReviewScreen(Screen[None]):
                     id="search",
                 )
             with ContentSwitcher(initial="detail", id="side"):
-                yield DetailPane(
-                    coder=session.coder, question=session.codebook.question, id="detail"
+                yield self._hold(
+                    DetailPane(coder=session.coder, question=session.codebook.question, id="detail")
                 )
-                yield ScreeningPanel(id="screening")
-        yield ScoringProgress()
-        yield StatusLine()
+                yield self._hold(ScreeningPanel(id="screening"))
+        yield self._hold(ScoringProgress())
+        yield self._hold(StatusLine())
         yield KeyBar()
         yield TooSmall(MINIMUM)
 
@@ -210,9 +230,8 @@ class ReviewScreen(Screen[None]):
         """Whether the screen's widgets are there (not yet while it mounts, no longer
         while the app shuts down)."""
         # Every widget the app updates: they are removed one by one on shutdown.
-        return all(
-            self.query(kind)
-            for kind in (PairQueue, DetailPane, ScreeningPanel, ScoringProgress, StatusLine)
+        return len(self._widgets) == len(_HELD) and all(
+            widget.is_attached for widget in self._widgets.values()
         )
 
     @on(StudyChanged)

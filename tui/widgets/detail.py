@@ -17,7 +17,7 @@ from codebooks.model import DEFAULT_QUESTION, Code, Scale
 from scoring.curves import OFF_SCALE_WARNING
 from tui.keymap import DECIDE, bindings, key, key_range
 from tui.source import Row, is_hidden
-from tui.text import markup_safe, printable
+from tui.text import markup_safe, printable, shown_part
 from tui.widgets.curve import NOT_SCORED, curve_table
 from tui.widgets.queue import value_label
 from tui.widgets.scrolling import set_virtual_size
@@ -45,7 +45,7 @@ def off_scale_flag(row: Row) -> bool:
 
 def response_text(text: str, search: str | None = None) -> Text:
     """The response, printable, each match of ``search`` marked."""
-    shown = Text(printable(text))
+    shown = Text(printable(shown_part(text)))
     if search:
         shown.highlight_words([search], style="bold reverse", case_sensitive=False)
     return shown
@@ -189,6 +189,7 @@ class DetailPane(ScrollView, can_focus=True):
         self._extras: list[list[Strip]] = []
         self._body: list[Strip] = []
         self._shown_pinned: list[Strip] = []
+        self._response_count = 0
         self._rendered_width = -1
         self._blank: Strip | None = None
         self._search: str | None = None
@@ -294,8 +295,8 @@ class DetailPane(ScrollView, can_focus=True):
 
     def _place_pinned(self) -> None:
         """Pin each extra (the decision, then the model's numbers) while three lines of
-        the response still show above; the others follow the response. Size the scroll
-        range to what scrolls (the pinned lines take their share of the pane)."""
+        the response still show beside the pinned block; the others follow it, then the
+        code's criteria. Size the scroll range to the whole."""
         room = self.scrollable_content_region.height - 3
         pinned = list(self._pinned)
         unpinned: list[Strip] = []
@@ -305,10 +306,10 @@ class DetailPane(ScrollView, can_focus=True):
             else:
                 unpinned += extra
         response, *rest = self._lines
-        body = response + unpinned + [line for part in rest for line in part]
+        self._response_count = len(response)
         self._shown_pinned = pinned
-        self._body = body
-        size = Size(self._rendered_width, len(body) + len(pinned))
+        self._body = response + unpinned + [line for part in rest for line in part]
+        size = Size(self._rendered_width, len(self._body) + len(pinned))
         if set_virtual_size(self, size):
             self.scroll_to(y=min(self.scroll_y, self.max_scroll_y), animate=False, immediate=True)
 
@@ -333,13 +334,16 @@ class DetailPane(ScrollView, can_focus=True):
         return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:
+        # The pinned block (question, curve) sits where it falls after the response,
+        # but never below the pane's foot nor above its top: a long response scrolls
+        # above it, the criteria below it; the other lines flow around it.
         pinned = self._shown_pinned
-        # The pinned lines follow the response, at the pane's foot once it scrolls.
-        top = min(self.scrollable_content_region.height - len(pinned), len(self._body))
-        if pinned and y >= top:
-            index = y - top
-            return pinned[index] if index < len(pinned) else self._blank_line()
-        index = int(self.scroll_offset.y) + y
+        scroll = int(self.scroll_offset.y)
+        height = self.scrollable_content_region.height
+        top = max(0, min(self._response_count - scroll, height - len(pinned)))
+        if pinned and top <= y < top + len(pinned):
+            return pinned[y - top]
+        index = scroll + y - (len(pinned) if pinned and y >= top else 0)
         if 0 <= index < len(self._body):
             return self._body[index]
         return self._blank_line()

@@ -80,7 +80,9 @@ def snippet(text: str, search: str | None = None) -> str:
     """The response on one line, control characters shown as pictures (never sent to the
     terminal); whitespace runs (line breaks too) become one space. With ``search``, it
     starts a little before the first match, so the match is on screen."""
-    line = one_line(text)
+    # 400 cells are shown: a long response is cut before its whitespace is folded (a
+    # search looks a little further in for its match).
+    line = one_line(text[: 200_000 if search else 4_000])
     if search:
         folded = line.casefold()
         # An index into the folded text is one into the line only when folding kept its

@@ -267,7 +267,7 @@ class ResponseList(PagedList[ResponseRow], can_focus=True):
         id_cells, text_cells, entropy_cells, coded_cells, mark_cells = self._widths(width)
         safe_id = cell_stable(printable(row.response_id, single_line=True))
         cell(middle_cut(safe_id, id_cells), id_cells, dim)
-        cell(one_line(row.text), text_cells)
+        cell(one_line(row.text[:4_000]), text_cells)  # shown on one line: its start
         hidden = self._blind and not row.complete
         shown = entropy_text(row, hidden=hidden)
         scored = not hidden and row.max_entropy is not None

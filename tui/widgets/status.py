@@ -92,30 +92,32 @@ class StatusLine(Widget):
         fewer words; the configuration keeps its number, model and state (``#1 SmolLM2 ·
         no model``) and leaves out context and template."""
         text = Text(no_wrap=True, overflow="ellipsis")
+        gap = " " if compact else "  "
         if mode:
             text.append(printable(mode, single_line=True), style="bold magenta")
-            text.append("  ")
+            text.append(gap)
         share = decided / total if total else 0.0
         text.append(f"{decided:,}/{total:,}", style="bold")
         text.append(f" ({share:.0%})" if compact else f" decided ({share:.0%})")
         if agreement is not None and agreement[1] > 0:
-            text.append("  agree " if compact else "  agreement ", style="dim")
+            text.append(f"{gap}agree " if compact else "  agreement ", style="dim")
             text.append(f"{agreement[0]:.0%}", style="bold")
             kappa = agreement[2]
             text.append(" κ ", style="dim")
             text.append("n/a" if kappa != kappa else f"{kappa:.2f}", style="bold")
-            text.append(f" on {agreement[1]:,}", style="dim")
+            if not compact:  # the count: in the full line only
+                text.append(f" on {agreement[1]:,}", style="dim")
         if filters:
-            text.append("  filter: ", style="dim")
+            text.append(f"{gap}filter: ", style="dim")
             text.append(printable(filters, single_line=True), style="bold yellow")
         # The configuration before the order: on a narrow terminal the end is cut off,
         # and which scores are shown matters more than the order (the queue shows it).
         if model:
             parts = model.split(" · ")
             shown = " · ".join([parts[0], parts[-1]]) if compact and len(parts) > 2 else model
-            text.append("  ", style="dim")
+            text.append(gap, style="dim")
             text.append(printable(shown, single_line=True), style="italic")
-        text.append("  ▸ ", style="dim")
+        text.append(f"{gap}▸ ", style="dim")
         text.append(printable(order, single_line=True))
         return text
 
