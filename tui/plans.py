@@ -113,6 +113,13 @@ def plan_renderable(plan: DelegationPlan | None, note: str, audit: str | None) -
         parts.append(line)
     notes = (left_out(code) for code in plan.codes)
     parts.extend(Text(printable(note), style="italic") for note in notes if note is not None)
+    parts.extend(
+        Text(
+            printable(f"{code.code_name}: audit evidence: {code.evidence_note()}."), style="italic"
+        )
+        for code in plan.codes
+        if code.evidence_note()
+    )
     keys = f"{key('screening.left')} shows the pairs left for review"
     if plan.delegated:
         delegates = f"{key('screening.delegate')} delegates {plural(plan.delegated, 'pair')}"

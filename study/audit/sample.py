@@ -258,6 +258,51 @@ class Audit:
         assert sample is not None
         return sample
 
+    def restore(
+        self, *, seed: int, responses: Sequence[str], sizes: Mapping[str, int], source: str
+    ) -> AuditSample:
+        """Record an audit sample drawn elsewhere (a project this study was made from):
+        the same seed over the same responses gives the same random order, and each code
+        keeps its size. One ``audit`` event whose detail says where it came from.
+
+        Raises:
+            StudyError: the study has a sample already, a response or code it does not
+                have, or a size outside the population.
+        """
+        known = set(self._study.response_ids())
+        missing = [r for r in responses if r not in known]
+        if missing:
+            raise StudyError(
+                f"the audit sample names {len(missing)} response(s) the study does not have "
+                f"(such as {missing[0]!r})",
+                path=self._study.path,
+            )
+        codes = {c.id for c in self._study.codes}
+        unknown = [c for c in sizes if c not in codes]
+        if unknown:
+            raise StudyError(f"the audit sample names unknown codes: {', '.join(unknown)}")
+        if any(
+            isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= len(responses)
+            for n in sizes.values()
+        ):
+            raise StudyError("the audit sample has a size outside its population")
+        all_sizes = {c.id: int(sizes.get(c.id, 0)) for c in self._study.codes}
+        detail = {
+            "seed": int(seed),
+            "sizes": all_sizes,
+            "added": all_sizes,
+            "population": len(responses),
+            "responses": sorted(responses),
+            "restored_from": source,
+        }
+        with self._study.transaction() as conn:
+            if read_audit(conn) is not None:
+                raise StudyError("the study already has an audit sample", path=self._study.path)
+            events.append(conn, "audit", detail=json.dumps(detail))
+            sample = read_audit(conn)
+        assert sample is not None
+        return sample
+
     def extend(self, more: int, *, codes: Sequence[str] | None = None) -> AuditSample:
         """Add the next ``more`` responses of the same permutation to codes' samples.
 

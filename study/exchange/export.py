@@ -7,9 +7,13 @@ Layouts:
           the configuration (``scored, model_pick, model_pick_label, model_applies,
           confidence, norm_entropy, entropy, expected, spread, on_scale_mass, off_scale,
           truncated, probs, surprisal``); the coder's decision (``decision,
-          decision_label, decision_source, blind, coder, decided_at, note``); the
-          response's ``memo``; and the final decision (``final, final_label,
-          final_applies, final_from``). ``blind`` is true for a decision made without
+          decision_label, decision_source, blind, coder, decided_at``, the codebook
+          version it was made under ``codebook_version`` and, for a delegated one, its
+          ``delegation`` (the ``delegate`` event id whose guarantee the provenance
+          quotes), ``note``); the pair's audit membership ``audit`` and its response's
+          1-based place in the audit's random order ``audit_rank``; the response's
+          ``memo``; and the final decision (``final, final_label, final_applies,
+          final_from``). ``blind`` is true for a decision made without
           seeing the model's answer (the blind audit, imports). An archived code (one a
           codebook revision removed) that has decisions follows the current codes of
           each response with ``archived`` true; its final value is the decision alone.
@@ -31,9 +35,11 @@ latest memo of any coder (the same text on each of the response's long rows).
 The final decision is the coder's where there is one, else the model's pick, and
 ``final_from`` says which: ``human`` (the coder's own value), ``accepted`` (the coder
 accepted the model's pick), ``delegated`` (delegated to the model by a certified
-threshold), ``model`` (not reviewed: the model's pick) or empty (neither
-decided nor scored). With several coders the latest decision counts, unless ``coder`` is
-given.
+threshold), ``model`` (not reviewed: the model's pick), ``unresolved`` (reconciled
+decisions: the coders disagree and no consensus settled it; no final value) or empty
+(neither decided nor scored). Several coders are never mixed pair by pair: see
+:mod:`study.exchange.coders` (one coder's decisions, the reconciled ones, or every coder
+apart with ``all_coders``).
 
 ``probs``/``surprisal`` are lists in Parquet and JSONL, JSON text in CSV and XLSX; a
 surprisal of ``inf`` (probability zero) is written as null.

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -267,9 +267,12 @@ def import_resolved(
     detail: str | None,
     path: Path,
     sources: Mapping[tuple[int, int], str] | None = None,
+    unblind: Collection[tuple[int, int]] = (),
 ) -> ImportResult:
     """Store ``(rid, cid, value)`` decisions of ``coder`` as ``import`` events, all or none
-    (of source ``human``, or what ``sources`` gives for the pair).
+    (of source ``human``, or what ``sources`` gives for the pair). A ``human`` decision
+    counts as blind unless its pair is in ``unblind`` (a record that says it was made
+    after seeing the model).
 
     Raises:
         StudyError: conflicts with the coder's decisions (unless ``replace``).
@@ -315,7 +318,7 @@ def import_resolved(
             detail=detail,
             # A coder's own imported decisions are independent of the model (METHOD.md 3);
             # a pick accepted from the model, or delegated to it, is not.
-            blind=source == "human",
+            blind=source == "human" and (rid, cid) not in unblind,
         )
         existing[(rid, cid)] = value
         if old is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace as replace_result
 from typing import Any
 
@@ -208,6 +208,7 @@ class Decisions:
         replace: bool = False,
         detail: dict[str, Any] | None = None,
         sources: Mapping[tuple[str, str], str] | None = None,
+        unblind: Iterable[tuple[str, str]] = (),
         notes: Sequence[tuple[str, str | None, str, str]] = (),
     ) -> ImportResult:
         """Store many ``(response_id, code_id, value)`` decisions of one coder, all or none.
@@ -215,7 +216,8 @@ class Decisions:
         Each stored decision is an ``import`` event, of source ``human`` unless
         ``sources`` says otherwise for its pair (``model``: a pick the coder accepted
         from the model, ``delegated``: as a project codecurve wrote records them); only
-        ``human`` ones count as blind. Imports are not on the undo stack. A pair
+        ``human`` ones count as blind, except the pairs in ``unblind`` (a record that
+        says they were decided after seeing the model). Imports are not on the undo stack. A pair
         ``coder`` already decided differently is a conflict: the whole import is refused
         unless ``replace``.
 
@@ -239,6 +241,7 @@ class Decisions:
                 )
             key = (self._index.response_key(response_id), self._index.code_key(code_id))
             keyed[key] = source
+        seen = {(self._index.response_key(r), self._index.code_key(c)) for r, c in unblind}
         blob = json.dumps(detail, ensure_ascii=False) if detail else None
         keyed_notes = [
             (
@@ -259,6 +262,7 @@ class Decisions:
                 detail=blob,
                 path=self._study.path,
                 sources=keyed,
+                unblind=seen,
             )
             stored = sum(self._put_note(conn, *note) for note in keyed_notes)
             return replace_result(result, notes=stored)

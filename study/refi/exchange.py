@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from codebooks.files import check_target
 from study.errors import ProjectFileError, StudyError
 from study.file import lifecycle
 from study.refi.importing import decisions_from_project, study_inputs_from_project
-from study.refi.mapping import ImportedDecision, ImportedNote, project_from_study
+from study.refi.mapping import EXTRA_FORMAT, ImportedDecision, ImportedNote, project_from_study
 from study.refi.reader import read_project
 from study.refi.writer import write_qde, write_qdpx
 from study.store import Study
@@ -118,6 +119,7 @@ def create_from_project(
             for coder, items in inputs.decisions.items():
                 counts[coder] = _store_decisions(study, items, coder=coder, source=source)
             stored_notes = _store_notes(study, inputs.notes)
+            messages.extend(_restore_history(study, project.extra, source=source))
 
     # The project is the study's responses source: recorded, so that no export replaces it.
     responses = replace(inputs.responses, path=Path(source).absolute())
@@ -183,14 +185,48 @@ def _store_decisions(
     triples = [(d.response_id, d.code_id, d.value) for d in items]
     # A pick the coder accepted from the model stays one (codecurve's own record says so).
     sources = {(d.response_id, d.code_id): d.source for d in items if d.source != "human"}
+    # A decision codecurve's record says was made after seeing the model stays so.
+    unblind = [(d.response_id, d.code_id) for d in items if d.blind is False]
     study.decisions.import_decisions(
         triples,
         coder=coder,
         replace=replace,
         detail={"file": str(source), "format": "refi-qda"},
         sources=sources,
+        unblind=unblind,
     )
     return len(triples)
+
+
+def _restore_history(study: Study, extra: Mapping[str, Any], *, source: str | Path) -> list[str]:
+    """The audit sample codecurve's record carries, restored in the new study; what
+    could not be restored, and the codebook history, said in words."""
+    if extra.get("format") != EXTRA_FORMAT:
+        return []
+    messages = []
+    audit = extra.get("audit")
+    if isinstance(audit, dict):
+        try:
+            sample = study.audit.restore(
+                seed=int(audit["seed"]),
+                responses=[str(r) for r in audit["responses"]],
+                sizes={str(k): v for k, v in dict(audit["sizes"]).items()},
+                source=str(source),
+            )
+            messages.append(
+                f"the audit sample is restored (seed {sample.seed}, {sample.total} pairs); "
+                "its blind decisions count as before"
+            )
+        except (StudyError, KeyError, TypeError, ValueError) as exc:
+            messages.append(f"the project's audit sample is not restored: {exc}")
+    versions = extra.get("codebook_versions")
+    if isinstance(versions, list) and len(versions) > 1:
+        messages.append(
+            f"the project records {len(versions)} codebook versions; the study starts from "
+            "the current one as its version 1 (the history stays in the project's "
+            "codecurve.json)"
+        )
+    return messages
 
 
 def _store_notes(study: Study, notes: Iterable[ImportedNote]) -> int:

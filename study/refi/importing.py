@@ -261,6 +261,7 @@ class _Cell:
     applied: bool = False
     value: int | None = None
     source: str = "human"
+    blind: bool | None = None
 
 
 def _decisions(
@@ -297,7 +298,7 @@ def _decisions(
         extra = project.extra
         by_guid = {guid: code_of[guid].id for guid in extra["codes"] if guid in code_of}
         delegated = 0
-        for source_guid, code_guid, user_guid, value, how in extra.get("decisions", ()):
+        for source_guid, code_guid, user_guid, value, how, *more in extra.get("decisions", ()):
             if source_guid in response_of and code_guid in by_guid:
                 key = (source_guid, by_guid[code_guid], names.get(user_guid, UNATTRIBUTED))
                 if how not in SOURCES:
@@ -309,6 +310,8 @@ def _decisions(
                     continue
                 cell = cells[key]
                 cell.value, cell.source = int(value), str(how)
+                if more and isinstance(more[0], bool):  # the blind flag, where recorded
+                    cell.blind = more[0]
         if delegated:
             messages.append(
                 f"{delegated} decision{'s' if delegated != 1 else ''} the exporting study "
@@ -331,7 +334,7 @@ def _decisions(
         scale = codebook.scale_for(codes[code_id])
         value = _value(cell, scale)
         by_coder[coder].append(
-            ImportedDecision(response_of[source_guid], code_id, value, cell.source)
+            ImportedDecision(response_of[source_guid], code_id, value, cell.source, cell.blind)
         )
     notes = _notes(project, response_of, code_of, selection_code, names, exact=exact)
     return {c: tuple(items) for c, items in sorted(by_coder.items())}, notes

@@ -82,6 +82,8 @@ class ImportedDecision:
     code_id: str
     value: int
     source: str = "human"
+    #: Whether it was made blind, as codecurve's record says (None: not said).
+    blind: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -183,7 +185,7 @@ class _Exporter:
             scale = book.scale_for(code)
             user = d.user
             record.append(
-                [source_guids[d.response_id], code_guids[code.id], user, d.value, d.source]
+                [source_guids[d.response_id], code_guids[code.id], user, d.value, d.source, d.blind]
             )
             if d.value < scale.threshold:
                 continue
@@ -230,6 +232,7 @@ class _Exporter:
             "models": sorted(self.model_users),
             "decisions": record,
             "notes": note_codes,
+            **self.history(),
         }
         return Project(
             name=study.path.stem,
@@ -244,6 +247,33 @@ class _Exporter:
             created=study.meta().get("created_at") or None,
             extra=extra,
         )
+
+    def history(self) -> dict[str, Any]:
+        """The audit sample and the codebook versions, for a study made from the project
+        (``audit``: the seed, the responses the permutation is of and each code's size;
+        ``codebook_versions``: every version with its codebook and changes)."""
+        out: dict[str, Any] = {
+            "codebook_versions": [
+                {
+                    "version": v.version,
+                    "hash": v.hash,
+                    "at": v.at,
+                    "source": v.source,
+                    "changes": [c.to_dict() for c in v.changes],
+                    "codebook": v.codebook.to_dict(),
+                }
+                for v in self.study.versions.all()
+            ]
+        }
+        sample = self.study.audit.sample()
+        if sample is not None:
+            out["audit"] = {
+                "seed": sample.seed,
+                "responses": sorted(sample.permutation),
+                "sizes": dict(sample.sizes),
+                "drawn_at": sample.drawn_at,
+            }
+        return out
 
     def codes(self) -> tuple[ProjectCode, ...]:
         children: dict[str | None, list[Code]] = defaultdict(list)
@@ -283,6 +313,9 @@ class _Exporter:
         rows: list[dict[str, Any]] = [
             {str(k): v for k, v in row.items()} for row in frame.to_dict("records")
         ]
+        blind = self.blind_flags()
+        for row in rows:
+            row["blind"] = blind.get((str(row["response_id"]), str(row["code_id"]), row["coder"]))
         if coder is not None or all_coders:
             return [_exported(row, self.user(str(row["coder"])), accepted_by=None) for row in rows]
         out: list[_Exported] = []
@@ -322,6 +355,16 @@ class _Exporter:
                     break
                 offset += _PAGE
         return out
+
+    def blind_flags(self) -> dict[tuple[str, str, str], bool]:
+        """(response id, code id, coder) -> whether that decision was made blind."""
+        index = self.study.index
+        with self.study.snapshot() as conn:
+            rows = conn.execute("SELECT rid, cid, coder, blind FROM annotations").fetchall()
+        return {
+            (index.response_id(int(r)), index.code_at(int(c)).id, str(w)): bool(b)
+            for r, c, w, b in rows
+        }
 
     def notes(
         self, *, coder: str | None, sources: dict[str, str]
@@ -447,6 +490,7 @@ class _Exported:
     user: str
     confidence: float | None = None
     note: str = ""
+    blind: bool | None = None
 
 
 def _exported(row: Mapping[str, Any], user: str, *, accepted_by: str | None) -> _Exported:
@@ -464,6 +508,7 @@ def _exported(row: Mapping[str, Any], user: str, *, accepted_by: str | None) -> 
         user=user,
         confidence=None if confidence is None else float(confidence),
         note=note,
+        blind=None if row.get("blind") is None else bool(row["blind"]),
     )
 
 

@@ -193,12 +193,15 @@ def _strings(value: object) -> bool:
 
 
 def _decision_entry(entry: object) -> bool:
-    """``[source guid, code guid, user guid or null, value, source]``."""
-    if not isinstance(entry, list) or len(entry) != 5:
+    """``[source guid, code guid, user guid or null, value, source]``, and in newer
+    records a sixth item: whether the decision was made blind (true, false or null)."""
+    if not isinstance(entry, list) or len(entry) not in (5, 6):
         return False
-    source, code, user, value, how = entry
+    source, code, user, value, how = entry[:5]
+    blind = entry[5] if len(entry) == 6 else None
     return (
-        isinstance(source, str)
+        (blind is None or isinstance(blind, bool))
+        and isinstance(source, str)
         and isinstance(code, str)
         and (user is None or isinstance(user, str))
         and isinstance(value, int)

@@ -146,10 +146,12 @@ def test_round_trip_through_a_project(
 
 def test_accepted_picks_stay_accepted_through_a_project(coded: Path, place: Path) -> None:
     """A decision the coder accepted from the model comes back as one (not as the coder's
-    own, and not blind); the coder's own decisions come back blind, as imports are."""
+    own, and not blind); the coder's own decisions come back blind when they were made
+    blind, and not blind when made seeing the model."""
     with Study.open(coded) as study:
         study.decisions.record("r2", "hours", 1, coder="carol", source="model")
-        study.decisions.record("r3", "hours", 0, coder="carol")
+        study.decisions.record("r3", "hours", 0, coder="carol", blind=True)
+        study.decisions.record("r1", "hours", 0, coder="carol")
     project = place / "accepted.qdpx"
     assert main(["export", str(coded), "--project", str(project), "--all-coders"]) == 0
     again = place / "accepted.codecurve"
@@ -157,10 +159,11 @@ def test_accepted_picks_stay_accepted_through_a_project(coded: Path, place: Path
     with Study.open(again, read_only=True) as after:
         carol = after.queries.annotated_pairs(None, coder="carol")
         sources = dict(zip(carol["response_id"], carol["source"], strict=True))
-        assert sources == {"r2": "model", "r3": "human"}
+        assert sources == {"r1": "human", "r2": "model", "r3": "human"}
         blind = after.audit.blind_pairs(coder="carol")
         assert ("r3", "hours", "carol") in blind
         assert ("r2", "hours", "carol") not in blind
+        assert ("r1", "hours", "carol") not in blind  # seen the model: stays so
     # import-codes of the same project into another study keeps it too.
     other = place / "other.codecurve"
     new = ["new", str(other), "--responses", str(place / "answers.csv")]
@@ -171,6 +174,7 @@ def test_accepted_picks_stay_accepted_through_a_project(coded: Path, place: Path
     with Study.open(other, read_only=True) as imported:
         frame = imported.queries.annotated_pairs(None, coder="carol")
         assert dict(zip(frame["response_id"], frame["source"], strict=True)) == {
+            "r1": "human",
             "r2": "model",
             "r3": "human",
         }

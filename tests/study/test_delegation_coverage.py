@@ -209,6 +209,15 @@ def test_audit_pairs_the_coder_skipped_count_as_errors(audited: Path, tmp_path: 
     assert f"{len(skipped)} audit pair(s) the coder skipped" in after.guarantee()
     assert "counted as errors" in after.guarantee()
     assert after.to_dict()["skipped"] == len(skipped)
+    # The app's delegation panel says it too.
+    from rich.console import Console
+
+    from tui.plans import plan_renderable
+
+    console = Console(width=200, record=True)
+    console.print(plan_renderable(plan, "", None))
+    shown = " ".join(console.export_text().split())
+    assert f"Workload: audit evidence: {len(skipped)} audit pair(s) the coder skipped" in shown
 
 
 def test_the_export_carries_versions_audit_ranks_and_delegations(

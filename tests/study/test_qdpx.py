@@ -410,3 +410,40 @@ def test_provenance_note_names_the_screen_tier_per_coder(tmp_path: Path) -> None
     assert "screen tier against ann: " in text
     assert "screen tier against bob" not in text
     valid(project_bytes(both))
+
+
+def flags(study: Study) -> dict[tuple[str, str, str], tuple[bool, str]]:
+    """(response, code, coder) -> (blind, source) of every decision."""
+    with study.snapshot() as conn:
+        rows = conn.execute("SELECT rid, cid, coder, blind, source FROM annotations").fetchall()
+    return {
+        (study.index.response_id(r), study.index.code_at(c).id, w): (bool(b), s)
+        for r, c, w, b, s in rows
+    }
+
+
+def test_round_trip_keeps_blind_flags_sources_and_the_audit_sample(
+    rich_study: Study, tmp_path: Path, config: ScoreConfig
+) -> None:
+    from study.refi import create_from_project, export_project
+
+    config_id = rich_study.scores.ensure_config(config)
+    pairs = rich_study.scores.pending_pairs(config_id)
+    rich_study.scores.store(config_id, [synthetic_score(p, config) for p in pairs])
+    sample = rich_study.audit.draw(per_code=3, seed=11)
+    first = sample.pairs("pay")[0]
+    rich_study.decisions.record(first, "pay", 4, coder="alice", blind=True)
+    # alice's others were decided seeing the model; bob's accepted pick stays a pick.
+    before = flags(rich_study)
+    assert {b for b, _s in before.values()} == {True, False}
+    project = export_project(rich_study, tmp_path / "p.qdpx", all_coders=True)
+    made, report = create_from_project(tmp_path / "back.codecurve", project)
+    with made:
+        assert flags(made) == before
+        back = made.audit.sample()
+        assert back is not None
+        assert back.seed == sample.seed
+        assert back.permutation == sample.permutation
+        assert dict(back.sizes) == dict(sample.sizes)
+        assert made.audit.blind_pairs(coder="alice") == {(first, "pay", "alice")}
+    assert any("audit sample is restored" in m for m in report.messages)

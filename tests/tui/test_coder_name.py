@@ -70,6 +70,8 @@ def test_the_app_opens_as_the_asked_coder(tmp_path: Path, monkeypatch: pytest.Mo
     opened: dict[str, Any] = {}
 
     class FakeApp:
+        return_code = 0
+
         def run(self) -> None:
             pass
 

@@ -515,7 +515,8 @@ def test_every_command_prints_no_control_character_nor_override(
         ["delegate", str(path)],
         ["codebook", str(path)],
         ["compare", str(path)],
-        ["export", str(path), "-o", str(tmp_path / "out.csv")],
+        ["export", str(path), "-o", str(tmp_path / "out.csv")],  # two coders: refused
+        ["export", str(path), "-o", str(tmp_path / "out.csv"), "--all-coders"],
         ["score", "--responses", str(responses), "--codebook", str(codebook), "--model", "fake"],
     ]
     capfdbinary.readouterr()

@@ -37,7 +37,7 @@ each coder as their own user, for inter-coder comparison in the QDA program).
 With several coders an export never mixes them pair by pair: --coder NAME writes one
 coder's decisions; --coder consensus the reconciled ones (the consensus coder's where it
 settled a disagreement, else the decision the coders agree on; an unsettled disagreement
-is left empty, final_from "unresolved"), the default once 'codecurve reconcile' has
+is left empty, final_from "unresolved"), the default once the app's reconciliation (D) has
 consensus decisions; --all-coders keeps every coder apart: in the wide layout one 0/1
 column per code and coder, such as "Workload [ana]", "Workload [ben]" (empty where that
 coder did not decide), in the long layout one row per pair and coder who decided it, in
@@ -228,7 +228,7 @@ def say_coder_choice(study: Study) -> None:
             printable(
                 f"the study holds decisions by {len(coders)} coders ({listed}): choose whose "
                 "with --coder NAME, keep every coder apart with --all-coders, or settle "
-                "their disagreements with 'codecurve reconcile' and export --coder consensus"
+                "their disagreements in the app's reconciliation (D) and export --coder consensus"
             )
         )
     sys.stderr.write(
