@@ -250,3 +250,24 @@ class VllmServer:
     log: Path
     pid: int
     started_in: float
+
+
+def rename_coders(path: Path, names: dict[str, str]) -> None:
+    """Give coders other names in every table of the study file that names a coder.
+
+    Deciding refuses a coder's name with control characters; a hostile or hand-edited
+    file holds one all the same, and this writes it there as an attacker would.
+    """
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        with conn:
+            for table in tables:
+                columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+                if "coder" in columns:
+                    for old, new in names.items():
+                        conn.execute(f"UPDATE {table} SET coder = ? WHERE coder = ?", (new, old))
+    finally:
+        conn.close()

@@ -35,7 +35,8 @@ def plan_for(study: Study, coder: str) -> tuple[DelegationPlan | None, str, str 
     if sample is None:
         return (
             None,
-            "No audit sample yet: draw one with 'codecurve audit STUDY', then code it blind (b).",
+            "No audit sample yet: draw one with 'codecurve audit STUDY --draw', then code it "
+            "blind (b).",
             None,
         )
     progress = study.audit.progress(coder=coder)

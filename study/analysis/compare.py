@@ -278,7 +278,7 @@ def _audit_pairs(study: Study, coder: str) -> set[tuple[str, str]]:
     if drawn is None:
         raise StudyError(
             "no audit sample drawn: compare on --sample all, or draw the audit sample first "
-            "(codecurve audit)",
+            "(codecurve audit --draw)",
             path=study.path,
         )
     pairs = {(r, c) for r, c, _ in study.audit.blind_pairs(coder=coder) if drawn.is_audit(r, c)}
@@ -330,7 +330,7 @@ def compare_configs(
     if sample == "audit" and study.audit.sample() is None:
         raise StudyError(
             "no audit sample drawn: compare on --sample all, or draw the audit sample first "
-            "(codecurve audit)",
+            "(codecurve audit --draw)",
             path=study.path,
         )
     ids = [c.id for c in study.scores.configs()] if config_ids is None else list(config_ids)

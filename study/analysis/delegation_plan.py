@@ -127,7 +127,8 @@ def plan_delegation(
     sample = study.audit.sample()
     if sample is None:
         raise StudyError(
-            "the study has no audit sample; draw one with 'codecurve audit' and code it blind",
+            "the study has no audit sample; draw one with 'codecurve audit STUDY --draw' "
+            "and code it blind",
             path=study.path,
         )
     if screened is None:

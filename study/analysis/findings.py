@@ -671,7 +671,7 @@ def study_findings(
     in_draw = np.ones(len(responses), dtype=bool)
     if sample is None:
         notes.append(
-            "no audit sample: draw one (codecurve audit) and code it blind for estimates; "
+            "no audit sample: draw one (codecurve audit --draw) and code it blind for estimates; "
             "only the plain count of final codes is shown"
         )
     else:

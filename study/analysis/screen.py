@@ -83,7 +83,7 @@ Sample = Literal["audit", "all"]
 #: What a screen on decisions other than the blind audit sample must say.
 NOT_RANDOM = (
     "these decisions are not a random sample (they follow the order the coder chose) and "
-    "may not describe the pairs nobody coded; draw a blind audit sample (codecurve audit) "
+    "may not describe the pairs nobody coded; draw a blind audit sample (codecurve audit --draw) "
     "and screen it"
 )
 
@@ -277,7 +277,7 @@ def screen_study(
     if sample == "audit" and not len(audit_rows):
         raise NoBlindDecisionsError(
             "no blind decisions on the audit sample yet"
-            + ("" if study.audit.sample() else "; draw one with 'codecurve audit'"),
+            + ("" if study.audit.sample() else "; draw one with 'codecurve audit STUDY --draw'"),
             path=study.path,
         )
     chosen_sample: Sample = "audit" if sample != "all" and len(audit_rows) else "all"

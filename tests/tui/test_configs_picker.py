@@ -12,6 +12,7 @@ from textual.widgets import OptionList
 
 from scoring import FakeBackend
 from scoring.engine import ScoringEngine
+from screening.headline import pattern
 from study.analysis.compare import POOLED
 from study.intake.responses import ResponseTable
 from study.score_run import score_study
@@ -169,7 +170,8 @@ async def test_the_panel_compares_the_configurations_on_the_chosen_code(tmp_path
         row = next(r for r in comparison.rows if r.code == "workload" and r.config_id == first)
         assert f"agree {row.agreement:.0%}" in text
         assert f"κ {row.kappa.point:.2f} [{row.kappa.low:.2f}, {row.kappa.high:.2f}]" in text
-        assert row.tier in text
+        # The tier in words (the screen's "response pattern"), never bare.
+        assert f"pattern: {pattern(row.tier)}" in text
     study.close()
 
 

@@ -69,19 +69,21 @@ async def test_a_rebound_key_shows_in_help_and_works(tmp_path: Path) -> None:
 
 async def test_a_rebound_key_is_named_in_help_hints_and_notifications(tmp_path: Path) -> None:
     """Words that name a key name the one the user bound, never the default."""
-    keys = parse_keys('[keys]\n"review.score" = "R"\n"review.undo" = "z"\n"dialog.cancel" = "f9"\n')
+    keys = parse_keys(
+        '[keys]\n"review.score" = "f5"\n"review.undo" = "z"\n"dialog.cancel" = "f9"\n'
+    )
     study = build_study(tmp_path / "s.codecurve", n=3, scored=False)
     app = make_app(study, coder="t", close_study=True, keys=keys)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         # A hint: the detail pane of a pair not scored yet.
-        assert "press R to score" in app.review.detail.plain_text
+        assert "press f5 to score" in app.review.detail.plain_text
         assert "press r " not in app.review.detail.plain_text
         # A notification: no configuration to choose yet.
         await pilot.press("C")
         await settle(pilot)
         messages = [str(n.message) for n in app._notifications]
-        assert any("press R to score" in m for m in messages), messages
+        assert any("press f5 to score" in m for m in messages), messages
         # A dialog's subtitle.
         await pilot.press("c")
         await settle(pilot)
@@ -93,7 +95,7 @@ async def test_a_rebound_key_is_named_in_help_hints_and_notifications(tmp_path: 
         await settle(pilot)
         assert isinstance(app.screen, HelpScreen)
         texts = dict(app.screen.keys)
-        assert texts["R"].startswith("Score pending pairs")
+        assert texts["f5"].startswith("Score pending pairs")
         assert texts["z"].startswith("Undo")
         delegate = next(t for t in texts.values() if t.startswith("Delegate"))
         assert "z undoes" in delegate

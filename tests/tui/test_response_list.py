@@ -247,7 +247,7 @@ async def test_memo_marks_in_the_pair_queue_and_the_list(tmp_path: Path) -> None
 
 async def test_blind_coding_hides_entropy_until_a_response_is_done(tmp_path: Path) -> None:
     study = build_study(tmp_path / "s.codecurve", n=12)
-    set_blind_coding(study, True, coder="ana")
+    set_blind_coding(study, True, coder="tester")  # each coder's own setting
     for code, value in (("workload", 1), ("pay", 0), ("team", 3)):
         study.decisions.record("r2", code, value, coder="tester")
     study.decisions.record("r3", "pay", 1, coder="tester")

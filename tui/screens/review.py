@@ -623,7 +623,7 @@ class ReviewScreen(Screen[None]):
         """The blind audit: its pairs in their random order, from the first undecided."""
         if not self.blind.has_audit:
             self.notify(
-                "No audit sample yet: draw one with 'codecurve audit STUDY'.",
+                "No audit sample yet: draw one with 'codecurve audit STUDY --draw'.",
                 severity="warning",
                 timeout=5,
             )
