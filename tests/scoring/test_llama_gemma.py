@@ -32,6 +32,15 @@ from scoring.llama_backend import LlamaCppBackend  # noqa: E402 - after the skip
 SAMPLES = Path(__file__).parents[2] / "codebooks" / "samples"
 #: Within llama.cpp, prefix reuse changes batch shapes only (as for SmolLM2).
 TOL_SELF = 2e-3
+#: Prompts longer than the sliding window (512): prefix reuse and a whole evaluation
+#: differed by up to 0.03 nats, a fifth of the difference to the transformers path.
+TOL_SELF_WINDOW = 0.06
+#: Against the transformers path (float32 from the de-quantized weights): llama.cpp
+#: quantizes the activations of its matmuls to 8 bits (Q8_K for Q4_K weights). Measured
+#: on 21 sample pairs: up to 0.27 nats (0.11 at the median), every pick agreed; the
+#: tolerance is the SmolLM2 tests'.
+TOL = 0.6
+PICK_AGREEMENT = 0.9
 GEMMA_BOS = 2
 LIKERT = [(str(i), f" {i}") for i in range(1, 6)]
 
@@ -48,6 +57,15 @@ def gemma(gemma_path: Path) -> LlamaCppBackend:
     backend = load_backend(str(gemma_path), backend="llama.cpp", threads=1)
     assert isinstance(backend, LlamaCppBackend)
     return backend
+
+
+@pytest.fixture(scope="module")
+def gemma_reference(gemma_path: Path) -> Any:
+    """The same file in the transformers path (converted once into the user cache: some
+    minutes the first time, the 262k-token tokenizer included)."""
+    torch = pytest.importorskip("torch")
+    torch.set_num_threads(1)
+    return load_backend(str(gemma_path), backend="transformers", threads=1)
 
 
 def fresh(gemma: LlamaCppBackend, **options: Any) -> LlamaCppBackend:
@@ -127,3 +145,42 @@ def test_numbers_do_not_depend_on_how_many_tokens_one_call_feeds(gemma: LlamaCpp
     assert backend.stats["reused_tokens"] > 0
     np.testing.assert_allclose(together.logprobs[1:], alone.logprobs, atol=TOL_SELF)
     np.testing.assert_allclose(again.logprobs, alone.logprobs, atol=TOL_SELF)
+
+
+def test_prefix_reuse_across_the_sliding_window_agrees_with_whole_prompts(
+    gemma: LlamaCppBackend, gemma_reference: Any
+) -> None:
+    window = int(gemma.info.get("{arch}.attention.sliding_window"))
+    head = "Notes from the staff survey, read in full before rating. " * (window // 10)
+    prompts = [f"{head}\nResponse: {t}\nRating (1 to 5):" for t in ("Too busy.", "Fine.")]
+    assert gemma.count_tokens(prompts[0]) > window + 50
+    reused = fresh(gemma)
+    scored = reused.option_logprobs(prompts, LIKERT)
+    assert reused.stats["reused_tokens"] > window
+    alone = fresh(gemma, prefix_reuse=False).option_logprobs(prompts, LIKERT)
+    ref = gemma_reference.option_logprobs(prompts, LIKERT)
+    for a, b, r in zip(scored, alone, ref, strict=True):
+        np.testing.assert_allclose(a.logprobs, b.logprobs, atol=TOL_SELF_WINDOW)
+        np.testing.assert_allclose(a.logprobs, r.logprobs, atol=TOL)
+
+
+def test_gemma_agrees_with_the_transformers_path_on_sample_pairs(
+    gemma: LlamaCppBackend, gemma_reference: Any
+) -> None:
+    from study.intake.responses import read_responses
+
+    assert gemma_reference.encode("Hello") == gemma.encode("Hello")
+    codebook = load_codebook(SAMPLES / "work_survey.yaml")
+    table = list(read_responses(SAMPLES / "work_survey.csv"))[:3]
+    pairs = [Pair(r.id, r.text, c) for r in table for c in codebook.codable]
+    ours = ScoringEngine(gemma, codebook, context="definition").score(pairs)
+    ref = ScoringEngine(gemma_reference, codebook, context="definition").score(pairs)
+    diffs = []
+    agree = 0
+    for a, b in zip(ours, ref, strict=True):
+        assert a.prompt == b.prompt
+        assert a.token_ids == b.token_ids
+        diffs.append(float(np.abs(a.curve.surprisal - b.curve.surprisal).max()))
+        agree += a.curve.mode == b.curve.mode
+    assert max(diffs) < TOL, diffs
+    assert agree / len(pairs) >= PICK_AGREEMENT, f"{agree} of {len(pairs)} picks agree"
