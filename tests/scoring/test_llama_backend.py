@@ -228,3 +228,33 @@ def test_a_study_records_the_backend_and_two_backends_are_two_configurations(
         assert rows[0].model.revision == rows[1].model.revision
         assert len({r.key for r in rows}) == 2
         assert all(study.scores.scored_count(r.id) == 2 for r in rows)
+
+
+def test_a_llama_cpp_score_job_never_imports_torch_or_transformers(tmp_path: Path) -> None:
+    """Start-up is the llama.cpp path's gain: the whole CLI job runs without torch."""
+    import subprocess
+    import sys
+
+    from scoring.weights import embedded_gguf_path
+
+    responses = tmp_path / "r.csv"
+    responses.write_text("id,text\na,The pay is low.\n", encoding="utf-8")
+    codebook = tmp_path / "c.yaml"
+    codebook.write_text("name: T\nscale: binary\ncodes:\n  - name: Pay\n", encoding="utf-8")
+    args = [
+        "score",
+        *("--responses", str(responses), "--codebook", str(codebook)),
+        *("--model", str(embedded_gguf_path()), "--backend", "llama.cpp", "--threads", "1"),
+        *("-o", str(tmp_path / "out.csv")),
+    ]
+    script = (
+        "import sys\nfrom tui.cli import main\n"
+        f"rc = main({args!r})\n"
+        "heavy = sorted(m for m in ('torch', 'transformers', 'safetensors') if m in sys.modules)\n"
+        "print(rc, heavy)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=600
+    )
+    assert done.stdout.split("\n")[-2] == "0 []", done.stdout + done.stderr[-2000:]
+    assert (tmp_path / "out.csv").read_text(encoding="utf-8").count("\n") == 2
