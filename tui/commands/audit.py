@@ -241,7 +241,7 @@ def next_steps(
         grow = (
             "; extend it with --extend N where a code needs more"
             if room
-            else f" (it covers all {population:,} responses it was drawn from: it cannot grow)"
+            else f"; it covers all {population:,} responses it was drawn from, so it cannot grow"
         )
         lines = [
             f"The audit is fully coded. Next: read what it says with codecurve screen "
