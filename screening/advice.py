@@ -212,11 +212,16 @@ def advise(
         )
         subject = "every code" if head.name is None else name
         left_here = sum(left.values()) if head.name is None else left.get(name)
-        step = (
-            f"keep your own decisions for {subject} (every pair is coded)"
-            if left_here == 0
-            else f"code {subject} yourself"
-        )
+        if left_here != 0:
+            step = f"code {subject} yourself"
+        elif audit:
+            # The audit is done, not the study: pairs outside it (a new wave) are left.
+            step = (
+                f"keep your own decisions for {subject} and code the pairs outside the "
+                "audit yourself (every audit pair is coded)"
+            )
+        else:
+            step = f"keep your own decisions for {subject} (every pair is coded)"
         return Advice(
             headline=head.sentence() + also,
             action=f"{step}: the model's picks and confidence cannot save you any work "

@@ -638,6 +638,13 @@ def worst_case_delegated_error(max_error: float, *, n_above: int, n_delegated: i
     return min(1.0, eps * n_above / n_delegated)
 
 
+def _left(remaining: int) -> str:
+    """``"only 36 are left"``; ``"the audit has no response left"`` at zero."""
+    if remaining == 0:
+        return "the audit has no response left"
+    return f"only {remaining} {'is' if remaining == 1 else 'are'} left"
+
+
 @dataclass(frozen=True)
 class AuditOutlook:
     """How far one code's audit is from certifying delegation above a threshold.
@@ -693,13 +700,13 @@ class AuditOutlook:
         if remaining is not None and fewest is not None and fewest > remaining:
             return (
                 f"{head}: out of reach in this study: even with no further error it needs "
-                f"about {fewest} more audit responses, and only {remaining} are left; code "
+                f"about {fewest} more audit responses, and {_left(remaining)}; code "
                 "the pairs yourself, accept a larger maximum error, or score with a bigger "
                 "model whose confidence separates right from wrong better"
             )
         if self.more_at_rate is None:
             tail = (
-                f"; only {remaining} are left, so it is likely out of reach in this study"
+                f"; {_left(remaining)}, so it is likely out of reach in this study"
                 if remaining is not None
                 else ""
             )

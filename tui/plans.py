@@ -136,7 +136,8 @@ def left_out(code: CodePlan) -> str | None:
     if code.not_covered:
         parts.append(
             f"{plural(code.not_covered, 'pair')} of responses added after the audit was drawn "
-            "(extend the audit over them: codecurve audit --extend N)"
+            "(code them yourself: the audit cannot be extended over responses added after "
+            "its draw, since its random order covers only the responses it was drawn from)"
         )
     if code.stale:
         parts.append(

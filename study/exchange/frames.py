@@ -583,7 +583,12 @@ def provenance(
             "configuration key": row.key,
             "pairs scored": f"{study.scores.scored_count(cfg)} of {study.pair_count()}",
         }
-    info["values by source"] = ", ".join(f"{key} {value}" for key, value in counts.items())
+    shown = dict(counts)
+    if layout == "wide" and fill != "model":
+        # Those cells stay empty: the model's unreviewed picks are no value of this file.
+        shown["none"] += shown["model"]
+        shown["model"] = 0
+    info["values by source"] = ", ".join(f"{key} {value}" for key, value in shown.items())
     archived = [study.index.code_at(cid).name for cid in archived_keys(study, coder=_own(coder))]
     if archived:
         info["archived codes"] = (

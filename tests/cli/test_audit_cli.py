@@ -120,6 +120,29 @@ def test_a_complete_audit_points_to_screen(
     assert all(c["remaining"] == 0 for c in payload["codes"])
     assert payload["next"][0].startswith("The audit is fully coded. Next: read what it says")
     assert f"codecurve screen {path}" in payload["next"][0]
+    assert "--extend N" in payload["next"][0]  # 15 of 60 responses: it can grow
+
+
+def test_a_complete_audit_of_every_response_names_no_extension_and_the_new_wave(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from study import ResponseTable
+
+    path, truth = simulated_study(tmp_path / "tiny.codecurve", n=20, seed=5)
+    assert main(["audit", str(path), "--draw", "--seed", "2"]) == 0
+    capsys.readouterr()
+    with Study.open(path) as study:
+        code_audit_blind(study, truth)
+        wave = {f"w{i}": f"new {i}" for i in range(7)}
+        study.versions.add_responses(ResponseTable.from_texts(wave))
+    payload = audit_json(path, capsys)
+    assert all(c["remaining"] == 0 for c in payload["codes"])
+    first = payload["next"][0]
+    # --extend is refused past the 20 responses drawn from: it is not offered.
+    assert "--extend" not in first
+    assert "covers all 20 responses it was drawn from" in first
+    assert payload["next"][1].startswith("7 response(s) added after the draw (a new wave)")
+    assert main(["audit", str(path), "--extend", "1"]) == 1
 
 
 def test_screen_reports_its_sample(

@@ -151,12 +151,19 @@ def test_provenance_counts_values_by_source(workflow: Path) -> None:
     with Study.open(workflow, read_only=True) as study:
         counts = source_counts(study)
         info = provenance(study, layout="wide")
+        filled = provenance(study, layout="wide", fill="model")
+        long = provenance(study, layout="long")
         pairs = study.pair_count()
     assert counts == {"coder": N, "accepted": 0, "delegated": 0, "model": pairs - N, "none": 0}
-    assert (
-        info["values by source"] == f"coder {N}, accepted 0, delegated 0, model {pairs - N}, none 0"
+    # The wide layout leaves the unreviewed cells empty: its provenance counts them so.
+    assert info["values by source"] == (
+        f"coder {N}, accepted 0, delegated 0, model 0, none {pairs - N}"
     )
     assert "empty where nobody decided" in info["wide cells"]
+    assert filled["values by source"] == (
+        f"coder {N}, accepted 0, delegated 0, model {pairs - N}, none 0"
+    )
+    assert long["values by source"] == filled["values by source"]
 
 
 def test_new_warns_when_no_code_has_a_definition(

@@ -253,6 +253,23 @@ def test_scores_without_decisions_or_audit(
     assert "curves" in data.sections
 
 
+def test_the_terminal_names_the_sections_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Only the file held "Not available yet": the command said nothing was missing.
+    path = tmp_path / "bare.codecurve"
+    texts = {f"r{i}": f"text {i}" for i in range(6)}
+    Study.create(path, responses=ResponseTable.from_texts(texts), codebook=SIM_CODEBOOK).close()
+    capsys.readouterr()
+    assert main(["report", str(path), "-o", str(tmp_path / "r.html")]) == 0
+    err = capsys.readouterr().err
+    with Study.open(path, read_only=True) as study:
+        missing = report_data(study).missing
+    assert missing
+    for name, todo in missing.items():
+        assert f"note: the {name} section is not in the report: {todo}" in err
+
+
 def test_a_single_coder_is_told_how_to_add_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -198,3 +198,19 @@ def test_no_step_asks_for_more_pairs_than_remain() -> None:
     assert done.action.startswith("every audit pair of Pay is coded: no verdict can be reached")
     assert "bigger model" in done.action
     assert to_verdict(SHORT, "Pay", remaining=10_000) == f"code {more} more Pay pairs"
+
+
+def test_a_finished_audit_does_not_say_every_pair_is_coded() -> None:
+    # Every audit pair is coded, but the study may hold pairs outside the audit (a new
+    # wave): the step must not claim that nothing is left.
+    head = constant_headline("Pay")
+    advice = advise(
+        VALID, {"Pay": VALID}, audit=True, headlines={"Pay": head, None: head}, remaining={"Pay": 0}
+    )
+    assert "every pair is coded" not in advice.action
+    assert advice.action.startswith(
+        "keep your own decisions for Pay and code the pairs outside the audit yourself "
+        "(every audit pair is coded)"
+    )
+    whole = advise(VALID, {"Pay": VALID}, headlines={"Pay": head, None: head}, remaining={"Pay": 0})
+    assert whole.action.startswith("keep your own decisions for Pay (every pair is coded)")

@@ -1,7 +1,8 @@
 """Delegation leaves out what its audit cannot speak for, and counts it.
 
 * A new wave added after the audit was drawn is not in the population the audit sampled:
-  its pairs are not delegated until the audit is extended over them.
+  its pairs are not delegated, and are left for the coder (the audit's random order
+  covers only the responses it was drawn from, so it cannot be extended over them).
 * A code whose definition changed, or a response whose text was replaced, has stale
   scores: those pairs are not delegated until they are scored again.
 """
@@ -142,7 +143,11 @@ def test_the_cli_says_what_was_left_out(audited: Path, tmp_path: Path, capsys) -
     assert main(["delegate", str(path), "--cut", str(CUT)]) == 0
     out = capsys.readouterr().out
     assert "Workload: not delegated, left for review: 30 pairs of responses added after" in out
-    assert "codecurve audit --extend" in out
+    # The step it names must be one that can be taken: extending the audit never
+    # reaches a wave added after the draw.
+    assert "codecurve audit --extend" not in out
+    flat = " ".join(out.split())
+    assert "code them yourself: the audit cannot be extended over responses added" in flat
 
 
 def test_blind_decisions_under_an_older_definition_are_stale_evidence(

@@ -141,7 +141,13 @@ def _show(study: Study, args: argparse.Namespace, *, action: str) -> int:
             }
         )
     shown = printable(str(args.study), single_line=True)
-    steps = next_steps(shown, rows, action=action)
+    steps = next_steps(
+        shown,
+        rows,
+        action=action,
+        population=sample.population,
+        added=study.response_count() - sample.population,
+    )
     if args.format == "json":
         from tui.text import json_text
 
@@ -207,8 +213,20 @@ def _verdicts(study: Study, coder: str | None, *, cut: str) -> dict[str, dict[st
     return out
 
 
-def next_steps(study_path: str, rows: list[dict[str, Any]], *, action: str) -> list[str]:
-    """What to do now: code a fresh draw blind; at a complete audit, read the screen."""
+def next_steps(
+    study_path: str,
+    rows: list[dict[str, Any]],
+    *,
+    action: str,
+    population: int | None = None,
+    added: int = 0,
+) -> list[str]:
+    """What to do now: code a fresh draw blind; at a complete audit, read the screen.
+
+    ``population``: the responses the audit was drawn from (its random order covers no
+    others), so that ``--extend`` is named only where some code can still grow;
+    ``added``: responses added after the draw (a new wave), which no audit step reaches.
+    """
     if not rows:
         return []
     if action == "drawn" or action == "extended":
@@ -219,11 +237,22 @@ def next_steps(study_path: str, rows: list[dict[str, Any]], *, action: str) -> l
             "audit, in its random order); imported gold decisions count as blind too."
         ]
     if all(r["remaining"] == 0 for r in rows):
-        return [
+        room = population is None or any(r["size"] < population for r in rows)
+        grow = (
+            "; extend it with --extend N where a code needs more"
+            if room
+            else f"; it covers all {population:,} responses it was drawn from, so it cannot grow"
+        )
+        lines = [
             f"The audit is fully coded. Next: read what it says with codecurve screen "
-            f"{study_path} (and codecurve delegate {study_path} for the plan); extend it "
-            "with --extend N where a code needs more."
+            f"{study_path} (and codecurve delegate {study_path} for the plan){grow}."
         ]
+        if added > 0:
+            lines.append(
+                f"{added:,} response(s) added after the draw (a new wave) are outside the "
+                "audit: the screen and delegation do not speak for them; code them yourself."
+            )
+        return lines
     left = sum(r["remaining"] for r in rows)
     return [
         f"Next: {left:,} audit pairs are still to code blind: codecurve review {study_path}, "

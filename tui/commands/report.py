@@ -10,6 +10,7 @@ one line saying what was written.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +116,12 @@ def run(args: argparse.Namespace) -> int:
     written = write_report(data, args.output, figures=args.figures, protect=(args.study, *sources))
     if written.path is not None:
         print(printable(f"Report written to {written.path}", single_line=True))
+    # A section left empty is said here too, not only inside the file.
+    for name, todo in data.missing.items():
+        sys.stderr.write(
+            printable(f"note: the {name} section is not in the report: {todo}", single_line=True)
+            + "\n"
+        )
     if args.figures is not None:
         print(
             printable(
