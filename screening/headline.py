@@ -249,16 +249,31 @@ def pattern_line(tier: str, headline: Headline | None) -> str:
     return f"{line} · AUROC {_auroc_text(headline.auroc)} · kappa {headline.kappa.text()}"
 
 
-def vrs_rows(tier_rows: list[tuple[str, str]], headline: Headline | None) -> list[tuple[str, str]]:
+def vrs_rows(
+    tier_rows: list[tuple[str, str]], headline: Headline | None, *, remaining: int | None = None
+) -> list[tuple[str, str]]:
     """A VRS table's rows with AUROC and kappa right after the tier, so that the tier is
-    never read without them."""
+    never read without them; ``remaining``: the pairs the study has left to code for the
+    group, said beside the distance to a verdict (whose estimates may exceed it)."""
     out: list[tuple[str, str]] = []
     for label, value in tier_rows:
+        if label == "Distance to a verdict" and remaining is not None:
+            value = f"{value}; {left_to_code(remaining)}"
         out.append((label, value))
         if label == "Tier classification" and headline is not None:
             out.append(("AUROC (confidence for being right)", _auroc_text(headline.auroc)))
             out.append(("Kappa, model vs coder (applies / not)", headline.kappa.text(3)))
     return out
+
+
+def left_to_code(remaining: int) -> str:
+    """What the study has left for a distance to a verdict, in words."""
+    if remaining <= 0:
+        return "every pair is coded: no verdict can be reached in this study"
+    return (
+        f"the study has {remaining:,} pair{'s' if remaining != 1 else ''} left to code: "
+        "an estimate above that cannot be reached here"
+    )
 
 
 def _counts(values: npt.NDArray[Any], labels: Mapping[float, str]) -> tuple[tuple[str, int], ...]:

@@ -129,3 +129,22 @@ def test_add_and_revise_say_what_the_audit_and_delegation_lack(
     )
     # The step it names works.
     assert main(["audit", str(small), "--extend", "15", "--code", "Team"]) == 0
+
+
+def test_the_vrs_tables_distance_to_a_verdict_says_what_is_left(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The seed's "about N more annotated items" estimate stays, with what the study has
+    left beside it: nothing, for a code whose every pair is coded."""
+    path = tmp_path / "four.codecurve"
+    constant_study(path, n=4, codes=("Pay", "Staff"))
+    with Study.open(path) as study:
+        study.decisions.clear("r3", "pay", coder="ana")
+    capsys.readouterr()
+    for fmt in ("table", "markdown"):
+        assert main(["screen", str(path), "--format", fmt]) == 0
+        flat = " ".join(capsys.readouterr().out.split()).replace("│", " ")
+        flat = " ".join(flat.split())
+        assert "more annotated items" in flat
+        assert "every pair is coded: no verdict can be reached in this study" in flat
+        assert "the study has 1 pair left to code" in flat

@@ -108,10 +108,17 @@ def run(args: argparse.Namespace) -> int:
         parts += [f"> {line}\n" for line in sample_lines]
         parts += [
             "\n## All codes pooled\n",
-            glossed_markdown(result.pooled, result.headline(None)),
+            glossed_markdown(
+                result.pooled, result.headline(None), remaining=pooled_remaining(result)
+            ),
         ]
         for name, report in result.per_code.items():
-            parts += [f"\n## {name}\n", glossed_markdown(report, result.headline(name))]
+            parts += [
+                f"\n## {name}\n",
+                glossed_markdown(
+                    report, result.headline(name), remaining=result.remaining.get(name)
+                ),
+            ]
         if result.agreements:
             parts += ["\n## Agreement\n", "| " + " | ".join(AGREEMENT_COLUMNS) + " |"]
             parts.append("|" + "---|" * len(AGREEMENT_COLUMNS))
@@ -142,9 +149,18 @@ def run(args: argparse.Namespace) -> int:
     for line in sample_lines:
         console.print(Text(printable(line)), style="" if result.sample == "audit" else "yellow")
     if len(result.per_code) != 1:
-        console.print(vrs_table(result.pooled, "all codes pooled", result.headline(None)))
+        console.print(
+            vrs_table(
+                result.pooled,
+                "all codes pooled",
+                result.headline(None),
+                remaining=pooled_remaining(result),
+            )
+        )
     for name, report in result.per_code.items():
-        console.print(vrs_table(report, name, result.headline(name)))
+        console.print(
+            vrs_table(report, name, result.headline(name), remaining=result.remaining.get(name))
+        )
     if result.agreements:
         table = Table(title="Agreement", header_style="bold")
         for column in AGREEMENT_COLUMNS:
@@ -203,7 +219,13 @@ def _sample_lines(result: StudyScreening) -> list[str]:
     return lines
 
 
-def vrs_table(report: VRSReport, name: str, headline: Headline | None = None) -> Table:
+def vrs_table(
+    report: VRSReport,
+    name: str,
+    headline: Headline | None = None,
+    *,
+    remaining: int | None = None,
+) -> Table:
     """The report as a Rich table (tier coloured, with AUROC and kappa right after it),
     every cell shown as text: a code's name is the user's, so it is never read as markup
     and its control characters show."""
@@ -219,7 +241,7 @@ def vrs_table(report: VRSReport, name: str, headline: Headline | None = None) ->
     table = Table(title=title, show_header=True, header_style="bold")
     table.add_column("Row", style="dim", no_wrap=True)
     table.add_column("Value")
-    for label, value in vrs_rows(report.rows(), headline):
+    for label, value in vrs_rows(report.rows(), headline, remaining=remaining):
         style = TIER_STYLES.get(value, "") if label == "Tier classification" else ""
         words = GLOSSES.get(label)
         shown = Text(printable(label))
@@ -227,6 +249,11 @@ def vrs_table(report: VRSReport, name: str, headline: Headline | None = None) ->
             shown.append("\n" + words, style="italic")
         table.add_row(shown, Text(printable(value), style=style))
     return table
+
+
+def pooled_remaining(result: StudyScreening) -> int | None:
+    """The pairs left to code over every code screened (None: not known)."""
+    return sum(result.remaining.values()) if result.remaining else None
 
 
 def header_lines(result: StudyScreening) -> list[str]:
@@ -242,14 +269,16 @@ def header_lines(result: StudyScreening) -> list[str]:
     return lines
 
 
-def glossed_markdown(report: VRSReport, headline: Headline | None = None) -> str:
+def glossed_markdown(
+    report: VRSReport, headline: Headline | None = None, *, remaining: int | None = None
+) -> str:
     """The report as a two-column Markdown table, each index label glossed, AUROC and
     kappa right after the tier."""
     from screening.advice import gloss
     from screening.headline import vrs_rows
 
     lines = ["| VRS row | Value |", "|---|---|"]
-    for label, value in vrs_rows(report.rows(), headline):
+    for label, value in vrs_rows(report.rows(), headline, remaining=remaining):
         lines.append(f"| {gloss(label)} | {value.replace('|', chr(92) + '|')} |")
     return "\n".join(lines) + "\n"
 
