@@ -36,11 +36,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from rich.console import RenderableType
 from textual import events
+from textual.pilot import Pilot
 from textual.screen import Screen
 
 from codebooks.model import LIKERT_5, Code, Codebook
@@ -131,6 +133,29 @@ def summary(name: str, samples: list[tuple[float, float]]) -> str:
     )
 
 
+async def wait_painted(app: TimedApp, timeout: float = 60) -> float:
+    """Wait for the app's first paint of the queue; its time (``perf_counter``)."""
+    deadline = time.perf_counter() + timeout
+    while app.first_paint is None:
+        if time.perf_counter() > deadline or not app.is_running:
+            raise SystemExit(f"the app did not paint the queue within {timeout:.0f} s")
+        await asyncio.sleep(0.005)
+    return app.first_paint
+
+
+async def press_timed(
+    app: TimedApp, pilot: Pilot[Any], keys: Iterable[str], gap: float
+) -> list[tuple[float, float]]:
+    """Press ``keys`` one by one, ``gap`` seconds apart: each one's :func:`latency`."""
+    samples = []
+    for key in keys:
+        index = len(app.key_times)
+        await pilot.press(key)
+        await pilot.pause(gap)
+        samples.append(latency(app, index))
+    return samples
+
+
 async def drive(path: Path, samples: int, gap: float) -> dict[str, list[Any]]:
     t0 = time.perf_counter()
     study = Study.open(path)
@@ -145,20 +170,11 @@ async def drive(path: Path, samples: int, gap: float) -> dict[str, list[Any]]:
         "bar": [],
     }
     async with app.run_test(size=(140, 40)) as pilot:
-        deadline = time.perf_counter() + 60
-        while app.first_paint is None:
-            if time.perf_counter() > deadline or not app.is_running:
-                raise SystemExit("the app did not paint the queue within 60 s")
-            await asyncio.sleep(0.005)
-        results["first paint"].append((app.first_paint - t0) * 1000)
+        results["first paint"].append((await wait_painted(app) - t0) * 1000)
         await pilot.pause(0.5)
 
         async def timed(kind: str, *keys: str) -> None:
-            for key in keys:
-                index = len(app.key_times)
-                await pilot.press(key)
-                await pilot.pause(gap)
-                results[kind].append(latency(app, index))
+            results[kind].extend(await press_timed(app, pilot, keys, gap))
 
         for _ in range(samples):
             await timed("move", "j")
