@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from study import Study
+from tests.factories import rename_coders
 from tui.cli import main
 
 CODEBOOK = """\
@@ -224,12 +224,7 @@ def test_control_characters_in_names_are_neutralised(
     assert "control characters" in capsys.readouterr().err
     # A study file may hold one all the same (written by hand, or by an older release).
     assert main(["import-codes", str(path), str(tmp / "evil.csv"), "--coder", "evil"]) == 0
-    conn = sqlite3.connect(path)
-    with conn:
-        for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
-            if "coder" in [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]:
-                conn.execute(f"UPDATE {table} SET coder = ? WHERE coder = 'evil'", (evil,))
-    conn.close()
+    rename_coders(path, {"evil": evil})
     for fmt in ("table", "markdown", "json"):
         capsys.readouterr()
         coders = f"ann,{evil}"

@@ -12,12 +12,12 @@ from __future__ import annotations
 import contextlib
 import csv
 import re
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from study import Study
+from tests.factories import rename_coders
 from tui.cli import main
 
 #: C0 and C1 controls (tab and line feed aside), DEL, lone surrogates, and the
@@ -101,23 +101,6 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 #: The names the fixture decides under, renamed in the file afterwards.
 PLAIN_CODERS = ("plainana", "plainben")
-
-
-def rename_coders(path: Path, names: dict[str, str]) -> None:
-    """Give coders hostile names in every table of the study file that names a coder."""
-    conn = sqlite3.connect(path)
-    try:
-        tables = [
-            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
-        ]
-        with conn:
-            for table in tables:
-                columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
-                if "coder" in columns:
-                    for old, new in names.items():
-                        conn.execute(f"UPDATE {table} SET coder = ? WHERE coder = ?", (new, old))
-    finally:
-        conn.close()
 
 
 #: Every command and output format; {study}, {responses}... are the fixture's paths. Some
