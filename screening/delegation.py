@@ -37,15 +37,16 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from screening.headline import PATTERN
-from screening.tiers import Tier
 from screening.validation import BoolArray, as_bool_1d, as_float_1d, same_length
+
+if TYPE_CHECKING:
+    from screening.tiers import Tier
 
 __all__ = [
     "AuditOutlook",
@@ -93,6 +94,8 @@ def binomial_p_value(errors: int, n: int, *, max_error: float) -> float:
     Raises:
         ValueError: If the counts are inconsistent or ``max_error`` is outside (0, 1).
     """
+    from scipy import stats
+
     eps = _check_unit(max_error, "max_error")
     _check_count(errors, n)
     return float(stats.binom.cdf(errors, n, eps)) if n else 1.0
@@ -106,6 +109,8 @@ def clopper_pearson_upper(errors: int, n: int, *, level: float = 0.95) -> float:
     Raises:
         ValueError: If the counts are inconsistent or ``level`` is outside (0, 1).
     """
+    from scipy import stats
+
     lvl = _check_unit(level, "level")
     _check_count(errors, n)
     if errors == n:
@@ -115,6 +120,8 @@ def clopper_pearson_upper(errors: int, n: int, *, level: float = 0.95) -> float:
 
 @lru_cache(maxsize=64)
 def _min_pairs(errors: int, eps: float, delta: float) -> int:
+    from scipy import stats
+
     if errors == 0:
         # (1 - eps)^n <= delta, in closed form: exact, and no search to overflow when
         # eps is tiny (1e-9 needs about 3e9 pairs; nothing below can be certified then).
@@ -211,6 +218,8 @@ def audit_needed(
 
 
 def _more_at_rate(n: int, errors: int, rate: float, eps: float, delta: float) -> int | None:
+    from scipy import stats
+
     start, width = n, 1024
     while start <= MAX_AUDIT_PAIRS:
         m = np.arange(max(start, 1), start + width)
@@ -393,6 +402,8 @@ def certify_delegation(
         ValueError: If ``max_error`` or ``level`` is outside (0, 1), the audit is empty,
             the arrays differ in length, or a value is malformed.
     """
+    from scipy import stats
+
     remainder = None
     if outside is not None:
         out_conf = as_float_1d(outside, "outside")
@@ -534,6 +545,8 @@ def _remainder_p(
     ``n + m`` pairs at or above t that break H0 given ``k`` in the audit. When the ``m``
     pairs outside the audit cannot hold that many, H0 is impossible: p = 0.
     """
+    from scipy import stats
+
     allowed = np.floor(eps * d + 1e-9).astype(np.int64)
     breaking = k + allowed + 1
     possible = allowed + 1 <= m
@@ -558,6 +571,8 @@ def _remainder_upper(
     the audit, all among the delegable ones in the worst case. Bisection on every
     threshold at once (the cdf falls as E grows).
     """
+    from scipy import stats
+
     lo, hi = k.astype(np.int64), (k + m).astype(np.int64)
     total = n + m
     top = stats.hypergeom.cdf(k, total, hi, n) > delta

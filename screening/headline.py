@@ -29,7 +29,6 @@ import numpy as np
 import numpy.typing as npt
 
 from screening.errors import ScreeningWarning
-from screening.phase_b import auroc_score
 
 __all__ = [
     "PATTERN",
@@ -321,6 +320,8 @@ def make_headline(
     correct = pa == da
     agreement = float(correct.mean()) if n else math.nan
     kappa = kappa_interval(pa, da)
+    from screening.phase_b import auroc_score  # scipy: not on every import of this module
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ScreeningWarning)
         auroc = auroc_score(correct, conf) if n else math.nan

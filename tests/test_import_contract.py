@@ -115,3 +115,31 @@ def test_only_the_drawing_module_imports_matplotlib() -> None:
         if "matplotlib" in _imports_of(path)
     ]
     assert users == ["study/report/draw.py"]
+
+
+def test_screening_names_are_their_modules_objects() -> None:
+    """Every public name of the lazy ``screening`` package is the object its module
+    defines, also once every module is loaded (a submodule of the same name would win)."""
+    import importlib
+
+    import screening
+
+    for path in (ROOT / "screening").glob("*.py"):
+        importlib.import_module(f"screening.{path.stem}")
+    lazy = screening.__dict__["_LAZY"]
+    assert sorted(lazy) == sorted(screening.__all__)
+    for name, module in lazy.items():
+        assert getattr(screening, name) is getattr(importlib.import_module(module), name), name
+
+
+def test_scoring_a_file_loads_no_statistics() -> None:
+    """``codecurve score`` writes a CSV: scipy (through the screening package), pandas
+    and matplotlib have no part in it, and cost seconds of start-up on every job."""
+    loaded = loaded_after(
+        "from tui.cli import build_parser\n"
+        "from tui.commands import score\n"
+        "import study.exchange.score_rows, study.store, scoring.engine\n"
+        "build_parser()"
+    )
+    heavy = {"scipy", "matplotlib", "pandas"}
+    assert not loaded & heavy, sorted(loaded & heavy)

@@ -4,7 +4,8 @@ A row holds the ids, the curve's summary, the whole curve (``surprisal_<label>``
 ``prob_<label>`` per option, in nats), and the score's identity (hashes, template,
 context, model). JSONL rows also carry the exact prompt. :func:`write_score_rows`
 writes CSV or JSONL through the exports' safe writer
-(:func:`study.exchange.writers.atomic_write`), formula-like CSV cells neutralised.
+(:func:`codebooks.files.write_file`, which the exports' writers use too, without
+their pandas), formula-like CSV cells neutralised.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from codebooks.files import write_file
 from study.errors import StudyError
-from study.exchange.writers import atomic_write
 from study.intake.cells import neutralise
 
 if TYPE_CHECKING:
@@ -176,7 +177,7 @@ def write_score_rows(path: Path, fmt: RowFormat, rows: Sequence[dict[str, Any]])
                 out["option_token_ids"] = json.loads(row["option_token_ids"])
                 fh.write(json.dumps(_finite(out), ensure_ascii=False) + "\n")
 
-    atomic_write(path, write_csv if fmt == "csv" else write_jsonl)
+    write_file(path, write_csv if fmt == "csv" else write_jsonl, error=StudyError)
 
 
 def _csv_cell(value: Any) -> Any:

@@ -14,13 +14,13 @@ from screening import (
     auroc_score,
     brier_loss,
     expected_calibration_error,
-    phase_b,
     phase_b_metrics,
     risk_coverage_curve,
     screen,
     screen_table,
     selective_accuracy,
 )
+from screening.phase_b import phase_b
 
 CORRECT = np.array([1, 1, 0, 1, 0, 1, 1, 0, 1, 0], dtype=bool)
 CONF = np.array([0.95, 0.9, 0.85, 0.8, 0.7, 0.7, 0.6, 0.4, 0.3, 0.1])

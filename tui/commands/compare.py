@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from screening.headline import pattern
 from tui.commands.types import seed, whole_number
 
 if TYPE_CHECKING:
@@ -107,6 +106,8 @@ def _num(value: float | None, digits: int = 2) -> str:
 
 
 def _cells(row: ConfigMetrics) -> list[str]:
+    from screening.headline import pattern
+
     k = row.kappa
     ci = "" if math.isnan(k.low) else f" [{_num(k.low)}, {_num(k.high)}]"
     return [
