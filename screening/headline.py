@@ -166,7 +166,7 @@ class Headline:
         return self.n > 0 and (self.constant is not None or self.at_chance)
 
     def _of(self) -> str:
-        return "of every code" if self.name is None else "of this code"
+        return "across all codes" if self.name is None else "of this code"
 
     def sentence(self) -> str:
         """The headline in words (no final full stop)."""

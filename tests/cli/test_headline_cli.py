@@ -82,7 +82,7 @@ def test_a_constant_model_is_called_useless_in_text(
     out = capsys.readouterr().out
     flat = " ".join(out.split())
     assert flat.startswith(
-        "The model answered No to all 375 pairs of every code: it adds nothing here."
+        "The model answered No to all 375 pairs across all codes: it adds nothing here."
     )
     sentence = "the model answered No to all 75 pairs of this code: it adds nothing here."
     for code in CODES:
@@ -103,7 +103,7 @@ def test_a_constant_model_is_called_useless_in_json_and_markdown(
     assert main(["screen", str(path), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["headline"] == (
-        "the model answered No to all 375 pairs of every code: it adds nothing here"
+        "the model answered No to all 375 pairs across all codes: it adds nothing here"
     )
     pooled = out["headlines"]["pooled"]
     assert pooled["constant"] == "No"
@@ -119,7 +119,7 @@ def test_a_constant_model_is_called_useless_in_json_and_markdown(
     assert "not a verdict on the model" in out["tier_gloss"]
     assert main(["screen", str(path), "--format", "markdown"]) == 0
     md = capsys.readouterr().out
-    assert md.startswith("**The model answered No to all 375 pairs of every code")
+    assert md.startswith("**The model answered No to all 375 pairs across all codes")
     before_tables = md.split("## All codes pooled")[0]
     for line in before_tables.splitlines():
         assert not bare_tier(line), line
@@ -143,7 +143,7 @@ def test_the_projects_provenance_names_no_bare_tier(tmp_path: Path) -> None:
         project = project_from_study(study, coder="ana")
     text = next(n.text for n in project.notes if n.name == "codecurve provenance")
     line = next(x for x in text.splitlines() if x.startswith("screen tier against ana: "))
-    assert "pooled: the model answered No to all 80 pairs of every code: it adds nothing" in line
+    assert "pooled: the model answered No to all 80 pairs across all codes: it adds nothing" in line
     assert "Pay: the model answered No to all 40 pairs of this code" in line
     assert "not a verdict on the model" in line
     for part in line.split("; "):
