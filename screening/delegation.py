@@ -35,6 +35,7 @@ Malformed input raises ValueError naming the argument (see :mod:`screening.error
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
@@ -46,7 +47,7 @@ from screening.headline import PATTERN
 from screening.validation import BoolArray, as_bool_1d, as_float_1d, same_length
 
 if TYPE_CHECKING:
-    from screening.tiers import Tier
+    from screening.tiers import CellShortfall, Tier
 
 __all__ = [
     "AuditOutlook",
@@ -59,6 +60,7 @@ __all__ = [
     "certify_delegation",
     "clopper_pearson_upper",
     "delegation_mask",
+    "insufficient_reason",
     "min_audit_pairs",
     "split_population",
     "worst_case_delegated_error",
@@ -370,6 +372,7 @@ def certify_delegation(
     level: float = 0.95,
     outside: npt.ArrayLike | None = None,
     delegable: npt.ArrayLike | None = None,
+    screen_finding: str | None = None,
 ) -> Delegation:
     """Find the lowest confidence threshold whose error rate is certified at most eps.
 
@@ -393,6 +396,8 @@ def certify_delegation(
             refuses delegation.
         max_error: The maximum error rate eps, in (0, 1).
         level: The confidence level 1 - delta, in (0, 1).
+        screen_finding: What the screen found, in words, where the tier's own words
+            would mislead (:func:`insufficient_reason`); default the tier's pattern.
 
     Returns:
         The certified threshold with its audit evidence, or a refusal with its reason.
@@ -442,9 +447,10 @@ def certify_delegation(
         )
 
     if tier != "Valid":
+        found = screen_finding or PATTERN.get(str(tier), tier)
         return refuse(
             f"delegation needs the screen of the audit sample to find no pathology in the "
-            f"model's confidence (tier Valid); it found: {PATTERN.get(str(tier), tier)} "
+            f"model's confidence (tier Valid); it found: {found} "
             f"(tier {tier}), so its confidence is not shown to mean anything",
         )
     if remainder is None and n_audit < min_pairs:
@@ -796,4 +802,23 @@ def audit_outlook(
         level=lvl,
         more_clean=clean,
         more_at_rate=rate,
+    )
+
+
+def insufficient_reason(shortfalls: Sequence[CellShortfall]) -> str | None:
+    """Why a screen is "Insufficient data", when more coding will not cure it.
+
+    The tier's own words ("too few decisions") send the coder to code more. Where a cell
+    of the 2x2 table is still empty (no pair of low confidence, say, when the model
+    answers every pair alike), there is no rate at which more decisions would fill it;
+    this names the empty cells instead. None when every
+    short cell has an estimate (more coding is the cure, and the tier's words are right).
+    """
+    empty = [s.meaning for s in shortfalls if s.more_items is None]
+    if not empty:
+        return None
+    cells = " or ".join(empty)
+    return (
+        f"no audit pair is {cells} so far: the screen cannot judge a confidence that never "
+        "falls in that cell, and more decisions may not change it"
     )

@@ -17,7 +17,12 @@ import numpy as np
 
 from screening import decisions_agree
 from screening.apply import AgreementMode
-from screening.delegation import Delegation, audit_outlook, certify_delegation
+from screening.delegation import (
+    Delegation,
+    audit_outlook,
+    certify_delegation,
+    insufficient_reason,
+)
 from study.analysis.screen import SCALE_CUT, Cut, StudyScreening, scale_cut, screen_study
 from study.errors import StudyError
 from study.log.delegations import CodePlan, DelegationPlan, barred, delegable, outside_audit
@@ -162,6 +167,11 @@ def plan_delegation(
             )
         report = screened.per_code.get(one.name)
         tier = report.tier if report is not None else "Insufficient data"
+        finding = (
+            insufficient_reason(report.screen.distance.shortfalls)
+            if report is not None and tier == "Insufficient data"
+            else None
+        )
         outlook = None
         if not len(rows):
             delegation = _refused(
@@ -198,6 +208,7 @@ def plan_delegation(
                 level=code_level,
                 outside=np.asarray(outside, dtype=float),
                 delegable=np.asarray(uncoded_outside, dtype=bool),
+                screen_finding=finding,
             )
             if cut == "median":
                 at = float(np.median(confidence))

@@ -42,8 +42,9 @@ def simulated_study(
     The model picks 1 or 5 with confidence c (its p; the other options share the rest);
     a wrong pick's truth is the other end of the scale. ``calibrated``: c near 1 for
     70% of the pairs, 0.25-0.6 for the rest, the pick correct with probability c.
-    ``chance``: the pick is right at random (30% errors) whatever c says. Returns the
-    path and the true value of every pair.
+    ``chance``: the pick is right at random (30% errors) whatever c says. ``constant``:
+    the model picks 1 at c = 0.99 on every pair, right on about 84%. Returns the path and
+    the true value of every pair.
     """
     rng = np.random.default_rng(seed)
     texts = {f"r{i}": f"response {i}" for i in range(n)}
@@ -55,6 +56,8 @@ def simulated_study(
         conf = np.where(rng.random(n) < 0.7, rng.uniform(0.97, 1.0, n), rng.uniform(0.25, 0.6, n))
         picks = rng.choice([1, 5], n)
         correct = rng.random(n) < conf if behaviour == "calibrated" else rng.random(n) >= 0.3
+        if behaviour == "constant":
+            conf, picks, correct = np.full(n, 0.99), np.ones(n, int), rng.random(n) >= 0.16
         for i in range(n):
             rid = f"r{i}"
             c = float(min(conf[i], 0.999))
