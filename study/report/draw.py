@@ -116,6 +116,12 @@ def save(figure: Figure, folder: Path) -> list[Path]:
     return out
 
 
+def save_in(folder: Path, figure: Figure) -> list[Path]:
+    """:func:`save` with the folder first: a ``functools.partial`` of it, picklable,
+    draws in another process (:func:`study.report.parallel.draw_all`)."""
+    return save(figure, folder)
+
+
 # -- the drawings ----------------------------------------------------------------------
 
 
