@@ -7,10 +7,12 @@ several cores, :func:`draw_all` shares them out.
 The workers are started by the ``forkserver`` method (``spawn`` where there is none):
 a fresh interpreter imports matplotlib once, then forks each worker from itself. This
 process is never forked, which would be unsafe from the app, whose reports are written
-from a worker thread. The start costs the workers a moment; this process draws
-meanwhile, from the last figure backwards while the workers take them from the first,
-so no figure waits for a worker that has not started: each is drawn once, by whoever
-reaches it first.
+from a worker thread. :func:`warm` starts the forkserver before the report's analyses,
+whose time its imports then overlap; the workers then draw every figure, and this
+process need not import matplotlib at all. Not warm, the workers' start costs them a
+moment, and this process draws meanwhile, from the last figure backwards while the
+workers take them from the first: each figure is drawn once, by whoever reaches it
+first. A worker that cannot start or dies leaves its figures to this process.
 """
 
 from __future__ import annotations
@@ -137,6 +139,11 @@ def warm(codes: int) -> None:
     _context()
     with contextlib.suppress(OSError, RuntimeError):
         forkserver.ensure_running()
+        _warm.append(True)
+
+
+#: Whether :func:`warm` started the forkserver (then this process need not draw).
+_warm: list[bool] = []
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -164,23 +171,26 @@ def draw_all(
         return [job(f) for f in figures]
     context = _context()
     queue = _Queue(context, len(figures))
+    # Warm, the workers start at once with matplotlib loaded: this process, which may
+    # not have imported it yet, leaves them the figures.
+    workers = count if _warm else count - 1
     results: dict[int, T] = {}
     futures: list[Future[list[tuple[int, T]]]] = []
     with ProcessPoolExecutor(
-        max_workers=count - 1, mp_context=context, initializer=_start, initargs=(queue,)
+        max_workers=workers, mp_context=context, initializer=_start, initargs=(queue,)
     ) as pool:
 
         def submit() -> None:
             # No worker could start: this process draws them all.
             with contextlib.suppress(OSError, RuntimeError, BrokenProcessPool):
-                futures.extend(pool.submit(_work, figures, job) for _ in range(count - 1))
+                futures.extend(pool.submit(_work, figures, job) for _ in range(workers))
 
         # Starting a worker waits for the forkserver's imports: not on this thread,
         # which draws meanwhile.
         starting = threading.Thread(target=submit, daemon=True)
         starting.start()
         try:
-            while (at := queue.take_back()) is not None:
+            while not _warm and (at := queue.take_back()) is not None:
                 results[at] = job(figures[at])
         except BaseException:
             queue.drop()
