@@ -5,8 +5,8 @@ one coder and half of it by a second. Prints, measured in this run, each in seco
 as a multiple of the screen alone (what ``codecurve screen --phase-b`` computes): the
 analyses the report gathers (screen with phase B, delegation, agreement, entropies,
 curves); the HTML with its inline figures as ``codecurve report -o`` writes it (its
-first figures pay matplotlib's import; the forkserver was started before the analyses,
-as the command does), then again by one process and by the default processes; the
+forkserver is started before the analyses, as the command does, so the analyses share
+the cores with its imports), then again by one process and by the default processes; the
 figures folder (SVG, 300 dpi PNG, CSV) by one process and by the default processes.
 
     .venv/bin/python -m benchmarks.bench_report [--responses 10000] [--codes 10] [--dir DIR]
@@ -105,11 +105,11 @@ def main() -> None:
         print(f"built {args.responses} x {args.codes} in {time.perf_counter() - started:.1f} s")
     processes = default_processes(FIGURES_PER_CODE * args.codes + 2)
     with Study.open(path, read_only=True) as study:
-        warm(len(study.codes))
         started = time.perf_counter()
         screen_study(study, coder="ana", phase_b=True)
         screen = time.perf_counter() - started
         started = time.perf_counter()
+        warm(len(study.codes))  # as the command does: its imports overlap the analyses
         data = report_data(study, ReportOptions(coder="ana"))
         analyses = time.perf_counter() - started
     timed: dict[str, float] = {}
