@@ -139,7 +139,8 @@ def warm(codes: int) -> None:
     _context()
     with contextlib.suppress(OSError, RuntimeError):
         forkserver.ensure_running()
-        _warm.append(True)
+        if not _warm:
+            _warm.append(True)
 
 
 #: Whether :func:`warm` started the forkserver (then this process need not draw).
@@ -181,8 +182,9 @@ def draw_all(
     ) as pool:
 
         def submit() -> None:
-            # No worker could start: this process draws them all.
-            with contextlib.suppress(OSError, RuntimeError, BrokenProcessPool):
+            # No worker could start (whatever the reason: a daemon process may have no
+            # children): this process draws them all.
+            with contextlib.suppress(Exception):
                 futures.extend(pool.submit(_work, figures, job) for _ in range(workers))
 
         # Starting a worker waits for the forkserver's imports: not on this thread,

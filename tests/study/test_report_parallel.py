@@ -74,3 +74,33 @@ def test_a_failure_in_a_worker_is_raised_here(data: ReportData, tmp_path: Path) 
     with pytest.raises(OSError, match="No space left on device"):
         draw_all(figures, partial(fail_in_a_worker, flag=flag), processes=2)
     assert flag.exists()
+
+
+class NoWorkers:
+    """A pool whose workers cannot start (no process left to the user, say)."""
+
+    def __init__(self, **_: object) -> None:
+        pass
+
+    def __enter__(self) -> NoWorkers:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+    def submit(self, *_: object, **__: object) -> None:
+        raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+
+
+def test_without_workers_this_process_draws_them_all(
+    data: ReportData, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import study.report.parallel as parallel
+
+    figures = content.figures(data)
+    monkeypatch.setattr(parallel, "ProcessPoolExecutor", NoWorkers)
+    assert draw_all(figures, name_of, processes=2) == [f.name for f in figures]
+
+
+def name_of(figure: content.Figure) -> str:
+    return figure.name
