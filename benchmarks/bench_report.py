@@ -1,10 +1,13 @@
 """Benchmark the study report on 10,000 responses x 10 codes (100,000 scored pairs).
 
 The study has a calibrated synthetic model, a blind audit of 200 pairs per code coded by
-one coder and half of it by a second. Prints, measured in this run: the analyses the
-report gathers (screen with phase B, delegation, agreement, entropies, curves), the HTML
-with its inline figures, and the figures folder (SVG, 300 dpi PNG, CSV), each in seconds
-and as a multiple of the screen alone (what ``codecurve screen --phase-b`` computes).
+one coder and half of it by a second. Prints, measured in this run, each in seconds and
+as a multiple of the screen alone (what ``codecurve screen --phase-b`` computes): the
+analyses the report gathers (screen with phase B, delegation, agreement, entropies,
+curves); the HTML with its inline figures as ``codecurve report -o`` writes it (its
+forkserver is started before the analyses, as the command does, so the analyses share
+the cores with its imports), then again by one process and by the default processes; the
+figures folder (SVG, 300 dpi PNG, CSV) by one process and by the default processes.
 
     .venv/bin/python -m benchmarks.bench_report [--responses 10000] [--codes 10] [--dir DIR]
 """
@@ -12,9 +15,11 @@ and as a multiple of the screen alone (what ``codecurve screen --phase-b`` compu
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +30,8 @@ from scoring.score import Score, ScoreConfig
 from study import ResponseTable, Study
 from study.analysis.screen import screen_study
 from study.report.data import ReportOptions, report_data
-from study.report.files import write_report
+from study.report.files import ReportWritten, write_report
+from study.report.parallel import FIGURES_PER_CODE, cores, default_processes, warm
 
 MODEL = ModelIdentity(
     name="bench:calibrated", revision="r1", dtype="float32", device="cpu", backend="fake"
@@ -97,28 +103,50 @@ def main() -> None:
         started = time.perf_counter()
         build(path, n=args.responses, codes=args.codes)
         print(f"built {args.responses} x {args.codes} in {time.perf_counter() - started:.1f} s")
+    processes = default_processes(FIGURES_PER_CODE * args.codes + 2)
     with Study.open(path, read_only=True) as study:
         started = time.perf_counter()
         screen_study(study, coder="ana", phase_b=True)
         screen = time.perf_counter() - started
         started = time.perf_counter()
+        warm(len(study.codes))  # as the command does: its imports overlap the analyses
         data = report_data(study, ReportOptions(coder="ana"))
         analyses = time.perf_counter() - started
-    started = time.perf_counter()
-    write_report(data, folder / "report.html")
-    html = time.perf_counter() - started
-    started = time.perf_counter()
-    written = write_report(data, folder / "report2.html", figures=folder / "figures")
-    both = time.perf_counter() - started
-    size = (folder / "report.html").stat().st_size
-    print(f"screen alone (the unit)         {screen:6.2f} s  1.0x")
-    print(f"report's analyses               {analyses:6.2f} s  {analyses / screen:.1f}x")
-    print(
-        f"HTML with inline figures        {html:6.2f} s  {html / screen:.1f}x  "
-        f"({size / 1e6:.1f} MB)"
+    timed: dict[str, float] = {}
+
+    def timing(name: str, **kwargs: Any) -> ReportWritten:
+        started = time.perf_counter()
+        written = write_report(data, folder / f"{name}.html", **kwargs)
+        timed[name] = time.perf_counter() - started
+        return written
+
+    timing("html-first")
+    timing("html-1", processes=1)
+    timing("html-n", processes=processes)
+    timing("figures-1", figures=folder / "figures-1", processes=1)
+    written = timing("figures-n", figures=folder / "figures-n", processes=processes)
+    size = (folder / "html-first.html").stat().st_size
+
+    def line(label: str, seconds: float, extra: str = "") -> None:
+        print(f"{label:40s} {seconds:6.2f} s  {seconds / screen:5.1f}x  {extra}")
+
+    print(f"{cores()} cores, {processes} processes draw; load average {os.getloadavg()[0]:.2f}")
+    line("screen alone (the unit)", screen)
+    line("report's analyses", analyses)
+    line("HTML as report -o writes it", timed["html-first"], f"({size / 1e6:.1f} MB)")
+    line("HTML, one process", timed["html-1"])
+    line(
+        f"HTML, {processes} processes",
+        timed["html-n"],
+        f"({timed['html-1'] / timed['html-n']:.1f}x faster than one)",
     )
-    print(f"HTML and --figures ({len(written.files)} files) {both:6.2f} s  {both / screen:.1f}x")
-    print(f"report -o total                 {analyses + html:6.2f} s")
+    line(f"HTML and --figures ({len(written.files)} files), one process", timed["figures-1"])
+    line(
+        f"HTML and --figures, {processes} processes",
+        timed["figures-n"],
+        f"({timed['figures-1'] / timed['figures-n']:.1f}x faster than one)",
+    )
+    line("report -o total (analyses + HTML)", analyses + timed["html-first"])
     print(f"in {folder}")
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from threadpoolctl import threadpool_limits
 
 from screening.coefficients import (
     NO_UNITS,
@@ -400,11 +401,14 @@ def reliability(
     draws: dict[str, list[FloatArray]] = {key: [] for key in points}
     if resamples:
         n_clusters = int(cluster_of.max()) + 1
-        for w in _bootstrap_weights(n_clusters, cluster_of, resamples, seed):
-            draws["percent"].append(percent_of(units, w))
-            draws["alpha"].append(alpha_of(units, w, level, cats))
-            if two:
-                draws["kappa"].append(kappa_of(units, w, weights))
+        # Each block is a small matrix product: BLAS threads only wait on one another
+        # there (twice the time on two busy cores), so one thread does them all.
+        with threadpool_limits(limits=1, user_api="blas"):
+            for w in _bootstrap_weights(n_clusters, cluster_of, resamples, seed):
+                draws["percent"].append(percent_of(units, w))
+                draws["alpha"].append(alpha_of(units, w, level, cats))
+                if two:
+                    draws["kappa"].append(kappa_of(units, w, weights))
     joined = {k: np.concatenate(v) if v else np.zeros(0) for k, v in draws.items()}
     percent = _estimate(points["percent"], joined["percent"], confidence_level, NO_UNITS)
     alpha = _estimate(points["alpha"], joined["alpha"], confidence_level, ONE_CATEGORY_ALPHA)

@@ -696,12 +696,14 @@ class CodecurveApp(App[None]):
         """Write the report off the event loop (a failure is shown by the worker handler)."""
         from study.report.data import ReportOptions, report_data
         from study.report.files import write_report as write_files
+        from study.report.parallel import warm
         from tui.commands.outputs import check_output, recorded_sources
 
         protect = {"study": self.study.path}
         if self.export_folder is not None:
             self.export_folder.mkdir(exist_ok=True)
         check_output(path, protect=protect)
+        warm(len(self.study.codes))
         data = report_data(self.study, ReportOptions(coder=self.session.coder))
         sources = tuple(recorded_sources(protect).values())
         write_files(data, path, protect=(self.study.path, *sources))

@@ -23,6 +23,8 @@ import json
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+from types import MappingProxyType
 from typing import Any
 
 from screening.sampling import (
@@ -63,7 +65,9 @@ class AuditSample:
     _positions: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_positions", {r: i for i, r in enumerate(self.permutation)})
+        if not self._positions:
+            positions = {r: i for i, r in enumerate(self.permutation)}
+            object.__setattr__(self, "_positions", positions)
 
     @property
     def population(self) -> int:
@@ -143,21 +147,34 @@ def read_audit(conn: sqlite3.Connection) -> AuditSample | None:
     rows = events.of_kind(conn, "audit", ("id", "at", "detail"))
     if not rows:
         return None
-    first = _decode(rows[0][2], rows[0][0])
+    seed, permutation, positions = _first_draw(rows[0][2], int(rows[0][0]))
     last_id, last_at, last_detail = rows[-1]
     last = _decode(last_detail, last_id)
-    responses = first.get("responses")
-    if not isinstance(responses, list):
-        raise StudyError(f"the audit event {rows[0][0]} lists no responses (damaged file?)")
-    seed = int(first["seed"])
     return AuditSample(
         seed=seed,
-        permutation=tuple(audit_permutation([str(r) for r in responses], seed=seed)),
+        permutation=permutation,
         sizes={str(k): int(v) for k, v in last["sizes"].items()},
         event_id=int(last_id),
         drawn_at=str(last_at),
         draws=tuple(int(r[0]) for r in rows),
+        _positions=positions,
     )
+
+
+@lru_cache(maxsize=4)
+def _first_draw(
+    detail: str | None, event_id: int
+) -> tuple[int, tuple[str, ...], Mapping[str, int]]:
+    """The seed, the permutation and each response's place in it, from the first draw's
+    ``detail`` text alone (so kept by that text): an analysis reads the sample once per
+    code and per step, and would otherwise sort and permute every response each time."""
+    first = _decode(detail, event_id)
+    responses = first.get("responses")
+    if not isinstance(responses, list):
+        raise StudyError(f"the audit event {event_id} lists no responses (damaged file?)")
+    seed = int(first["seed"])
+    permutation = tuple(audit_permutation([str(r) for r in responses], seed=seed))
+    return seed, permutation, MappingProxyType({r: i for i, r in enumerate(permutation)})
 
 
 def _check_codes(study: StudyHandle, codes: Sequence[str] | None) -> list[str]:

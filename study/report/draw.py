@@ -51,22 +51,34 @@ def draw(figure: Figure) -> MplFigure:
     fig = MplFigure(figsize=(SIZE[0], height))
     ax = fig.add_subplot()
     DRAWERS[figure.kind](ax, figure.data)
-    ax.set_title(figure.title, loc="left", fontsize=11)
+    # At a fixed height: placed automatically, the title measures every tick label.
+    ax.set_title(figure.title, loc="left", fontsize=11, y=1.0)
     ax.set_xlabel(figure.xlabel)
     ax.set_ylabel(figure.ylabel)
     ax.spines[["top", "right"]].set_visible(False)
-    _margins(fig, ax, height)
+    _margins(fig, ax, height, rotated=figure.kind in ROTATED)
     return fig
 
 
-def _margins(fig: MplFigure, ax: Axes, height: float) -> None:
+#: The kinds whose x tick labels are turned (scale labels).
+ROTATED = frozenset({"confusion", "curves"})
+
+
+def ytick_labels(ax: Axes) -> list[str]:
+    """The y tick labels of the axes (as ``Axes.get_yticklabels`` gives them), from its
+    locator and formatter alone: asking the axes makes and lays out every tick once more."""
+    axis = ax.yaxis
+    return [
+        str(t) for t in axis.get_major_formatter().format_ticks(list(axis.get_major_locator()()))
+    ]
+
+
+def _margins(fig: MplFigure, ax: Axes, height: float, *, rotated: bool) -> None:
     """Fixed margins wide enough for the tick labels: a layout engine would measure
     every text twice, and doubles the time to draw a figure."""
-    labels = [t.get_text() for t in ax.get_yticklabels()]
-    widest = max((len(text) for text in labels), default=4)
+    widest = max((len(text) for text in ytick_labels(ax)), default=4)
     left = min(0.45, (0.45 + 0.075 * max(widest, 4)) / SIZE[0])
     bottom = 0.75 / height
-    rotated = any(t.get_rotation() for t in ax.get_xticklabels())
     if rotated:
         bottom += 0.25 / height
     fig.subplots_adjust(left=left, right=0.97, bottom=bottom, top=1 - 0.45 / height)
@@ -102,6 +114,12 @@ def save(figure: Figure, folder: Path) -> list[Path]:
     fig.savefig(png, format="png", dpi=PNG_DPI, metadata={"Software": None})
     out.append(png)
     return out
+
+
+def save_in(folder: Path, figure: Figure) -> list[Path]:
+    """:func:`save` with the folder first: a ``functools.partial`` of it, picklable,
+    draws in another process (:func:`study.report.parallel.draw_all`)."""
+    return save(figure, folder)
 
 
 # -- the drawings ----------------------------------------------------------------------

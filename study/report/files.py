@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from codebooks.files import write_atomic
@@ -50,18 +51,35 @@ def render_html(
     *,
     written_at: datetime | None = None,
     svg: Callable[[content.Figure], str] | None = None,
+    processes: int | None = None,
 ) -> str:
-    """The report as one HTML document (``svg`` draws a figure; by default, matplotlib)."""
-    from study.report.draw import svg_text
-
+    """The report as one HTML document (``svg`` draws a figure; by default, matplotlib,
+    in ``processes`` processes: :func:`study.report.parallel.draw_all`)."""
     at = (written_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
     name = data.sections["study"]["name"]
+    sections = content.sections(data)
+    if svg is None:
+        from study.report.draw import svg_text
+        from study.report.parallel import draw_all
+
+        figures = [f for s in sections for f in s.figures]
+        drawn = dict(
+            zip(
+                [f.name for f in figures],
+                draw_all(figures, svg_text, processes=processes),
+                strict=True,
+            )
+        )
+
+        def svg(figure: content.Figure) -> str:
+            return drawn[figure.name]
+
     return html.document(
         f"Study report: {name}",
         f"Written by codecurve {_version()} on {at}. Every number below is what the "
         "codecurve commands print for this study with --format json.",
-        content.sections(data),
-        svg or svg_text,
+        sections,
+        svg,
     )
 
 
@@ -86,9 +104,13 @@ def write_report(
     *,
     figures: Path | None = None,
     protect: tuple[Path, ...] = (),
+    processes: int | None = None,
 ) -> ReportWritten:
     """Write the HTML report to ``path`` and, with ``figures``, each figure as SVG and
     PNG (300 dpi) and each table as CSV into that folder (made if missing).
+
+    The figures are drawn by ``processes`` processes (by default one per core for a
+    report of many figures: :func:`study.report.parallel.default_processes`).
 
     The figures are drawn once: into a temporary folder beside ``figures``, whose SVG
     files the HTML then inlines; the HTML is written, then the files are moved into
@@ -99,7 +121,7 @@ def write_report(
     """
     if figures is None:
         if path is not None:
-            _write_html(path, render_html(data), protect)
+            _write_html(path, render_html(data, processes=processes), protect)
         return ReportWritten(path=path)
     parent = figures.parent
     if not parent.is_dir():
@@ -111,7 +133,7 @@ def write_report(
     except OSError as exc:
         raise StudyError(f"cannot write in {parent}: {exc.strerror or exc}", path=figures) from None
     try:
-        written = _stage(data, staging)
+        written = _stage(data, staging, processes)
         if path is not None:
             svgs = {p.stem: p for p in written if p.suffix == ".svg"}
 
@@ -140,13 +162,14 @@ def _write_html(path: Path, text: str, protect: tuple[Path, ...]) -> None:
     write_atomic(path, text.encode("utf-8"), protect=protect, error=StudyError)
 
 
-def _stage(data: ReportData, folder: Path) -> list[Path]:
+def _stage(data: ReportData, folder: Path, processes: int | None) -> list[Path]:
     """Each figure as ``NAME.svg`` and ``NAME.png``, each table as ``NAME.csv``."""
-    from study.report.draw import save
+    from study.report.draw import save_in
+    from study.report.parallel import draw_all
 
     written: list[Path] = []
-    for figure in content.figures(data):
-        written += save(figure, folder)
+    for paths in draw_all(content.figures(data), partial(save_in, folder), processes=processes):
+        written += paths
     for table in content.tables(data):
         target = folder / f"{table.name}.csv"
         target.write_text(table_csv(table), encoding="utf-8")

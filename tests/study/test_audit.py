@@ -288,3 +288,36 @@ def test_imported_decisions_count_as_blind(sim: Simulated) -> None:
             ("r1", "pay", "gold"),
             ("r2", "workload", "gold"),
         }
+
+
+def test_a_report_permutes_the_responses_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sample is read once per code and step; the permutation is made once, and an
+    extension (a new event) is read as it is."""
+    import study.audit.sample as audit_sample
+    from study.report.data import ReportOptions, report_data
+
+    audit_sample._first_draw.cache_clear()
+    real = audit_permutation
+    made: list[int] = []
+
+    def counted(ids: Any, *, seed: int) -> tuple[str, ...]:
+        made.append(seed)
+        return real(ids, seed=seed)
+
+    monkeypatch.setattr(audit_sample, "audit_permutation", counted)
+    path, truth = simulated_study(tmp_path / "once.codecurve", n=300, seed=3)
+    with Study.open(path) as study:
+        drawn = study.audit.draw(per_code=60, seed=7)
+        code_audit_blind(study, truth)
+        report_data(study, ReportOptions(coder="ana"))
+        assert len(made) <= 2  # once to draw it, once to read it (not once per read)
+        before = len(made)
+        study.audit.extend(20)
+        sample = study.audit.sample()
+        assert sample is not None
+        assert len(made) == before
+        assert sample.permutation == drawn.permutation == real(sample.permutation, seed=7)
+        assert {c.id: sample.size(c.id) for c in study.codes} == {c.id: 80 for c in study.codes}
+        assert sample.position(sample.permutation[79]) == 79

@@ -89,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
     from study import Study
     from study.report.data import ReportOptions, report_data
     from study.report.files import write_report
+    from study.report.parallel import warm
     from tui.commands.outputs import check_output, recorded_sources
     from tui.text import plural, printable
 
@@ -111,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     with Study.open(args.study, read_only=True) as study:
+        warm(len(study.codes))
         data = report_data(study, options)
         sources = tuple(recorded_sources(protect).values())
     written = write_report(data, args.output, figures=args.figures, protect=(args.study, *sources))
