@@ -48,7 +48,8 @@ async def test_a_constant_model_adds_nothing_in_the_panel(tmp_path: Path) -> Non
         await open_panel(pilot)
         panel = app.review.screening
         text = panel_text(panel)
-        assert "The model answered No to all 375 pairs across all codes: it adds nothing here." in text
+        headline = "The model answered No to all 375 pairs across all codes: it adds nothing here."
+        assert headline in text
         assert "kappa 0.00 [0.00, 0.00]" in text
         # No tier stands alone: wherever one is named, AUROC and kappa are on its line
         # (the VRS table keeps the seed's rows, AUROC and kappa right after its tier).
