@@ -597,7 +597,7 @@ class ReviewScreen(Screen[None]):
             self.set_query(query)
 
     def _redraw_filter_bar(self) -> None:
-        self.status_line.refresh()
+        self.status_line.redraw()
 
     def _close_filter(self) -> None:
         self.filter_bar.close()

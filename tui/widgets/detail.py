@@ -22,6 +22,7 @@ from tui.keymap import DECIDE, bindings, key, key_range
 from tui.source import Row, is_hidden
 from tui.text import markup_safe, printable, shown_part
 from tui.widgets.curve import NOT_SCORED, curve_table
+from tui.widgets.frames import paint_with_key
 from tui.widgets.queue import value_label
 from tui.widgets.scrolling import set_virtual_size
 
@@ -303,7 +304,11 @@ class DetailPane(ScrollView, can_focus=True):
         if before is None:
             self.border_title = title
             self.refresh()
-            return
+        else:
+            self._repaint_lines(before, title)
+        paint_with_key(self, self.vertical_scrollbar if self.show_vertical_scrollbar else None)
+
+    def _repaint_lines(self, before: list[Strip], title: str) -> None:
         width = self.scrollable_content_region.width
         regions = [
             Region(0, y, width, 1)

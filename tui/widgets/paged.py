@@ -19,6 +19,8 @@ from textual.cache import LRUCache
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from tui.widgets.frames import paint_with_key
+
 #: Rows read from the study per query: about one screenful, so a repaint after a change
 #: reads one or two pages.
 PAGE_SIZE = 40
@@ -98,6 +100,11 @@ class PagedList(ScrollView, Generic[RowT]):
             self._lines.discard(key)
         self.refresh_line(index + 1)  # below the header
         return fresh[0] if fresh else None
+
+    def paint_with_key(self) -> None:
+        """Hand the list's repaint (and its scrollbar's) to the screen now: what a key
+        changed here is painted in the frame of the rest (:mod:`tui.widgets.frames`)."""
+        paint_with_key(self, self.vertical_scrollbar if self.show_vertical_scrollbar else None)
 
     def next_where(self, start: int, wanted: Callable[[RowT], bool]) -> int | None:
         """Index of the first ``wanted`` row at or after ``start``, wrapping to the top;
