@@ -11,7 +11,7 @@ import pytest
 from study.store import Study
 from tests.tui.waiting import wait_for
 from tui.app import make_app
-from tui.collector import NEVER, IdleCollector
+from tui.collector import MIDDLE, NEVER, IdleCollector
 
 
 class Node:
@@ -41,7 +41,7 @@ def test_start_takes_over_full_collections_and_stop_hands_them_back() -> None:
     collector = IdleCollector()
     collector.start()
     try:
-        assert gc.get_threshold() == (before[0], before[1], NEVER)
+        assert gc.get_threshold() == (before[0], MIDDLE, NEVER)
         assert gc.get_freeze_count() > 0
     finally:
         collector.stop()
@@ -97,6 +97,23 @@ def test_an_idle_tick_collects_cycles_in_the_oldest_generation(
     assert ref() is not None
     assert collector.tick()
     assert ref() is None
+
+
+def test_keys_between_pauses_run_young_collections_only(collector: IdleCollector) -> None:
+    """A middle collection walks all that young ones kept (rendered lines, rows): it
+    waits for the pause too, and a tick after it finds the cycles young ones kept."""
+    gc.collect()
+    middle = gc.get_stats()[1]["collections"]
+    young = gc.get_stats()[0]["collections"]
+    holder, ref = old_cycle()
+    kept = [[i] for i in range(30 * gc.get_threshold()[0])]  # many young collections
+    holder.clear()
+    assert gc.get_stats()[0]["collections"] >= young + 20
+    assert gc.get_stats()[1]["collections"] == middle
+    assert ref() is not None
+    assert collector.tick()
+    assert ref() is None
+    assert kept
 
 
 def test_no_tick_collects_while_the_coder_is_typing(collector: IdleCollector) -> None:
