@@ -5,12 +5,14 @@ rendered lines cached, that is 20-40 ms, and it used to land on a random key pre
 p99 of key-to-screen). A middle collection walks what young ones kept since the last one
 (rendered lines, rows, the detail pane's parts): 4-5 ms, on one key in three while the
 coder moves through the queue. The app freezes what it loaded at start (never garbage),
-stops automatic full collections and all but rare middle ones, and collects itself once
-the keyboard has been idle for a moment, only if young collections ran since the last
-time. What the imports made is frozen when the app is built (a full collection of it
-would delay the first paint by tens of milliseconds), and what the first paint loaded
-after it. Young collections (half a millisecond) run as usual, and a middle one still
-runs after :data:`MIDDLE` young ones without a pause (memory stays bounded).
+stops automatic full collections, and collects itself once the keyboard has been idle
+for a moment, only if young collections ran since the last time. Middle collections run
+after the screen shows a key (:meth:`IdleCollector.after_key`), as often as Python's
+own would, so never between a key and its screen; a bound (:data:`MIDDLE`) still runs
+one should keys come without a repaint. What the imports made is frozen when the app is
+built (a full collection of it would delay the first paint by tens of milliseconds), and
+what the first paint loaded after it. Young collections (half a millisecond) run as
+usual, so memory stays bounded.
 """
 
 from __future__ import annotations
@@ -22,9 +24,13 @@ import time
 #: collections against it).
 NEVER = 1 << 30
 
-#: Young collections between two middle ones while the coder keys without a pause
-#: (Python's default is 10): a few hundred keys.
-MIDDLE = 1000
+#: Young collections after which :meth:`IdleCollector.after_key` runs a middle one
+#: (Python's own threshold).
+YOUNG_PER_MIDDLE = 10
+
+#: Young collections after which Python itself runs a middle one, should no repaint
+#: come to run it after a key: each costs in proportion to the young ones before it.
+MIDDLE = 50
 
 
 class IdleCollector:
@@ -72,6 +78,14 @@ class IdleCollector:
     def input(self) -> None:
         """Record a key press or mouse event."""
         self._last_input = time.monotonic()
+
+    def after_key(self) -> bool:
+        """Run the middle collection Python would run now, once the key is on screen;
+        whether one ran."""
+        if self._thresholds is None or gc.get_count()[1] < YOUNG_PER_MIDDLE:
+            return False
+        gc.collect(1)
+        return True
 
     def tick(self) -> bool:
         """Collect if the input has been idle long enough and there may be garbage."""
