@@ -253,6 +253,8 @@ class CodecurveApp(App[None]):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key | events.MouseEvent):
             self._collector.input()
+            if isinstance(event, events.Key):
+                self.call_after_refresh(self._collector.after_key)
         await super().on_event(event)
 
     async def on_unmount(self) -> None:

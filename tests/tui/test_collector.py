@@ -11,7 +11,7 @@ import pytest
 from study.store import Study
 from tests.tui.waiting import wait_for
 from tui.app import make_app
-from tui.collector import NEVER, IdleCollector
+from tui.collector import MIDDLE, NEVER, YOUNG_PER_MIDDLE, IdleCollector
 
 
 class Node:
@@ -41,7 +41,7 @@ def test_start_takes_over_full_collections_and_stop_hands_them_back() -> None:
     collector = IdleCollector()
     collector.start()
     try:
-        assert gc.get_threshold() == (before[0], before[1], NEVER)
+        assert gc.get_threshold() == (before[0], MIDDLE, NEVER)
         assert gc.get_freeze_count() > 0
     finally:
         collector.stop()
@@ -97,6 +97,32 @@ def test_an_idle_tick_collects_cycles_in_the_oldest_generation(
     assert ref() is not None
     assert collector.tick()
     assert ref() is None
+
+
+def test_middle_collections_wait_for_the_screen_after_a_key(collector: IdleCollector) -> None:
+    """A middle collection walks all that young ones kept (rendered lines, rows): it
+    runs after a key is on screen, as often as Python's own, not in the middle of one."""
+    gc.collect()
+    middle = gc.get_stats()[1]["collections"]
+    young = gc.get_stats()[0]["collections"]
+    kept = [[i] for i in range(20 * gc.get_threshold()[0])]  # many young collections
+    assert gc.get_stats()[0]["collections"] >= young + YOUNG_PER_MIDDLE
+    assert gc.get_stats()[1]["collections"] == middle  # none of its own
+    assert collector.after_key()
+    assert gc.get_stats()[1]["collections"] == middle + 1
+    assert not collector.after_key()  # no young collections since
+    assert kept
+
+
+async def test_the_app_runs_middle_collections_after_its_keys(study: Study) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: gc.get_threshold()[1] == MIDDLE)
+        middle = gc.get_stats()[1]["collections"]
+        kept = [[i] for i in range(20 * gc.get_threshold()[0])]
+        await pilot.press("j")
+        await wait_for(pilot, lambda: gc.get_stats()[1]["collections"] > middle)
+        assert kept
 
 
 def test_no_tick_collects_while_the_coder_is_typing(collector: IdleCollector) -> None:

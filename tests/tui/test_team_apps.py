@@ -136,3 +136,33 @@ async def test_a_decision_on_a_codebook_revised_meanwhile_is_refused_then_shown(
         await settle(pilot)
         rows = app.review.pair_queue.source.page(Query(order="id"), 0, 1000)
         assert row.code_id not in {r.code_id for r in rows}
+
+
+async def test_the_live_look_passes_over_this_sessions_own_decisions(tmp_path: Path) -> None:
+    """The app's own decision is no news to its live look (no second reload of the
+    queue after each key); another coder's decision is."""
+    path = tmp_path / "s.codecurve"
+    build_study(path, n=20).close()
+    app = make_app(path, coder="ana")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        assert app.live.poll() is None
+        reloads: list[bool] = []
+        queue = app.review.pair_queue
+        reload = queue.reload
+
+        def counting(**kwargs: bool) -> None:
+            reloads.append(True)
+            reload(**kwargs)
+
+        queue.reload = counting  # type: ignore[method-assign]
+        await pilot.press("1")
+        await pilot.press("2")
+        await settle(pilot)
+        assert app.live.poll() is None
+        app.follow_team()
+        assert reloads == []
+        with Study.open(path, coder="ben") as ben:
+            row = ben.queries.page(ben.scores.active_config_id(), order="id", limit=1)[0]
+            ben.decisions.record(row.response_id, row.code_id, 1, coder="ben")
+        await wait_for(pilot, lambda: reloads)

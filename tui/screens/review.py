@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Input
 
+from codebooks.model import Code, Scale
 from study.rows import CONSENSUS, Status
 from tui.keymap import DECIDE, bindings, hidden, key
 from tui.messages import (
@@ -109,6 +110,7 @@ class ReviewScreen(Screen[None]):
         self._agreement: tuple[float, int, float] | None = None
         self._model_state = ""
         self._top_at_start: tuple[str, str] | None = None
+        self._preparing = False
         # The widgets the app updates on every key, held once composed (a query of the
         # screen's tree per access cost every key a walk of it).
         self._widgets: dict[type[Widget], Widget] = {}
@@ -264,10 +266,31 @@ class ReviewScreen(Screen[None]):
         detail = self.detail
         if row is not None and detail.row == row:
             return
-        code = self.session.code(row.code_id) if row is not None else None
-        scale = self.session.scale(row.code_id) if row is not None else None
+        detail.show(row, *self._about(row))
+        if row is not None and not self._preparing:
+            # While the coder reads, render the pairs a key can show next.
+            self._preparing = True
+            self.call_after_refresh(self._prepare_neighbours)
+
+    def _about(self, row: Row | None) -> tuple[Code | None, Scale | None, tuple[str, ...]]:
+        """The code, scale and place in the hierarchy the detail pane shows ``row`` with."""
+        if row is None:
+            return None, None, ()
+        code = self.session.code(row.code_id)
         path = self.session.codebook.path_of(code) if code is not None else ()
-        detail.show(row, code, scale, path)
+        return code, self.session.scale(row.code_id), path
+
+    def _prepare_neighbours(self) -> None:
+        """Render ahead the rows above and below the cursor in the detail pane (the next
+        move, or the next undecided pair after a decision, then costs no rendering)."""
+        self._preparing = False
+        if not self.composed:
+            return
+        queue, detail = self.pair_queue, self.detail
+        for index in (queue.cursor + 1, queue.cursor - 1):
+            row = queue.row_at(index)
+            if row is not None:
+                detail.prepare(row, *self._about(row))
 
     def update_status(self) -> None:
         progress = self.session.progress()
@@ -574,7 +597,7 @@ class ReviewScreen(Screen[None]):
             self.set_query(query)
 
     def _redraw_filter_bar(self) -> None:
-        self.status_line.refresh()
+        self.status_line.redraw()
 
     def _close_filter(self) -> None:
         self.filter_bar.close()

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Callable, Hashable
+from itertools import zip_longest
+from typing import ClassVar, Self
 
 from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import events
 from textual.binding import BindingType
+from textual.cache import LRUCache
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -19,10 +22,15 @@ from tui.keymap import DECIDE, bindings, key, key_range
 from tui.source import Row, is_hidden
 from tui.text import markup_safe, printable, shown_part
 from tui.widgets.curve import NOT_SCORED, curve_table
+from tui.widgets.frames import paint_with_key
 from tui.widgets.queue import value_label
 from tui.widgets.scrolling import set_virtual_size
 
 #: What the detail pane and the response view say instead of the model's answer.
+#: Rendered parts the detail pane keeps (five a pair): the pairs around the cursor and
+#: the last ones shown.
+PARTS_KEPT = 160
+
 HIDDEN_TEXT = (
     "Coding blind: the model's answer is hidden until you decide this pair; "
     "it is shown once you have."
@@ -143,15 +151,45 @@ def stats_text(row: Row) -> RenderableType:
     return text
 
 
+def curve_part(row: Row, scale: Scale, width: int, stale: bool, coder: str | None) -> Text:
+    """The pair's curve at a pane ``width``, or why there is none (not scored, blind)."""
+    if is_hidden(row):
+        return Text(HIDDEN_TEXT, style="dim italic")
+    if row.surprisal is None or row.probs is None:
+        return Text(NOT_SCORED.format(key("review.score")), style="dim italic")
+    longest = max(cell_len(printable(o.label, single_line=True)) for o in scale.options)
+    return curve_table(
+        scale=scale,
+        surprisal=row.surprisal,
+        probs=row.probs,
+        pick=row.pick,
+        decision=row.decision,
+        bar_width=max(6, min(30, width - longest - 40)),
+        stale=stale,
+        decided_by=decided_by(row, coder),
+    )
+
+
 class DetailPane(ScrollView, can_focus=True):
     """Response text, code, curve and decision of one pair.
 
     A line-API view: :meth:`show` renders the content to strips once (and again only
     when the width changes), so moving through the queue repaints this pane without a
     layout of the screen, which a tree of auto-height widgets would cost on every move.
+
+    Each part (the response, the code's criteria, the question and curve, the decision,
+    the model's numbers) is rendered from the values it shows and kept by them: a pair
+    seen again, another code of the same response or an undone decision renders only
+    what differs, and :meth:`prepare` renders a pair ahead (the rows beside the cursor,
+    while the coder reads). Only the lines that differ from what the pane showed are
+    repainted.
     """
 
     BORDER_TITLE = "Detail"
+
+    #: The regions a refresh repaints while :meth:`show` swaps the content (None: the
+    #: whole pane, as Textual does).
+    _narrow: list[Region] | None = None
 
     BINDINGS: ClassVar[list[BindingType]] = bindings(
         "detail.down", "detail.up", "detail.page_down", "detail.page_up"
@@ -195,6 +233,8 @@ class DetailPane(ScrollView, can_focus=True):
         self._search: str | None = None
         self._stale: frozenset[tuple[str, str]] = frozenset()
         self.row: Row | None = None
+        #: Rendered parts by what they show (see :meth:`_part`).
+        self._parts: LRUCache[Hashable, list[Strip]] = LRUCache(PARTS_KEPT)
 
     def set_stale(self, keys: frozenset[tuple[str, str]]) -> None:
         """Draw the curve greyed when the pair shown is one of ``keys``."""
@@ -233,63 +273,132 @@ class DetailPane(ScrollView, can_focus=True):
             and self.row is not None
             and (row.response_id, row.code_id) == (self.row.response_id, self.row.code_id)
         )
+        before = self._screen_lines() if self._rendered_width > 0 else None
         self.row = row
         self._shown = (row, code, scale, path)
-        self.border_title = "Detail" if row is None else f"Response {markup_safe(row.response_id)}"
         self._rendered_width = -1
         if not same_pair and self.scroll_y:
             self.scroll_to(y=0, animate=False, immediate=True)
+            before = None  # every line moves
         self._render_content()
-        self.refresh()
+        title = "Detail" if row is None else f"Response {markup_safe(row.response_id)}"
+        self._repaint(before, title)
 
-    def _build(
-        self, width: int
-    ) -> tuple[tuple[RenderableType, ...], RenderableType, tuple[RenderableType, ...]]:
+    def prepare(
+        self, row: Row, code: Code | None, scale: Scale | None, path: tuple[str, ...] = ()
+    ) -> None:
+        """Render ``row``'s parts ahead, so that showing it later costs no rendering
+        (nothing on screen changes)."""
+        width = self.scrollable_content_region.width
+        if width > 0 and code is not None and scale is not None and self.is_mounted:
+            self._render_parts(width, (row, code, scale, path))
+
+    def _screen_lines(self) -> list[Strip]:
+        """The lines the pane draws now, top to bottom."""
+        scroll, height = int(self.scroll_offset.y), self.scrollable_content_region.height
+        return [self._line(y, scroll, height) for y in range(height)]
+
+    def _repaint(self, before: list[Strip] | None, title: str) -> None:
+        """Repaint the lines that differ from ``before`` (all of them without it) and the
+        border's title if it changed."""
+        if before is None:
+            self.border_title = title
+            self.refresh()
+        else:
+            self._repaint_lines(before, title)
+        paint_with_key(self, self.vertical_scrollbar if self.show_vertical_scrollbar else None)
+
+    def _repaint_lines(self, before: list[Strip], title: str) -> None:
+        width = self.scrollable_content_region.width
+        regions = [
+            Region(0, y, width, 1)
+            for y, (old, new) in enumerate(zip_longest(before, self._screen_lines()))
+            if old is not new and old != new
+        ]
+        if title != self.border_title:
+            # The title sits on the border, the line above the content.
+            left, top = self.content_offset
+            regions.append(Region(-left, -top, self.outer_size.width, 1))
+            self._narrow = regions
+            try:
+                self.border_title = title  # Textual repaints the whole pane for it...
+            finally:
+                self._narrow = None  # ...narrowed to the lines that changed
+        elif regions:
+            self.refresh(*regions)
+
+    def refresh(
+        self,
+        *regions: Region,
+        repaint: bool = True,
+        layout: bool = False,
+        recompose: bool = False,
+    ) -> Self:
+        if self._narrow is not None and not regions and repaint and not layout and not recompose:
+            regions = tuple(self._narrow)
+            if not regions:
+                return self
+        super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+        return self
+
+    def _part(self, key: Hashable, width: int, build: Callable[[], RenderableType]) -> list[Strip]:
+        """The strips of one part of the content at ``width``, rendered by ``build``
+        unless the part with the same ``key`` (every value it shows) is kept."""
+        try:
+            strips = self._parts.get((key, width))
+        except TypeError:  # a row that cannot be hashed: rendered every time
+            return self._strips(build(), width)
+        if strips is None:
+            strips = self._strips(build(), width)
+            self._parts.set((key, width), strips)
+        return strips
+
+    def _strips(self, renderable: RenderableType, width: int) -> list[Strip]:
+        console = self.app.console
+        options = console.options.update(width=width, height=None, highlight=False)
+        lines = console.render_lines(renderable, options, style=self.rich_style, pad=True)
+        return [Strip(line, width).simplify() for line in lines]
+
+    def _render_parts(
+        self, width: int, shown: tuple[Row | None, Code | None, Scale | None, tuple[str, ...]]
+    ) -> tuple[list[list[Strip]], list[Strip], list[list[Strip]]]:
         """The pane's content for a width (the curve's bars scale with it): the part that
         scrolls (the response, the code's criteria), the part pinned below it (the
         question and the curve), and the decision and the model's numbers, pinned too
-        where the pane has room (else they follow the response)."""
-        row, code, scale, path = self._shown
+        where the pane has room (else they follow the response). Each part is kept by
+        the values it shows (:meth:`_part`)."""
+        row, code, scale, path = shown
         if row is None or code is None or scale is None:
-            return (Text("Nothing to show.", style="dim italic"),), Text(), ()
-        curve: RenderableType = Text(NOT_SCORED.format(key("review.score")), style="dim italic")
-        if is_hidden(row):
-            curve = Text(HIDDEN_TEXT, style="dim italic")
-        elif row.surprisal is not None and row.probs is not None:
-            longest = max(cell_len(printable(o.label, single_line=True)) for o in scale.options)
-            curve = curve_table(
-                scale=scale,
-                surprisal=row.surprisal,
-                probs=row.probs,
-                pick=row.pick,
-                decision=row.decision,
-                bar_width=max(6, min(30, width - longest - 40)),
-                stale=(row.response_id, row.code_id) in self._stale,
-                decided_by=decided_by(row, self._coder),
-            )
+            empty = self._part("empty", width, lambda: Text("Nothing to show.", style="dim italic"))
+            return [empty], [], []
+        stale = (row.response_id, row.code_id) in self._stale
+        search, coder, question = self._search, self._coder, self._question
+        body = [
+            self._part(
+                ("response", row.text, search), width, lambda: response_text(row.text, search)
+            ),
+            self._part(("code", code, path), width, lambda: Group(Text(), code_text(code, path))),
+        ]
         # The question and the curve stay on screen below the response however long it
         # is (at 80x24 they are what the coder must see); the response scrolls above.
-        body = (response_text(row.text, self._search), Group(Text(), code_text(code, path)))
-        pinned = Group(question_text(self._question, code.name), curve)
-        return body, pinned, (decision_text(row, scale, self._coder), stats_text(row))
+        pinned = self._part(
+            ("pinned", row, code.name, scale, stale),
+            width,
+            lambda: Group(
+                question_text(question, code.name), curve_part(row, scale, width, stale, coder)
+            ),
+        )
+        extras = [
+            self._part(("decision", row, scale), width, lambda: decision_text(row, scale, coder)),
+            self._part(("stats", row), width, lambda: stats_text(row)),
+        ]
+        return body, pinned, extras
 
     def _render_content(self) -> None:
         width = self.scrollable_content_region.width
         if width <= 0 or width == self._rendered_width:
             return
-        console = self.app.console
-        options = console.options.update(width=width, height=None, highlight=False)
-        style = self.rich_style
-
-        def strips(renderable: RenderableType) -> list[Strip]:
-            lines = console.render_lines(renderable, options, style=style, pad=True)
-            return [Strip(line, width).simplify() for line in lines]
-
-        body, pinned, extras = self._build(width)
-        self._lines = [strips(part) for part in body]
-        shown = self._shown[0] is not None
-        self._pinned = strips(pinned) if shown else []
-        self._extras = [strips(extra) for extra in extras]
+        self._lines, self._pinned, self._extras = self._render_parts(width, self._shown)
         self._rendered_width = width
         self._place_pinned()
 
@@ -323,6 +432,7 @@ class DetailPane(ScrollView, can_focus=True):
         super().notify_style_update()
         self._rendered_width = -1
         self._blank = None
+        self._parts.clear()  # drawn in the old styles
         if self.is_mounted:
             self._render_content()
 
@@ -334,12 +444,14 @@ class DetailPane(ScrollView, can_focus=True):
         return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:
+        return self._line(y, int(self.scroll_offset.y), self.scrollable_content_region.height)
+
+    def _line(self, y: int, scroll: int, height: int) -> Strip:
+        """Line ``y`` of the pane scrolled to ``scroll``, ``height`` lines high."""
         # The pinned block (question, curve) sits where it falls after the response,
         # but never below the pane's foot nor above its top: a long response scrolls
         # above it, the criteria below it; the other lines flow around it.
         pinned = self._shown_pinned
-        scroll = int(self.scroll_offset.y)
-        height = self.scrollable_content_region.height
         top = max(0, min(self._response_count - scroll, height - len(pinned)))
         if pinned and top <= y < top + len(pinned):
             return pinned[y - top]

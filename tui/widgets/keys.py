@@ -19,6 +19,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from tui.keymap import described
+from tui.widgets.frames import paint_with_key
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -151,6 +152,7 @@ class KeyBar(Widget):
         if override != self._override:
             self._override = override
             self.refresh()
+            paint_with_key(self)
 
     def relabel(self, labels: dict[str, tuple[str, str]]) -> None:
         """Show the keys of these actions as ``(display, description)`` instead of the

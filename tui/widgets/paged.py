@@ -11,13 +11,17 @@ its own pages, rows and drawing, and its own :meth:`move_to`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from math import ceil
 from typing import Any, Generic, TypeVar
 
 from rich.style import Style
 from textual import events
 from textual.cache import LRUCache
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar
 from textual.strip import Strip
+
+from tui.widgets.frames import paint_with_key
 
 #: Rows read from the study per query: about one screenful, so a repaint after a change
 #: reads one or two pages.
@@ -99,6 +103,11 @@ class PagedList(ScrollView, Generic[RowT]):
         self.refresh_line(index + 1)  # below the header
         return fresh[0] if fresh else None
 
+    def paint_with_key(self) -> None:
+        """Hand the list's repaint (and its scrollbar's) to the screen now: what a key
+        changed here is painted in the frame of the rest (:mod:`tui.widgets.frames`)."""
+        paint_with_key(self, self.vertical_scrollbar if self.show_vertical_scrollbar else None)
+
     def next_where(self, start: int, wanted: Callable[[RowT], bool]) -> int | None:
         """Index of the first ``wanted`` row at or after ``start``, wrapping to the top;
         at most :data:`SCAN_PAGES` pages each way."""
@@ -173,6 +182,19 @@ class PagedList(ScrollView, Generic[RowT]):
 
     # -- scrolling --------------------------------------------------------------------
 
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        # As ScrollView's, but the scrollbar is repainted only when its thumb moves: on
+        # a long list a key that scrolls one row moves it by less than an eighth of a
+        # cell, and its repaint was a tenth of the key's work.
+        if self.show_vertical_scrollbar:
+            bar = self.vertical_scrollbar
+            if _thumb(bar, old_value) != _thumb(bar, new_value):
+                bar.position = new_value
+            else:
+                bar.set_reactive(ScrollBar.position, bar.validate_position(new_value))
+        if round(old_value) != round(new_value):
+            self.refresh(self.size.region)
+
     @property
     def _body_height(self) -> int:
         """Rows on screen below the header."""
@@ -189,3 +211,16 @@ class PagedList(ScrollView, Generic[RowT]):
         elif self._cursor >= top + height - margin:
             y = self._cursor - height + 1 + margin
             self.scroll_to(y=min(y, max(0, self._total - height)), animate=False, immediate=True)
+
+
+def _thumb(bar: ScrollBar, position: float) -> tuple[int, int] | None:
+    """Where ``bar`` draws its thumb at ``position``, in eighths of a cell (as Textual's
+    ``ScrollBarRender.render_bar`` places it); None when it draws none."""
+    size = bar.size.height
+    virtual = ceil(bar.window_virtual_size)
+    window = ceil(bar.window_size if bar.window_size < bar.window_virtual_size else 0)
+    if not (window and size and virtual and size != virtual):
+        return None
+    thumb = max(1, window / (virtual / size))
+    start = int((size - thumb) * (bar.validate_position(position) / (virtual - window)) * 8)
+    return start, start + ceil(thumb * 8)

@@ -217,6 +217,7 @@ class PairQueue(PagedList[Row], can_focus=True):
             self._follow(key, old)
         self.refresh()
         self._post_highlight()
+        self.paint_with_key()
 
     def _cached_key(self, index: int) -> tuple[str, str] | None:
         """The key of row ``index`` if its page is cached (no query)."""
@@ -267,6 +268,7 @@ class PairQueue(PagedList[Row], can_focus=True):
         fresh = self.reread_row(index)
         if highlight and index == self._cursor:
             self._post_highlight()
+        self.paint_with_key()
         return fresh
 
     def move_to(self, index: int, *, scroll: bool = True) -> None:
@@ -279,6 +281,7 @@ class PairQueue(PagedList[Row], can_focus=True):
         if scroll:
             self._scroll_cursor_into_view()
         self._post_highlight()
+        self.paint_with_key()
 
     def next_undecided(self, start: int) -> int | None:
         """Index of the first undecided row at or after ``start``, wrapping to the top.

@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from tui.text import printable
+from tui.widgets.frames import paint_with_key
 
 if TYPE_CHECKING:
     from tui.screens.filter import FilterBar
@@ -75,6 +76,12 @@ class StatusLine(Widget):
         if (full, compact) != (self._status, self._compact):
             self._status, self._compact = full, compact
             self.refresh()
+            paint_with_key(self)
+
+    def redraw(self) -> None:
+        """Draw the line again (the filter bar it shows changed), in the key's frame."""
+        self.refresh()
+        paint_with_key(self)
 
     @staticmethod
     def _line(
