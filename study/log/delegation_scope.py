@@ -36,14 +36,16 @@ class DelegationScope:
         self._index = index
         self._config_id = config_id
         self._sample: AuditSample | None = read_audit(conn)
+        # No ORDER BY: the covering index on confidence answers it without reading the
+        # scores' rows (their curves); sorted by code here.
         rows = conn.execute(
-            "SELECT cid, rid, confidence FROM scores WHERE config_id = ? ORDER BY cid, rid",
-            (config_id,),
+            "SELECT cid, rid, confidence FROM scores WHERE config_id = ?", (config_id,)
         ).fetchall()
-        table = np.asarray(rows, dtype=float).reshape(-1, 3)
-        self._cids = table[:, 0].astype(np.int64)
-        self._rids = table[:, 1].astype(np.int64)
-        self._confidence = table[:, 2]
+        table = np.array(rows, dtype=[("cid", np.int64), ("rid", np.int64), ("p", float)])
+        table = table[np.lexsort((table["rid"], table["cid"]))]
+        self._cids = table["cid"]
+        self._rids = table["rid"]
+        self._confidence = table["p"]
         self._everyone = np.fromiter(
             (int(r[0]) for r in conn.execute("SELECT rid FROM responses")), dtype=np.int64
         )
