@@ -111,6 +111,7 @@ def plan_delegation(
     agreement: AgreementMode = "applies",
     study_wide: bool = False,
     screened: StudyScreening | None = None,
+    pairs: pd.DataFrame | None = None,
 ) -> DelegationPlan:
     """Certify, per code, which uncoded pairs the model's picks may stand for.
 
@@ -128,6 +129,8 @@ def plan_delegation(
             otherwise each code's guarantee holds at ``level`` on its own.
         screened: The screen of the audit sample under these same options, where the
             caller has it already (it is screened here otherwise).
+        pairs: ``study.queries.annotated_pairs(config_id, coder=screened.coder)``, where
+            the caller has read it already (it is read here otherwise).
 
     Returns:
         The plan: per code the certification or its refusal, and the pair counts.
@@ -156,7 +159,9 @@ def plan_delegation(
         screened = screen_study(
             study, config_id, code=code, coder=coder, cut=cut, agreement=agreement, sample="audit"
         )
-    frame = study.queries.annotated_pairs(config_id, coder=screened.coder)
+    frame = (
+        study.queries.annotated_pairs(config_id, coder=screened.coder) if pairs is None else pairs
+    )
     blind = study.audit.blind_pairs(coder=screened.coder)
     stale = study.audit.stale_pairs(coder=screened.coder)
     codes = [study.code(code)] if code is not None else list(study.codes)
