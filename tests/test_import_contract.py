@@ -124,8 +124,7 @@ def test_the_drawing_processes_import_no_analysis() -> None:
     from study.report.parallel import PRELOAD
 
     loaded = loaded_after(
-        "import importlib\n"
-        f"for name in {list(PRELOAD)!r}:\n    importlib.import_module(name)\n"
+        f"import importlib\nfor name in {list(PRELOAD)!r}:\n    importlib.import_module(name)\n"
     )
     assert not loaded & {"pandas", "scipy"}, sorted(loaded & {"pandas", "scipy"})
     from study.report.draw import save_in, svg_text
