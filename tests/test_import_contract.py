@@ -117,6 +117,24 @@ def test_only_the_drawing_module_imports_matplotlib() -> None:
     assert users == ["study/report/draw.py"]
 
 
+def test_the_drawing_processes_import_no_analysis() -> None:
+    """What the processes that draw figures import (their preload, then what unpickling
+    a figure and its drawing function needs) leaves out pandas and scipy: the report's
+    analyses need them, the figures do not, and the processes start beside the analyses."""
+    from study.report.parallel import PRELOAD
+
+    loaded = loaded_after(
+        f"import importlib\nfor name in {list(PRELOAD)!r}:\n    importlib.import_module(name)\n"
+    )
+    assert not loaded & {"pandas", "scipy"}, sorted(loaded & {"pandas", "scipy"})
+    from study.report.draw import save_in, svg_text
+    from study.report.figure import Figure
+
+    for needed in (Figure, svg_text, save_in):
+        module = needed.__module__
+        assert not loaded_after(f"import {module}") & {"pandas", "scipy"}, module
+
+
 def test_screening_names_are_their_modules_objects() -> None:
     """Every public name of the lazy ``screening`` package is the object its module
     defines, also once every module is loaded (a submodule of the same name would win)."""

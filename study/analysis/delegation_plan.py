@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,8 +26,14 @@ from screening.delegation import (
 )
 from study.analysis.screen import SCALE_CUT, Cut, StudyScreening, scale_cut, screen_study
 from study.errors import StudyError
-from study.log.delegations import CodePlan, DelegationPlan, barred, delegable, outside_audit
+from study.log.delegation_scope import DelegationScope
+from study.log.delegations import CodePlan, DelegationPlan
 from study.store import Study
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from codebooks.model import Code
 
 __all__ = ["CodePlan", "DelegationPlan", "check_unit", "plan_delegation"]
 
@@ -67,20 +74,29 @@ def skipped_confidence(
 
     Pairs not scored under the configuration are left out, as coded ones are.
     """
-    sample = study.audit.sample()
-    if sample is None:
-        return np.zeros(0)
-    pairs = sample.pairs(code_id)
-    last = max((i for i, r in enumerate(pairs) if r in coded), default=-1)
-    missing = [study.index.response_key(r) for r in pairs[: last + 1] if r not in coded]
+    missing = _skipped(study, code_id, coded)
     if not missing:
         return np.zeros(0)
     rows = conn.execute(
         "SELECT confidence FROM scores WHERE config_id = ? AND cid = ? "
         "AND rid IN (SELECT value FROM json_each(?))",
-        (config_id, study.index.code_key(code_id), json.dumps(missing)),
+        (
+            config_id,
+            study.index.code_key(code_id),
+            json.dumps([study.index.response_key(r) for r in missing]),
+        ),
     ).fetchall()
     return np.asarray([float(r[0]) for r in rows], dtype=float)
+
+
+def _skipped(study: Study, code_id: str, coded: set[str]) -> list[str]:
+    """A code's audit pairs before the last one ``coded`` that are not coded."""
+    sample = study.audit.sample()
+    if sample is None:
+        return []
+    pairs = sample.pairs(code_id)
+    last = max((i for i, r in enumerate(pairs) if r in coded), default=-1)
+    return [r for r in pairs[: last + 1] if r not in coded]
 
 
 def plan_delegation(
@@ -95,6 +111,7 @@ def plan_delegation(
     agreement: AgreementMode = "applies",
     study_wide: bool = False,
     screened: StudyScreening | None = None,
+    pairs: pd.DataFrame | None = None,
 ) -> DelegationPlan:
     """Certify, per code, which uncoded pairs the model's picks may stand for.
 
@@ -112,6 +129,8 @@ def plan_delegation(
             otherwise each code's guarantee holds at ``level`` on its own.
         screened: The screen of the audit sample under these same options, where the
             caller has it already (it is screened here otherwise).
+        pairs: ``study.queries.annotated_pairs(config_id, coder=screened.coder)``, where
+            the caller has read it already (it is read here otherwise).
 
     Returns:
         The plan: per code the certification or its refusal, and the pair counts.
@@ -140,109 +159,35 @@ def plan_delegation(
         screened = screen_study(
             study, config_id, code=code, coder=coder, cut=cut, agreement=agreement, sample="audit"
         )
-    frame = study.queries.annotated_pairs(config_id, coder=screened.coder)
+    frame = (
+        study.queries.annotated_pairs(config_id, coder=screened.coder) if pairs is None else pairs
+    )
     blind = study.audit.blind_pairs(coder=screened.coder)
     stale = study.audit.stale_pairs(coder=screened.coder)
     codes = [study.code(code)] if code is not None else list(study.codes)
     family = len(codes) if study_wide else 1
     code_level = 1.0 - (1.0 - lvl) / family
     row = study.scores.config_row(config_id)
-    plans = []
-    for one in codes:
-        rows = frame[(frame["code_id"] == one.id) & (frame["source"] == "human")]
-        keep = [
-            bool(scored) and sample.is_audit(r, one.id) and (r, one.id, w) in blind
-            for r, w, scored in zip(rows["response_id"], rows["coder"], rows["scored"], strict=True)
-        ]
-        rows = rows[np.asarray(keep, dtype=bool)] if len(rows) else rows
-        n_stale = sum(1 for r, c, _w in stale if c == one.id and sample.is_audit(r, one.id))
-        with study.snapshot() as conn:
-            left_out = barred(conn, study.index, config_id, one.id)
-            skipped = skipped_confidence(
-                conn,
+    with study.snapshot() as conn:
+        scope = DelegationScope(conn, study.index, config_id)
+        plans = [
+            _plan_code(
                 study,
-                config_id,
-                one.id,
-                coded={r for r, c, _w in blind | stale if c == one.id},
-            )
-        report = screened.per_code.get(one.name)
-        tier = report.tier if report is not None else "Insufficient data"
-        finding = (
-            insufficient_reason(report.screen.distance.shortfalls)
-            if report is not None and tier == "Insufficient data"
-            else None
-        )
-        outlook = None
-        if not len(rows):
-            delegation = _refused(
-                "no blind audit decisions on this code yet",
-                tier=tier,
-                max_error=eps,
-                level=code_level,
-            )
-        else:
-            # An audit pair the coder skipped (no blind decision, though later pairs of
-            # the random order have one) may be skipped for a reason (a hard pair, a
-            # confident model the coder doubted): it counts as an error, so that the
-            # certificate never rests on the pairs the coder chose to code.
-            confidence = np.concatenate([rows["p_max"].to_numpy(float), skipped])
-            correct = decisions_agree(
-                rows["pick"].to_numpy(float),
-                rows["value"].to_numpy(float),
-                option_values=np.asarray(rows["scale_values"].iloc[0], dtype=float),
-                agreement=agreement,
-                applies_from=float(rows["applies_from"].iloc[0]),
-            )
-            correct = np.concatenate(
-                [np.asarray(correct, dtype=bool), np.zeros(len(skipped), bool)]
-            )
-            with study.snapshot() as conn:
-                outside, uncoded_outside = outside_audit(
-                    conn, study.index, config_id, one.id, left_out
-                )
-            delegation = certify_delegation(
-                confidence,
-                correct,
-                tier=tier,
-                max_error=eps,
-                level=code_level,
-                outside=np.asarray(outside, dtype=float),
-                delegable=np.asarray(uncoded_outside, dtype=bool),
-                screen_finding=finding,
-            )
-            if cut == "median":
-                at = float(np.median(confidence))
-            elif cut == SCALE_CUT:
-                at = scale_cut(len(rows["scale_values"].iloc[0]))
-            else:
-                at = float(cut)
-            outlook = audit_outlook(
-                confidence, correct, threshold=at, max_error=eps, level=code_level
-            )
-        with study.snapshot() as conn:
-            uncoded, unscored, above = delegable(
-                conn, study.index, config_id, one.id, delegation.threshold, left_out
-            )
-        plans.append(
-            CodePlan(
-                code_id=one.id,
-                code_name=one.name,
-                delegation=delegation,
-                audit_size=sample.size(one.id),
-                uncoded=uncoded,
-                unscored=unscored,
-                delegated=above,
-                left=uncoded - above,
-                outlook=outlook,
+                one,
+                scope=scope,
+                frame=frame,
+                blind=blind,
+                stale=stale,
+                screened=screened,
+                eps=eps,
+                code_level=code_level,
                 family=family,
-                family_level=lvl,
-                not_covered=left_out.not_covered,
-                stale=left_out.stale,
-                skipped=len(skipped) if len(rows) else 0,
-                stale_evidence=n_stale,
-                audit_left=screened.remaining.get(one.name),
+                lvl=lvl,
+                cut=cut,
+                agreement=agreement,
             )
-        )
+            for one in codes
+        ]
     return DelegationPlan(
         codes=tuple(plans),
         max_error=eps,
@@ -257,4 +202,102 @@ def plan_delegation(
         agreement=agreement,
         cut=cut,
         study_wide=study_wide,
+    )
+
+
+def _plan_code(
+    study: Study,
+    one: Code,
+    *,
+    scope: DelegationScope,
+    frame: pd.DataFrame,
+    blind: set[tuple[str, str, str]],
+    stale: set[tuple[str, str, str]],
+    screened: StudyScreening,
+    eps: float,
+    code_level: float,
+    family: int,
+    lvl: float,
+    cut: Cut,
+    agreement: AgreementMode,
+) -> CodePlan:
+    """One code's plan (:func:`plan_delegation`'s loop body)."""
+    sample = study.audit.sample()
+    assert sample is not None  # checked by plan_delegation
+    rows = frame[(frame["code_id"] == one.id) & (frame["source"] == "human")]
+    keep = [
+        bool(scored) and sample.is_audit(r, one.id) and (r, one.id, w) in blind
+        for r, w, scored in zip(rows["response_id"], rows["coder"], rows["scored"], strict=True)
+    ]
+    rows = rows[np.asarray(keep, dtype=bool)] if len(rows) else rows
+    n_stale = sum(1 for r, c, _w in stale if c == one.id and sample.is_audit(r, one.id))
+    left_out = scope.barred(one.id)
+    skipped = scope.confidence_of(
+        one.id, _skipped(study, one.id, {r for r, c, _w in blind | stale if c == one.id})
+    )
+    report = screened.per_code.get(one.name)
+    tier = report.tier if report is not None else "Insufficient data"
+    finding = (
+        insufficient_reason(report.screen.distance.shortfalls)
+        if report is not None and tier == "Insufficient data"
+        else None
+    )
+    outlook = None
+    if not len(rows):
+        delegation = _refused(
+            "no blind audit decisions on this code yet",
+            tier=tier,
+            max_error=eps,
+            level=code_level,
+        )
+    else:
+        # An audit pair the coder skipped (no blind decision, though later pairs of
+        # the random order have one) may be skipped for a reason (a hard pair, a
+        # confident model the coder doubted): it counts as an error, so that the
+        # certificate never rests on the pairs the coder chose to code.
+        confidence = np.concatenate([rows["p_max"].to_numpy(float), skipped])
+        correct = decisions_agree(
+            rows["pick"].to_numpy(float),
+            rows["value"].to_numpy(float),
+            option_values=np.asarray(rows["scale_values"].iloc[0], dtype=float),
+            agreement=agreement,
+            applies_from=float(rows["applies_from"].iloc[0]),
+        )
+        correct = np.concatenate([np.asarray(correct, dtype=bool), np.zeros(len(skipped), bool)])
+        outside, uncoded_outside = scope.outside_audit(one.id)
+        delegation = certify_delegation(
+            confidence,
+            correct,
+            tier=tier,
+            max_error=eps,
+            level=code_level,
+            outside=outside,
+            delegable=uncoded_outside,
+            screen_finding=finding,
+        )
+        if cut == "median":
+            at = float(np.median(confidence))
+        elif cut == SCALE_CUT:
+            at = scale_cut(len(rows["scale_values"].iloc[0]))
+        else:
+            at = float(cut)
+        outlook = audit_outlook(confidence, correct, threshold=at, max_error=eps, level=code_level)
+    uncoded, unscored, above = scope.delegable(one.id, delegation.threshold)
+    return CodePlan(
+        code_id=one.id,
+        code_name=one.name,
+        delegation=delegation,
+        audit_size=sample.size(one.id),
+        uncoded=uncoded,
+        unscored=unscored,
+        delegated=above,
+        left=uncoded - above,
+        outlook=outlook,
+        family=family,
+        family_level=lvl,
+        not_covered=left_out.not_covered,
+        stale=left_out.stale,
+        skipped=len(skipped) if len(rows) else 0,
+        stale_evidence=n_stale,
+        audit_left=screened.remaining.get(one.name),
     )

@@ -218,6 +218,7 @@ def screen_study(
     confidence: ConfidenceKind = "pmax",
     phase_b: bool = False,
     sample: Sample | None = None,
+    pairs: pd.DataFrame | None = None,
 ) -> StudyScreening:
     """Screen the model's confidence against one coder's decisions.
 
@@ -238,6 +239,8 @@ def screen_study(
         confidence: ``pmax`` or ``entropy``.
         phase_b: Also compute phase B where the tier allows it.
         sample: ``audit``, ``all``, or None for the audit sample when it has decisions.
+        pairs: ``study.queries.annotated_pairs(config_id)`` (every coder's), where the
+            caller has read it already (it is read here otherwise).
 
     Raises:
         StudyError: no scores yet, an unknown configuration (the error lists those
@@ -249,7 +252,7 @@ def screen_study(
         raise StudyError(
             "the study has no scores yet; run 'codecurve score' first", path=study.path
         )
-    frame = study.queries.annotated_pairs(config_id)
+    frame = study.queries.annotated_pairs(config_id) if pairs is None else pairs
     human = frame[frame["source"] == "human"] if len(frame) else frame
     coders = sorted(set(human["coder"])) if len(human) else []
     if coder is None:

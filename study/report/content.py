@@ -12,42 +12,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from codebooks.mapping import slugify
 from study.report.data import POOLED, ReportData
-
-FigureKind = Literal["reliability", "risk_coverage", "forest", "confusion", "entropy", "curves"]
+from study.report.figure import Figure
 
 #: What a missing section's box starts with.
 TO_DO = "Not available yet"
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One figure: what it draws and how it is labelled.
-
-    Attributes:
-        name: File stem, by figure and code (``reliability-pay``).
-        kind: Which drawing.
-        code: The code's name, :data:`POOLED`, or None for a figure of all codes.
-        title: Its title.
-        xlabel: The x axis's label.
-        ylabel: The y axis's label.
-        caption: What it shows and on which sample.
-        alt: Alt text: the figure in words.
-        data: The values drawn, as the JSON output gives them.
-    """
-
-    name: str
-    kind: FigureKind
-    code: str | None
-    title: str
-    xlabel: str
-    ylabel: str
-    caption: str
-    alt: str
-    data: dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +27,9 @@ from study.analysis.screen import StudyScreening, blind_audit_rows, screen_study
 from study.queries.score_curves import code_entropies, surprisal_curves
 from study.scores.labels import config_label
 from study.store import Study
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: The report's sections, in the order a reader meets them.
 SECTIONS = (
@@ -97,6 +100,21 @@ def _message(exc: CodecurveError) -> str:
     return exc.message
 
 
+class _Pairs:
+    """One report's reads of ``study.queries.annotated_pairs``: each (configuration,
+    coder) read once, for every section that needs it."""
+
+    def __init__(self, study: Study) -> None:
+        self._study = study
+        self._read: dict[tuple[int, str | None], pd.DataFrame] = {}
+
+    def of(self, config_id: int, coder: str | None = None) -> pd.DataFrame:
+        key = (config_id, coder)
+        if key not in self._read:
+            self._read[key] = self._study.queries.annotated_pairs(config_id, coder=coder)
+        return self._read[key]
+
+
 def report_data(study: Study, options: ReportOptions | None = None) -> ReportData:
     """Gather every section of ``study``'s report; a section that cannot be made is
     listed in ``missing`` with what to do, never raised."""
@@ -111,19 +129,22 @@ def report_data(study: Study, options: ReportOptions | None = None) -> ReportDat
         sections["audit"] = audit
     config_id = opts.config_id if opts.config_id is not None else study.scores.active_config_id()
     screened: StudyScreening | None = None
+    pairs = _Pairs(study)
     if config_id is None:
         for name in ("screen", "delegation", "confusion", "entropy", "curves"):
             missing[name] = NO_SCORES
     else:
         try:
-            screened = screen_study(study, config_id, coder=opts.coder, phase_b=True).labelled()
+            screened = screen_study(
+                study, config_id, coder=opts.coder, phase_b=True, pairs=pairs.of(config_id)
+            ).labelled()
         except CodecurveError as exc:
             missing["screen"] = missing["confusion"] = _message(exc)
         if screened is not None:
             sections["screen"] = screened.to_dict()
             vrs_rows[POOLED] = tuple(screened.pooled.rows())
             vrs_rows.update({n: tuple(r.rows()) for n, r in screened.per_code.items()})
-            sections["confusion"] = _confusion(study, config_id, screened)
+            sections["confusion"] = _confusion(study, screened, pairs.of(config_id, screened.coder))
         try:
             plan = plan_delegation(
                 study,
@@ -133,6 +154,11 @@ def report_data(study: Study, options: ReportOptions | None = None) -> ReportDat
                 config_id=config_id,
                 # The audit's screen is the one just made (the same options): not twice.
                 screened=screened if screened is not None and screened.sample == "audit" else None,
+                pairs=(
+                    pairs.of(config_id, screened.coder)
+                    if screened is not None and screened.sample == "audit"
+                    else None
+                ),
             )
             sections["delegation"] = plan.to_dict()
         except CodecurveError as exc:
@@ -240,10 +266,10 @@ def _audit(study: Study, coder: str | None) -> dict[str, Any] | None:
     }
 
 
-def _confusion(study: Study, config_id: int, screened: StudyScreening) -> dict[str, Any]:
+def _confusion(study: Study, screened: StudyScreening, frame: pd.DataFrame) -> dict[str, Any]:
     """Per code, the reference coder's decision (rows) against the model's pick (columns),
-    on the pairs the screen used."""
-    frame = study.queries.annotated_pairs(config_id, coder=screened.coder)
+    on the pairs the screen used (``frame``: the screen's configuration's annotated pairs
+    by its coder)."""
     if len(frame):
         frame = frame[(frame["source"] == "human") & frame["scored"].astype(bool)]
     if screened.sample == "audit" and len(frame):

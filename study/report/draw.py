@@ -1,6 +1,6 @@
 """Draw a report's figures with matplotlib (the Agg backend, imported here only).
 
-Each :class:`study.report.content.Figure` is drawn from its ``data`` alone, in the
+Each :class:`study.report.figure.Figure` is drawn from its ``data`` alone, in the
 Okabe-Ito colour-blind-safe palette, and given as SVG text (for inlining: no XML prolog,
 no metadata, ids salted by the figure's name so that several figures share a page) or
 written as SVG and PNG files.
@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from study.report.content import Figure
+from study.report.figure import Figure
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -22,6 +22,7 @@ from codebooks.files import write_atomic
 from study.errors import StudyError
 from study.report import content, html
 from study.report.data import ReportData
+from study.report.figure import Figure
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ def render_html(
     data: ReportData,
     *,
     written_at: datetime | None = None,
-    svg: Callable[[content.Figure], str] | None = None,
+    svg: Callable[[Figure], str] | None = None,
     processes: int | None = None,
 ) -> str:
     """The report as one HTML document (``svg`` draws a figure; by default, matplotlib,
@@ -71,7 +72,7 @@ def render_html(
             )
         )
 
-        def svg(figure: content.Figure) -> str:
+        def svg(figure: Figure) -> str:
             return drawn[figure.name]
 
     return html.document(
@@ -137,7 +138,7 @@ def write_report(
         if path is not None:
             svgs = {p.stem: p for p in written if p.suffix == ".svg"}
 
-            def staged(figure: content.Figure) -> str:
+            def staged(figure: Figure) -> str:
                 from study.report.draw import inline
 
                 return inline(svgs[figure.name].read_text(encoding="utf-8"))

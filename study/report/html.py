@@ -12,7 +12,8 @@ import html
 from collections.abc import Callable
 
 from study.analysis.agreement import safe
-from study.report.content import TO_DO, Figure, Section, Table
+from study.report.content import TO_DO, Section, Table
+from study.report.figure import Figure
 
 STYLE = """
 :root { color-scheme: light; }

@@ -26,7 +26,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
-from study.report.content import Figure
+from study.report.figure import Figure
 
 T = TypeVar("T")
 

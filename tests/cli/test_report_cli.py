@@ -79,6 +79,23 @@ def test_sections_are_the_commands_json(
     assert data.missing == {}
 
 
+def test_the_report_reads_each_set_of_annotated_pairs_once(
+    audited: Path, data: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Study.open(audited, read_only=True) as study:
+        read = study.queries.annotated_pairs
+        calls: list[tuple[Any, Any]] = []
+
+        def counted(config_id: Any, *, coder: Any = None) -> Any:
+            calls.append((config_id, coder))
+            return read(config_id, coder=coder)
+
+        monkeypatch.setattr(study.queries, "annotated_pairs", counted)
+        again = report_data(study, ReportOptions(coder="ana"))
+    assert len(calls) == len(set(calls))
+    assert roundtrip(again.to_dict()) == roundtrip(data.to_dict())
+
+
 def test_each_figure_draws_the_json_numbers(
     audited: Path, data: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:

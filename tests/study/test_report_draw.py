@@ -8,8 +8,8 @@ import pytest
 
 from study import Study
 from study.report import content, draw
-from study.report.content import Figure
 from study.report.data import ReportOptions, report_data
+from study.report.figure import Figure
 from tests.study.test_audit import code_audit_blind, simulated_study
 
 

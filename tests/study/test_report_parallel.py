@@ -15,6 +15,7 @@ import pytest
 from study import Study
 from study.report import content
 from study.report.data import ReportData, ReportOptions, report_data
+from study.report.figure import Figure
 from study.report.files import render_html, write_report
 from study.report.parallel import draw_all, warm
 from tests.study.test_audit import code_audit_blind, simulated_study
@@ -55,7 +56,7 @@ def test_several_processes_write_what_one_writes(data: ReportData, tmp_path: Pat
     assert render_html(data, written_at=at, processes=2) == one
 
 
-def fail_in_a_worker(figure: content.Figure, flag: Path) -> str:
+def fail_in_a_worker(figure: Figure, flag: Path) -> str:
     """A worker's figure fails with a full disk; this process's waits until it has."""
     if multiprocessing.parent_process() is not None:
         flag.touch()
@@ -102,5 +103,5 @@ def test_without_workers_this_process_draws_them_all(
     assert draw_all(figures, name_of, processes=2) == [f.name for f in figures]
 
 
-def name_of(figure: content.Figure) -> str:
+def name_of(figure: Figure) -> str:
     return figure.name

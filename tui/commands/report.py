@@ -87,8 +87,6 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from study import Study
-    from study.report.data import ReportOptions, report_data
-    from study.report.files import write_report
     from study.report.parallel import warm
     from tui.commands.outputs import check_output, recorded_sources
     from tui.text import plural, printable
@@ -102,17 +100,22 @@ def run(args: argparse.Namespace) -> int:
         check_output(args.output, protect=protect)
     if args.figures is not None:
         check_figures(args.figures, protect={**protect, **recorded_sources(protect)})
-    options = ReportOptions(
-        coder=args.coder,
-        config_id=args.config,
-        max_error=args.max_error,
-        level=args.level,
-        with_model=args.with_model,
-        resamples=args.resamples,
-        seed=args.seed,
-    )
     with Study.open(args.study, read_only=True) as study:
+        # The drawing processes start first: their imports (matplotlib) then overlap
+        # those of the analyses (pandas, scipy), as well as the analyses themselves.
         warm(len(study.codes))
+        from study.report.data import ReportOptions, report_data
+        from study.report.files import write_report
+
+        options = ReportOptions(
+            coder=args.coder,
+            config_id=args.config,
+            max_error=args.max_error,
+            level=args.level,
+            with_model=args.with_model,
+            resamples=args.resamples,
+            seed=args.seed,
+        )
         data = report_data(study, options)
         sources = tuple(recorded_sources(protect).values())
     written = write_report(data, args.output, figures=args.figures, protect=(args.study, *sources))
