@@ -350,7 +350,10 @@ class CodecurveApp(App[None]):
         def started(config_id: int, to_score: int) -> None:
             nonlocal pending
             pending = to_score
-            self.post_message(ScoringStarted(to_score, config_id))
+            # The speed so far, read here: the run may store its own before the
+            # message is handled, and the estimate is of what is about to happen.
+            rate = self.study.scores.measured_rate(config_id) if to_score else None
+            self.post_message(ScoringStarted(to_score, config_id, rate))
 
         def progressed(progress: ScoreProgress) -> None:
             nonlocal stored
@@ -420,8 +423,7 @@ class CodecurveApp(App[None]):
             review.scoring_started()
         if message.total:
             # What the run will cost, at the speed of the study's last run.
-            rate = self.study.scores.measured_rate(message.config_id)
-            said = estimate_text(message.total, rate, config_id=message.config_id)
+            said = estimate_text(message.total, message.rate, config_id=message.config_id)
             self.notify(f"Scoring: {said}. esc cancels.", timeout=6, markup=False)
 
     @on(ScoringProgressed)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from scoring.engine import ScoringEngine
     from study.analysis.compare import Comparison
     from study.log.delegations import DelegationPlan
+    from study.rows import ScoringRate
     from tui.session import ChangeKind, Saved
     from tui.verdicts import ScreeningSummary
 
@@ -47,12 +48,15 @@ class ModelLoaded(Message):
 
 
 class ScoringStarted(Message):
-    """A scoring run began over ``total`` pending pairs."""
+    """A scoring run began over ``total`` pending pairs; ``rate`` is the speed the
+    study's earlier runs measured, read before this run stored anything (the run may
+    finish before the message is handled)."""
 
-    def __init__(self, total: int, config_id: int) -> None:
+    def __init__(self, total: int, config_id: int, rate: ScoringRate | None = None) -> None:
         super().__init__()
         self.total = total
         self.config_id = config_id
+        self.rate = rate
 
 
 class ScoringProgressed(Message):
