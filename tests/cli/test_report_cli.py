@@ -19,7 +19,12 @@ from study.report import content
 from study.report.data import ReportOptions, report_data
 from tests.cli.test_audit_cli import exit_code, one_line
 from tests.factories import synthetic_config, synthetic_scores
-from tests.study.test_audit import SIM_CODEBOOK, code_audit_blind, simulated_study
+from tests.study.test_audit import (
+    SIM_CODEBOOK,
+    code_audit_blind,
+    code_second_coder,
+    simulated_study,
+)
 from tui.cli import main
 from tui.text import json_text
 
@@ -33,18 +38,10 @@ def wide(monkeypatch: pytest.MonkeyPatch) -> None:
 def audited(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two codes, a blind audit coded by ana, a second coder bo on part of it."""
     path, truth = simulated_study(tmp_path_factory.mktemp("r") / "r.codecurve", n=1200, seed=11)
-    rng = np.random.default_rng(3)
     with Study.open(path) as study:
         study.audit.draw(per_code=400, seed=5)
         code_audit_blind(study, truth)
-        sample = study.audit.sample()
-        assert sample is not None
-        for code in study.codes:
-            for rid in sample.pairs(code.id)[:150]:
-                value = truth[(rid, code.id)]
-                study.decisions.record(
-                    rid, code.id, 6 - value if rng.random() < 0.15 else value, coder="bo"
-                )
+        code_second_coder(study, truth, per_code=150, flip=0.15, seed=3)
     return path
 
 

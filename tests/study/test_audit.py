@@ -96,6 +96,27 @@ def code_audit_blind(study: Study, truth: dict[tuple[str, str], int], *, coder: 
     return count
 
 
+def code_second_coder(
+    study: Study,
+    truth: dict[tuple[str, str], int],
+    *,
+    per_code: int,
+    flip: float,
+    seed: int,
+    coder: str = "bo",
+) -> None:
+    """A second coder on the first ``per_code`` audit pairs of every code, giving the
+    other end of the scale instead of the truth with probability ``flip``."""
+    rng = np.random.default_rng(seed)
+    sample = study.audit.sample()
+    assert sample is not None
+    for code in study.codes:
+        for rid in sample.pairs(code.id)[:per_code]:
+            value = truth[(rid, code.id)]
+            other = 6 - value if rng.random() < flip else value
+            study.decisions.record(rid, code.id, other, coder=coder)
+
+
 def file_digest(path: Path) -> str:
     """The study's content, as SQLite sees it (the WAL folded in by closing)."""
     return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -9,7 +9,6 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from study import Study
@@ -18,23 +17,16 @@ from study.report.data import ReportData, ReportOptions, report_data
 from study.report.figure import Figure
 from study.report.files import render_html, write_report
 from study.report.parallel import draw_all, warm
-from tests.study.test_audit import code_audit_blind, simulated_study
+from tests.study.test_audit import code_audit_blind, code_second_coder, simulated_study
 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> ReportData:
     path, truth = simulated_study(tmp_path_factory.mktemp("p") / "p.codecurve", n=400, seed=6)
-    rng = np.random.default_rng(2)
     with Study.open(path) as study:
         study.audit.draw(per_code=120, seed=3)
         code_audit_blind(study, truth)
-        sample = study.audit.sample()
-        assert sample is not None
-        for code in study.codes:
-            for rid in sample.pairs(code.id)[:60]:
-                value = truth[(rid, code.id)]
-                other = 6 - value if rng.random() < 0.2 else value
-                study.decisions.record(rid, code.id, other, coder="bo")
+        code_second_coder(study, truth, per_code=60, flip=0.2, seed=2)
         return report_data(study, ReportOptions(coder="ana"))
 
 
