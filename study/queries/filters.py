@@ -7,6 +7,7 @@ Shared by :mod:`study.queries.pairs` (every order) and the listed orders of
 from __future__ import annotations
 
 import sqlite3
+from math import isqrt
 from typing import Any
 
 from study.queries.listings import LISTING
@@ -64,6 +65,55 @@ def pair_filters(
         )
         params += [folded, folded]
     return clauses, params
+
+
+#: Statuses only a decided pair passes: its pairs are among the ``annotations``.
+ANNOTATED_STATUSES = frozenset({"decided", "human", "model", "disagreement"})
+
+
+def decided_driver(
+    study: StudyView,
+    conn: sqlite3.Connection,
+    *,
+    code_id: str | None,
+    status: str | None,
+    coder: str | None,
+    rows: int,
+) -> tuple[str, list[Any]] | None:
+    """The pairs that may pass a decided ``status``, as SQL (``rid``, ``cid``), when they
+    are few; None when the status needs no decision, or when there are many.
+
+    A page of such a status walks its order's index and tests every pair for a
+    decision: with few decisions it passes nearly every pair of the study to fill one
+    page (a second or more on a million pairs, and as long to find none). Starting
+    from the decisions instead costs their number (joined to their scores and sorted).
+    The switch is where the two costs meet: the walk tests about ``rows * pairs /
+    decisions`` pairs to show ``rows`` (the page's offset plus its limit); the
+    decisions' own rows are counted up to that bound, never past it.
+    """
+    if status not in ANNOTATED_STATUSES:
+        return None
+    clauses: list[str] = []
+    params: list[Any] = []
+    if code_id is not None:
+        clauses.append("a.cid = ?")
+        params.append(study.index.code_key(code_id))
+    if status != "disagreement":
+        if coder is not None:
+            clauses.append("a.coder = ?")
+            params.append(coder)
+        if status in ("human", "model"):
+            clauses.append("a.source = ?")
+            params.append(status)
+    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+    pairs = study.response_count() if code_id is not None else study.pair_count()
+    bound = max(256, isqrt(max(1, rows) * pairs // 3))
+    decided = conn.execute(
+        f"SELECT COUNT(*) FROM (SELECT 1 FROM annotations a{where} LIMIT ?)", [*params, bound]
+    ).fetchone()[0]
+    if decided >= bound:
+        return None
+    return f"SELECT DISTINCT a.rid, a.cid FROM annotations a{where}", params
 
 
 def disagreement_sql(rid: str, cid: str) -> str:

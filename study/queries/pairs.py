@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from study.codec import blob_to_floats
 from study.errors import StudyError
+from study.queries.filters import decided_driver
 from study.queries.filters import listed_count as _listed_count
 from study.queries.filters import listed_position as _listed_position
 from study.queries.filters import pair_filters as _filters
@@ -104,6 +105,32 @@ def _sorts_before(keys: tuple[tuple[str, bool], ...], values: list[Any]) -> tupl
     return "(" + " OR ".join(terms) + ")", params
 
 
+def _pairs_from(driver: tuple[str, list[Any]] | None, codable: str) -> tuple[str, list[Any]]:
+    """FROM clause over every pair (``r``, ``c``), or over the pairs of a
+    :func:`~study.queries.filters.decided_driver`, which it then reads first."""
+    if driver is None:
+        return f"FROM responses r JOIN codes c ON c.cid IN ({codable})", []
+    sql, params = driver
+    return (
+        f"FROM ({sql}) d CROSS JOIN responses r ON r.rid = d.rid "
+        f"CROSS JOIN codes c ON c.cid = d.cid AND c.cid IN ({codable})",
+        params,
+    )
+
+
+def _scored_from(driver: tuple[str, list[Any]] | None) -> tuple[str, list[Any]]:
+    """FROM and WHERE over the scored pairs (``s``) of one configuration (its ``?``
+    comes right after the returned parameters), optionally only a driver's pairs."""
+    if driver is None:
+        return "FROM scores s WHERE s.config_id = ?", []
+    sql, params = driver
+    return (
+        f"FROM ({sql}) d CROSS JOIN scores s ON s.rid = d.rid AND s.cid = d.cid "
+        "WHERE s.config_id = ?",
+        params,
+    )
+
+
 def _check(order: str | None, status: str | None, offset: int, limit: int) -> None:
     if order is not None and order not in ORDERS:
         raise StudyError(f"unknown order {order!r}; use one of {', '.join(ORDERS)}")
@@ -137,7 +164,9 @@ class Queries:
 
         A page is one query: the page's keys, taken in order by an index walk, joined with
         their scores, decisions, notes and response texts (plus a second query for the
-        unscored pairs on the page where the scored ones run out).
+        unscored pairs on the page where the scored ones run out). Under a status only
+        decided pairs pass, with few decisions, the keys are read from the decisions
+        instead (:func:`~study.queries.filters.decided_driver`).
 
         Args:
             config_id: The scoring configuration whose scores are shown; ``None`` lists the
@@ -180,6 +209,10 @@ class Queries:
                     [listing(study, conn, order, coder), *params, limit, offset],
                     f"p.pos{direction}",
                 )
+            driver = decided_driver(
+                study, conn, code_id=code_id, status=status, coder=coder, rows=offset + limit
+            )
+            pairs, pairs_params = _pairs_from(driver, codable)
             if config_id is None or order == "id":
                 clauses, params = _filters(study, "r.rid", "c.cid", **filters)
                 return page_rows(
@@ -187,21 +220,22 @@ class Queries:
                     study,
                     config_id,
                     coder,
-                    f"SELECT r.rid, c.cid FROM responses r JOIN codes c ON c.cid IN ({codable}) "
-                    f"WHERE 1 = 1{_where(clauses)} ORDER BY {_id_order('r', reverse)} "
-                    "LIMIT ? OFFSET ?",
-                    [*params, limit, offset],
+                    f"SELECT r.rid, c.cid {pairs} WHERE 1 = 1{_where(clauses)} "
+                    f"ORDER BY {_id_order('r', reverse)} LIMIT ? OFFSET ?",
+                    [*pairs_params, *params, limit, offset],
                     _id_order("p", reverse),
                 )
             clauses, params = _filters(study, "s.rid", "s.cid", **filters)
+            scored, scored_params = _scored_from(driver)
+            scored_params = [*scored_params, config_id, *params]
             rows = page_rows(
                 conn,
                 study,
                 config_id,
                 coder,
-                f"SELECT s.rid, s.cid FROM scores s WHERE s.config_id = ?{_where(clauses)} "
+                f"SELECT s.rid, s.cid {scored}{_where(clauses)} "
                 f"ORDER BY {_order_by(_order_keys(order, reverse))} LIMIT ? OFFSET ?",
-                [config_id, *params, limit, offset],
+                [*scored_params, limit, offset],
                 _order_by(_order_keys(order, reverse)),
             )
             if len(rows) < limit:
@@ -211,22 +245,28 @@ class Queries:
                 else:
                     scored_total = int(
                         conn.execute(
-                            f"SELECT COUNT(*) FROM scores s WHERE s.config_id = ?{_where(clauses)}",
-                            (config_id, *params),
+                            f"SELECT COUNT(*) {scored}{_where(clauses)}", scored_params
                         ).fetchone()[0]
                     )
-                if study.scores.scored_count(config_id) < study.pair_count():
+                # Counting the scores costs a pass over them; the driver's few pairs
+                # are cheaper to look through for unscored ones.
+                if driver is not None or study.scores.scored_count(config_id) < study.pair_count():
                     clauses, params = _filters(study, "r.rid", "c.cid", **filters)
                     rows += page_rows(
                         conn,
                         study,
                         config_id,
                         coder,
-                        "SELECT r.rid, c.cid FROM responses r JOIN codes c "
-                        f"ON c.cid IN ({codable}) WHERE NOT EXISTS (SELECT 1 FROM scores s "
+                        f"SELECT r.rid, c.cid {pairs} WHERE NOT EXISTS (SELECT 1 FROM scores s "
                         "WHERE s.config_id = ? AND s.rid = r.rid AND s.cid = c.cid)"
                         f"{_where(clauses)} ORDER BY {_id_order('r', reverse)} LIMIT ? OFFSET ?",
-                        [config_id, *params, limit - len(rows), max(0, offset - scored_total)],
+                        [
+                            *pairs_params,
+                            config_id,
+                            *params,
+                            limit - len(rows),
+                            max(0, offset - scored_total),
+                        ],
                         _id_order("p", reverse),
                     )
             return rows

@@ -243,3 +243,77 @@ def test_pair_position_without_scores_is_the_id_order(scored: tuple[Study, int])
     for i in (0, 13, len(listed) - 1):
         row = listed[i]
         assert study.queries.position(None, row.response_id, row.code_id) == i
+
+
+def _every_page(
+    study: Study, config_id: int | None, **kwargs: object
+) -> list[tuple[str, str, object]]:
+    return [(r.response_id, r.code_id, r.decision) for r in all_rows(study, config_id, **kwargs)]
+
+
+def test_a_decided_status_reads_its_few_decisions_first_with_the_same_pages(
+    scored: tuple[Study, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under a status only decided pairs pass, with few decisions, a page starts from the
+    decisions (the walk past every undecided pair took seconds on a million pairs): the
+    pages are those of the index walk, in every order, filter and direction."""
+    import study.queries.pairs as pairs
+
+    study, config_id = scored
+    study.decisions.record("q0", "pay", 5, coder="ann")
+    study.decisions.record("q0", "pay", 2, coder="bob")  # a disagreement
+    study.decisions.record("q1", "pay", 1, coder="ann", source="model")
+    study.decisions.record("q3", "team", 1, coder="bob")
+    study.decisions.record("q28", "team", 0, coder="ann")  # not scored
+    study.decisions.record("q29", "pay", 3, coder="bob", source="model")  # not scored
+    cases = [
+        {"order": order, "status": status, "code_id": code, "coder": coder, "reverse": reverse}
+        for order in ("entropy", "confidence", "pick", "id")
+        for status in ("decided", "human", "model", "disagreement")
+        for code in (None, "pay")
+        for coder in (None, "bob")
+        for reverse in (False, True)
+    ]
+    driven = [_every_page(study, config_id, **case) for case in cases]
+    unscored = _every_page(study, None, status="decided")
+    used: list[bool] = []
+    real = pairs.decided_driver  # type: ignore[attr-defined]
+
+    def walk(*args: object, **kwargs: object) -> None:
+        used.append(real(*args, **kwargs) is not None)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pairs, "decided_driver", walk)
+    walked = [_every_page(study, config_id, **case) for case in cases]
+    assert all(used)
+    assert len(used) >= len(cases)
+    for case, a, b in zip(cases, driven, walked, strict=True):
+        assert a == b, case
+    assert _every_page(study, None, status="decided") == unscored
+    assert len(driven[0]) == 5 == study.queries.count(config_id, status="decided")
+    assert {(r, c) for r, c, _ in driven[0][-2:]} == {("q28", "team"), ("q29", "pay")}
+
+
+def test_many_decisions_keep_the_index_walk(scored: tuple[Study, int]) -> None:
+    """The decisions are counted only up to the bound where walking the index is the
+    cheaper way (a page of 40 on 90 pairs: 256 decisions), and only those of the filter."""
+    from study.queries.filters import decided_driver
+
+    study, config_id = scored
+    for coder in ("ann", "bob", "cy"):
+        for i in range(30):
+            for code in ("workload", "pay"):
+                study.decisions.record(f"q{i}", code, 2, coder=coder)
+            study.decisions.record(f"q{i}", "team", 1, coder=coder)
+    with study.query() as conn:
+
+        def driver(**kwargs: object) -> object:
+            given = {"code_id": None, "coder": None, "rows": 40, **kwargs}
+            return decided_driver(study, conn, **given)  # type: ignore[arg-type]
+
+        assert driver(status="undecided") is None  # no decision needed to pass
+        assert driver(status="decided") is None  # 270 decisions: walk
+        assert driver(status="decided", code_id="pay") is not None  # 90 of that code
+        assert driver(status="human", coder="ann") is not None  # 90 of that coder
+        assert driver(status="model") is not None  # none
+    assert len(all_rows(study, config_id, status="decided")) == 90
+    assert len(all_rows(study, config_id, status="disagreement")) == 0
