@@ -27,7 +27,8 @@ import ctypes
 import importlib
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +82,43 @@ def binding_version() -> str | None:
     if llama_cpp is None:
         return None
     return str(getattr(llama_cpp, "__version__", "unknown"))
+
+
+def amx_build() -> bool:
+    """Whether the installed binding's CPU backend has llama.cpp's AMX kernels (built on
+    an Intel Xeon of Sapphire Rapids or later)."""
+    return bool(
+        llama_cpp is not None and b"AMX_INT8 = 1" in bytes(llama_cpp.llama_print_system_info())
+    )
+
+
+_DEFAULTS_LOCK = threading.Lock()
+
+
+@contextmanager
+def _plain_cpu_buffers() -> Iterator[None]:
+    """Load models with their weights in plain CPU buffers, not the "extra" buffer types
+    that repack them (AMX, and the CPU's own repacking).
+
+    llama.cpp's AMX kernels crash in their first matrix product on some machines
+    (ggml-org/llama.cpp#20824, unfixed): every evaluation is a segmentation fault. The
+    binding's ``Llama`` has no argument for the model parameter ``use_extra_bufts``; it
+    reads the defaults once, while it loads, and those are changed for that time only.
+    """
+    low = llama_cpp.llama_cpp
+    defaults = low.llama_model_default_params
+
+    def plain() -> Any:
+        params = defaults()
+        params.use_extra_bufts = False
+        return params
+
+    with _DEFAULTS_LOCK:
+        low.llama_model_default_params = plain
+        try:
+            yield
+        finally:
+            low.llama_model_default_params = defaults
 
 
 def gpu_build() -> bool:
@@ -152,21 +190,27 @@ class LlamaCppBackend(Backend):
             gpu_layers = -1 if gpu_build() else 0
         threads = threads or physical_cores()
         windowed = info.get("{arch}.attention.sliding_window") is not None
+        # Not the AMX kernels: they crash on some machines (_plain_cpu_buffers).
+        self.repacked = not amx_build()
+        loading: AbstractContextManager[None] = (
+            nullcontext() if self.repacked else _plain_cpu_buffers()
+        )
         try:
-            self._llm: Any = llama_cpp.Llama(
-                model_path=str(info.path),
-                n_ctx=n_ctx,
-                n_batch=BATCH,
-                n_ubatch=BATCH,
-                n_threads=threads,
-                n_threads_batch=threads,
-                n_gpu_layers=gpu_layers,
-                type_k=KV_TYPE,
-                type_v=KV_TYPE,
-                # A sliding-window cache drops old positions; prefix reuse needs them all.
-                swa_full=True if windowed else None,
-                verbose=False,
-            )
+            with loading:
+                self._llm: Any = llama_cpp.Llama(
+                    model_path=str(info.path),
+                    n_ctx=n_ctx,
+                    n_batch=BATCH,
+                    n_ubatch=BATCH,
+                    n_threads=threads,
+                    n_threads_batch=threads,
+                    n_gpu_layers=gpu_layers,
+                    type_k=KV_TYPE,
+                    type_v=KV_TYPE,
+                    # A sliding-window cache drops old positions; prefix reuse needs them all.
+                    swa_full=True if windowed else None,
+                    verbose=False,
+                )
         except (ValueError, RuntimeError) as exc:
             raise GGUFError(
                 f"llama.cpp {binding_version()} cannot load {info.path} (architecture "

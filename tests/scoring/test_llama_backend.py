@@ -258,3 +258,41 @@ def test_a_llama_cpp_score_job_never_imports_torch_or_transformers(tmp_path: Pat
     )
     assert done.stdout.split("\n")[-2] == "0 []", done.stdout + done.stderr[-2000:]
     assert (tmp_path / "out.csv").read_text(encoding="utf-8").count("\n") == 2
+
+
+def test_a_build_with_amx_kernels_loads_its_weights_in_plain_cpu_buffers(
+    llama: LlamaCppBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """llama.cpp's AMX kernels crash in their first matrix product on some Xeons (this
+    machine's among them): where the build has them, the weights are not repacked for
+    them, and the binding's defaults are left as they were."""
+    import llama_cpp
+
+    from scoring import llama_backend
+
+    low = llama_cpp.llama_cpp
+    defaults = low.llama_model_default_params
+    info = llama_cpp.llama_print_system_info()
+    assert llama_backend.amx_build() == (b"AMX_INT8 = 1" in info)
+    assert llama.repacked == (not llama_backend.amx_build())
+    seen: list[bool] = []
+    real = llama_cpp.Llama
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(bool(low.llama_model_default_params().use_extra_bufts))
+        if len(seen) == 2:  # a repacked load: would crash on a machine with AMX
+            raise RuntimeError("not loaded")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(llama_cpp, "Llama", spy)
+    monkeypatch.setattr(llama_backend, "amx_build", lambda: True)
+    backend = fresh(llama)
+    assert not backend.repacked
+    assert backend.option_logprobs(["Say yes:"], [(" yes",), (" no",)])[0].logprobs.size == 2
+    backend.close()
+    monkeypatch.setattr(llama_backend, "amx_build", lambda: False)
+    with pytest.raises(GGUFError, match="not loaded"):
+        fresh(llama)
+    assert seen == [False, True]
+    assert low.llama_model_default_params is defaults
+    assert defaults().use_extra_bufts

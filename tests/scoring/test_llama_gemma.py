@@ -35,6 +35,17 @@ SAMPLES = Path(__file__).parents[2] / "codebooks" / "samples"
 #: a call feeds: up to 0.07 nats measured (prompts of 436 to 736 tokens), against 0.7
 #: with llama.cpp's default float16 cache.
 TOL_SELF = 0.1
+#: The same with the weights in plain CPU buffers, as on a machine with llama.cpp's AMX
+#: kernels (left out there: they crash; :func:`scoring.llama_backend.amx_build`): the
+#: short prompt of the teacher-forcing test, fed whole (9 tokens) or in two calls (5,
+#: then 4) moved every option by 0.13 to 0.39 nats.
+TOL_SELF_PLAIN = 0.5
+
+
+def tol_self(backend: LlamaCppBackend) -> float:
+    return TOL_SELF if backend.repacked else TOL_SELF_PLAIN
+
+
 #: Against the transformers path (float32 from the de-quantized weights): llama.cpp
 #: quantizes the activations of its matmuls to 8 bits (Q8_K for Q4_K weights). Measured
 #: on 21 sample pairs: up to 0.27 nats (0.11 at the median), every pick agreed; the
@@ -130,7 +141,7 @@ def test_a_plain_fact_is_picked_and_variants_are_teacher_forced(gemma: LlamaCppB
             result.token_ids[1][0][k : k + 1]
         )
         steps += float(backend.option_logprobs([context], [(word,)])[0].logprobs[0])
-    assert result.logprobs[1] == pytest.approx(steps, abs=TOL_SELF)
+    assert result.logprobs[1] == pytest.approx(steps, abs=tol_self(backend))
 
 
 def test_numbers_hardly_depend_on_how_many_tokens_one_call_feeds(gemma: LlamaCppBackend) -> None:
@@ -143,8 +154,8 @@ def test_numbers_hardly_depend_on_how_many_tokens_one_call_feeds(gemma: LlamaCpp
     # The second call reuses the prompt and feeds its last token with the continuation.
     again = backend.option_logprobs([prompt], [(" the city of Lyon",)])[0]
     assert backend.stats["reused_tokens"] > 0
-    np.testing.assert_allclose(together.logprobs[1:], alone.logprobs, atol=TOL_SELF)
-    np.testing.assert_allclose(again.logprobs, alone.logprobs, atol=TOL_SELF)
+    np.testing.assert_allclose(together.logprobs[1:], alone.logprobs, atol=tol_self(backend))
+    np.testing.assert_allclose(again.logprobs, alone.logprobs, atol=tol_self(backend))
 
 
 def test_prefix_reuse_across_the_sliding_window_agrees_with_whole_prompts(
