@@ -77,7 +77,9 @@ STATUS_LABELS: dict[Status | None, str] = {
 class Row(Protocol):
     """One (response, code) pair as the queue and the detail pane show it.
 
-    ``study.PairRow`` satisfies it; the attributes are read-only here.
+    ``study.PairRow`` satisfies it; the attributes are read-only here. A row is hashable
+    and equal to another with the same content (``PairRow`` is a frozen dataclass): the
+    queue keys its rendered lines by it.
     """
 
     @property

@@ -96,12 +96,17 @@ class PagedList(ScrollView, Generic[RowT]):
         page = self._pages.get(number)
         if page is not None and offset < len(page) and fresh:
             page[offset] = fresh[0]
-        # Every rendered line of the row (selected or not, any width); an LRUCache has
-        # no items(), only keys().
-        for key in [k for k in self._lines.keys() if k[1] == index]:  # noqa: SIM118
-            self._lines.discard(key)
+        self._forget_lines_of(index)
         self.refresh_line(index + 1)  # below the header
         return fresh[0] if fresh else None
+
+    def _forget_lines_of(self, index: int) -> None:
+        """Drop the rendered lines of row ``index`` (selected or not, any width): its
+        content changed. Here the lines are keyed ``(id, index, ...)``; a list whose keys
+        are the rows' content has nothing to drop."""
+        # An LRUCache has no items(), only keys().
+        for key in [k for k in self._lines.keys() if k[1] == index]:  # noqa: SIM118
+            self._lines.discard(key)
 
     def paint_with_key(self) -> None:
         """Hand the list's repaint (and its scrollbar's) to the screen now: what a key

@@ -4,8 +4,11 @@ A ``DataTable`` holding every row of a 100,000-pair study takes tens of seconds 
 paint. This widget is a line-API :class:`~textual.scroll_view.ScrollView` (as toolong
 shows million-line logs): its virtual height is the row count, and :meth:`render_line`
 asks the :class:`~tui.source.PairSource` only for the pages that are on screen. Pages
-and rendered lines are cached; :meth:`PairQueue.reload` drops both after a decision or
-when scores arrive, and the next paint replaces the old lines in place (no flicker).
+and rendered lines are cached; :meth:`PairQueue.reload` drops the pages after a decision
+or when scores arrive, and the next paint replaces the old lines in place (no flicker).
+Rendered lines are keyed by what they show (the row's content, the cursor, the width),
+not by their place, so they outlive a reload: going back to an order or a filter seen
+before draws its rows from the cache.
 What a row shows, cell by cell, is drawn by :mod:`tui.widgets.queue_cells`.
 """
 
@@ -200,7 +203,8 @@ class PairQueue(PagedList[Row], can_focus=True):
         key = self._cached_key(self._cursor) if follow else None
         old = self._cursor
         self._pages.clear()
-        self._lines.clear()
+        # Rendered lines are kept: they are keyed by what they show, and a row seen
+        # before (another order or filter, and back) is drawn from them again.
         if recount:
             self._total = self._source.count(self._query)
             set_virtual_size(self, Size(0, self._total + 1))
@@ -211,6 +215,7 @@ class PairQueue(PagedList[Row], can_focus=True):
                 2, min(16, max(cell_len(cell_stable(one_line(r.response_id))) for r in first))
             )
             self._columns.clear()
+            self._lines.clear()
             self._auto_id_width = False
         self._cursor = max(0, min(self._cursor, self._total - 1))
         if key is not None:
@@ -314,6 +319,10 @@ class PairQueue(PagedList[Row], can_focus=True):
     def _refresh_row(self, index: int) -> None:
         self.refresh_line(index + 1)
 
+    def _forget_lines_of(self, index: int) -> None:
+        """Nothing to drop: a line is keyed by the row's content, and a row read again
+        with other content is another key."""
+
     def _post_highlight(self) -> None:
         row = self.current
         if self._on_highlight is not None:
@@ -347,7 +356,9 @@ class PairQueue(PagedList[Row], can_focus=True):
         if row is None:
             return Strip.blank(width, self._style())
         selected = index == self._cursor
-        key = (row_key(row), index, selected, width)
+        # What the line shows, all of it: the row's content, the cursor, the width, the
+        # search marked in it and whether its curve is greyed.
+        key = (row, selected, width, self._query.search, row_key(row) in self._stale)
         strip = self._lines.get(key)
         if strip is None:
             strip = self._render_row(row, width, selected=selected)

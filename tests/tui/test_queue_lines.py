@@ -1,0 +1,80 @@
+"""The queue's rendered lines are keyed by what they show, so they outlive a reload."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import tui.widgets.queue as queue_module
+from study.store import Study
+from tests.tui.waiting import settle
+from tui.app import make_app
+from tui.widgets.queue import PairQueue
+
+
+def count_rendered(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The response id of every queue line drawn from now on (not taken from the cache)."""
+    drawn: list[str] = []
+    real = queue_module.render_row
+
+    def counting(row: Any, **kwargs: Any) -> Any:
+        drawn.append(row.response_id)
+        return real(row, **kwargs)
+
+    monkeypatch.setattr(queue_module, "render_row", counting)
+    return drawn
+
+
+def screen_text(queue: PairQueue) -> list[str]:
+    return [queue.render_line(y).text for y in range(1, queue.size.height)]
+
+
+async def test_an_order_seen_before_is_drawn_from_the_cache(
+    study: Study, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        queue = app.review.pair_queue
+        first = queue.pair_query.order
+        before = screen_text(queue)
+        drawn = count_rendered(monkeypatch)
+        for _ in range(12):
+            await pilot.press("o")
+            await settle(pilot)
+            if queue.pair_query.order == first:
+                break
+        assert queue.pair_query.order == first
+        assert drawn  # the other orders' rows were drawn
+        drawn.clear()
+        await pilot.press("o")  # away and back once more: every line of both is kept
+        await settle(pilot)
+        while queue.pair_query.order != first:
+            await pilot.press("o")
+            await settle(pilot)
+        assert drawn == []
+        assert screen_text(queue) == before
+
+
+async def test_a_decision_draws_its_row_again_with_the_decision(
+    study: Study, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        queue = app.review.pair_queue
+        row = queue.current
+        assert row is not None
+        assert row.decision is None
+        before = screen_text(queue)
+        drawn = count_rendered(monkeypatch)
+        await pilot.press("1")
+        await settle(pilot)
+        assert row.response_id in drawn
+        after = screen_text(queue)
+        assert after != before
+        # Back where it was, undecided: the old line again, from the cache or drawn anew.
+        await pilot.press("u")
+        await settle(pilot)
+        assert screen_text(queue) == before
