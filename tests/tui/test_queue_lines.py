@@ -16,7 +16,7 @@ from tui.widgets.queue import PairQueue
 def count_rendered(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The response id of every queue line drawn from now on (not taken from the cache)."""
     drawn: list[str] = []
-    real = queue_module.render_row
+    real = queue_module.render_row  # type: ignore[attr-defined]
 
     def counting(row: Any, **kwargs: Any) -> Any:
         drawn.append(row.response_id)
