@@ -11,7 +11,10 @@ synthetic scores, drives the app headless and reports:
   screen update it causes (``App._display``, called after the compositor has rendered
   the changed regions), median and p99.
 
-Pilot's own cost per key (~65 ms) is outside both clocks: they run inside the app.
+Keys reach the app as a terminal's driver hands them over (an event posted to the app),
+not through ``Pilot.press``: after each key Pilot waits for every widget to answer a
+callback, about 25 messages processed while the key's own work and its paint run, which
+a coder's terminal does not do.
 
     .venv/bin/python -m benchmarks.bench_app [--responses 10000] [--codes 10] [--samples 100]
 
@@ -42,7 +45,6 @@ from typing import Any
 
 from rich.console import RenderableType
 from textual import events
-from textual.pilot import Pilot
 from textual.screen import Screen
 
 from codebooks.model import LIKERT_5, Code, Codebook
@@ -127,9 +129,11 @@ def percentiles(values: list[float]) -> tuple[float, float]:
 def summary(name: str, samples: list[tuple[float, float]]) -> str:
     wall_median, wall_p99 = percentiles([w for w, _ in samples])
     cpu_median, cpu_p99 = percentiles([c for _, c in samples])
+    unpainted = sum(1 for w, _ in samples if math.isnan(w))
     return (
         f"{name:<10} n={len(samples):<4} wall median {wall_median:6.1f} ms  p99 {wall_p99:6.1f} ms"
         f"   | CPU median {cpu_median:5.1f} ms  p99 {cpu_p99:5.1f} ms"
+        + (f"   ({unpainted} keys changed nothing on screen)" if unpainted else "")
     )
 
 
@@ -143,15 +147,21 @@ async def wait_painted(app: TimedApp, timeout: float = 60) -> float:
     return app.first_paint
 
 
-async def press_timed(
-    app: TimedApp, pilot: Pilot[Any], keys: Iterable[str], gap: float
-) -> list[tuple[float, float]]:
+def send_key(app: TimedApp, key: str) -> None:
+    """Hand the app one key as a terminal's driver does (its thread posts the event)."""
+    char = key if len(key) == 1 else {"enter": "\r", "tab": "\t"}.get(key)
+    event = events.Key(key, char)
+    event.set_sender(app)
+    app.post_message(event)
+
+
+async def press_timed(app: TimedApp, keys: Iterable[str], gap: float) -> list[tuple[float, float]]:
     """Press ``keys`` one by one, ``gap`` seconds apart: each one's :func:`latency`."""
     samples = []
     for key in keys:
         index = len(app.key_times)
-        await pilot.press(key)
-        await pilot.pause(gap)
+        send_key(app, key)
+        await asyncio.sleep(gap)
         samples.append(latency(app, index))
     return samples
 
@@ -174,7 +184,7 @@ async def drive(path: Path, samples: int, gap: float) -> dict[str, list[Any]]:
         await pilot.pause(0.5)
 
         async def timed(kind: str, *keys: str) -> None:
-            results[kind].extend(await press_timed(app, pilot, keys, gap))
+            results[kind].extend(await press_timed(app, keys, gap))
 
         for _ in range(samples):
             await timed("move", "j")
@@ -182,6 +192,11 @@ async def drive(path: Path, samples: int, gap: float) -> dict[str, list[Any]]:
             await timed("move", "k")
         for i in range(samples):
             await timed("decision", str(1 + i % 5))
+        # The keys reached the app and did their work (each decision moves on to the next pair).
+        await pilot.pause(0.2)
+        decided = study.queries.count(None, status="decided")
+        if decided != samples:
+            raise SystemExit(f"{samples} decision keys recorded {decided} decisions")
         for _ in range(samples):
             await timed("undo", "u")
         for _ in range(max(8, samples // 5)):
@@ -191,9 +206,11 @@ async def drive(path: Path, samples: int, gap: float) -> dict[str, list[Any]]:
         for i in range(max(8, samples // 5)):
             await timed("bar", "f")
             await timed("filter", "right")
-            await pilot.press("down")
+            send_key(app, "down")
+            await asyncio.sleep(gap)
             await timed("filter", "right" if i % 2 else "left")
-            await pilot.press("up")
+            send_key(app, "up")
+            await asyncio.sleep(gap)
             await timed("bar", "enter")
     return results
 
@@ -295,7 +312,7 @@ def main() -> None:
             print(f"{name:<10} {values[0]:.0f} ms (target < 2000 ms)")
         else:
             print(summary(name, values))
-    print("target: key to refreshed screen < 50 ms p99")
+    print("target: key to refreshed screen < 20 ms p99")
     print(f"load average at start: {load:.1f} on {os.cpu_count()} CPUs")
 
 
