@@ -238,6 +238,9 @@ def render_row(
     # Every cell was cut or padded to its size, and one space follows each but the last
     # (the line's last cell is its own).
     segments.pop()
+    # One segment per run of one style (the spaces between cells join their neighbours):
+    # every segment costs the compositor and the app's filters again on each paint.
+    segments = list(Segment.simplify(segments))
     drawn = sum(cols.widths) + len(cols.widths) - 1
     if drawn == width:
         return Strip(segments, width)
