@@ -105,7 +105,7 @@ SCREENING_DELAY = 0.25
 
 #: The same while the panel is hidden (only the status line's agreement shows it): a
 #: screening in a worker takes the interpreter from the keys for tens of milliseconds,
-#: so while the coder is deciding it waits for a pause.
+#: so it waits for a pause in the keys (each key puts it off again).
 HIDDEN_SCREENING_DELAY = 1.5
 
 
@@ -160,6 +160,7 @@ class CodecurveApp(App[None]):
         self._batch_size = batch_size
         self._close_study = close_study
         self._screening_timer: Any = None
+        self._screening_delay = SCREENING_DELAY
         self.screening_summary: ScreeningSummary | None = None
         self.scoring_runs = 0
         self._collector = IdleCollector()
@@ -255,6 +256,10 @@ class CodecurveApp(App[None]):
             self._collector.input()
             if isinstance(event, events.Key):
                 self.call_after_refresh(self._collector.after_key)
+                if self._screening_timer is not None:
+                    # The coder is at work: a screening waiting for a pause waits on (its
+                    # worker would take the interpreter from this key's successors).
+                    self.refresh_screening(delay=self._screening_delay)
         await super().on_event(event)
 
     async def on_unmount(self) -> None:
@@ -776,13 +781,15 @@ class CodecurveApp(App[None]):
         self.refresh_screening()
 
     def refresh_screening(self, *, delay: float = SCREENING_DELAY) -> None:
-        """Recompute the screening panel after ``delay`` (decisions in a burst coalesce)."""
+        """Recompute the screening panel after ``delay`` (decisions in a burst coalesce,
+        and every key before it is due puts it off by ``delay`` again)."""
         if self._screening_timer is not None:
             self._screening_timer.stop()
             self._screening_timer = None
         if delay <= 0:
             self.call_after_refresh(self._start_screening)
         else:
+            self._screening_delay = delay
             self._screening_timer = self.set_timer(delay, self._start_screening)
 
     def _start_screening(self) -> None:

@@ -1,0 +1,50 @@
+"""The screening waits for the coder to pause: a key puts a pending screening off again."""
+
+from __future__ import annotations
+
+import pytest
+
+import tui.app as app_module
+from study.store import Study
+from tests.tui.waiting import settle, wait_for
+from tui.app import make_app
+
+
+def screening_runs(app: app_module.CodecurveApp) -> int:
+    return sum(1 for w in app.workers if w.group == "screening")
+
+
+async def test_a_key_puts_off_a_screening_that_waits_for_a_pause(
+    study: Study, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Long enough never to come due during the test: what is checked is the rescheduling.
+    monkeypatch.setattr(app_module, "HIDDEN_SCREENING_DELAY", 3600.0)
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await wait_for(pilot, lambda: app.screening_summary is not None)  # the first, at once
+        assert app._screening_timer is None
+        await pilot.press("j")  # nothing pending: a key schedules nothing
+        assert app._screening_timer is None
+        runs = screening_runs(app)
+        await pilot.press("1")  # a decision: a screening after a pause
+        await pilot.pause()  # (not settle(): it waits for the screening)
+        pending = app._screening_timer
+        assert pending is not None
+        await pilot.press("j")
+        await pilot.pause()
+        assert app._screening_timer is not None
+        assert app._screening_timer is not pending  # put off: a new wait from this key
+        assert app._screening_delay == 3600.0
+        assert screening_runs(app) == runs  # and none started meanwhile
+
+
+async def test_the_screening_runs_once_the_keys_stop(study: Study) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await wait_for(pilot, lambda: app.screening_summary is not None)
+        before = app.screening_summary
+        await pilot.press("1", "j", "k")
+        await wait_for(pilot, lambda: app.screening_summary is not before, timeout=30)
+        assert app._screening_timer is None
