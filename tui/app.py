@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
@@ -161,6 +162,7 @@ class CodecurveApp(App[None]):
         self._close_study = close_study
         self._screening_timer: Any = None
         self._screening_delay = SCREENING_DELAY
+        self._last_key = -math.inf  # time.monotonic() of the last key
         self.screening_summary: ScreeningSummary | None = None
         self.scoring_runs = 0
         self._collector = IdleCollector()
@@ -256,10 +258,7 @@ class CodecurveApp(App[None]):
             self._collector.input()
             if isinstance(event, events.Key):
                 self.call_after_refresh(self._collector.after_key)
-                if self._screening_timer is not None:
-                    # The coder is at work: a screening waiting for a pause waits on (its
-                    # worker would take the interpreter from this key's successors).
-                    self.refresh_screening(delay=self._screening_delay)
+                self._last_key = time.monotonic()  # a screening waits for a pause
         await super().on_event(event)
 
     async def on_unmount(self) -> None:
@@ -790,7 +789,20 @@ class CodecurveApp(App[None]):
             self.call_after_refresh(self._start_screening)
         else:
             self._screening_delay = delay
-            self._screening_timer = self.set_timer(delay, self._start_screening)
+            self._screening_timer = self.set_timer(delay, self._screening_due)
+
+    def _screening_due(self) -> None:
+        """The wait is over: screen now, unless the coder pressed a key within it; then
+        wait on until ``delay`` has passed without one (the worker would take the
+        interpreter from the keys that follow)."""
+        self._screening_timer = None
+        quiet = time.monotonic() - self._last_key
+        if quiet < self._screening_delay:
+            self._screening_timer = self.set_timer(
+                self._screening_delay - quiet, self._screening_due
+            )
+            return
+        self._start_screening()
 
     def _start_screening(self) -> None:
         self._screening_timer = None

@@ -14,29 +14,29 @@ def screening_runs(app: app_module.CodecurveApp) -> int:
     return sum(1 for w in app.workers if w.group == "screening")
 
 
-async def test_a_key_puts_off_a_screening_that_waits_for_a_pause(
+async def test_a_screening_due_after_a_key_waits_for_a_pause(
     study: Study, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Long enough never to come due during the test: what is checked is the rescheduling.
+    # Long enough never to come due by itself: the test calls the timer's callback.
     monkeypatch.setattr(app_module, "HIDDEN_SCREENING_DELAY", 3600.0)
     app = make_app(study, coder="tester")
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         await wait_for(pilot, lambda: app.screening_summary is not None)  # the first, at once
-        assert app._screening_timer is None
-        await pilot.press("j")  # nothing pending: a key schedules nothing
-        assert app._screening_timer is None
-        runs = screening_runs(app)
         await pilot.press("1")  # a decision: a screening after a pause
         await pilot.pause()  # (not settle(): it waits for the screening)
-        pending = app._screening_timer
-        assert pending is not None
-        await pilot.press("j")
-        await pilot.pause()
         assert app._screening_timer is not None
-        assert app._screening_timer is not pending  # put off: a new wait from this key
-        assert app._screening_delay == 3600.0
-        assert screening_runs(app) == runs  # and none started meanwhile
+        before = app.screening_summary
+        await pilot.press("j")
+        app._screening_due()  # due now, but a key came within the delay
+        assert app._screening_timer is not None  # waits on
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        assert app.screening_summary is before  # not screened
+        app._last_key -= 3600.0  # no key for the whole delay
+        app._screening_due()
+        assert app._screening_timer is None
+        await wait_for(pilot, lambda: app.screening_summary is not before)
 
 
 async def test_the_screening_runs_once_the_keys_stop(study: Study) -> None:
