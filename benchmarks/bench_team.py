@@ -170,7 +170,7 @@ async def drive_app(
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_painted(app)
         await pilot.pause(0.5)
-        decided = await press_timed(app, pilot, [str(1 + i % 5) for i in range(keys)], gap)
+        decided = await press_timed(app, [str(1 + i % 5) for i in range(keys)], gap)
     with Study.open(path, coder=APP_CODER) as study:  # the next turn starts afresh
         while study.decisions.undo(coder=APP_CODER) is not None:
             pass
