@@ -13,13 +13,14 @@ from tui.app import make_app
 from tui.widgets.queue import PairQueue
 
 
-def count_rendered(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The response id of every queue line drawn from now on (not taken from the cache)."""
+def count_rendered(monkeypatch: pytest.MonkeyPatch, *, codes: bool = False) -> list[str]:
+    """The response id (or ``codes``: the code id) of every queue line drawn from now
+    on (not taken from the cache)."""
     drawn: list[str] = []
     real = queue_module.render_row  # type: ignore[attr-defined]
 
     def counting(row: Any, **kwargs: Any) -> Any:
-        drawn.append(row.response_id)
+        drawn.append(row.code_id if codes else row.response_id)
         return real(row, **kwargs)
 
     monkeypatch.setattr(queue_module, "render_row", counting)
@@ -78,3 +79,53 @@ async def test_a_decision_draws_its_row_again_with_the_decision(
         await pilot.press("u")
         await settle(pilot)
         assert screen_text(queue) == before
+
+
+async def test_the_filter_bar_reads_its_next_choice_ahead(
+    study: Study, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the bar is open, what ``→`` shows next is read and drawn ahead: the key
+    then queries nothing and draws no queue line, and shows what a fresh read shows."""
+    import tui.session as session
+
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        queue = app.review.pair_queue
+        await pilot.press("f")
+        await settle(pilot)
+        reads: list[object] = []
+        for name in ("page", "count"):
+            real = getattr(session.StudySource, name)
+
+            def spy(self: Any, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
+                reads.append(args[0])
+                return _real(self, *args, **kwargs)
+
+            monkeypatch.setattr(session.StudySource, name, spy)
+        drawn = count_rendered(monkeypatch, codes=True)
+        await pilot.press("right")  # the first code, read ahead when the bar opened
+        shown = queue.pair_query
+        assert shown.code_id is not None
+        assert shown not in reads  # read before the key, not on it
+        assert shown.code_id not in drawn  # drawn ahead too (the next code's lines are)
+        ahead = screen_text(queue)
+        await settle(pilot)  # (reads the next code ahead in turn)
+        queue.set_query(shown)  # read afresh: nothing ahead for the query shown
+        await settle(pilot)
+        assert shown in reads
+        assert screen_text(queue) == ahead
+
+
+async def test_a_decision_drops_what_was_read_ahead(study: Study) -> None:
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        queue = app.review.pair_queue
+        status = queue.pair_query.__class__(status="undecided")
+        row = queue.read_ahead(status)
+        assert row is not None
+        assert queue._ahead
+        await pilot.press("1")
+        await settle(pilot)
+        assert not queue._ahead  # the decision may have changed what was read

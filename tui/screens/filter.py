@@ -125,6 +125,24 @@ class FilterBar:
         """The bar's fields, in the order ``↓`` visits them."""
         return self._fields
 
+    def neighbours(self) -> list[tuple[str | None, Status | None]]:
+        """The ``(code id, status)`` one ``→`` and one ``←`` away in the highlighted field
+        (nothing for the wave field): what the next arrow key may show."""
+        field = self._field
+        if field == "wave" or not self._open:
+            return []
+        out: list[tuple[str | None, Status | None]] = []
+        for step in (1, -1):
+            index = (self._index[field] + step) % len(self._choices[field])
+            if index == self._index[field]:
+                continue
+            value = self._choices[field][index][0]
+            pair = (value, self.status) if field == "code" else (self.code_id, value)
+            pair = cast("tuple[str | None, Status | None]", pair)
+            if pair not in out:
+                out.append(pair)
+        return out
+
     def _value(self, field: str) -> str | None:
         return self._choices[field][self._index[field]][0]
 

@@ -111,6 +111,7 @@ class ReviewScreen(Screen[None]):
         self._model_state = ""
         self._top_at_start: tuple[str, str] | None = None
         self._preparing = False
+        self._reading_ahead = False
         # The widgets the app updates on every key, held once composed (a query of the
         # screen's tree per access cost every key a walk of it).
         self._widgets: dict[type[Widget], Widget] = {}
@@ -598,6 +599,28 @@ class ReviewScreen(Screen[None]):
 
     def _redraw_filter_bar(self) -> None:
         self.status_line.redraw()
+        if self.filter_bar.is_open and not self._reading_ahead:
+            self._reading_ahead = True
+            self.call_after_refresh(self._read_ahead_filters)
+
+    def _read_ahead_filters(
+        self, todo: list[tuple[str | None, Status | None]] | None = None
+    ) -> None:
+        """While the filter bar is open, read and render what its next arrow key shows,
+        one choice per turn of the message loop (as the detail pane renders the rows
+        beside the cursor): stepping through the codes then costs no query."""
+        bar, queue = self.filter_bar, self.pair_queue
+        if todo is None:
+            self._reading_ahead = False
+            todo = bar.neighbours()
+        if not (self.composed and bar.is_open and todo):
+            return
+        code_id, status = todo[0]
+        row = queue.read_ahead(replace(queue.pair_query, code_id=code_id, status=status))
+        if row is not None:
+            self.detail.prepare(row, *self._about(row))
+        if todo[1:]:
+            self.call_later(self._read_ahead_filters, todo[1:])
 
     def _close_filter(self) -> None:
         self.filter_bar.close()

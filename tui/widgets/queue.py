@@ -154,6 +154,8 @@ class PairQueue(PagedList[Row], can_focus=True):
         self._columns: dict[int, Columns] = {}
         self._headers: dict[int, Strip] = {}
         self._stale: frozenset[tuple[str, str]] = frozenset()
+        #: Queries read ahead (:meth:`read_ahead`): their row count and first page.
+        self._ahead: dict[Query, tuple[int, list[Row]]] = {}
 
     # -- public API -------------------------------------------------------------------
 
@@ -166,6 +168,7 @@ class PairQueue(PagedList[Row], can_focus=True):
     def stale_keys(self, keys: frozenset[tuple[str, str]]) -> None:
         self._stale = keys
         self._lines.clear()
+        self._ahead.clear()
 
     @property
     def source(self) -> PairSource:
@@ -184,13 +187,52 @@ class PairQueue(PagedList[Row], can_focus=True):
         self.reload()
 
     def set_query(self, query: Query) -> None:
-        """Show another order or filter, from the top."""
+        """Show another order or filter, from the top (from what :meth:`read_ahead`
+        read, if it read this query since the last change)."""
+        ahead = self._ahead.get(query)
         self._query = query
         self._cursor = 0
         self.scroll_to(y=0, animate=False, immediate=True)
-        self.reload()
+        self.reload(ahead=ahead)
 
-    def reload(self, *, recount: bool = True, follow: bool = False) -> None:
+    def read_ahead(self, query: Query) -> Row | None:
+        """Read the count and first page of ``query``, and render the lines it shows
+        first, while the coder reads: if :meth:`set_query` asks for it next (before any
+        other reload or row change, which drop what was read ahead), it costs no query
+        and no rendering. The row it would highlight, if any."""
+        if query not in self._ahead:
+            total = self._source.count(query)
+            rows = list(self._source.page(query, 0, PAGE_SIZE)) if total else []
+            self._ahead[query] = (total, rows)
+            width = self.scrollable_content_region.width
+            if width > 0:
+                search = query.search
+                for index, row in enumerate(rows[: self._body_height]):
+                    selected = index == 0
+                    key = (row, selected, width, search, row_key(row) in self._stale)
+                    if self._lines.get(key) is None:
+                        strip = render_row(
+                            row,
+                            width=width,
+                            columns=self._layout(width),
+                            scale=self._scales.get(row.code_id),
+                            search=search,
+                            stale=key[4],
+                            label_width=self._label_width,
+                            selected=selected,
+                            style=self._style,
+                        )
+                        self._lines.set(key, strip)
+        _, rows = self._ahead[query]
+        return rows[0] if rows else None
+
+    def reload(
+        self,
+        *,
+        recount: bool = True,
+        follow: bool = False,
+        ahead: tuple[int, Sequence[Row]] | None = None,
+    ) -> None:
         """Drop cached pages and lines, and repaint what is on screen.
 
         Args:
@@ -199,10 +241,17 @@ class PairQueue(PagedList[Row], can_focus=True):
             follow: Keep the highlighted pair highlighted even if its row moved (scores
                 arriving reorder the queue under the coder); the view scrolls with it
                 so it stays on the same screen line.
+            ahead: The count and first page of the query, read ahead.
         """
         key = self._cached_key(self._cursor) if follow else None
         old = self._cursor
         self._pages.clear()
+        self._ahead.clear()  # read before this change
+        if ahead is not None:
+            self._total, first = ahead
+            set_virtual_size(self, Size(0, self._total + 1))
+            self._pages.set(0, list(first))
+            recount = False
         # Rendered lines are kept: they are keyed by what they show, and a row seen
         # before (another order or filter, and back) is drawn from them again.
         if recount:
@@ -270,6 +319,7 @@ class PairQueue(PagedList[Row], can_focus=True):
         """
         if not 0 <= index < self._total:
             return None
+        self._ahead.clear()  # a row changed: pages read ahead may show it as it was
         fresh = self.reread_row(index)
         if highlight and index == self._cursor:
             self._post_highlight()
