@@ -225,7 +225,7 @@ async def test_the_review_screen_under_the_response_view_catches_up_when_shown(
         reloads = 0
         reload = review.pair_queue.reload
 
-        def counted(**options: bool) -> None:
+        def counted(**options: Any) -> None:
             nonlocal reloads
             reloads += 1
             reload(**options)

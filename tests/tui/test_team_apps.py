@@ -8,6 +8,7 @@ import dataclasses
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widget import Widget
@@ -151,7 +152,7 @@ async def test_the_live_look_passes_over_this_sessions_own_decisions(tmp_path: P
         queue = app.review.pair_queue
         reload = queue.reload
 
-        def counting(**kwargs: bool) -> None:
+        def counting(**kwargs: Any) -> None:
             reloads.append(True)
             reload(**kwargs)
 
