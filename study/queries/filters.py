@@ -71,6 +71,20 @@ def pair_filters(
 ANNOTATED_STATUSES = frozenset({"decided", "human", "model", "disagreement"})
 
 
+def decision_clauses(status: str | None, coder: str | None) -> tuple[list[str], list[Any]]:
+    """SQL conditions on a decision ``a`` (an ``annotations`` row): ``coder``'s, and of
+    the source ``status`` names (``human``, ``model``), where given."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if coder is not None:
+        clauses.append("a.coder = ?")
+        params.append(coder)
+    if status in ("human", "model"):
+        clauses.append("a.source = ?")
+        params.append(status)
+    return clauses, params
+
+
 def decided_driver(
     study: StudyView,
     conn: sqlite3.Connection,
@@ -99,12 +113,9 @@ def decided_driver(
         clauses.append("a.cid = ?")
         params.append(study.index.code_key(code_id))
     if status != "disagreement":
-        if coder is not None:
-            clauses.append("a.coder = ?")
-            params.append(coder)
-        if status in ("human", "model"):
-            clauses.append("a.source = ?")
-            params.append(status)
+        more, more_params = decision_clauses(status, coder)
+        clauses += more
+        params += more_params
     where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
     pairs = study.response_count() if code_id is not None else study.pair_count()
     bound = max(256, isqrt(max(1, rows) * pairs // 3))

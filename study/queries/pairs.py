@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from study.codec import blob_to_floats
 from study.errors import StudyError
-from study.queries.filters import decided_driver
+from study.queries.filters import decided_driver, decision_clauses
 from study.queries.filters import listed_count as _listed_count
 from study.queries.filters import listed_position as _listed_position
 from study.queries.filters import pair_filters as _filters
@@ -484,12 +484,9 @@ class Queries:
                 coder=coder,
                 wave=wave,
             )
-            if coder is not None:
-                clauses.append("a.coder = ?")
-                params.append(coder)
-            if status in ("human", "model"):
-                clauses.append("a.source = ?")
-                params.append(status)
+            more, more_params = decision_clauses(status, coder)
+            clauses += more
+            params += more_params
             decided = int(
                 conn.execute(
                     "SELECT COUNT(*) FROM (SELECT DISTINCT a.rid, a.cid FROM annotations a "

@@ -206,23 +206,8 @@ class PairQueue(PagedList[Row], can_focus=True):
             self._ahead[query] = (total, rows)
             width = self.scrollable_content_region.width
             if width > 0:
-                search = query.search
                 for index, row in enumerate(rows[: self._body_height]):
-                    selected = index == 0
-                    key = (row, selected, width, search, row_key(row) in self._stale)
-                    if self._lines.get(key) is None:
-                        strip = render_row(
-                            row,
-                            width=width,
-                            columns=self._layout(width),
-                            scale=self._scales.get(row.code_id),
-                            search=search,
-                            stale=key[4],
-                            label_width=self._label_width,
-                            selected=selected,
-                            style=self._style,
-                        )
-                        self._lines.set(key, strip)
+                    self._line(row, width, selected=index == 0, search=query.search)
         _, rows = self._ahead[query]
         return rows[0] if rows else None
 
@@ -233,7 +218,7 @@ class PairQueue(PagedList[Row], can_focus=True):
         follow: bool = False,
         ahead: tuple[int, Sequence[Row]] | None = None,
     ) -> None:
-        """Drop cached pages and lines, and repaint what is on screen.
+        """Drop cached pages (and what was read ahead), and repaint what is on screen.
 
         Args:
             recount: Count the rows again (needed when the row set may have changed,
@@ -405,15 +390,7 @@ class PairQueue(PagedList[Row], can_focus=True):
         row = self.row_at(index)
         if row is None:
             return Strip.blank(width, self._style())
-        selected = index == self._cursor
-        # What the line shows, all of it: the row's content, the cursor, the width, the
-        # search marked in it and whether its curve is greyed.
-        key = (row, selected, width, self._query.search, row_key(row) in self._stale)
-        strip = self._lines.get(key)
-        if strip is None:
-            strip = self._render_row(row, width, selected=selected)
-            self._lines.set(key, strip)
-        return strip
+        return self._line(row, width, selected=index == self._cursor, search=self._query.search)
 
     def _header(self, width: int) -> Strip:
         strip = self._headers.get(width)
@@ -427,15 +404,24 @@ class PairQueue(PagedList[Row], can_focus=True):
             strip = self._headers[width] = Strip(segments).adjust_cell_length(width, style)
         return strip
 
-    def _render_row(self, row: Row, width: int, *, selected: bool) -> Strip:
-        return render_row(
-            row,
-            width=width,
-            columns=self._layout(width),
-            scale=self._scales.get(row.code_id),
-            search=self._query.search,
-            stale=row_key(row) in self._stale,
-            label_width=self._label_width,
-            selected=selected,
-            style=self._style,
-        )
+    def _line(self, row: Row, width: int, *, selected: bool, search: str | None) -> Strip:
+        """The line showing ``row``, from the cache or drawn (:mod:`tui.widgets.queue_cells`)."""
+        stale = row_key(row) in self._stale
+        # What the line shows, all of it: the row's content, the cursor, the width, the
+        # search marked in it and whether its curve is greyed.
+        key = (row, selected, width, search, stale)
+        strip = self._lines.get(key)
+        if strip is None:
+            strip = render_row(
+                row,
+                width=width,
+                columns=self._layout(width),
+                scale=self._scales.get(row.code_id),
+                search=search,
+                stale=stale,
+                label_width=self._label_width,
+                selected=selected,
+                style=self._style,
+            )
+            self._lines.set(key, strip)
+        return strip
