@@ -117,6 +117,58 @@ async def test_the_filter_bar_reads_its_next_choice_ahead(
         assert screen_text(queue) == ahead
 
 
+def spy_reads(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The query of every page and count the review screen reads from now on."""
+    import tui.session as session
+
+    reads: list[object] = []
+    for name in ("page", "count"):
+        real = getattr(session.StudySource, name)
+
+        def spy(self: Any, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
+            reads.append(args[0])
+            return _real(self, *args, **kwargs)
+
+        monkeypatch.setattr(session.StudySource, name, spy)
+    return reads
+
+
+@pytest.mark.parametrize("decide_first", [False, True])
+async def test_the_next_order_is_read_ahead(
+    study: Study, monkeypatch: pytest.MonkeyPatch, decide_first: bool
+) -> None:
+    """While the coder reads, what ``o`` shows next is read and drawn ahead (again after
+    a decision, which drops it): the key queries nothing and draws no queue line, and
+    shows what a fresh read shows."""
+    app = make_app(study, coder="tester")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        queue = app.review.pair_queue
+        if decide_first:
+            await pilot.press("1")
+            await settle(pilot)
+        before = queue.pair_query
+        following = before.next_order(skip=app.review.blind.unavailable_orders())
+        assert following in queue._ahead  # read while the coder reads
+        # Only what ``o`` does is counted (not what is read ahead after it).
+        monkeypatch.setattr(app.review, "_read_ahead_order", lambda: None)
+        reads = spy_reads(monkeypatch)
+        drawn = count_rendered(monkeypatch)
+        await pilot.press("o")
+        shown = queue.pair_query
+        assert shown == following
+        assert shown not in reads  # read before the key, not on it
+        assert drawn == []  # and drawn before it
+        ahead = screen_text(queue)
+        top = app.review.detail.row
+        assert top == queue.current
+        queue.set_query(shown)  # read afresh: nothing ahead for the query shown
+        await settle(pilot)
+        assert shown in reads
+        assert screen_text(queue) == ahead
+        assert app.review.detail.row == top
+
+
 async def test_a_decision_drops_what_was_read_ahead(study: Study) -> None:
     app = make_app(study, coder="tester")
     async with app.run_test(size=(140, 40)) as pilot:
@@ -128,4 +180,4 @@ async def test_a_decision_drops_what_was_read_ahead(study: Study) -> None:
         assert queue._ahead
         await pilot.press("1")
         await settle(pilot)
-        assert not queue._ahead  # the decision may have changed what was read
+        assert status not in queue._ahead  # the decision may have changed what was read

@@ -292,6 +292,23 @@ class ReviewScreen(Screen[None]):
             row = queue.row_at(index)
             if row is not None:
                 detail.prepare(row, *self._about(row))
+        # Then, in a turn of its own (a key that came meanwhile goes first), the order
+        # ``o`` shows next.
+        self.call_later(self._read_ahead_order)
+
+    def _read_ahead_order(self) -> None:
+        """Read and render what ``o`` shows next (its count, first page and top row),
+        while the coder reads: the first visit of an order then costs no query, and the
+        key only composes the screen. A decision drops it (the queue's rows changed), and
+        the next row shown reads it again."""
+        if not self.composed or self.filter_bar.is_open:
+            return  # the bar reads its own choices ahead
+        queue = self.pair_queue
+        query = queue.pair_query.next_order(skip=self.blind.unavailable_orders())
+        if query != queue.pair_query:
+            row = queue.read_ahead(query)
+            if row is not None:
+                self.detail.prepare(row, *self._about(row))
 
     def update_status(self) -> None:
         progress = self.session.progress()
