@@ -39,6 +39,7 @@ from scoring.chat_jinja import render_chat_template
 from scoring.errors import ScoringError
 from scoring.gguf_file import GGUFError, GGUFInfo
 from scoring.kv_cache import common_prefix_len
+from scoring.llama_amx import repacking_works
 from scoring.machine import physical_cores
 from scoring.variants import check_variant_ids, pool_variants
 
@@ -100,8 +101,7 @@ def _plain_cpu_buffers() -> Iterator[None]:
     """Load models with their weights in plain CPU buffers, not the "extra" buffer types
     that repack them (AMX, and the CPU's own repacking).
 
-    llama.cpp's AMX kernels crash in their first matrix product on some machines
-    (ggml-org/llama.cpp#20824, unfixed): every evaluation is a segmentation fault. The
+    For a binding whose AMX kernels crash (a GCC 12 build: :mod:`scoring.llama_amx`). The
     binding's ``Llama`` has no argument for the model parameter ``use_extra_bufts``; it
     reads the defaults once, while it loads, and those are changed for that time only.
     """
@@ -190,8 +190,8 @@ class LlamaCppBackend(Backend):
             gpu_layers = -1 if gpu_build() else 0
         threads = threads or physical_cores()
         windowed = info.get("{arch}.attention.sliding_window") is not None
-        # Not the AMX kernels: they crash on some machines (_plain_cpu_buffers).
-        self.repacked = not amx_build()
+        # The AMX kernels only where they were seen to work (scoring.llama_amx).
+        self.repacked = not amx_build() or repacking_works(llama_cpp, info.path)
         loading: AbstractContextManager[None] = (
             nullcontext() if self.repacked else _plain_cpu_buffers()
         )
