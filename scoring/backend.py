@@ -81,6 +81,9 @@ class OptionLogprobs:
             server mode): the logprob is then an upper bound, not a value.
         truncated: the prompt was cut to fit the model's context.
         prompt_tokens: number of tokens in the (possibly truncated) prompt.
+        features: shape (F,), float16: what the model computed for the prompt
+            (:attr:`Backend.feature_layout` says what), when asked for with spans;
+            None otherwise.
     """
 
     logprobs: FloatArray
@@ -88,6 +91,7 @@ class OptionLogprobs:
     missing: BoolArray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     truncated: bool = False
     prompt_tokens: int = 0
+    features: npt.NDArray[np.float16] | None = field(default=None, compare=False, repr=False)
 
 
 class Backend(ABC):
@@ -123,6 +127,13 @@ class Backend(ABC):
         """
         return None
 
+    @property
+    def feature_layout(self) -> str | None:
+        """What the features this backend returns are (a short stable string naming the
+        hidden width, the positions read, the projection and the dtype), or None when it
+        returns none (a server)."""
+        return None
+
     def count_tokens(self, prompt: str) -> int | None:
         """Tokens the model would read for ``prompt``, or None when the backend cannot tell.
 
@@ -140,13 +151,21 @@ class Backend(ABC):
 
     @abstractmethod
     def option_logprobs(
-        self, prompts: Sequence[str], options: Sequence[OptionVariants]
+        self,
+        prompts: Sequence[str],
+        options: Sequence[OptionVariants],
+        *,
+        spans: Sequence[tuple[int, int] | None] | None = None,
     ) -> list[OptionLogprobs]:
         """Score every option after every prompt (see the module docstring for the contract).
 
         Args:
             prompts: N rendered prompts.
             options: K options, each a tuple of surface variants, shared by all prompts.
+            spans: Per prompt, the (start, end) characters of the response in it (None
+                where it cannot be located). Given, a backend with a
+                :attr:`feature_layout` returns features with every result, from the same
+                pass; not given, none are computed.
 
         Returns:
             N results, in the order of ``prompts``.

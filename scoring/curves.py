@@ -148,3 +148,70 @@ def sparkline(surprisal: Sequence[float] | FloatArray) -> str:
         else SPARK_BARS[0]
         for x in values
     )
+
+
+@dataclass(frozen=True)
+class CurveTable:
+    """The curves of many items at once, as :func:`curve_from_logprobs` computes each:
+    arrays with one row per item (shape (n, K) or (n,))."""
+
+    surprisal: FloatArray
+    probs: FloatArray
+    on_scale_mass: FloatArray
+    entropy: FloatArray
+    norm_entropy: FloatArray
+    mode: npt.NDArray[np.int64]
+    expected: FloatArray
+    spread: FloatArray
+    confidence: FloatArray
+    off_scale: npt.NDArray[np.bool_]
+
+
+def curve_table(
+    logprobs: npt.ArrayLike,
+    values: Sequence[float] | None = None,
+    *,
+    off_scale_threshold: float = OFF_SCALE_WARNING,
+) -> CurveTable:
+    """:func:`curve_from_logprobs` of every row of ``logprobs`` (shape (n, K)), vectorised:
+    a learned configuration rescores a code of 100,000 pairs at once.
+
+    Raises:
+        ValueError: a wrong shape, NaN, positive log-probabilities, or a row whose every
+            option has probability zero.
+    """
+    lp = np.asarray(logprobs, dtype=np.float64)
+    if lp.ndim != 2 or lp.shape[1] < 2:
+        raise ValueError(f"logprobs must have shape (n, K) with K >= 2, got {lp.shape}")
+    if np.isnan(lp).any():
+        raise ValueError("logprobs contain NaN")
+    if (lp > 1e-6).any():
+        raise ValueError("logprobs must be <= 0 (they are log-probabilities)")
+    lp = np.minimum(lp, 0.0)
+    n, k = lp.shape
+    v = np.arange(1, k + 1, dtype=np.float64) if values is None else np.asarray(values, float)
+    top = lp.max(axis=1, keepdims=True) if n else np.zeros((0, 1))
+    if not np.isfinite(top).all():
+        raise ValueError("every option has probability zero")
+    log_mass = top + np.log(np.exp(lp - top).sum(axis=1, keepdims=True))
+    log_p = lp - log_mass
+    probs = np.exp(log_p)
+    probs /= probs.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(probs > 0, probs * log_p, 0.0)
+    entropy = np.maximum(0.0, -terms.sum(axis=1))
+    mean = probs @ v
+    spread = np.sqrt(np.maximum(0.0, (probs * (v[None, :] - mean[:, None]) ** 2).sum(axis=1)))
+    mass = np.minimum(1.0, np.exp(log_mass[:, 0]))
+    return CurveTable(
+        surprisal=-lp,
+        probs=probs,
+        on_scale_mass=mass,
+        entropy=entropy,
+        norm_entropy=np.minimum(1.0, entropy / math.log(k)),
+        mode=np.argmin(-lp, axis=1).astype(np.int64),
+        expected=mean,
+        spread=spread,
+        confidence=probs.max(axis=1),
+        off_scale=(1.0 - mass) > off_scale_threshold,
+    )

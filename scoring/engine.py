@@ -10,7 +10,8 @@ For a list of :class:`~scoring.score.Pair` the engine
    response ids);
 3. groups them by code, so that every batch shares the long prompt prefix the templates
    put before the response (the transformers backend computes it once), and by scale,
-   since one backend call scores one options list;
+   since one backend call scores one options list; at context ``examples`` a code's
+   worked examples are part of that prefix, shown identically in each of its prompts;
 4. sorts each group by length, longest first (memory errors surface early, time
    estimates err high), and cuts it into batches; the group holding the longest text
    goes first;
@@ -39,12 +40,13 @@ the numbers of ordinary prompts do not move.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -54,7 +56,13 @@ from scoring.backend import Backend, OptionLogprobs
 from scoring.curves import curve_from_logprobs
 from scoring.errors import ScoringCancelled, ScoringError
 from scoring.score import CONTEXT_LEVELS, Pair, Score, ScoreConfig, text_hash
-from scoring.templates import TRUNCATION_MARK, PromptTemplate, get_template
+from scoring.templates import (
+    TRUNCATION_MARK,
+    Example,
+    PromptTemplate,
+    examples_hash,
+    get_template,
+)
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +134,7 @@ class _Fitted:
     prompt: str
     cut: bool
     tokens: int | None = None
+    span: tuple[int, int] | None = None  # the response's characters in the prompt
 
     @property
     def byte_bound(self) -> int:
@@ -149,7 +158,7 @@ class ScoringEngine:
     Args:
         backend: The model.
         codebook: Supplies the question and the default scale (a code may bring its own).
-        context: ``none``, ``definition`` or ``full``.
+        context: ``none``, ``definition``, ``full`` or ``examples``.
         strict: Score one rendering per option instead of pooling surface variants.
         batch_size: Pairs per backend call (default: the backend's own,
             :attr:`Backend.batch_size`).
@@ -162,6 +171,13 @@ class ScoringEngine:
         batch_tokens: Most prompt tokens per backend call for a batch that holds a long
             prompt (over half of it); such a batch is sent in several calls (default:
             :attr:`Backend.batch_tokens`; None there = no bound).
+        features: Keep what the model computed for each pair (:attr:`Score.features`)
+            where the backend returns it, in the same pass; off scores without it.
+        examples: At context ``examples`` (and only there), the worked examples shown
+            per code id: (response text, label) pairs, in the order shown, before the
+            response in every prompt of the code. A code without any is asked as at
+            ``full``. They are part of the configuration
+            (:attr:`ScoreConfig.examples_hash`).
     """
 
     def __init__(
@@ -176,11 +192,21 @@ class ScoringEngine:
         cache_size: int = DEFAULT_CACHE_SIZE,
         max_prompt_tokens: int | None = DEFAULT_PROMPT_TOKENS,
         batch_tokens: int | None = None,
+        features: bool = True,
+        examples: Mapping[str, Sequence[Example]] | None = None,
     ) -> None:
         if context not in CONTEXT_LEVELS:
             raise ScoringError(
                 f"unknown context level {context!r}; choose one of {', '.join(CONTEXT_LEVELS)}"
             )
+        if context == "examples" and examples is None:
+            raise ScoringError(
+                "context 'examples' shows pairs a coder decided as worked examples, and "
+                "none were given ('codecurve score STUDY --context examples' chooses them "
+                "from the study's decisions)"
+            )
+        if context != "examples" and examples is not None:
+            raise ScoringError(f"worked examples are shown at context 'examples', not {context!r}")
         if batch_size is None:
             batch_size = backend.batch_size
         if batch_size < 1:
@@ -201,7 +227,18 @@ class ScoringEngine:
         self.batch_size = batch_size
         self.max_prompt_tokens = max_prompt_tokens
         self.batch_tokens = batch_tokens
+        self.features = features
         self.template = get_template(template, backend)
+        self._examples: dict[str, tuple[Example, ...]] = {
+            code_id: tuple((str(text), str(label)) for text, label in shown)
+            for code_id, shown in (examples or {}).items()
+            if shown
+        }
+        # Per code, so that a code's frame and cache keys hold the examples it shows.
+        self._examples_keys = {
+            code_id: text_hash(json.dumps(shown, ensure_ascii=False))
+            for code_id, shown in self._examples.items()
+        }
         self._config = ScoreConfig(
             model=backend.identity,
             template_id=self.template.id,
@@ -209,6 +246,7 @@ class ScoringEngine:
             context=context,
             scale=codebook.scale,
             strict=strict,
+            examples_hash="" if examples is None else examples_hash(self._examples),
         )
         self._config_key = self._config.key()
         self._question_hash = text_hash(codebook.question)
@@ -225,6 +263,22 @@ class ScoringEngine:
     @property
     def config(self) -> ScoreConfig:
         return self._config
+
+    @property
+    def examples(self) -> Mapping[str, tuple[Example, ...]]:
+        """The worked examples shown per code id (empty unless at context ``examples``)."""
+        return dict(self._examples)
+
+    @property
+    def captures_features(self) -> bool:
+        """Whether the scores carry the model's features (:attr:`Score.features`): the
+        backend returns them and the engine was not told to leave them out."""
+        return self.features and self.backend.feature_layout is not None
+
+    @property
+    def feature_layout(self) -> str | None:
+        """What the scores' features are (None: they carry none)."""
+        return self.backend.feature_layout if self.captures_features else None
 
     def prompt_for(self, pair: Pair) -> str:
         """The exact prompt the model reads for ``pair`` (cut to fit, if it must be)."""
@@ -325,7 +379,9 @@ class ScoringEngine:
             options = self.template.options(batch[0].scale, strict=self.strict)
             for part in self._calls(fitted):
                 items = [batch[i] for i in part]
-                answers = self._ask([fitted[i].prompt for i in part], options)
+                answers = self._ask(
+                    [fitted[i].prompt for i in part], options, [fitted[i].span for i in part]
+                )
                 scores: list[Score] = []
                 positions: list[int] = []
                 for i, item, answer in zip(part, items, answers, strict=True):
@@ -348,10 +404,22 @@ class ScoringEngine:
                 )
                 yield result, positions
 
-    def _ask(self, prompts: list[str], options: list[tuple[str, ...]]) -> list[OptionLogprobs]:
-        """One backend call, its failures turned into :class:`ScoringError`."""
+    def _ask(
+        self,
+        prompts: list[str],
+        options: list[tuple[str, ...]],
+        spans: list[tuple[int, int] | None],
+    ) -> list[OptionLogprobs]:
+        """One backend call, its failures turned into :class:`ScoringError`.
+
+        A backend that returns features (:attr:`Backend.feature_layout`) is told where
+        each response lies in its prompt, so that it pools the response's tokens.
+        """
         try:
-            answers = self.backend.option_logprobs(prompts, options)
+            if self.captures_features:
+                answers = self.backend.option_logprobs(prompts, options, spans=spans)
+            else:
+                answers = self.backend.option_logprobs(prompts, options)
         except ScoringError:
             raise
         except (RuntimeError, ValueError) as exc:
@@ -429,6 +497,7 @@ class ScoringEngine:
             text_hash=text_hash(item.pair.text),
             code_hash=self._code_hash(item.pair.code),
             truncated=fitted.cut or answer.truncated,
+            features=answer.features,
         )
 
     def _remember(self, key: str, score: Score) -> None:
@@ -445,15 +514,16 @@ class ScoringEngine:
         hit = self._code_keys.get(id(code))
         if hit is not None and hit[0] is code:
             return hit[1]
-        blob = "\x1f".join(
-            (
-                self._config_key,
-                self._question_hash,
-                self._code_hash(code),
-                repr(scale.to_dict()),
-            )
-        )
-        key = hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+        parts = [
+            self._config_key,
+            self._question_hash,
+            self._code_hash(code),
+            repr(scale.to_dict()),
+        ]
+        shown = self._examples_keys.get(code.id)
+        if shown is not None:
+            parts.append(shown)
+        key = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
         self._code_keys[id(code)] = (code, key)
         return key
 
@@ -477,21 +547,32 @@ class ScoringEngine:
         """
         frame = self._frame(code)
         if frame is None:
-            return self.template.render(self.backend, self.codebook, code, text, self.context)
+            return self._render_whole(code, text)
         head, tail = frame
         return head + text + tail
 
+    def _render_whole(self, code: Code, text: str) -> str:
+        """The template's rendering, the code's worked examples included."""
+        return self.template.render(
+            self.backend,
+            self.codebook,
+            code,
+            text,
+            self.context,
+            examples=self._examples.get(code.id, ()),
+        )
+
     def _frame(self, code: Code) -> tuple[str, str] | None:
-        key = self._code_hash(code)
+        key = self._code_hash(code) + self._examples_keys.get(code.id, "")
         with self._frames_lock:
             if key in self._frames:
                 return self._frames[key]
-        probe = self.template.render(self.backend, self.codebook, code, _SLOT, self.context)
+        probe = self._render_whole(code, _SLOT)
         frame: tuple[str, str] | None = None
         if probe.count(_SLOT) == 1:
             head, tail = probe.split(_SLOT)
             # A template that trims, escapes or rewrites the content fails this check.
-            full = self.template.render(self.backend, self.codebook, code, _PROBE, self.context)
+            full = self._render_whole(code, _PROBE)
             if full == head + _PROBE + tail:
                 frame = (head, tail)
         with self._frames_lock:
@@ -499,7 +580,19 @@ class ScoringEngine:
         return frame
 
     def _fit(self, pair: Pair) -> _Fitted:
-        """The prompt for a pair, its response cut from the middle when too long."""
+        """The prompt for a pair, its response cut from the middle when too long, with
+        the response's place in it when the code's frame is known."""
+        fitted = self._fit_prompt(pair)
+        frame = self._frame(pair.code)
+        if frame is None:
+            return fitted
+        head, tail = frame
+        prompt = fitted.prompt
+        if not (prompt.startswith(head) and prompt.endswith(tail)):
+            return fitted
+        return replace(fitted, span=(len(head), len(prompt) - len(tail)))
+
+    def _fit_prompt(self, pair: Pair) -> _Fitted:
         text = pair.text
         prompt = self._render(pair.code, text)
         limit = self.prompt_limit

@@ -4,6 +4,11 @@ The log-probabilities of a prompt are a function of the prompt's hash alone: the
 prompt always gets the same curve, different prompts get different curves (some sharp,
 some flat, a few mostly off-scale). No torch, no model files. A delay per batch and
 failure injection let tests exercise progress, cancellation and error handling.
+
+Told where the response lies in each prompt, it returns features as a local model does:
+a hashed bag of the response's words (:data:`FAKE_FEATURES` dimensions, float16), so
+that a curve learned from decisions that follow the words (:mod:`scoring.learned`) can
+be tested without a model.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import hashlib
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -20,6 +26,12 @@ from scoring.errors import ScoringError
 
 #: Pseudo vocabulary size for the fake token ids.
 FAKE_VOCAB = 50_000
+
+#: Width of the fake features (a hashed bag of words).
+FAKE_FEATURES = 64
+
+#: The fake's :attr:`~scoring.backend.Backend.feature_layout`.
+FAKE_LAYOUT = f"fake:bag{FAKE_FEATURES}:f16"
 
 
 class FakeBackend(Backend):
@@ -40,6 +52,8 @@ class FakeBackend(Backend):
         gate: Calls from number ``gate_from`` on (0-based) wait until this event is set,
             for at most ``gate_timeout`` seconds: a test holds a run with it at a known
             point, whatever the machine's speed.
+        features: Return features when told where the responses lie (a model that
+            cannot, like a server, when False).
     """
 
     def __init__(
@@ -58,6 +72,7 @@ class FakeBackend(Backend):
         gate: threading.Event | None = None,
         gate_from: int = 0,
         gate_timeout: float = 120.0,
+        features: bool = True,
     ) -> None:
         self.delay = delay
         self.gate = gate
@@ -73,6 +88,7 @@ class FakeBackend(Backend):
         self._identity = ModelIdentity(
             name=name, revision=revision, dtype="float32", device="cpu", backend="fake"
         )
+        self._features = features
         self.calls = 0
         #: Every call's prompts, in call order.
         self.batches: list[list[str]] = []
@@ -94,6 +110,10 @@ class FakeBackend(Backend):
     def batch_tokens(self) -> int | None:
         return self._batch_tokens
 
+    @property
+    def feature_layout(self) -> str | None:
+        return FAKE_LAYOUT if self._features else None
+
     def render_chat(self, messages: Sequence[dict[str, str]]) -> str:
         if not self._chat:
             raise NotImplementedError("this FakeBackend has no chat template")
@@ -104,7 +124,11 @@ class FakeBackend(Backend):
         return _count(prompt)
 
     def option_logprobs(
-        self, prompts: Sequence[str], options: Sequence[OptionVariants]
+        self,
+        prompts: Sequence[str],
+        options: Sequence[OptionVariants],
+        *,
+        spans: Sequence[tuple[int, int] | None] | None = None,
     ) -> list[OptionLogprobs]:
         with self._lock:
             call = self.calls
@@ -120,7 +144,13 @@ class FakeBackend(Backend):
         if self.fail_always or (self.fail_on_call is not None and call == self.fail_on_call):
             raise ScoringError(f"fake failure on call {call}")
         token_ids = tuple(tuple(_fake_ids(v) for v in opt) for opt in options)
-        return [self._one(p, len(options), token_ids) for p in prompts]
+        answers = [self._one(p, len(options), token_ids) for p in prompts]
+        if spans is None or not self._features:
+            return answers
+        return [
+            replace(answer, features=fake_features(prompt, span))
+            for answer, prompt, span in zip(answers, prompts, spans, strict=True)
+        ]
 
     def _one(
         self, prompt: str, k: int, token_ids: tuple[tuple[tuple[int, ...], ...], ...]
@@ -139,6 +169,20 @@ class FakeBackend(Backend):
             truncated=truncated,
             prompt_tokens=min(_count(prompt), self._max_context),
         )
+
+
+def fake_features(prompt: str, span: tuple[int, int] | None) -> np.ndarray:
+    """A hashed bag of the response's words (the whole prompt's without a span),
+    L2-normalised, as float16."""
+    text = prompt if span is None else prompt[span[0] : span[1]]
+    vec = np.zeros(FAKE_FEATURES)
+    for word in text.lower().split():
+        word = word.strip(".,;:!?\"'()")
+        if word:
+            slot = int.from_bytes(hashlib.sha256(word.encode("utf-8")).digest()[:4], "little")
+            vec[slot % FAKE_FEATURES] += 1.0
+    norm = float(np.linalg.norm(vec))
+    return (vec / norm if norm else vec).astype(np.float16)
 
 
 def _count(prompt: str) -> int:

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
 
 from codebooks.model import Code, Scale
 from scoring.backend import ModelIdentity
 from scoring.curves import Curve
 
-CONTEXT_LEVELS = ("none", "definition", "full")
+#: What a prompt says about a code (METHOD.md section 1), least first; ``examples`` is
+#: ``full`` with some of a coder's decided pairs of the code shown as worked examples
+#: (METHOD.md section 5: the other way of learning from the coder).
+CONTEXT_LEVELS = ("none", "definition", "full", "examples")
 
 
 def text_hash(text: str) -> str:
@@ -39,9 +45,11 @@ class ScoreConfig:
         model: The backend's model identity.
         template_id: Versioned template name (``chat-v1``, ``base-v1``).
         template_hash: Hash of the template's text, so an edited template never reuses scores.
-        context: ``none``, ``definition`` or ``full``.
+        context: ``none``, ``definition``, ``full`` or ``examples``.
         scale: The default scale asked (a code may carry its own).
         strict: Score one rendering per option instead of pooling surface variants.
+        examples_hash: At context ``examples``, the hash of the worked examples shown per
+            code (:func:`scoring.templates.examples_hash`); empty otherwise.
     """
 
     model: ModelIdentity
@@ -50,19 +58,21 @@ class ScoreConfig:
     context: str
     scale: Scale
     strict: bool = False
+    examples_hash: str = ""
 
     def key(self) -> str:
-        blob = "\x1f".join(
-            (
-                self.model.key(),
-                self.template_id,
-                self.template_hash,
-                self.context,
-                repr(self.scale.to_dict()),
-                str(self.strict),
-            )
-        )
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        parts = [
+            self.model.key(),
+            self.template_id,
+            self.template_hash,
+            self.context,
+            repr(self.scale.to_dict()),
+            str(self.strict),
+        ]
+        if self.examples_hash:
+            # Only when set, so that every configuration without examples keeps its key.
+            parts.append(self.examples_hash)
+        return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -82,6 +92,10 @@ class Score:
         text_hash: Hash of the response text.
         code_hash: :meth:`Code.content_hash`.
         truncated: The prompt was cut from the middle to fit the context.
+        features: What the model computed for the pair in the same pass (float16,
+            :attr:`scoring.backend.Backend.feature_layout` says what), or None when the
+            backend returns none; the learned curves are fitted on it
+            (:mod:`scoring.learned`). Not part of the score's equality.
     """
 
     response_id: str
@@ -96,6 +110,7 @@ class Score:
     text_hash: str
     code_hash: str
     truncated: bool = False
+    features: npt.NDArray[np.float16] | None = field(default=None, compare=False, repr=False)
 
     @property
     def prediction(self) -> int:

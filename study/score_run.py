@@ -103,7 +103,7 @@ def _score(
 ) -> ScoreRun:
     """The run itself, under the study's scoring lock."""
     config_id = study.scores.ensure_config(engine.config, activate=activate)
-    pending = study.scores.pending_pairs(config_id)
+    pending = study.scores.pending_pairs(config_id, features=engine.captures_features)
     total = study.pair_count()
     already = total - len(pending)
     if started is not None:
@@ -113,7 +113,9 @@ def _score(
     last: BatchResult | None = None
     try:
         for batch in batches:
-            stored += study.scores.store(config_id, batch.scores)
+            stored += study.scores.store(
+                config_id, batch.scores, feature_layout=engine.feature_layout
+            )
             last = batch
             if progress is not None:
                 progress(ScoreProgress(batch, stored, already + stored, total))

@@ -65,6 +65,18 @@ Version 4 adds codebook iteration (:mod:`study.iteration.revisions`, :mod:`study
   study was created with), its source file, time and count;
 - triggers stamp ``events.codebook_version`` (decisions, clearings, imports) and
   ``annotations.codebook_version`` with the version current when the decision was made.
+
+Version 5 adds learning from the coder (:mod:`study.scores.learned`):
+
+- ``features``: per (config, response, code), what the model computed for the pair in
+  the scoring pass (a float16 vector, ``configs.feature_layout`` says what), with the
+  text and code hashes of the score it came with; a rowid table, since its rows (up to
+  2 KB) are too wide for ``WITHOUT ROWID``, and apart from ``scores`` so that the queue's
+  reads never touch it;
+- ``configs.feature_layout``: the layout of the configuration's features (NULL: none);
+- ``learned``: per learned configuration and code, what its curve was fitted on and
+  with: the base configuration, the coder, the codebook version, the decisions of each
+  value, the regularisation chosen, the cross-validated AUROC and the parameters' hash.
 """
 
 from __future__ import annotations
@@ -76,7 +88,7 @@ from collections.abc import Callable
 APPLICATION_ID = 0x63637276
 
 #: The schema version this code reads and writes.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _V1 = """
 CREATE TABLE meta (
@@ -393,6 +405,44 @@ def _to_v4(conn: sqlite3.Connection) -> None:
 
 
 MIGRATIONS[4] = _to_v4
+
+_V5 = """
+ALTER TABLE configs ADD COLUMN feature_layout TEXT;
+CREATE TABLE features (
+    config_id INTEGER NOT NULL REFERENCES configs(id),
+    cid       INTEGER NOT NULL REFERENCES codes(cid),
+    rid       INTEGER NOT NULL REFERENCES responses(rid),
+    text_hash TEXT NOT NULL,
+    code_hash TEXT NOT NULL,
+    vec       BLOB NOT NULL
+);
+CREATE UNIQUE INDEX features_by_pair ON features (config_id, cid, rid);
+CREATE TABLE learned (
+    config_id        INTEGER NOT NULL REFERENCES configs(id),
+    cid              INTEGER NOT NULL REFERENCES codes(cid),
+    base_config_id   INTEGER NOT NULL REFERENCES configs(id),
+    coder            TEXT NOT NULL,
+    codebook_version INTEGER NOT NULL,
+    counts           TEXT NOT NULL,
+    inputs           TEXT NOT NULL,
+    penalty          REAL,
+    cv_auroc         REAL,
+    params_hash      TEXT NOT NULL,
+    fitted_at        TEXT NOT NULL,
+    event_id         INTEGER REFERENCES events(id),
+    PRIMARY KEY (config_id, cid)
+) WITHOUT ROWID
+"""
+
+
+def _to_v5(conn: sqlite3.Connection) -> None:
+    """Features of scored pairs and learned configurations (see the module docstring)."""
+    for statement in _V5.split(";\n"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+MIGRATIONS[5] = _to_v5
 
 
 #: ``durability`` choices of :func:`configure` and ``PRAGMA synchronous`` for each.

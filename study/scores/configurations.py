@@ -2,6 +2,13 @@
 
 Functions over an open connection; :class:`study.store.Study` runs them inside its
 transactions (:meth:`~study.store.Study.snapshot` to read, its writer to change).
+
+A configuration at context ``examples`` has an examples hash
+(:attr:`~scoring.score.ScoreConfig.examples_hash`), for which ``configs`` has no column
+(schema version 5): it is kept in ``template_hash`` after the template's hash,
+``<template hash>+<examples hash>`` (both are hex, so the ``+`` is unambiguous), and
+:func:`read_config` splits it again, so that a stored row gives back the configuration
+and its key exactly.
 """
 
 from __future__ import annotations
@@ -12,6 +19,8 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from codebooks.model import Scale
 from scoring.backend import ModelIdentity
@@ -40,6 +49,23 @@ def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
     )
 
 
+#: Between the template's hash and the examples hash in ``configs.template_hash``.
+EXAMPLES_SEPARATOR = "+"
+
+
+def stored_template_hash(config: ScoreConfig) -> str:
+    """What ``configs.template_hash`` holds for ``config`` (the examples hash folded in)."""
+    if not config.examples_hash:
+        return config.template_hash
+    return f"{config.template_hash}{EXAMPLES_SEPARATOR}{config.examples_hash}"
+
+
+def split_template_hash(stored: str) -> tuple[str, str]:
+    """The template's hash and the examples hash ("" when none) of a stored value."""
+    template_hash, _, examples_hash = stored.partition(EXAMPLES_SEPARATOR)
+    return template_hash, examples_hash
+
+
 def add_config(conn: sqlite3.Connection, config: ScoreConfig) -> int:
     """The id of ``config``, inserting it (and its ``config`` event) if new."""
     key = config.key()
@@ -59,7 +85,7 @@ def add_config(conn: sqlite3.Connection, config: ScoreConfig) -> int:
             m.device,
             m.backend,
             config.template_id,
-            config.template_hash,
+            stored_template_hash(config),
             config.context,
             json.dumps(config.scale.to_dict()),
             int(config.strict),
@@ -67,9 +93,10 @@ def add_config(conn: sqlite3.Connection, config: ScoreConfig) -> int:
         ),
     )
     config_id = int(cursor.lastrowid or 0)
-    events.append(
-        conn, "config", config_id=config_id, detail=json.dumps({"key": key, "model": m.describe()})
-    )
+    detail: dict[str, str] = {"key": key, "model": m.describe()}
+    if config.examples_hash:
+        detail["examples"] = config.examples_hash
+    events.append(conn, "config", config_id=config_id, detail=json.dumps(detail))
     return config_id
 
 
@@ -93,6 +120,7 @@ def read_config(conn: sqlite3.Connection, config_id: int, *, path: Path) -> Conf
     if row is None:
         raise StudyError(f"no scoring configuration {config_id} in this study", path=path)
     try:
+        template_hash, examples_hash = split_template_hash(str(row[8]))
         return ConfigRow(
             id=int(row[0]),
             key=row[1],
@@ -100,11 +128,12 @@ def read_config(conn: sqlite3.Connection, config_id: int, *, path: Path) -> Conf
                 name=row[2], revision=row[3], dtype=row[4], device=row[5], backend=row[6]
             ),
             template_id=row[7],
-            template_hash=row[8],
+            template_hash=template_hash,
             context=row[9],
             scale=Scale.from_dict(json.loads(row[10])),
             strict=bool(row[11]),
             created_at=row[12],
+            examples_hash=examples_hash,
         )
     except (ValueError, TypeError, KeyError) as exc:
         raise StudyError(
@@ -185,6 +214,58 @@ def insert_scores(
     before = conn.total_changes
     conn.executemany(_SCORE_INSERT, final)
     return conn.total_changes - before
+
+
+def feature_rows(
+    index: StudyIndex, config_id: int, scores: Iterable[Score]
+) -> list[tuple[Any, ...]]:
+    """The ``features`` rows of the scores that carry features."""
+    return [
+        (
+            config_id,
+            index.code_key(score.code_id),
+            index.response_key(score.response_id),
+            score.text_hash,
+            score.code_hash,
+            np.asarray(score.features, dtype="<f2").tobytes(),
+        )
+        for score in scores
+        if score.features is not None
+    ]
+
+
+def insert_features(
+    conn: sqlite3.Connection, config_id: int, layout: str, rows: list[tuple[Any, ...]]
+) -> None:
+    """Keep the features of scored pairs (replacing a pair's older ones).
+
+    Features of another layout under the same configuration (a codecurve that defines
+    them otherwise) are dropped first: vectors of two layouts are never mixed.
+    """
+    row = conn.execute("SELECT feature_layout FROM configs WHERE id = ?", (config_id,)).fetchone()
+    if row is not None and row[0] != layout:
+        conn.execute("DELETE FROM features WHERE config_id = ?", (config_id,))
+        conn.execute("UPDATE configs SET feature_layout = ? WHERE id = ?", (layout, config_id))
+    conn.executemany(
+        "INSERT INTO features (config_id, cid, rid, text_hash, code_hash, vec) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (config_id, cid, rid) DO UPDATE SET "
+        "text_hash = excluded.text_hash, code_hash = excluded.code_hash, vec = excluded.vec",
+        rows,
+    )
+
+
+def missing_features(conn: sqlite3.Connection, index: StudyIndex, config_id: int) -> list[Pair]:
+    """Pairs scored under ``config_id`` without features that match their score (scored
+    before features were kept, or by a backend that returned none)."""
+    codable = index.codable_sql
+    rows = conn.execute(
+        "SELECT r.rid, r.text, s.cid FROM scores s JOIN responses r ON r.rid = s.rid "
+        f"WHERE s.config_id = ? AND s.cid IN ({codable}) AND NOT EXISTS (SELECT 1 FROM "
+        "features f WHERE f.config_id = s.config_id AND f.cid = s.cid AND f.rid = s.rid "
+        "AND f.text_hash = s.text_hash AND f.code_hash = s.code_hash) ORDER BY s.rid, s.cid",
+        (config_id,),
+    ).fetchall()
+    return [Pair(index.response_id(rid), text, index.code_at(cid)) for rid, text, cid in rows]
 
 
 def token_ids(conn: sqlite3.Connection, config_id: int, rid: int, cid: int) -> Any:

@@ -45,6 +45,11 @@ class Scores:
         """How many times this handle has stored scores (0 until it does)."""
         return self._generation
 
+    def touch(self) -> None:
+        """Note that scores were written elsewhere (a learned configuration rescored),
+        so that summaries over them are read again."""
+        self._generation += 1
+
     def ensure_config(self, config: ScoreConfig, *, activate: bool = True) -> int:
         """The id of ``config`` in this study, adding it if new; make it the active one."""
         with self._study.transaction() as conn:
@@ -147,30 +152,62 @@ class Scores:
             ).fetchone()
         return int(row[0])
 
-    def pending_pairs(self, config_id: int) -> list[Pair]:
-        """The pairs not yet scored under ``config_id``, in response then code order."""
+    def pending_pairs(self, config_id: int, *, features: bool = False) -> list[Pair]:
+        """The pairs not yet scored under ``config_id``, in response then code order.
+
+        With ``features``, also the pairs scored without the model's features (before
+        they were kept): scoring them again keeps their score and adds the features.
+        """
         self.config_row(config_id)
         index = self._study.index
         with self._study.query() as conn:
             pending = stored.pending(conn, index, config_id)
-            return pending + revisions.stale_pairs(conn, index, config_id)
+            pending += revisions.stale_pairs(conn, index, config_id)
+            if features:
+                known = {(p.response_id, p.code.id) for p in pending}
+                pending += [
+                    p
+                    for p in stored.missing_features(conn, index, config_id)
+                    if (p.response_id, p.code.id) not in known
+                ]
+            return pending
 
-    def store(self, config_id: int, scores: Iterable[Score]) -> int:
+    def feature_layout(self, config_id: int) -> str | None:
+        """The layout of the features kept under ``config_id`` (None: none kept)."""
+        with self._study.query() as conn:
+            row = conn.execute(
+                "SELECT feature_layout FROM configs WHERE id = ?", (config_id,)
+            ).fetchone()
+        return None if row is None or row[0] is None else str(row[0])
+
+    def store(
+        self, config_id: int, scores: Iterable[Score], *, feature_layout: str | None = None
+    ) -> int:
         """Store scores under ``config_id`` in one transaction; return how many were new.
 
-        A pair already scored under this configuration keeps its first score.
+        A pair already scored under this configuration keeps its first score. With a
+        ``feature_layout``, the scores' features are kept too (a pair scored before
+        gets them beside its first score).
 
         Raises:
             StudyError: a score from another configuration, or of an unknown pair.
         """
         config = self.config_row(config_id)
+        scores = list(scores)
         rows = stored.score_rows(self._study.index, config, scores, path=self._study.path)
         if not rows:
             return 0
+        features = (
+            stored.feature_rows(self._study.index, config_id, scores)
+            if feature_layout is not None
+            else []
+        )
         try:
             with self._study.transaction() as conn:
                 revisions.drop_replaced(conn, rows)
                 stored_count = stored.insert_scores(conn, rows, self._token_sets)
+                if features and feature_layout is not None:
+                    stored.insert_features(conn, config_id, feature_layout, features)
         except BaseException:
             # Rolled back: the cache must never name a token set that was not kept.
             self._token_sets.clear()

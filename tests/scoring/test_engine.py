@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import threading
 
+import numpy as np
 import pytest
 
 from codebooks.model import BINARY, Code, Codebook
@@ -382,9 +383,9 @@ class CountingBackend(FakeBackend):
         self.longest = max(self.longest, len(prompt))
         return super().count_tokens(prompt)
 
-    def option_logprobs(self, prompts, options):
+    def option_logprobs(self, prompts, options, *, spans=None):
         self.longest = max(self.longest, *(len(p) for p in prompts))
-        return super().option_logprobs(prompts, options)
+        return super().option_logprobs(prompts, options, spans=spans)
 
 
 def test_a_huge_response_is_cut_before_it_is_tokenized(codebook: Codebook) -> None:
@@ -431,3 +432,37 @@ def test_the_embedded_model_tokenizes_only_the_ends_of_a_huge_response(
     assert "It ended badly." in score.prompt
     assert count(score.prompt) <= engine.prompt_limit
     assert math.isclose(float(score.curve.probs.sum()), 1.0, abs_tol=1e-6)
+
+
+# -- features: where the response lies, and what the scores carry ---------------------------
+
+
+def test_the_engine_tells_the_backend_where_each_response_lies(codebook: Codebook) -> None:
+    backend = FakeBackend()
+    engine = ScoringEngine(backend, codebook)
+    code = codebook.codable[0]
+    text = "my manager never listens to the team"
+    (score,) = engine.score([Pair("r1", text, code)])
+    assert engine.feature_layout == backend.feature_layout
+    assert score.features is not None
+    assert score.features.dtype == np.float16
+    # The fake's features are the response's words alone: the prompt around them is not.
+    from scoring.fake import fake_features
+
+    prompt = engine.prompt_for(Pair("r1", text, code))
+    start = prompt.index(text)
+    assert np.array_equal(score.features, fake_features(prompt, (start, start + len(text))))
+    assert not np.array_equal(score.features, fake_features(prompt, None))
+
+
+def test_features_off_or_a_backend_without_them_leave_the_numbers_alone(
+    codebook: Codebook,
+) -> None:
+    pairs = [Pair(f"r{i}", f"pay is low {i}", codebook.codable[0]) for i in range(5)]
+    with_features = ScoringEngine(FakeBackend(), codebook).score(pairs)
+    without = ScoringEngine(FakeBackend(), codebook, features=False).score(pairs)
+    none = ScoringEngine(FakeBackend(features=False), codebook).score(pairs)
+    assert all(s.features is None for s in without + none)
+    for a, b in zip(with_features, without, strict=True):
+        assert np.array_equal(a.curve.surprisal, b.curve.surprisal)
+        assert (a.prompt_hash, a.config_key) == (b.prompt_hash, b.config_key)

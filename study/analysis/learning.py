@@ -1,0 +1,452 @@
+"""Learn from the coder: a learned configuration fitted on one coder's decisions.
+
+:func:`learn` fits, per code, a curve over the scale's points (:mod:`scoring.learned`)
+on what the base configuration's model computed for each pair (its kept features, and
+its zero-shot curve) and one coder's decisions, then rescores every pair of the code
+from the stored features (no model pass) under the learned configuration: one row of
+``configs`` per base configuration and coder, so that the queue, the screen, ``compare``,
+delegation, findings, the report and the exports read it as any other.
+
+Which decisions teach it (METHOD.md section 5): the coder's own (``human``) decisions of
+the code made under a codebook version in which the code reads as it does now, **never
+an audit pair** (whatever the decision and however it was made) and never a delegated or
+model-sourced decision. The audit stays a random sample the learned curve never saw, so
+every guarantee computed on it holds as for a zero-shot configuration
+(docs/method.md, "Learning from the coder").
+
+A code without enough decisions of each value keeps its zero-shot curve under the
+learned configuration, and the result says how many more of which value it needs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from codebooks.model import Code, Codebook
+from scoring.learned import (
+    BLOCK,
+    INPUTS_FEATURES,
+    INPUTS_ZERO_SHOT,
+    MIN_PER_VALUE,
+    LearningError,
+    fit_curve,
+    learning_inputs,
+    needs_text,
+    shortfall,
+)
+from study.errors import StudyError
+from study.rows import ConfigRow
+from study.scores import learned as stored
+from study.stamps import now
+from study.store import Study
+
+log = logging.getLogger(__name__)
+
+#: Backends that cannot return the model's features: their learned curves learn from the
+#: zero-shot curve alone.
+NO_FEATURE_BACKENDS = ("openai",)
+
+
+@dataclass(frozen=True)
+class CodeLearning:
+    """What learning did for one code.
+
+    Attributes:
+        code_id, code_name: The code.
+        learned: Its curve was fitted; False: it keeps the zero-shot curve.
+        counts: The decisions of each scale value it learned from (or has so far).
+        needs: How many more decisions of each value it needs (empty when learned).
+        cv_auroc: Cross-validated AUROC of "applies" on the coder's decisions (not the
+            audit's; None when not learned).
+        penalty: The regularisation chosen (inverse penalty C).
+        inputs: What it learned from (:data:`~scoring.learned.INPUTS_FEATURES` or
+            :data:`~scoring.learned.INPUTS_ZERO_SHOT`).
+        pairs: Pairs rescored under the learned configuration.
+        params_hash: Hash of the fitted parameters ("" when not learned).
+        left_out_audit: The coder's decisions on audit pairs, never learned from.
+        seconds: Time to fit and rescore the code.
+    """
+
+    code_id: str
+    code_name: str
+    learned: bool
+    counts: Mapping[int, int]
+    needs: Mapping[int, int]
+    cv_auroc: float | None
+    penalty: float | None
+    inputs: str
+    pairs: int
+    params_hash: str
+    left_out_audit: int
+    seconds: float
+
+    def needs_text(self) -> str:
+        return needs_text(self.needs, self.counts) if self.needs else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "code_id": self.code_id,
+            "code": self.code_name,
+            "learned": self.learned,
+            "counts": {str(k): v for k, v in self.counts.items()},
+            "needs": {str(k): v for k, v in self.needs.items()},
+            "cv_auroc": self.cv_auroc,
+            "penalty": self.penalty,
+            "inputs": self.inputs,
+            "pairs": self.pairs,
+            "params_hash": self.params_hash,
+            "audit_decisions_left_out": self.left_out_audit,
+        }
+
+
+@dataclass(frozen=True)
+class LearnRun:
+    """A learned configuration as :func:`learn` left it."""
+
+    config_id: int
+    base_config_id: int
+    coder: str
+    codebook_version: int
+    codes: tuple[CodeLearning, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def learned(self) -> tuple[CodeLearning, ...]:
+        return tuple(c for c in self.codes if c.learned)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "config": self.config_id,
+            "base_config": self.base_config_id,
+            "coder": self.coder,
+            "codebook_version": self.codebook_version,
+            "codes": [c.to_dict() for c in self.codes],
+            "notes": list(self.notes),
+        }
+
+
+def resolve_coder(study: Study, coder: str | None) -> str:
+    """The coder to learn from: the one named, else the only one with decisions.
+
+    Raises:
+        StudyError: nobody has decided anything, the coder named has no decision, or
+            several coders have and none was named.
+    """
+    with study.snapshot() as conn:
+        rows = conn.execute(
+            "SELECT coder, COUNT(*) FROM annotations WHERE source = 'human' "
+            "GROUP BY coder ORDER BY coder"
+        ).fetchall()
+    decided = {str(r[0]): int(r[1]) for r in rows}
+    if coder is not None:
+        if coder not in decided:
+            known = ", ".join(decided) or "nobody has decided anything yet"
+            raise StudyError(
+                f"coder {coder!r} has made no decisions of their own in this study to "
+                f"learn from (coders with decisions: {known})",
+                path=study.path,
+            )
+        return coder
+    if not decided:
+        raise StudyError(
+            "no coder has decided anything yet: code some pairs first, then learn from "
+            "the decisions",
+            path=study.path,
+        )
+    if len(decided) > 1:
+        raise StudyError(
+            f"several coders have decided ({', '.join(decided)}): name the one to learn "
+            "from (--coder NAME); the learned curve learns that coder",
+            path=study.path,
+        )
+    return next(iter(decided))
+
+
+def base_config(study: Study, config_id: int | None) -> ConfigRow:
+    """The zero-shot configuration to learn on: the one named, else the active one (the
+    base of the active one when that is itself learned).
+
+    Raises:
+        StudyError: nothing scored yet, an unknown id, or a learned configuration named.
+    """
+    from study.scores.labels import resolve_config
+
+    chosen = resolve_config(study, config_id)
+    if chosen is None:
+        raise StudyError(
+            "nothing is scored yet: score the study first ('codecurve score'), then "
+            "learn from the decisions",
+            path=study.path,
+        )
+    row = study.scores.config_row(chosen)
+    if stored.is_learned(row):
+        if config_id is not None:
+            raise StudyError(
+                f"configuration {chosen} is itself learned; learn on a scored "
+                "configuration (its base, the model's zero-shot curve)",
+                path=study.path,
+            )
+        row = study.scores.config_row(_base_of(study, chosen))
+    return row
+
+
+def _base_of(study: Study, learned_id: int) -> int:
+    with study.snapshot() as conn:
+        row = conn.execute(
+            "SELECT base_config_id FROM learned WHERE config_id = ? LIMIT 1", (learned_id,)
+        ).fetchone()
+    if row is None:
+        # A learned configuration keeps its base's key as its model revision.
+        key = study.scores.config_row(learned_id).model.revision
+        for config in study.scores.configs():
+            if config.key == key:
+                return config.id
+        raise StudyError(
+            f"configuration {learned_id} is learned but its base is gone", path=study.path
+        )
+    return int(row[0])
+
+
+def learned_config_id(study: Study, base_id: int, coder: str) -> int | None:
+    """The learned configuration of ``coder`` on ``base_id``, if it exists."""
+    key = stored.learned_config(study.scores.config_row(base_id), coder).key()
+    for config in study.scores.configs():
+        if config.key == key:
+            return config.id
+    return None
+
+
+def learn(
+    study: Study,
+    *,
+    coder: str | None = None,
+    code: str | None = None,
+    config_id: int | None = None,
+    activate: bool = True,
+) -> LearnRun:
+    """Fit the learned configuration of ``coder`` on ``config_id`` (default the active
+    configuration) and rescore its pairs from the stored features.
+
+    Args:
+        study: A study open for writing.
+        coder: Whose decisions teach the curves (default: the only coder with some).
+        code: Learn this code only (name or id); default every codable code.
+        config_id: The base (zero-shot) configuration.
+        activate: Make the learned configuration the active one (the queue's order).
+
+    Raises:
+        StudyError: no scores, no decisions, an unknown coder or code, or features
+            missing for pairs of a configuration that keeps them (scored before they
+            were kept; scoring again recaptures them).
+        LearningError: ``code`` named and it has too few decisions of a value; or no
+            code could be learned (each one's needs named).
+    """
+    if study.read_only:
+        raise StudyError("the study is open read-only; learning writes a configuration",
+                         path=study.path)  # fmt: skip
+    who = resolve_coder(study, coder)
+    base = base_config(study, config_id)
+    codebook = study.codebook
+    codes = [codebook.code(code)] if code is not None else list(codebook.codable)
+    if code is not None and not codes[0].codable:
+        raise StudyError(f"code {codes[0].name!r} is not codable", path=study.path)
+    version = study.versions.current()
+    with_features = base.model.backend not in NO_FEATURE_BACKENDS
+    layout = study.scores.feature_layout(base.id) if with_features else None
+    learned_id = study.scores.ensure_config(stored.learned_config(base, who), activate=False)
+    notes: list[str] = []
+    if layout is None:
+        notes.append(
+            f"configuration #{base.id} keeps no features of the model ("
+            + (
+                "a server returns none"
+                if not with_features
+                else "scored before codecurve kept them: score the study again to recapture them"
+            )
+            + "): the curves learn from the zero-shot curve alone"
+        )
+    results = [
+        _learn_code(study, chosen, codebook, base, learned_id, who, version, layout)
+        for chosen in codes
+    ]
+    if not any(r.learned for r in results):
+        if code is not None or len(results) == 1:
+            raise LearningError(
+                f"cannot learn {results[0].code_name!r} yet: it {results[0].needs_text()}"
+            )
+        needs = "; ".join(f"{r.code_name}: {r.needs_text()}" for r in results)
+        notes.append(f"no code could be learned yet ({needs})")
+    if activate:
+        study.scores.set_active(learned_id)
+    return LearnRun(learned_id, base.id, who, version, tuple(results), tuple(notes))
+
+
+def training_decisions(study: Study, code: Code, coder: str) -> tuple[dict[int, int], int]:
+    """The decisions a code's curve may learn from, by response key, and how many of the
+    coder's decisions of the code were left out because they are audit pairs.
+
+    Only the coder's own decisions (source ``human``: not an accepted pick, not a
+    delegation) made under a codebook version in which the code reads as now.
+    """
+    index = study.index
+    cid = index.code_key(code.id)
+    versions = _versions_like_now(study, code)
+    with study.snapshot() as conn:
+        rows = conn.execute(
+            "SELECT rid, value, COALESCE(codebook_version, 1) FROM annotations "
+            "WHERE coder = ? AND cid = ? AND source = 'human' ORDER BY rid",
+            (coder, cid),
+        ).fetchall()
+    sample = study.audit.sample()
+    audit = {index.response_key(r) for r in sample.pairs(code.id)} if sample is not None else set()
+    chosen: dict[int, int] = {}
+    left_out = 0
+    for rid, value, version in rows:
+        if int(version) not in versions:
+            continue
+        if int(rid) in audit:
+            left_out += 1
+            continue
+        chosen[int(rid)] = int(value)
+    return chosen, left_out
+
+
+def _versions_like_now(study: Study, code: Code) -> set[int]:
+    """Codebook versions in which ``code`` had its current content."""
+    digest = code.content_hash()
+    with study.snapshot() as conn:
+        rows = conn.execute("SELECT version, codebook FROM codebook_versions").fetchall()
+    same = set()
+    for version, snapshot in rows:
+        try:
+            other = Codebook.from_dict(json.loads(snapshot))
+            if other.code(code.id).content_hash() == digest:
+                same.add(int(version))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return same or {study.versions.current()}
+
+
+def _learn_code(
+    study: Study,
+    code: Code,
+    codebook: Codebook,
+    base: ConfigRow,
+    learned_id: int,
+    coder: str,
+    version: int,
+    layout: str | None,
+) -> CodeLearning:
+    started = time.perf_counter()
+    index = study.index
+    cid = index.code_key(code.id)
+    scale = codebook.scale_for(code)
+    values = [int(v) for v in scale.values]
+    with study.snapshot() as conn:
+        scores = stored.code_scores(conn, base.id, cid, with_features=layout is not None)
+    if layout is not None and scores.missing_features:
+        raise StudyError(
+            f"{scores.missing_features} of the {len(scores.rids)} scored pairs of code "
+            f"{code.name!r} have no features of the model kept (scored before codecurve "
+            "kept them): score the study again ('codecurve score') to recapture them; "
+            "their scores stay as they are",
+            path=study.path,
+        )
+    decisions, left_out = training_decisions(study, code, coder)
+    position = {int(r): i for i, r in enumerate(scores.rids)}
+    rows = [position[r] for r in sorted(decisions) if r in position]
+    labels = [decisions[int(scores.rids[i])] for i in rows]
+    counts = Counter(labels)
+    needs = shortfall(labels, values)
+    inputs_kind = INPUTS_FEATURES if scores.features is not None else INPUTS_ZERO_SHOT
+    zero_cols = len(values) + 1
+    if needs or not rows:
+        fit = None
+        out = scores.logprobs
+    else:
+        features = scores.features
+        fit = fit_curve(
+            learning_inputs(None if features is None else features[rows], scores.logprobs[rows]),
+            labels,
+            values=values,
+            applies_from=scale.threshold,
+            zero_shot_columns=zero_cols,
+            inputs_kind=inputs_kind,
+        )
+        out = (
+            np.concatenate(
+                [
+                    fit.log_probs(
+                        learning_inputs(
+                            None if features is None else features[start : start + BLOCK],
+                            scores.logprobs[start : start + BLOCK],
+                        )
+                    )
+                    for start in range(0, len(scores.rids), BLOCK)
+                ]
+            )
+            if len(scores.rids)
+            else scores.logprobs
+        )
+    with study.transaction() as conn:
+        n = stored.replace_code_scores(conn, learned_id, cid, scores, out, values)
+        stored.record_fit(
+            conn,
+            stored.LearnedRow(
+                config_id=learned_id,
+                code_id=code.id,
+                base_config_id=base.id,
+                coder=coder,
+                codebook_version=version,
+                counts={v: counts.get(v, 0) for v in values},
+                inputs=inputs_kind if fit is not None else "zero-shot (not learned yet)",
+                penalty=None if fit is None else fit.penalty,
+                cv_auroc=None if fit is None else fit.cv_auroc,
+                params_hash="" if fit is None else fit.params_hash(),
+                fitted_at=now(),
+            ),
+            cid,
+        )
+    study.scores.touch()
+    return CodeLearning(
+        code_id=code.id,
+        code_name=code.name,
+        learned=fit is not None,
+        counts={v: counts.get(v, 0) for v in values},
+        needs=needs if fit is None else {},
+        cv_auroc=None if fit is None else fit.cv_auroc,
+        penalty=None if fit is None else fit.penalty,
+        inputs=inputs_kind,
+        pairs=n,
+        params_hash="" if fit is None else fit.params_hash(),
+        left_out_audit=left_out,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def fits(study: Study, config_id: int) -> list[stored.LearnedRow]:
+    """What each code of a learned configuration was fitted on (empty: not learned)."""
+    codes = {study.index.code_key(c.id): c.id for c in study.codebook.codable}
+    with study.snapshot() as conn:
+        return stored.read_fits(conn, config_id, codes)
+
+
+__all__ = [
+    "MIN_PER_VALUE",
+    "CodeLearning",
+    "LearnRun",
+    "base_config",
+    "fits",
+    "learn",
+    "learned_config_id",
+    "resolve_coder",
+    "training_decisions",
+]

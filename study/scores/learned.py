@@ -1,0 +1,273 @@
+"""Learned configurations on disk: what a code's curve is fitted on, and its scores.
+
+Functions over an open connection, run inside :class:`study.store.Study`'s
+transactions by :mod:`study.analysis.learning`. A learned configuration is a row of
+``configs`` like any other (its model identity's backend is :data:`LEARNED_BACKEND`),
+so that every analysis reads its scores unchanged; the ``learned`` table says, per code,
+what its curve was fitted on and with (schema version 5, :mod:`study.file.schema`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from scoring.backend import ModelIdentity
+from scoring.curves import curve_table
+from scoring.score import ScoreConfig
+from study.log import events
+from study.rows import ConfigRow
+from study.stamps import now
+
+#: The model identity's backend of a learned configuration.
+LEARNED_BACKEND = "learned"
+
+#: Its dtype: what the classifier is.
+LEARNED_KIND = "logistic"
+
+
+def learned_config(base: ConfigRow, coder: str) -> ScoreConfig:
+    """The learned configuration of ``coder`` on ``base``: one per base and coder, its
+    curves refitted in place as decisions come (the ``learned`` rows and the ``config``
+    events keep each fit's provenance)."""
+    return ScoreConfig(
+        model=ModelIdentity(
+            name=f"learned from {coder} on #{base.id}",
+            revision=base.key,
+            dtype=LEARNED_KIND,
+            device="cpu",
+            backend=LEARNED_BACKEND,
+        ),
+        template_id=base.template_id,
+        template_hash=base.template_hash,
+        context=base.context,
+        scale=base.scale,
+        strict=base.strict,
+    )
+
+
+def is_learned(config: ConfigRow) -> bool:
+    return config.model.backend == LEARNED_BACKEND
+
+
+@dataclass(frozen=True)
+class CodeScores:
+    """A code's scores under a configuration, with their features, as arrays.
+
+    Attributes:
+        rids: Shape (n,), response keys, ascending.
+        logprobs: Shape (n, K), minus the surprisal.
+        text_hash, code_hash, prompt_hash: Per pair, the score's identity.
+        truncated: Shape (n,).
+        token_set: Per pair, its token set id (None: none).
+        features: Shape (n, F) float16, or None when the configuration keeps none.
+        missing_features: Pairs with a score and no features that match it.
+    """
+
+    rids: npt.NDArray[np.int64]
+    logprobs: npt.NDArray[np.float64]
+    text_hash: tuple[str, ...]
+    code_hash: tuple[str, ...]
+    prompt_hash: tuple[str, ...]
+    truncated: npt.NDArray[np.bool_]
+    token_set: tuple[int | None, ...]
+    features: npt.NDArray[np.float16] | None
+    missing_features: int
+
+
+def code_scores(
+    conn: sqlite3.Connection, config_id: int, cid: int, *, with_features: bool
+) -> CodeScores:
+    """Every score of code ``cid`` under ``config_id``, with its features if asked."""
+    rows = conn.execute(
+        "SELECT rid, surprisal, text_hash, code_hash, prompt_hash, truncated, token_set "
+        "FROM scores WHERE config_id = ? AND cid = ? ORDER BY rid",
+        (config_id, cid),
+    ).fetchall()
+    n = len(rows)
+    rids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+    surprisal = b"".join(r[1] for r in rows)
+    k = len(rows[0][1]) // 8 if rows else 0
+    logprobs = -np.frombuffer(surprisal, dtype="<f8").reshape(n, k) if n else np.zeros((0, 2))
+    features: npt.NDArray[np.float16] | None = None
+    missing = 0
+    if with_features and n:
+        found = conn.execute(
+            "SELECT f.rid, f.vec FROM features f JOIN scores s ON s.config_id = f.config_id "
+            "AND s.cid = f.cid AND s.rid = f.rid AND s.text_hash = f.text_hash "
+            "AND s.code_hash = f.code_hash WHERE f.config_id = ? AND f.cid = ? ORDER BY f.rid",
+            (config_id, cid),
+        ).fetchall()
+        missing = n - len(found)
+        if not missing:
+            width = len(found[0][1]) // 2
+            features = np.frombuffer(b"".join(f[1] for f in found), dtype="<f2").reshape(n, width)
+    return CodeScores(
+        rids=rids,
+        logprobs=np.asarray(logprobs, dtype=np.float64),
+        text_hash=tuple(r[2] for r in rows),
+        code_hash=tuple(r[3] for r in rows),
+        prompt_hash=tuple(r[4] for r in rows),
+        truncated=np.fromiter((bool(r[5]) for r in rows), dtype=bool, count=n),
+        token_set=tuple(r[6] for r in rows),
+        features=features,
+        missing_features=missing,
+    )
+
+
+def replace_code_scores(
+    conn: sqlite3.Connection,
+    config_id: int,
+    cid: int,
+    base: CodeScores,
+    logprobs: npt.NDArray[np.float64],
+    values: Sequence[int],
+) -> int:
+    """Replace code ``cid``'s scores under ``config_id`` by curves from ``logprobs``
+    (shape (n, K), one row per pair of ``base``, whose identity they keep); the count."""
+    table = curve_table(logprobs, [float(v) for v in values])
+    stamp = now()
+    picks = np.asarray(values)[table.mode]
+    rows: list[tuple[Any, ...]] = [
+        (
+            config_id,
+            int(base.rids[i]),
+            cid,
+            table.surprisal[i].astype("<f8").tobytes(),
+            table.probs[i].astype("<f8").tobytes(),
+            float(table.on_scale_mass[i]),
+            float(table.entropy[i]),
+            float(table.norm_entropy[i]),
+            int(table.mode[i]),
+            int(picks[i]),
+            float(table.expected[i]),
+            float(table.spread[i]),
+            float(table.confidence[i]),
+            int(table.off_scale[i]),
+            base.token_set[i],
+            None,
+            base.prompt_hash[i],
+            base.text_hash[i],
+            base.code_hash[i],
+            int(base.truncated[i]),
+            stamp,
+        )
+        for i in range(len(base.rids))
+    ]
+    conn.execute("DELETE FROM scores WHERE config_id = ? AND cid = ?", (config_id, cid))
+    conn.executemany(
+        "INSERT INTO scores (config_id, rid, cid, surprisal, probs, on_scale_mass, "
+        "entropy, norm_entropy, mode, pick, expected, spread, confidence, off_scale, "
+        "token_set, missing, prompt_hash, text_hash, code_hash, truncated, scored_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    return len(rows)
+
+
+@dataclass(frozen=True)
+class LearnedRow:
+    """What one code's learned curve was fitted on (a ``learned`` row).
+
+    ``counts`` maps each scale value to its decisions; ``penalty`` and ``cv_auroc`` are
+    None for a code that kept its zero-shot curve (``inputs`` says why).
+    """
+
+    config_id: int
+    code_id: str
+    base_config_id: int
+    coder: str
+    codebook_version: int
+    counts: Mapping[int, int]
+    inputs: str
+    penalty: float | None
+    cv_auroc: float | None
+    params_hash: str
+    fitted_at: str
+
+    @property
+    def learned(self) -> bool:
+        return self.penalty is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "code_id": self.code_id,
+            "base_config": self.base_config_id,
+            "coder": self.coder,
+            "codebook_version": self.codebook_version,
+            "counts": {str(k): v for k, v in self.counts.items()},
+            "inputs": self.inputs,
+            "penalty": self.penalty,
+            "cv_auroc": self.cv_auroc,
+            "params_hash": self.params_hash,
+            "fitted_at": self.fitted_at,
+        }
+
+
+def record_fit(conn: sqlite3.Connection, row: LearnedRow, cid: int) -> None:
+    """Keep a code's fit (replacing its previous one) and log it as a ``config`` event."""
+    event = events.append(
+        conn,
+        "config",
+        config_id=row.config_id,
+        detail=json.dumps({"learned": row.to_dict()}, sort_keys=True),
+    )
+    conn.execute(
+        "INSERT INTO learned (config_id, cid, base_config_id, coder, codebook_version, "
+        "counts, inputs, penalty, cv_auroc, params_hash, fitted_at, event_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (config_id, cid) DO UPDATE "
+        "SET base_config_id = excluded.base_config_id, coder = excluded.coder, "
+        "codebook_version = excluded.codebook_version, counts = excluded.counts, "
+        "inputs = excluded.inputs, penalty = excluded.penalty, cv_auroc = excluded.cv_auroc, "
+        "params_hash = excluded.params_hash, fitted_at = excluded.fitted_at, "
+        "event_id = excluded.event_id",
+        (
+            row.config_id,
+            cid,
+            row.base_config_id,
+            row.coder,
+            row.codebook_version,
+            json.dumps({str(k): v for k, v in row.counts.items()}),
+            row.inputs,
+            row.penalty,
+            row.cv_auroc,
+            row.params_hash,
+            row.fitted_at,
+            event,
+        ),
+    )
+
+
+def read_fits(
+    conn: sqlite3.Connection, config_id: int, code_ids: Mapping[int, str]
+) -> list[LearnedRow]:
+    """The fits of a learned configuration, in code order (codes not in ``code_ids``, the
+    archived ones, left out)."""
+    rows = conn.execute(
+        "SELECT cid, base_config_id, coder, codebook_version, counts, inputs, penalty, "
+        "cv_auroc, params_hash, fitted_at FROM learned WHERE config_id = ? ORDER BY cid",
+        (config_id,),
+    ).fetchall()
+    return [
+        LearnedRow(
+            config_id=config_id,
+            code_id=code_ids[int(r[0])],
+            base_config_id=int(r[1]),
+            coder=str(r[2]),
+            codebook_version=int(r[3]),
+            counts={int(k): int(v) for k, v in json.loads(r[4]).items()},
+            inputs=str(r[5]),
+            penalty=None if r[6] is None else float(r[6]),
+            cv_auroc=None if r[7] is None else float(r[7]),
+            params_hash=str(r[8]),
+            fitted_at=str(r[9]),
+        )
+        for r in rows
+        if int(r[0]) in code_ids
+    ]

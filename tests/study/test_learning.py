@@ -1,0 +1,269 @@
+"""Learning from the coder (study.analysis.learning) with the fake model's features.
+
+The fake model's features are a hashed bag of the response's words, and its zero-shot
+curve is noise: a curve learned from decisions that follow the words must beat the
+zero-shot curve on the blind audit, and no audit pair, delegated or accepted pick may
+ever change what is learned.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from codebooks.model import BINARY, LIKERT_5, Code, Codebook
+from scoring import FakeBackend, ScoringEngine
+from scoring.learned import LearningError
+from study import ResponseTable, Study, score_study
+from study.analysis.learning import fits, learn, learned_config_id, training_decisions
+from study.errors import StudyError
+
+WORDS = [
+    "staff",
+    "were",
+    "kind",
+    "the",
+    "wait",
+    "was",
+    "long",
+    "parking",
+    "ambulance",
+    "late",
+    "rude",
+    "nurse",
+    "food",
+]
+
+CODEBOOK = Codebook(
+    name="Patients",
+    codes=(
+        Code("wait", "Waiting", "Mentions of waiting or delays."),
+        Code("kind", "Kindness", "Staff were kind or caring."),
+        Code("mood", "Mood", "How positive the comment is.", scale=LIKERT_5),
+    ),
+    scale=BINARY,
+)
+
+
+def _texts(n: int, seed: int = 3) -> dict[str, str]:
+    rng = random.Random(seed)
+    return {f"c{i + 1}": " ".join(rng.choices(WORDS, k=rng.randint(4, 12))) for i in range(n)}
+
+
+def truth(text: str, code: str) -> int:
+    words = set(text.split())
+    if code == "wait":
+        return int("wait" in words or "late" in words)
+    if code == "kind":
+        return int("kind" in words)
+    return 1 + min(4, len(words & {"kind", "staff", "nurse", "food"}))
+
+
+@pytest.fixture
+def study(tmp_path: Path) -> Iterator[Study]:
+    texts = _texts(240)
+    with Study.create(
+        tmp_path / "s.codecurve", responses=ResponseTable.from_texts(texts), codebook=CODEBOOK
+    ) as opened:
+        score_study(opened, ScoringEngine(FakeBackend(), opened.codebook))
+        opened.audit.draw(per_code=80, seed=11)
+        yield opened
+
+
+def decide_outside_audit(study: Study, code: str, n: int, *, coder: str = "ana") -> None:
+    sample = study.audit.sample()
+    assert sample is not None
+    done = 0
+    for response in study.responses():
+        if sample.is_audit(response.id, code):
+            continue
+        study.decisions.record(response.id, code, truth(response.text, code), coder=coder)
+        done += 1
+        if done == n:
+            return
+
+
+def decide_audit(study: Study, code: str, *, coder: str = "ana", flip: bool = False) -> None:
+    sample = study.audit.sample()
+    assert sample is not None
+    texts = {r.id: r.text for r in study.responses()}
+    for rid in sample.pairs(code):
+        value = truth(texts[rid], code)
+        study.decisions.record(rid, code, 1 - value if flip else value, coder=coder, blind=True)
+
+
+def audit_auroc(study: Study, config_id: int, code: str) -> float:
+    sample = study.audit.sample()
+    assert sample is not None
+    rows = study.queries.annotated_pairs(config_id, coder="ana")
+    rows = rows[(rows.code_id == code) & rows.response_id.isin(sample.pairs(code))]
+    return float(roc_auc_score(rows.applies, rows.p_applies))
+
+
+def test_learning_beats_the_zero_shot_curve_on_the_blind_audit(study: Study) -> None:
+    decide_outside_audit(study, "wait", 100)
+    decide_audit(study, "wait")
+    zero_shot = study.scores.active_config_id()
+    assert zero_shot is not None
+    run = learn(study, coder="ana", code="wait")
+    (wait,) = run.codes
+    assert wait.learned
+    assert wait.counts[0] + wait.counts[1] == 100
+    assert wait.left_out_audit == 80
+    assert study.scores.active_config_id() == run.config_id != zero_shot
+    assert audit_auroc(study, zero_shot, "wait") < 0.7
+    assert audit_auroc(study, run.config_id, "wait") > 0.9
+    assert wait.cv_auroc is not None
+    assert wait.cv_auroc > 0.8
+    # Every pair of the code has a learned curve; the other codes keep the zero-shot one.
+    assert study.scores.scored_count(run.config_id) >= 240
+
+
+def test_no_audit_decision_changes_what_is_learned(study: Study) -> None:
+    decide_outside_audit(study, "wait", 100)
+    first = learn(study, coder="ana", code="wait").codes[0]
+    # The audit decided, deliberately wrong: were it learned from, the fit would move.
+    decide_audit(study, "wait", flip=True)
+    second = learn(study, coder="ana", code="wait").codes[0]
+    assert second.left_out_audit == 80
+    assert second.params_hash == first.params_hash
+    assert dict(second.counts) == dict(first.counts)
+
+
+def test_the_same_decisions_give_the_same_numbers(study: Study) -> None:
+    decide_outside_audit(study, "kind", 90)
+    run = learn(study, coder="ana")
+    first = study.queries.annotated_pairs(run.config_id, coder="ana")
+    again = learn(study, coder="ana")
+    assert again.config_id == run.config_id
+    assert [c.params_hash for c in again.codes] == [c.params_hash for c in run.codes]
+    second = study.queries.annotated_pairs(run.config_id, coder="ana")
+    assert first.probs.tolist() == second.probs.tolist()
+    (kind,) = [f for f in fits(study, run.config_id) if f.code_id == "kind"]
+    assert kind.learned
+    assert kind.coder == "ana"
+    assert kind.base_config_id == run.base_config_id
+
+
+def test_accepted_picks_and_other_coders_are_not_learned_from(study: Study) -> None:
+    decide_outside_audit(study, "wait", 60)
+    chosen, _ = training_decisions(study, study.codebook.code("wait"), "ana")
+    sample = study.audit.sample()
+    assert sample is not None
+    spare = [
+        r.id
+        for r in study.responses()
+        if not sample.is_audit(r.id, "wait") and study.index.response_key(r.id) not in chosen
+    ]
+    study.decisions.record(spare[0], "wait", 1, coder="ana", source="model")
+    study.decisions.record(spare[1], "wait", 1, coder="ben")
+    after, _ = training_decisions(study, study.codebook.code("wait"), "ana")
+    assert after == chosen
+
+
+def test_a_code_with_one_value_decided_says_what_it_needs(study: Study) -> None:
+    sample = study.audit.sample()
+    assert sample is not None
+    for r in study.responses():
+        if not sample.is_audit(r.id, "kind") and truth(r.text, "kind") == 0:
+            study.decisions.record(r.id, "kind", 0, coder="ana")
+    with pytest.raises(LearningError, match=r"needs 5 more of 1 \(has 0\)"):
+        learn(study, coder="ana", code="kind")
+
+
+def test_a_scale_point_never_decided_is_named(study: Study) -> None:
+    sample = study.audit.sample()
+    assert sample is not None
+    for r in study.responses():
+        if not sample.is_audit(r.id, "mood") and truth(r.text, "mood") != 3:
+            study.decisions.record(r.id, "mood", truth(r.text, "mood"), coder="ana")
+    with pytest.raises(LearningError, match=r"more of 3 \(has 0\)"):
+        learn(study, coder="ana", code="mood")
+
+
+def test_codes_not_ready_keep_the_zero_shot_curve(study: Study) -> None:
+    decide_outside_audit(study, "wait", 100)
+    zero_shot = study.scores.active_config_id()
+    run = learn(study, coder="ana")
+    by_code = {c.code_id: c for c in run.codes}
+    assert by_code["wait"].learned
+    assert not by_code["kind"].learned
+    assert by_code["kind"].needs == {0: 5, 1: 5}
+    learned = study.queries.annotated_pairs(run.config_id)
+    assert learned.empty or set(learned.code_id) == {"wait"}
+    # Kindness under the learned configuration is the zero-shot curve, pair for pair.
+    from study.scores import learned as stored
+
+    cid = study.index.code_key("kind")
+    with study.snapshot() as conn:
+        base = stored.code_scores(conn, zero_shot or 0, cid, with_features=False)
+        copy = stored.code_scores(conn, run.config_id, cid, with_features=False)
+    assert np.array_equal(base.rids, copy.rids)
+    assert np.allclose(base.logprobs, copy.logprobs)
+
+
+def test_no_decisions_and_several_coders_are_clear_errors(study: Study) -> None:
+    with pytest.raises(StudyError, match="no coder has decided anything yet"):
+        learn(study)
+    decide_outside_audit(study, "wait", 10, coder="ana")
+    decide_outside_audit(study, "wait", 10, coder="ben")
+    with pytest.raises(StudyError, match=r"several coders have decided \(ana, ben\)"):
+        learn(study)
+    with pytest.raises(StudyError, match="'cy' has made no decisions"):
+        learn(study, coder="cy")
+
+
+def test_features_missing_say_that_scoring_recaptures_them(tmp_path: Path) -> None:
+    texts = _texts(60)
+    with Study.create(
+        tmp_path / "old.codecurve", responses=ResponseTable.from_texts(texts), codebook=CODEBOOK
+    ) as study:
+        recapture(study)
+
+
+def recapture(study: Study) -> None:
+    # Scored without features (as before codecurve kept them), then partly with them.
+    score_study(study, ScoringEngine(FakeBackend(), study.codebook, features=False))
+    config = study.scores.active_config_id()
+    assert config is not None
+    assert study.scores.feature_layout(config) is None
+    assert len(study.scores.pending_pairs(config, features=True)) == 180
+    decide_outside_audit_plain(study, "wait", 40)
+    run = learn(study, coder="ana", code="wait")
+    assert run.codes[0].inputs == "zero-shot"
+    assert "recapture" in run.notes[0]
+    # Some features kept, the rest missing: refused, with the way out named.
+    engine = ScoringEngine(FakeBackend(), study.codebook)
+    first = list(study.scores.pending_pairs(config, features=True))[:20]
+    study.scores.store(config, engine.score(first), feature_layout=engine.feature_layout)
+    with pytest.raises(StudyError, match=r"score the study again \('codecurve score'\)"):
+        learn(study, coder="ana", code="wait", config_id=config)
+    # Scoring again recaptures the features and keeps the scores as they were.
+    before = study.queries.annotated_pairs(config).probs.tolist()
+    run_again = score_study(study, engine, activate=False)
+    assert run_again.stored == 0
+    assert study.scores.pending_pairs(config, features=True) == []
+    assert study.queries.annotated_pairs(config).probs.tolist() == before
+    assert learn(study, coder="ana", code="wait", config_id=config).codes[0].inputs == (
+        "features+zero-shot"
+    )
+
+
+def decide_outside_audit_plain(study: Study, code: str, n: int) -> None:
+    for response in list(study.responses())[:n]:
+        study.decisions.record(response.id, code, truth(response.text, code), coder="ana")
+
+
+def test_learned_configuration_is_found_again(study: Study) -> None:
+    decide_outside_audit(study, "wait", 100)
+    run = learn(study, coder="ana", code="wait")
+    assert learned_config_id(study, run.base_config_id, "ana") == run.config_id
+    assert learned_config_id(study, run.base_config_id, "ben") is None
+    # Learning again while the learned configuration is active learns on its base.
+    again = learn(study, coder="ana", code="wait")
+    assert again.base_config_id == run.base_config_id
