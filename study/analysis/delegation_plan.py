@@ -150,9 +150,18 @@ def plan_delegation(
         )
     sample = study.audit.sample()
     if sample is None:
+        from study.scores.learned import is_learned
+
+        learned = is_learned(study.scores.config_row(config_id))
         raise StudyError(
             "the study has no audit sample; draw one with 'codecurve audit STUDY --draw' "
-            "and code it blind",
+            "and code it blind"
+            + (
+                ": a learned configuration is judged on the blind audit only, never on "
+                "the decisions it learned from"
+                if learned
+                else ""
+            ),
             path=study.path,
         )
     if screened is None:

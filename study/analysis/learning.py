@@ -261,6 +261,19 @@ def learn(
     version = study.versions.current()
     with_features = base.model.backend not in NO_FEATURE_BACKENDS
     layout = study.scores.feature_layout(base.id) if with_features else None
+    # Everything that can refuse is checked before anything is written.
+    needs = {c.id: _needs(study, c, who, base) for c in codes}
+    if layout is not None:
+        for chosen in codes:
+            _check_features(study, chosen, base)
+    if all(missing for _, missing in needs.values()):
+        if code is not None or len(codes) == 1:
+            counts, missing = needs[codes[0].id]
+            raise LearningError(
+                f"cannot learn {codes[0].name!r} yet: it {needs_text(missing, counts)}"
+            )
+        listed = "; ".join(f"{c.name}: {needs_text(needs[c.id][1], needs[c.id][0])}" for c in codes)
+        raise LearningError(f"no code can be learned yet ({listed})")
     learned_id = study.scores.ensure_config(stored.learned_config(base, who), activate=False)
     notes: list[str] = []
     if layout is None:
@@ -277,13 +290,6 @@ def learn(
         _learn_code(study, chosen, codebook, base, learned_id, who, version, layout)
         for chosen in codes
     ]
-    if not any(r.learned for r in results):
-        if code is not None or len(results) == 1:
-            raise LearningError(
-                f"cannot learn {results[0].code_name!r} yet: it {results[0].needs_text()}"
-            )
-        needs = "; ".join(f"{r.code_name}: {r.needs_text()}" for r in results)
-        notes.append(f"no code could be learned yet ({needs})")
     if activate:
         study.scores.set_active(learned_id)
     return LearnRun(learned_id, base.id, who, version, tuple(results), tuple(notes))
@@ -335,6 +341,49 @@ def _versions_like_now(study: Study, code: Code) -> set[int]:
     return same or {study.versions.current()}
 
 
+def _needs(
+    study: Study, code: Code, coder: str, base: ConfigRow
+) -> tuple[Counter[int], dict[int, int]]:
+    """The coder's usable decisions of a code by value (on pairs the base scored), and
+    how many more of each value it needs (empty: enough)."""
+    decisions, _ = training_decisions(study, code, coder)
+    cid = study.index.code_key(code.id)
+    with study.snapshot() as conn:
+        scored = {
+            int(r[0])
+            for r in conn.execute(
+                "SELECT rid FROM scores WHERE config_id = ? AND cid = ?", (base.id, cid)
+            )
+        }
+    labels = [v for r, v in decisions.items() if r in scored]
+    values = [int(v) for v in study.codebook.scale_for(code).values]
+    return Counter(labels), shortfall(labels, values)
+
+
+def _check_features(study: Study, code: Code, base: ConfigRow) -> None:
+    """Refuse a code some of whose scored pairs have no features kept.
+
+    Raises:
+        StudyError: naming how many, and that scoring again recaptures them.
+    """
+    cid = study.index.code_key(code.id)
+    with study.snapshot() as conn:
+        total, missing = conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(NOT EXISTS (SELECT 1 FROM features f WHERE "
+            "f.config_id = s.config_id AND f.cid = s.cid AND f.rid = s.rid AND "
+            "f.text_hash = s.text_hash AND f.code_hash = s.code_hash)), 0) "
+            "FROM scores s WHERE s.config_id = ? AND s.cid = ?",
+            (base.id, cid),
+        ).fetchone()
+    if missing:
+        raise StudyError(
+            f"{missing} of the {total} scored pairs of code {code.name!r} have no features "
+            "of the model kept (scored before codecurve kept them): score the study again "
+            "('codecurve score') to recapture them; their scores stay as they are",
+            path=study.path,
+        )
+
+
 def _learn_code(
     study: Study,
     code: Code,
@@ -353,13 +402,7 @@ def _learn_code(
     with study.snapshot() as conn:
         scores = stored.code_scores(conn, base.id, cid, with_features=layout is not None)
     if layout is not None and scores.missing_features:
-        raise StudyError(
-            f"{scores.missing_features} of the {len(scores.rids)} scored pairs of code "
-            f"{code.name!r} have no features of the model kept (scored before codecurve "
-            "kept them): score the study again ('codecurve score') to recapture them; "
-            "their scores stay as they are",
-            path=study.path,
-        )
+        _check_features(study, code, base)  # features went missing since the check
     decisions, left_out = training_decisions(study, code, coder)
     position = {int(r): i for i, r in enumerate(scores.rids)}
     rows = [position[r] for r in sorted(decisions) if r in position]

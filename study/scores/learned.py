@@ -95,24 +95,34 @@ def code_scores(
     surprisal = b"".join(r[1] for r in rows)
     k = len(rows[0][1]) // 8 if rows else 0
     logprobs = -np.frombuffer(surprisal, dtype="<f8").reshape(n, k) if n else np.zeros((0, 2))
+    text_hash = tuple(r[2] for r in rows)
+    code_hash = tuple(r[3] for r in rows)
     features: npt.NDArray[np.float16] | None = None
     missing = 0
     if with_features and n:
+        # Read in the index's order and matched here: a join on the five columns cost
+        # a look-up of the score per pair.
         found = conn.execute(
-            "SELECT f.rid, f.vec FROM features f JOIN scores s ON s.config_id = f.config_id "
-            "AND s.cid = f.cid AND s.rid = f.rid AND s.text_hash = f.text_hash "
-            "AND s.code_hash = f.code_hash WHERE f.config_id = ? AND f.cid = ? ORDER BY f.rid",
+            "SELECT rid, text_hash, code_hash, vec FROM features "
+            "WHERE config_id = ? AND cid = ? ORDER BY rid",
             (config_id, cid),
         ).fetchall()
-        missing = n - len(found)
+        kept = {int(f[0]): f for f in found}
+        matched = [kept.get(int(r)) for r in rids]
+        good = [
+            f is not None and f[1] == text_hash[i] and f[2] == code_hash[i]
+            for i, f in enumerate(matched)
+        ]
+        missing = n - sum(good)
         if not missing:
-            width = len(found[0][1]) // 2
-            features = np.frombuffer(b"".join(f[1] for f in found), dtype="<f2").reshape(n, width)
+            width = len(found[0][3]) // 2
+            blob = b"".join(f[3] for f in matched if f is not None)
+            features = np.frombuffer(blob, dtype="<f2").reshape(n, width)
     return CodeScores(
         rids=rids,
         logprobs=np.asarray(logprobs, dtype=np.float64),
-        text_hash=tuple(r[2] for r in rows),
-        code_hash=tuple(r[3] for r in rows),
+        text_hash=text_hash,
+        code_hash=code_hash,
         prompt_hash=tuple(r[4] for r in rows),
         truncated=np.fromiter((bool(r[5]) for r in rows), dtype=bool, count=n),
         token_set=tuple(r[6] for r in rows),
@@ -133,42 +143,73 @@ def replace_code_scores(
     (shape (n, K), one row per pair of ``base``, whose identity they keep); the count."""
     table = curve_table(logprobs, [float(v) for v in values])
     stamp = now()
-    picks = np.asarray(values)[table.mode]
+    n, k = table.probs.shape
+    width = 8 * k
+    surprisal = table.surprisal.astype("<f8").tobytes()
+    probs = table.probs.astype("<f8").tobytes()
+    picks = np.asarray(values)[table.mode].tolist()
+    rids = base.rids.tolist()
+    mass, entropy, norm = (
+        table.on_scale_mass.tolist(),
+        table.entropy.tolist(),
+        table.norm_entropy.tolist(),
+    )
+    mode, expected, spread = table.mode.tolist(), table.expected.tolist(), table.spread.tolist()
+    confidence, off = table.confidence.tolist(), table.off_scale.astype(int).tolist()
+    truncated = base.truncated.astype(int).tolist()
     rows: list[tuple[Any, ...]] = [
         (
             config_id,
-            int(base.rids[i]),
+            rids[i],
             cid,
-            table.surprisal[i].astype("<f8").tobytes(),
-            table.probs[i].astype("<f8").tobytes(),
-            float(table.on_scale_mass[i]),
-            float(table.entropy[i]),
-            float(table.norm_entropy[i]),
-            int(table.mode[i]),
-            int(picks[i]),
-            float(table.expected[i]),
-            float(table.spread[i]),
-            float(table.confidence[i]),
-            int(table.off_scale[i]),
+            surprisal[i * width : (i + 1) * width],
+            probs[i * width : (i + 1) * width],
+            mass[i],
+            entropy[i],
+            norm[i],
+            mode[i],
+            picks[i],
+            expected[i],
+            spread[i],
+            confidence[i],
+            off[i],
             base.token_set[i],
             None,
             base.prompt_hash[i],
             base.text_hash[i],
             base.code_hash[i],
-            int(base.truncated[i]),
+            truncated[i],
             stamp,
         )
-        for i in range(len(base.rids))
+        for i in range(n)
     ]
-    conn.execute("DELETE FROM scores WHERE config_id = ? AND cid = ?", (config_id, cid))
-    conn.executemany(
-        "INSERT INTO scores (config_id, rid, cid, surprisal, probs, on_scale_mass, "
-        "entropy, norm_entropy, mode, pick, expected, spread, confidence, off_scale, "
-        "token_set, missing, prompt_hash, text_hash, code_hash, truncated, scored_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        rows,
-    )
+    stored = conn.execute(
+        "SELECT rid FROM scores WHERE config_id = ? AND cid = ? ORDER BY rid", (config_id, cid)
+    ).fetchall()
+    if [r[0] for r in stored] != rids:
+        # Another set of pairs (a first fit, a new wave): start the code afresh. Else the
+        # rows are updated in place, which spares the primary key's b-tree a delete and
+        # an insert per pair.
+        conn.execute("DELETE FROM scores WHERE config_id = ? AND cid = ?", (config_id, cid))
+    conn.executemany(_UPSERT, rows)
     return len(rows)
+
+
+_UPSERT = (
+    "INSERT INTO scores (config_id, rid, cid, surprisal, probs, on_scale_mass, "
+    "entropy, norm_entropy, mode, pick, expected, spread, confidence, off_scale, "
+    "token_set, missing, prompt_hash, text_hash, code_hash, truncated, scored_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (config_id, rid, cid) DO UPDATE SET surprisal = excluded.surprisal, "
+    "probs = excluded.probs, on_scale_mass = excluded.on_scale_mass, "
+    "entropy = excluded.entropy, norm_entropy = excluded.norm_entropy, "
+    "mode = excluded.mode, pick = excluded.pick, expected = excluded.expected, "
+    "spread = excluded.spread, confidence = excluded.confidence, "
+    "off_scale = excluded.off_scale, token_set = excluded.token_set, "
+    "missing = excluded.missing, prompt_hash = excluded.prompt_hash, "
+    "text_hash = excluded.text_hash, code_hash = excluded.code_hash, "
+    "truncated = excluded.truncated, scored_at = excluded.scored_at"
+)
 
 
 @dataclass(frozen=True)

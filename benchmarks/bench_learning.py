@@ -1,0 +1,401 @@
+"""Learning from the coder: how much better the curve gets, judged on a blind audit, and
+how fast a code is refitted.
+
+Part 1, the learning (``--part learning``), the embedded model, in one run. Two labelled
+data sets of ``../shared/data``:
+
+``nhs``
+    500 NHS patient comments, the six most frequent categories of the framework as
+    yes/no codes (the category names, no definitions: what a new user would write).
+``causal``
+    500 PubMed conclusion sentences on the 0-3 scale of claim strength (no relationship,
+    correlational, conditional causal, direct causal); "applies" is a causal claim (2-3).
+
+Each is a study scored by the embedded model (transformers, float32, features kept). A
+random audit of ``--audit`` responses is drawn and decided blind with the published
+labels. Outside it, a simulated coder takes decisions in the app's own order, code by
+code: the most uncertain pair first under the active configuration, refitting the
+learned curve every ``--refit`` decisions (as the app does) and re-ordering by it. At 25,
+50, 100 and 200 decisions per code, the configurations are judged on the audit: AUROC of
+P(applies) against the labels, and quadratic-weighted kappa of the pick:
+
+zero-shot
+    the model's own curve;
+learned
+    the curve learned from the decisions so far (``codecurve learn``);
+examples
+    the model prompted with ``--k`` of the coder's decisions per scale value in the
+    code's prompt (``--context examples``), scored on the audit pairs.
+
+Part 2, the refit (``--part refit``): a synthetic study of 100,000 responses of one code
+with 1,024-wide float16 features (what the embedded model keeps), 200 decisions; the time
+to refit and rescore the code from the stored features (read, fit, predict, write), and
+the features' bytes per pair on disk.
+
+    .venv/bin/python -m benchmarks.bench_learning [--part learning|refit|all]
+        [--audit 150] [--refit 25] [--k 2] [--threads 2] [--datasets nhs,causal]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from codebooks.model import BINARY, Code, Codebook, Option, Scale  # noqa: E402
+from tests.factories import shared_data  # noqa: E402
+
+CHECKPOINTS = (25, 50, 100, 200)
+
+NHS_CATEGORIES = (
+    "Staff manner & personal attributes",
+    "Timeliness of care",
+    "Positive experience & gratitude",
+    "Staff listening, understanding & involving patients",
+    "Transport to/ from services",
+    "Being kept informed, clarity & consistency of information",
+)
+
+CAUSAL_SCALE = Scale(
+    name="claim strength 0-3",
+    options=(
+        Option("0", 0, "no relationship, or not a claim"),
+        Option("1", 1, "correlational"),
+        Option("2", 2, "conditional causal (hedged: may, might, could)"),
+        Option("3", 3, "direct causal"),
+    ),
+    applies_from=2,
+)
+
+
+def nhs() -> tuple[Codebook, dict[str, str], dict[str, dict[str, int]]]:
+    import pandas as pd
+
+    table = pd.read_csv(shared_data() / "nhs_patient_feedback.csv")
+    codes = tuple(Code(f"c{i}", name) for i, name in enumerate(NHS_CATEGORIES))
+    texts = dict(zip(table["id"].astype(str), table["text"].astype(str), strict=True))
+    labels = {
+        code.id: {
+            rid: int(code.name in str(label).split(";"))
+            for rid, label in zip(table["id"].astype(str), table["label"], strict=True)
+        }
+        for code in codes
+    }
+    return Codebook(name="NHS feedback", codes=codes, scale=BINARY), texts, labels
+
+
+def causal() -> tuple[Codebook, dict[str, str], dict[str, dict[str, int]]]:
+    import pandas as pd
+
+    table = pd.read_csv(shared_data() / "causal_pubmed.csv")
+    code = Code(
+        "claim",
+        "Causal claim",
+        "How strongly the sentence claims that one thing causes another.",
+    )
+    texts = dict(zip(table["id"].astype(str), table["text"].astype(str), strict=True))
+    labels = {
+        "claim": dict(zip(table["id"].astype(str), table["label"].astype(int), strict=True))
+    }
+    codebook = Codebook(
+        name="Causal language",
+        codes=(code,),
+        scale=CAUSAL_SCALE,
+        question="How strong a causal claim does the sentence make?",
+    )
+    return codebook, texts, labels
+
+
+DATASETS = {"nhs": nhs, "causal": causal}
+
+
+def audit_metrics(
+    truth: Sequence[int], probs: np.ndarray, values: Sequence[int], applies_from: int
+) -> tuple[float, float]:
+    """AUROC of P(applies) and quadratic-weighted kappa of the pick, on the audit."""
+    from sklearn.metrics import cohen_kappa_score, roc_auc_score
+
+    values_arr = np.asarray(values)
+    applies = values_arr >= applies_from
+    p_applies = probs[:, applies].sum(axis=1)
+    y = np.asarray(truth)
+    pick = values_arr[np.argmax(probs, axis=1)]
+    auroc = float(roc_auc_score(y >= applies_from, p_applies))
+    kappa = float(cohen_kappa_score(y, pick, weights="quadratic", labels=list(values)))
+    return auroc, kappa
+
+
+def code_probs(study: Any, config_id: int, code_id: str, rids: Sequence[str]) -> np.ndarray:
+    index = study.index
+    cid = index.code_key(code_id)
+    keys = [index.response_key(r) for r in rids]
+    with study.snapshot() as conn:
+        rows = dict(
+            conn.execute(
+                "SELECT rid, probs FROM scores WHERE config_id = ? AND cid = ?", (config_id, cid)
+            ).fetchall()
+        )
+    return np.vstack([np.frombuffer(rows[k], dtype="<f8") for k in keys])
+
+
+def next_in_queue(study: Any, config_id: int, code_id: str, skip: set[int], n: int) -> list[str]:
+    """The ``n`` most uncertain pairs of the code under ``config_id`` not in ``skip``: the
+    queue's order (normalised entropy, highest first; then response)."""
+    cid = study.index.code_key(code_id)
+    with study.snapshot() as conn:
+        rows = conn.execute(
+            "SELECT rid FROM scores WHERE config_id = ? AND cid = ? "
+            "ORDER BY norm_entropy DESC, rid",
+            (config_id, cid),
+        ).fetchall()
+    out = [int(r[0]) for r in rows if int(r[0]) not in skip][:n]
+    return [study.index.response_id(r) for r in out]
+
+
+def run_learning(args: argparse.Namespace) -> dict[str, Any]:
+    import torch
+
+    from scoring import load_backend
+    from scoring.engine import ScoringEngine
+    from scoring.learned import LearningError
+    from study import ResponseTable, Study
+    from study.analysis.learning import learn
+    from study.score_run import score_study
+
+    torch.set_num_threads(args.threads)
+    backend = load_backend(None, device="cpu")
+    report: dict[str, Any] = {}
+    for name in args.datasets.split(","):
+        codebook, texts, labels = DATASETS[name]()
+        folder = Path(tempfile.mkdtemp(prefix=f"bench-learning-{name}-"))
+        path = folder / f"{name}.codecurve"
+        with Study.create(
+            path, responses=ResponseTable.from_texts(texts), codebook=codebook
+        ) as study:
+            started = time.perf_counter()
+            engine = ScoringEngine(backend, study.codebook)
+            score_study(study, engine)
+            scoring_seconds = time.perf_counter() - started
+            zero_shot = study.scores.active_config_id()
+            assert zero_shot is not None
+            sample = study.audit.draw(per_code=args.audit, seed=args.seed)
+            for code in study.codebook.codable:
+                for rid in sample.pairs(code.id):
+                    study.decisions.record(
+                        rid, code.id, labels[code.id][rid], coder="coder", blind=True
+                    )
+            rows: list[dict[str, Any]] = []
+            for code in study.codebook.codable:
+                scale = study.codebook.scale_for(code)
+                values = [int(v) for v in scale.values]
+                audit = list(sample.pairs(code.id))
+                truth = [labels[code.id][r] for r in audit]
+                audit_keys = {study.index.response_key(r) for r in audit}
+                decided: set[int] = set()
+                order_config = zero_shot
+                learned_config: int | None = None
+                for checkpoint in CHECKPOINTS:
+                    while len(decided) < checkpoint:
+                        step = min(args.refit, checkpoint - len(decided))
+                        for rid in next_in_queue(
+                            study, order_config, code.id, decided | audit_keys, step
+                        ):
+                            study.decisions.record(rid, code.id, labels[code.id][rid], coder="coder")
+                            decided.add(study.index.response_key(rid))
+                        try:
+                            run = learn(study, coder="coder", code=code.id, activate=True)
+                            learned_config = order_config = run.config_id
+                            fit = run.codes[0]
+                        except LearningError:
+                            fit = None
+                    zero = audit_metrics(
+                        truth, code_probs(study, zero_shot, code.id, audit), values, scale.threshold
+                    )
+                    learned = (
+                        audit_metrics(
+                            truth,
+                            code_probs(study, learned_config, code.id, audit),
+                            values,
+                            scale.threshold,
+                        )
+                        if learned_config is not None and fit is not None and fit.learned
+                        else None
+                    )
+                    examples = examples_metrics(
+                        study, backend, code, audit, truth, values, scale.threshold, args.k
+                    )
+                    row = {
+                        "code": code.name,
+                        "decisions": checkpoint,
+                        "zero_shot": zero,
+                        "learned": learned,
+                        "examples": examples,
+                        "cv_auroc": None if fit is None else fit.cv_auroc,
+                    }
+                    rows.append(row)
+                    print(json.dumps({"dataset": name, **row}), flush=True)
+            report[name] = {"scoring_seconds": scoring_seconds, "rows": rows}
+    return report
+
+
+def examples_metrics(
+    study: Any,
+    backend: Any,
+    code: Code,
+    audit: Sequence[str],
+    truth: Sequence[int],
+    values: Sequence[int],
+    applies_from: int,
+    k: int,
+) -> tuple[float, float] | None:
+    """The examples-in-prompt configuration on the audit pairs, or None where this build
+    cannot (no such context level yet)."""
+    try:
+        from study.analysis.examples import choose_examples
+    except ImportError:
+        return None
+    from scoring.engine import ScoringEngine
+    from scoring.score import Pair
+
+    examples = choose_examples(study, coder="coder", per_value=k)
+    engine = ScoringEngine(backend, study.codebook, context="examples", examples=examples)
+    texts = {r.id: r.text for r in study.responses()}
+    scores = engine.score([Pair(r, texts[r], code) for r in audit])
+    probs = np.vstack([s.curve.probs for s in scores])
+    return audit_metrics(truth, probs, values, applies_from)
+
+
+def run_refit(args: argparse.Namespace) -> dict[str, Any]:
+    from scoring.curves import curve_from_logprobs
+    from scoring.fake import FakeBackend
+    from scoring.score import Score, ScoreConfig
+    from study import ResponseTable, Study
+    from study.analysis.learning import learn
+
+    n, width = args.pairs, 1024
+    rng = np.random.default_rng(0)
+    folder = Path(tempfile.mkdtemp(prefix="bench-refit-"))
+    code = Code("wait", "Waiting")
+    codebook = Codebook(name="Refit", codes=(code,), scale=BINARY)
+    texts = {f"r{i}": f"response {i}" for i in range(n)}
+    signal = rng.standard_normal(width)
+    with Study.create(
+        folder / "refit.codecurve", responses=ResponseTable.from_texts(texts), codebook=codebook
+    ) as study:
+        config = ScoreConfig(
+            model=FakeBackend().identity,
+            template_id="bench",
+            template_hash="0",
+            context="definition",
+            scale=BINARY,
+        )
+        config_id = study.scores.ensure_config(config)
+        truth = {}
+        for start in range(0, n, 10_000):
+            batch = []
+            feats = rng.standard_normal((min(10_000, n - start), width)).astype(np.float16)
+            for j, vec in enumerate(feats):
+                rid = f"r{start + j}"
+                truth[rid] = int(float(vec.astype(np.float32) @ signal) > 0)
+                lp = np.log(rng.dirichlet([1.0, 1.0]))
+                batch.append(
+                    Score(
+                        response_id=rid,
+                        code_id=code.id,
+                        config_key=config.key(),
+                        scale=BINARY,
+                        curve=curve_from_logprobs(lp, values=[0.0, 1.0]),
+                        token_ids=(((1,),), ((2,),)),
+                        missing=(False, False),
+                        prompt="",
+                        prompt_hash="0",
+                        text_hash="0",
+                        code_hash=code.content_hash(),
+                        features=vec,
+                    )
+                )
+            study.scores.store(config_id, batch, feature_layout="bench:1024:f16")
+        for i in range(args.decisions):
+            study.decisions.record(f"r{i}", code.id, truth[f"r{i}"], coder="coder")
+        with study.snapshot() as conn:
+            feature_bytes = conn.execute("SELECT SUM(LENGTH(vec)) FROM features").fetchone()[0]
+        learn(study, coder="coder", code=code.id, activate=True)  # imports, warm caches
+        times = []
+        for _ in range(args.rounds):
+            started = time.perf_counter()
+            learn(study, coder="coder", code=code.id, activate=True)
+            times.append(time.perf_counter() - started)
+    size = sum(p.stat().st_size for p in folder.iterdir())
+    return {
+        "pairs": n,
+        "decisions": args.decisions,
+        "refit_seconds_median": statistics.median(times),
+        "refit_seconds_max": max(times),
+        "feature_bytes_per_pair": feature_bytes / n,
+        "study_bytes_per_pair": size / n,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=("learning", "refit", "all"), default="all")
+    parser.add_argument("--datasets", default="nhs,causal")
+    parser.add_argument("--audit", type=int, default=150)
+    parser.add_argument("--refit", type=int, default=25)
+    parser.add_argument("--k", type=int, default=2, help="examples per scale value")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--pairs", type=int, default=100_000)
+    parser.add_argument("--decisions", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", type=Path, help="also write the figures as JSON here")
+    args = parser.parse_args(argv)
+    report: dict[str, Any] = {}
+    if args.part in ("refit", "all"):
+        report["refit"] = run_refit(args)
+        print(json.dumps(report["refit"]), flush=True)
+    if args.part in ("learning", "all"):
+        report["learning"] = run_learning(args)
+        print_table(report["learning"])
+    if args.out is not None:
+        args.out.write_text(json.dumps(report, indent=2))
+
+
+def print_table(report: dict[str, Any]) -> None:
+    def cell(pair: Any) -> str:
+        return "-" if pair is None else f"{pair[0]:.2f} / {pair[1]:.2f}"
+
+    for name, data in report.items():
+        print(f"\n{name}: scored in {data['scoring_seconds']:.0f} s; AUROC / kappa on the audit")
+        print(f"{'code':<60} {'n':>4} {'zero-shot':>12} {'learned':>12} {'examples':>12}")
+        for row in data["rows"]:
+            print(
+                f"{row['code'][:60]:<60} {row['decisions']:>4} {cell(row['zero_shot']):>12} "
+                f"{cell(row['learned']):>12} {cell(row['examples']):>12}"
+            )
+        for checkpoint in CHECKPOINTS:
+            at = [r for r in data["rows"] if r["decisions"] == checkpoint]
+            for key in ("zero_shot", "learned", "examples"):
+                got = [r[key] for r in at if r[key] is not None]
+                if got:
+                    auroc = statistics.mean(g[0] for g in got)
+                    kappa = statistics.mean(g[1] for g in got)
+                    print(
+                        f"  mean at {checkpoint:>3}: {key:<10} AUROC {auroc:.3f} "
+                        f"kappa {kappa:.3f} ({len(got)} codes)"
+                    )
+
+
+if __name__ == "__main__":
+    main()
