@@ -17,14 +17,17 @@ come first, the response last, then the answer cue. All prompts of one code ther
 share a long token prefix, which the transformers backend computes once per batch.
 
 Context levels (METHOD.md): ``none`` shows the code's name only; ``definition`` adds its
-definition; ``full`` adds inclusion and exclusion criteria and examples.
+definition; ``full`` adds inclusion and exclusion criteria and examples; ``examples``
+adds to ``full`` some pairs of the code a coder decided, as worked examples
+(``Response: "..." -> Answer: 4``), after the answer rule and before the response: they
+belong to the code, so every prompt of the code still shares the whole prefix.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from codebooks.model import Code, Codebook, Option, Scale
@@ -34,6 +37,15 @@ from scoring.score import CONTEXT_LEVELS
 
 #: Marks the place where an over-long response was cut.
 TRUNCATION_MARK = " [...] "
+
+#: A worked example shown at context ``examples``: a response's text and the label of the
+#: value a coder decided for it.
+Example = tuple[str, str]
+
+#: The line before a code's worked examples, and the form of each (both in
+#: :func:`examples_hash`, so that a change of wording never reuses scores).
+EXAMPLES_INTRO = "Responses already coded with this code:"
+EXAMPLE_LINE = 'Response: "{text}" -> Answer: {label}'
 
 
 @dataclass(frozen=True)
@@ -72,12 +84,27 @@ class PromptTemplate:
         blob = json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
-    def user_text(self, codebook: Codebook, code: Code, text: str, context: str) -> str:
-        """The instructions, the code, the question and the scale, then the response."""
+    def user_text(
+        self,
+        codebook: Codebook,
+        code: Code,
+        text: str,
+        context: str,
+        *,
+        examples: Sequence[Example] = (),
+    ) -> str:
+        """The instructions, the code, the question and the scale, at context ``examples``
+        the code's worked examples, then the response.
+
+        Raises:
+            ScoringError: an unknown context, or examples at another context.
+        """
         if context not in CONTEXT_LEVELS:
             raise ScoringError(
                 f"unknown context level {context!r}; choose one of {', '.join(CONTEXT_LEVELS)}"
             )
+        if examples and context != "examples":
+            raise ScoringError(f"worked examples are shown at context 'examples', not {context!r}")
         scale = codebook.scale_for(code)
         question = codebook.question.replace("{code}", code.name)
         parts = [
@@ -86,15 +113,23 @@ class PromptTemplate:
             self.question_line.format(question=question, code=code.name),
             self.scale_intro + "\n" + describe_scale(scale),
             self.answer_rule.format(labels=_or_list(scale.labels)),
+            describe_examples(examples),
             self.response_line.format(text=text),
         ]
         return "\n\n".join(p for p in parts if p)
 
     def render(
-        self, backend: Backend, codebook: Codebook, code: Code, text: str, context: str
+        self,
+        backend: Backend,
+        codebook: Codebook,
+        code: Code,
+        text: str,
+        context: str,
+        *,
+        examples: Sequence[Example] = (),
     ) -> str:
         """The exact prompt the model reads."""
-        user = self.user_text(codebook, code, text, context)
+        user = self.user_text(codebook, code, text, context, examples=examples)
         if self.chat:
             messages = []
             if self.system:
@@ -123,9 +158,9 @@ class PromptTemplate:
 def describe_code(code: Code, context: str) -> str:
     """The code as the model sees it at a context level."""
     lines = [f"Code: {code.name}"]
-    if context in ("definition", "full") and code.definition.strip():
+    if context in ("definition", "full", "examples") and code.definition.strip():
         lines.append(f"Definition: {_one_paragraph(code.definition)}")
-    if context == "full":
+    if context in ("full", "examples"):
         if code.inclusion.strip():
             lines.append(f"Apply it when: {_one_paragraph(code.inclusion)}")
         if code.exclusion.strip():
@@ -135,6 +170,37 @@ def describe_code(code: Code, context: str) -> str:
             lines.append("Examples where it applies:")
             lines.extend(f'- "{_one_paragraph(e)}"' for e in examples)
     return "\n".join(lines)
+
+
+def describe_examples(examples: Sequence[Example]) -> str:
+    """A code's worked examples, one line each (empty when there are none)."""
+    if not examples:
+        return ""
+    lines = [EXAMPLES_INTRO]
+    lines.extend(
+        EXAMPLE_LINE.format(text=_one_paragraph(text), label=label) for text, label in examples
+    )
+    return "\n".join(lines)
+
+
+def examples_hash(examples: Mapping[str, Sequence[Example]]) -> str:
+    """sha256 prefix of the worked examples shown per code id (and of their wording): the
+    :attr:`~scoring.score.ScoreConfig.examples_hash` of a configuration at context
+    ``examples``. A code without examples counts as absent."""
+    blob = json.dumps(
+        {
+            "intro": EXAMPLES_INTRO,
+            "line": EXAMPLE_LINE,
+            "codes": {
+                code_id: [[text, label] for text, label in shown]
+                for code_id, shown in sorted(examples.items())
+                if shown
+            },
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
 def describe_scale(scale: Scale) -> str:

@@ -42,7 +42,8 @@ Layout = Literal["long", "wide"]
 LAYOUTS: tuple[Layout, ...] = get_args(Layout)
 
 #: A prompt's context level (METHOD.md section 1); the names are the scoring package's.
-Context = Literal["none", "definition", "full"]
+#: ``examples``: ``full`` and some of a coder's decided pairs per code (METHOD.md section 5).
+Context = Literal["none", "definition", "full", "examples"]
 CONTEXTS = cast(tuple[Context, ...], CONTEXT_LEVELS)
 
 
@@ -126,7 +127,11 @@ class ScoringRate:
 
 @dataclass(frozen=True)
 class ConfigRow:
-    """A stored scoring configuration."""
+    """A stored scoring configuration.
+
+    ``examples_hash`` is :attr:`ScoreConfig.examples_hash` (empty but at context
+    ``examples``): which worked examples its prompts showed.
+    """
 
     id: int
     key: str
@@ -137,6 +142,7 @@ class ConfigRow:
     scale: Scale
     strict: bool
     created_at: str
+    examples_hash: str = ""
 
     @property
     def config(self) -> ScoreConfig:
@@ -147,6 +153,7 @@ class ConfigRow:
             context=self.context,
             scale=self.scale,
             strict=self.strict,
+            examples_hash=self.examples_hash,
         )
 
 

@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 #: test checks that the two agree).
 DEFAULT_PROMPT_TOKENS = 2048
 
+#: study.analysis.examples.DEFAULT_PER_VALUE, written out for the same reason.
+DEFAULT_EXAMPLES = 2
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -98,9 +101,24 @@ def register(subparsers: Any) -> None:
         choices=CONTEXTS,
         metavar="LEVEL",  # a metavar keeps argparse from reading the choices before use
         default=None,
-        help="what the prompt says about a code (%(choices)s): its name, its definition, or "
-        "everything (criteria and examples too); default: the study's active "
-        "configuration's, else definition",
+        help="what the prompt says about a code (%(choices)s): its name, its definition, "
+        "everything (criteria and examples too), or everything and some pairs of the code "
+        "a coder decided as worked examples (a STUDY only; never an audit pair); default: "
+        "the study's active configuration's, else definition",
+    )
+    parser.add_argument(
+        "--coder",
+        metavar="NAME",
+        help="with --context examples: whose decisions are shown (needed when several "
+        "coders decided)",
+    )
+    parser.add_argument(
+        "--examples",
+        type=positive_int,
+        metavar="K",
+        default=None,
+        help=f"with --context examples: examples per scale value decided, taken in turn "
+        f"over the values (default {DEFAULT_EXAMPLES})",
     )
     parser.add_argument(
         "--max-prompt-tokens",
@@ -171,6 +189,15 @@ def score_files(args: argparse.Namespace) -> int:
 
     if args.responses is None or args.codebook is None:
         raise UsageError("give both --responses FILE and --codebook FILE")
+    if args.context == "examples":
+        raise UsageError(
+            "--context examples shows pairs a coder decided, which a study holds: score a "
+            "STUDY ('codecurve score STUDY --context examples')"
+        )
+    if args.coder is not None or args.examples is not None:
+        raise UsageError(
+            "--coder and --examples choose the examples of a STUDY's --context examples"
+        )
     scale = None
     if args.scale is not None:
         try:

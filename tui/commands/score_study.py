@@ -3,6 +3,13 @@
 With ``--responses`` and ``--codebook`` the study is created first. Each finished batch
 is stored at once (:func:`study.score_run.score_study`), so an interrupted run keeps
 what it finished.
+
+``--context examples`` shows, in every prompt of a code, some pairs of the code one
+coder decided (``--coder``, ``--examples K`` per value; never an audit pair), chosen by
+:func:`study.analysis.examples.choose_examples` before the model loads: a configuration
+of its own per example set, activated only as any other (the study's first, or
+``--activate``). Resumed without ``--context``, an active examples configuration keeps
+the examples it was scored with.
 """
 
 from __future__ import annotations
@@ -20,6 +27,8 @@ from tui.text import plural
 if TYPE_CHECKING:
     from scoring.backend import Backend
     from scoring.engine import BatchResult
+    from study.analysis.examples import ExampleSet
+    from study.store import Study
 
 
 def backend_from(args: argparse.Namespace) -> Backend:
@@ -76,9 +85,11 @@ def score_study_file(args: argparse.Namespace) -> int:
             )
         study = Study.open(args.study)
     with study:
-        if args.context is None:
+        resuming = args.context is None
+        if resuming:
             # Resuming: the configuration being scored, not a new one at the default level.
             args.context = active_context(study)
+        examples = _examples(study, args, resuming=resuming)
         backend = backend_from(args)
         try:
             engine = ScoringEngine(
@@ -88,15 +99,18 @@ def score_study_file(args: argparse.Namespace) -> int:
                 strict=args.strict,
                 batch_size=args.batch_size,
                 max_prompt_tokens=args.max_prompt_tokens,
+                examples=examples,
             )
+            if examples is not None:
+                from study.analysis.examples import record_examples
+
+                record_examples(study, examples)
             activate = bool(getattr(args, "activate", False))
             first = study.scores.active_config_id() is None
             config_id = study.scores.ensure_config(engine.config, activate=first)
             if activate and study.scores.active_config_id() != config_id:
                 study.scores.set_active(config_id)
-            pending = len(
-                study.scores.pending_pairs(config_id, features=engine.captures_features)
-            )
+            pending = len(study.scores.pending_pairs(config_id, features=engine.captures_features))
             say(
                 f"scoring {pending:,} pending of {plural(study.pair_count(), 'pair')} "
                 f"in {args.study} "
@@ -142,4 +156,43 @@ def score_study_file(args: argparse.Namespace) -> int:
         f"{'is' if result.already + result.stored == 1 else 'are'} scored "
         f"(configuration {result.config_id})"
     )
+    if examples is not None and not activate and not first:
+        say(
+            f"configuration {result.config_id} (examples) is not the active one; compare "
+            f"it on the audit ('codecurve compare {args.study} --sample audit'), or make it "
+            "active with --activate"
+        )
     return 0
+
+
+def _examples(study: Study, args: argparse.Namespace, *, resuming: bool) -> ExampleSet | None:
+    """The worked examples of ``--context examples`` (None at any other context): those
+    of the active configuration when resuming it, else chosen now from the decisions."""
+    from study.analysis.examples import DEFAULT_PER_VALUE, choose_examples, stored_examples
+
+    chosen_by_options = args.coder is not None or args.examples is not None
+    if args.context != "examples":
+        if chosen_by_options:
+            raise UsageError(
+                "--coder and --examples choose the examples of --context examples; add "
+                "--context examples, or drop them"
+            )
+        return None
+    active = study.scores.active_config_id()
+    if resuming and not chosen_by_options and active is not None:
+        kept = stored_examples(study, study.scores.config_row(active).examples_hash)
+        if kept is not None and kept.fits(study.codebook.codable):
+            say(
+                f"resuming configuration {active} with its examples from {kept.coder}'s "
+                f"decisions ({plural(kept.shown, 'example')})"
+            )
+            return kept
+    per_value = DEFAULT_PER_VALUE if args.examples is None else args.examples
+    chosen = choose_examples(study, coder=args.coder, per_value=per_value)
+    say(
+        f"examples from {chosen.coder}'s decisions, up to {per_value} per value decided "
+        "(never an audit pair):"
+    )
+    for code in chosen.codes:
+        say(f"  {code.code_name}: {code.describe()}")
+    return chosen
