@@ -24,7 +24,10 @@ collaborators that keep the state behind them: :class:`~tui.scorer.Scorer` (the 
 and the scoring runs), :class:`~tui.iterating.Iteration` (editing a code with
 ``E``, choosing the configuration with ``C``, the panel's comparison of configurations)
 and :class:`~tui.session.ReviewSession` (the coder's decisions), :class:`~tui.live.Live`
-(the other sessions' commits). Export (``e``) collects
+(the other sessions' commits), :class:`~tui.learning.Learner` (when the coder's curves are
+refitted on their decisions: every :data:`~tui.learning.REFIT_EVERY` decisions of a code,
+and on ``L``; the refit runs in a thread worker while the coder goes on deciding, and the
+queue then follows the learned curves). Export (``e``) collects
 its options in :class:`~tui.screens.export.ExportScreen` and is written by
 :func:`tui.screens.export.write_export` in a worker.
 """
@@ -61,10 +64,20 @@ from study.errors import StudyLockedError
 from study.rows import Context
 from study.score_run import ScoreProgress, score_study
 from study.scores.labels import active_context, config_label
+from study.scores.learned import is_learned
 from tui.collector import IdleCollector
 from tui.estimate import estimate_text
 from tui.iterating import Iteration
 from tui.keymap import bindings, key, rebind
+from tui.learning import (
+    Learned,
+    Learner,
+    Request,
+    learned_on,
+    learned_text,
+    needs_text,
+    run_request,
+)
 from tui.live import INTERVAL as LIVE_INTERVAL
 from tui.live import Live
 from tui.messages import (
@@ -72,6 +85,7 @@ from tui.messages import (
     ComparisonReady,
     DelegationPlanned,
     ExportFinished,
+    LearningFinished,
     ModelLoaded,
     Progress,
     ReportFinished,
@@ -108,6 +122,11 @@ SCREENING_DELAY = 0.25
 #: screening in a worker takes the interpreter from the keys for tens of milliseconds,
 #: so it waits for a pause in the keys (each key puts it off again).
 HIDDEN_SCREENING_DELAY = 1.5
+
+#: Seconds without a key before a refit that came due by itself starts: its fit takes
+#: the interpreter, and its writes the study's write turn, from the keys that follow
+#: (each key puts it off again; ``L`` starts one at once).
+LEARNING_PAUSE = 1.5
 
 
 class CodecurveApp(App[None]):
@@ -154,6 +173,7 @@ class CodecurveApp(App[None]):
         self.scorer = Scorer(backend_factory, load=self.load_model, run=self.score_pending)
         self.iteration = Iteration(study, self.session)
         self.live = Live(study, self.session)
+        self.learner = Learner(study, self.session, run=self.learn_curves)
         self._score_on_open = score_on_open
         self._prompt_context: Context = context or active_context(study)
         #: The confidence cut of the screening panel ("scale", "median" or a number).
@@ -162,6 +182,8 @@ class CodecurveApp(App[None]):
         self._close_study = close_study
         self._screening_timer: Any = None
         self._screening_delay = SCREENING_DELAY
+        self._learning_timer: Any = None
+        self._learning_due: list[Request] = []
         self._last_key = -math.inf  # time.monotonic() of the last key
         self.screening_summary: ScreeningSummary | None = None
         self.scoring_runs = 0
@@ -242,13 +264,15 @@ class CodecurveApp(App[None]):
         # the app: keep it out of the collector's scans, and again what the first paint
         # loads; full collections run while the coder pauses, not on a random key.
         self._collector.start()
-        await self.push_screen(ReviewScreen(self.session))
+        await self.push_screen(ReviewScreen(self.session, learning=self.learner))
         if self.scorer.has_model:
-            self.review.set_model_state(self.config_state("loading model…"))
+            self.show_model_state(self.review, "loading model…")
             self.scorer.load(score=self._score_on_open)
         else:
-            self.review.set_model_state(self.config_state("no model"))
+            self.show_model_state(self.review, "no model")
         self.refresh_screening(delay=0.0)
+        if self.session.config_id is not None:  # where each code's learning stands
+            self.call_after_refresh(self.learner.request, Request(None, learn=False))
         self.call_after_refresh(self._collector.freeze)
         self.set_interval(0.5, self._collector.tick)
         self.set_interval(LIVE_INTERVAL, self.follow_team)
@@ -306,7 +330,9 @@ class CodecurveApp(App[None]):
         if review is None:
             return
         shown = self.session.config_id
-        if message.config_id != shown:
+        # Curves learned on this model's scores are shown: the queue stays on them.
+        stays = shown is not None and learned_on(self.study, shown, message.config_id)
+        if message.config_id != shown and not stays:
             if shown is not None and self.study.scores.scored_count(shown) > 0:
                 # Never leave the coder on an empty configuration: keep showing the
                 # scores there are until something is scored with the new one.
@@ -321,7 +347,7 @@ class CodecurveApp(App[None]):
                 )
             else:
                 self.show_config(message.config_id)
-        review.set_model_state(self.config_state())
+        self.show_model_state(review)
         self.resume_scoring()
 
     def start_scoring(self) -> None:
@@ -333,7 +359,7 @@ class CodecurveApp(App[None]):
             self.notify("No model is configured: start with --model to score.", severity="warning")
         elif started in (Run.LOADING, Run.WAITING):
             if started is Run.LOADING and (review := self.live_review) is not None:
-                review.set_model_state(self.config_state("loading model…"))
+                self.show_model_state(review, "loading model…")
             self.notify("Loading the model; scoring starts when it is ready.", timeout=3)
 
     def resume_scoring(self) -> None:
@@ -392,14 +418,20 @@ class CodecurveApp(App[None]):
         if self.cancel_scoring():
             self.notify("Cancelling after this batch…", timeout=2)
 
-    def config_state(self, state: str = "") -> str:
+    def config_state(self, state: str = "", *, blind: bool = False) -> str:
         """The status line's model part, short: the configuration shown (``#1 SmolLM2 ·
         full · likert``), the model's state ("loading model…", "no model") and, when the
-        loaded model is another configuration, the one ``r`` scores with."""
+        loaded model is another configuration, the one ``r`` scores with. ``blind``: a
+        learned configuration without its name (under blind coding nothing says what a
+        curve learned)."""
         shown = self.session.config_id
-        parts = [
-            config_label(self.study.scores.config_row(shown)) if shown is not None else "not scored"
-        ]
+        if shown is None:
+            parts = ["not scored"]
+        else:
+            row = self.study.scores.config_row(shown)
+            learned = blind and is_learned(row)
+            label = f"#{row.id} · {row.context} · {row.template_id}" if learned else None
+            parts = [label or config_label(row)]
         if state:
             parts.append(state)
         loaded = self.scorer.loaded_config
@@ -407,11 +439,22 @@ class CodecurveApp(App[None]):
             parts.append(f"{key('review.score')} scores #{loaded}")
         return " · ".join(parts)
 
-    def show_config(self, config_id: int) -> None:
-        """Show the scores of ``config_id`` (the queue, status and screening follow)."""
+    def model_word(self) -> str:
+        """The model's state in the status line's words, when it is not loaded."""
+        if not self.scorer.has_model:
+            return "no model"
+        return "loading model…" if self.scorer.loading else ""
+
+    def show_model_state(self, review: ReviewScreen, state: str = "") -> None:
+        """Put the configuration shown and the model's ``state`` on the status line."""
+        review.set_model_state(self.config_state(state), blind=self.config_state(state, blind=True))
+
+    def show_config(self, config_id: int, *, follow: bool = False) -> None:
+        """Show the scores of ``config_id`` (the queue, status and screening follow);
+        ``follow``: the highlighted pair stays highlighted where the new order puts it."""
         self.session.config_id = config_id
         if (review := self.live_review) is not None:
-            review.pair_queue.set_source(self.session.source)
+            review.pair_queue.set_source(self.session.source, follow=follow)
             review.update_status()
         self.update_stale()
         self.refresh_screening(delay=0.0)
@@ -421,7 +464,7 @@ class CodecurveApp(App[None]):
         if message.config_id != self.session.config_id and not self.scorer.rescoring:
             self.show_config(message.config_id)
             if (review := self.live_review) is not None:
-                review.set_model_state(self.config_state())
+                self.show_model_state(review)
         if (review := self.live_review) is not None:
             review.scoring_progress.progress = Progress(0, message.total, 0.0, float("nan"))
             review.scoring_started()
@@ -464,6 +507,10 @@ class CodecurveApp(App[None]):
         else:
             self.notify(f"Scored {message.done:,} pairs.", timeout=3)
         self.refresh_screening(delay=0.0)
+        # The run made its configuration the active one: the coder's learned curves
+        # are refitted on the new scores, and the queue follows them again.
+        if (refit := self.learner.scores_changed()) is not None:
+            self.refit_after_pause(refit)
 
     def _scores_stored(self, review: ReviewScreen) -> None:
         """Tell the screens opened over the review screen (the response list, the
@@ -479,6 +526,8 @@ class CodecurveApp(App[None]):
                 self.scorer.stopped()
             elif event.state == WorkerState.CANCELLED and worker.group == "model":
                 self.scorer.model_failed()
+            elif event.state == WorkerState.CANCELLED and worker.group == "learning":
+                self.learner.stopped(failed=False)
             return
         error = worker.error
         log.error("worker %s failed: %s", worker.name, error, exc_info=error)
@@ -486,7 +535,7 @@ class CodecurveApp(App[None]):
         if worker.group == "model":
             self.scorer.model_failed()
             if review is not None:
-                review.set_model_state(self.config_state("no model: manual coding"))
+                self.show_model_state(review, "no model: manual coding")
             self.notify(
                 f"The model could not be loaded: {printable(str(error))}. "
                 "Manual coding still works.",
@@ -513,6 +562,24 @@ class CodecurveApp(App[None]):
                 timeout=12,
                 markup=False,
             )
+        elif worker.group == "learning":
+            request = self.learner.stopped(failed=True)
+            if review is not None and review.composed:
+                review.update_learning()
+            if request is not None and not request.asked and self.model_hidden():
+                return  # a refit by itself while the coder works blind: not shown
+            again = (
+                ""
+                if request is not None and request.asked
+                else (f" Refits wait until you press {key('review.learn')}.")
+            )
+            self.notify(
+                f"Not learned: {printable(str(error))}. The queue keeps its order.{again}",
+                title="Learning",
+                severity="error",
+                timeout=12,
+                markup=False,
+            )
         elif worker.group in ("export", "report"):
             self.notify(
                 f"{worker.group.capitalize()} failed: {printable(str(error))}",
@@ -528,6 +595,99 @@ class CodecurveApp(App[None]):
                 severity="error",
                 timeout=10,
                 markup=False,
+            )
+
+    # -- learning from the coder -------------------------------------------------------
+
+    def action_learn(self) -> None:
+        """Refit the highlighted pair's code's curve on the coder's decisions now (every
+        code's when no pair is highlighted); the coder goes on deciding meanwhile."""
+        if self.session.config_id is None:
+            self.notify(
+                f"Nothing is scored yet: press {key('review.score')} to score, then "
+                f"{key('review.learn')} learns from your decisions.",
+                timeout=4,
+            )
+            return
+        review = self.live_review
+        row = review.pair_queue.current if review is not None else None
+        code_id = row.code_id if row is not None else None
+        started = self.learner.request(Request(code_id, learn=True, asked=True))
+        if self.model_hidden():
+            return
+        code = self.session.code(code_id) if code_id is not None else None
+        what = printable(code.name, single_line=True) if code is not None else "every code"
+        when = "now" if started else "after the refit under way"
+        self.notify(f"Learning {what} from your decisions {when}…", timeout=3, markup=False)
+
+    def model_hidden(self) -> bool:
+        """Whether the coder works blind now (blind coding, or the queue walks a blind
+        order): nothing is said then about what a curve learned."""
+        review = self.live_review
+        order = review.pair_queue.pair_query.order if review is not None else "entropy"
+        return self.session.hides_model(order)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="learning", name="learn")
+    def learn_curves(self, request: Request) -> None:
+        """Do a learning request (:func:`tui.learning.run_request`: seconds of fitting and
+        rescoring, each code written in one transaction); a failure is told by the worker
+        handler, and nothing of the code it was on is half-written."""
+        learned = run_request(self.study, coder=self.session.coder, request=request)
+        self.post_message(LearningFinished(learned))
+
+    @on(LearningFinished)
+    def _learning_finished(self, message: LearningFinished) -> None:
+        learned = message.learned
+        self.learner.finished(learned)
+        review = self.live_review
+        if learned.activated and learned.config_id is not None:
+            # The queue is sorted again by the learned curves' entropy; the coder's pair
+            # stays highlighted, and their next decision goes on to the new top.
+            self.show_config(learned.config_id, follow=True)
+            if review is not None:
+                self.show_model_state(review, self.model_word())
+                review.learned_order()
+                self._scores_stored(review)
+        elif review is not None and review.composed:
+            review.update_learning()
+        if learned.request.asked:
+            self._tell_learned(learned)
+
+    def _tell_learned(self, learned: Learned) -> None:
+        """What the refit the coder asked for did (nothing of it while they work blind)."""
+        if self.model_hidden():
+            self.notify(
+                "Coding blind: the curve's figures stay hidden until blind coding is off.",
+                timeout=4,
+            )
+            return
+        code_id = learned.request.code_id
+        state = learned.states.get(code_id) if code_id is not None else None
+        code = self.session.code(code_id) if code_id is not None else None
+        if state is not None and code is not None:
+            scale = self.session.scale(code.id)
+            if state.needs:
+                full, _ = needs_text(code.name, scale, state.needs)
+                self.notify(
+                    f"{full}.", title="Not learned yet", severity="warning", timeout=6, markup=False
+                )
+            elif state.learned and learned.activated:
+                full, _ = learned_text(code.name, scale, state)
+                self.notify(f"{full}; the queue follows it now.", timeout=8, markup=False)
+            return
+        if learned.activated:
+            count = len(learned.learned)
+            self.notify(
+                f"Learned {count} of {len(learned.states)} codes from your decisions; the "
+                "queue follows them now (the status line says how, per code).",
+                timeout=6,
+            )
+        else:
+            self.notify(
+                "No code has enough decisions of each value to learn yet.",
+                title="Not learned yet",
+                severity="warning",
+                timeout=6,
             )
 
     # -- codebook iteration ------------------------------------------------------------
@@ -613,7 +773,7 @@ class CodecurveApp(App[None]):
         if self.iteration.activate(config_id):
             self.show_config(config_id)
         if (review := self.live_review) is not None:
-            review.set_model_state(self.config_state())
+            self.show_model_state(review)
         label = config_label(self.study.scores.config_row(config_id))
         self.notify(f"Active configuration: {label}", timeout=4, markup=False)
 
@@ -736,11 +896,12 @@ class CodecurveApp(App[None]):
         change = self.live.poll()
         if change is None:
             return
+        self.learner.forget_sample()  # an audit drawn or extended there never counts
         review = self.live_review
         if change.config and (active := self.study.scores.active_config_id()) is not None:
             self.show_config(active)
             if review is not None:
-                review.set_model_state(self.config_state())
+                self.show_model_state(review)
         if change.structure:
             self.update_stale()
             self.notify(
@@ -774,6 +935,36 @@ class CodecurveApp(App[None]):
         review = self.live_review
         shown = review is not None and review.screening_shown
         self.refresh_screening(delay=SCREENING_DELAY if shown else HIDDEN_SCREENING_DELAY)
+        if message.kind == "record":
+            self._count_decision(message, review)
+
+    def _count_decision(self, message: AnnotationSaved, review: ReviewScreen | None) -> None:
+        """Count a decision towards its code's next refit (never an audit pair nor an
+        accepted pick: they never teach the curve), and start the refit when it is due."""
+        due = self.learner.decided(
+            message.response_id, message.code_id, message.value, human=message.source == "human"
+        )
+        if review is not None and review.composed:
+            review.update_learning()
+        if due is not None and self.session.config_id is not None:
+            self.refit_after_pause(due)
+
+    def refit_after_pause(self, request: Request) -> None:
+        """Start ``request`` once no key has come for :data:`LEARNING_PAUSE` seconds."""
+        if request not in self._learning_due:
+            self._learning_due.append(request)
+        if self._learning_timer is None:
+            self._learning_timer = self.set_timer(LEARNING_PAUSE, self._refit_due)
+
+    def _refit_due(self) -> None:
+        quiet = time.monotonic() - self._last_key
+        if quiet < LEARNING_PAUSE:
+            self._learning_timer = self.set_timer(LEARNING_PAUSE - quiet, self._refit_due)
+            return
+        self._learning_timer = None
+        due, self._learning_due = self._learning_due, []
+        for request in due:
+            self.learner.request(request)
 
     @on(ScreeningShown)
     def _screening_shown(self) -> None:

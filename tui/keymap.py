@@ -257,6 +257,16 @@ ACTIONS: tuple[Action, ...] = (
         "Configurations: choose the scoring configuration the queue shows",
         show=False,
     ),
+    Action(
+        "review.learn",
+        "L",
+        "app.learn",
+        "Learn",
+        "Learn now: refit the highlighted pair's code's curve on your decisions (it also "
+        "refits by itself as you decide); the queue then follows it. The audit never "
+        "teaches it",
+        show=False,
+    ),
     # Not in the key bar: the app's own tab binding would put it first.
     Action(
         "review.switch_pane",

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from scoring.engine import ScoringEngine
     from study.analysis.compare import Comparison
     from study.log.delegations import DelegationPlan
-    from study.rows import ScoringRate
+    from study.rows import ScoringRate, Source
+    from tui.learning import Learned
     from tui.session import ChangeKind, Saved
     from tui.verdicts import ScreeningSummary
 
@@ -82,21 +83,30 @@ class ScoringFinished(Message):
 
 class AnnotationSaved(Message):
     """A decision, its undo or a note is durable in the study (posted by a screen; it
-    bubbles to the app)."""
+    bubbles to the app). ``source``: ``model`` for a pick accepted from the model."""
 
     def __init__(
-        self, response_id: str, code_id: str, value: int | None, *, kind: ChangeKind = "record"
+        self,
+        response_id: str,
+        code_id: str,
+        value: int | None,
+        *,
+        kind: ChangeKind = "record",
+        source: Source = "human",
     ) -> None:
         super().__init__()
         self.response_id = response_id
         self.code_id = code_id
         self.value = value
         self.kind: ChangeKind = kind
+        self.source: Source = source
 
     @classmethod
     def of(cls, saved: Saved) -> AnnotationSaved:
         """The message for a session's :class:`~tui.session.Saved` outcome."""
-        return cls(saved.response_id, saved.code_id, saved.value, kind=saved.kind)
+        return cls(
+            saved.response_id, saved.code_id, saved.value, kind=saved.kind, source=saved.source
+        )
 
     @property
     def undone(self) -> bool:
@@ -200,3 +210,12 @@ class ComparisonReady(Message):
         super().__init__()
         self.comparison = comparison
         self.note = note
+
+
+class LearningFinished(Message):
+    """The learning worker did a request (:class:`~tui.learning.Learned`): curves
+    refitted on the coder's decisions, or where each code's learning stands."""
+
+    def __init__(self, learned: Learned) -> None:
+        super().__init__()
+        self.learned = learned

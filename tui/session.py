@@ -48,6 +48,8 @@ class Saved:
         kind: ``record``, ``undo`` or ``note``.
         many: The change touched many pairs (a delegation applied or undone): the pair
             named is only the first.
+        source: ``model`` for a pick accepted from the model (it never teaches a learned
+            curve), else ``human``.
     """
 
     response_id: str
@@ -55,6 +57,7 @@ class Saved:
     value: int | None
     kind: ChangeKind = "record"
     many: bool = False
+    source: Source = "human"
 
 
 @dataclass(frozen=True)
@@ -317,7 +320,7 @@ class ReviewSession:
             return Refused("Coding blind: the model's pick is hidden until you decide.")
         if pick is None:
             return Refused("This pair is not scored yet: nothing to accept.")
-        return self._save(row, lambda: self.record(row, pick, source="model"), pick)
+        return self._save(row, lambda: self.record(row, pick, source="model"), pick, source="model")
 
     def yes_no(self, row: Row, *, yes: bool) -> Outcome:
         """Record Yes or No on a yes/no code; refused on a longer scale."""
@@ -362,14 +365,20 @@ class ReviewSession:
         return Saved(decision.response_id, decision.code_id, None, kind="undo", many=many)
 
     def _save(
-        self, row: Row, write: Callable[[], None], value: int | None, *, kind: ChangeKind = "record"
+        self,
+        row: Row,
+        write: Callable[[], None],
+        value: int | None,
+        *,
+        kind: ChangeKind = "record",
+        source: Source = "human",
     ) -> Outcome:
         try:
             write()
         except SAVE_ERRORS as exc:
             what = "The note" if kind == "note" else "The decision"
             return Failed(_failure(what, exc))
-        return Saved(row.response_id, row.code_id, value, kind=kind)
+        return Saved(row.response_id, row.code_id, value, kind=kind, source=source)
 
     def progress(self, *, scored: bool = False) -> dict[str, Any]:
         """Decided / total, overall and per code; ``scored`` adds scored counts (a scan

@@ -290,6 +290,13 @@ def learn(
         _learn_code(study, chosen, codebook, base, learned_id, who, version, layout)
         for chosen in codes
     ]
+    # The codes not learned now keep what they have under the learned configuration, or
+    # get their zero-shot curves, so that the learned configuration scores every code.
+    learning = {c.id for c in codes}
+    for other in codebook.codable:
+        if other.id not in learning:
+            with study.transaction() as conn:
+                stored.copy_base_scores(conn, learned_id, base.id, study.index.code_key(other.id))
     if activate:
         study.scores.set_active(learned_id)
     return LearnRun(learned_id, base.id, who, version, tuple(results), tuple(notes))
@@ -439,8 +446,14 @@ def _learn_code(
             if len(scores.rids)
             else scores.logprobs
         )
+    rows = stored.learned_rows(learned_id, cid, scores, out, values)
     with study.transaction() as conn:
-        n = stored.replace_code_scores(conn, learned_id, cid, scores, out, values)
+        stored.begin_rescoring(conn, learned_id, cid, scores.rids.tolist())
+    for start in range(0, len(rows), stored.WRITE_ROWS):
+        with study.transaction() as conn:
+            stored.write_rows(conn, rows[start : start + stored.WRITE_ROWS])
+    n = len(rows)
+    with study.transaction() as conn:
         stored.record_fit(
             conn,
             stored.LearnedRow(

@@ -131,16 +131,20 @@ def code_scores(
     )
 
 
-def replace_code_scores(
-    conn: sqlite3.Connection,
+#: Score rows written per transaction when a code is rescored: a coder's decision waits
+#: for at most one such write (about 30 ms), never for the whole code's.
+WRITE_ROWS = 2000
+
+
+def learned_rows(
     config_id: int,
     cid: int,
     base: CodeScores,
     logprobs: npt.NDArray[np.float64],
     values: Sequence[int],
-) -> int:
-    """Replace code ``cid``'s scores under ``config_id`` by curves from ``logprobs``
-    (shape (n, K), one row per pair of ``base``, whose identity they keep); the count."""
+) -> list[tuple[Any, ...]]:
+    """The ``scores`` rows of code ``cid`` under ``config_id``: curves from ``logprobs``
+    (shape (n, K), one row per pair of ``base``, whose identity they keep)."""
     table = curve_table(logprobs, [float(v) for v in values])
     stamp = now()
     n, k = table.probs.shape
@@ -183,16 +187,52 @@ def replace_code_scores(
         )
         for i in range(n)
     ]
+    return rows
+
+
+def begin_rescoring(
+    conn: sqlite3.Connection, config_id: int, cid: int, rids: Sequence[int]
+) -> None:
+    """Mark code ``cid``'s fit under ``config_id`` as being written (its ``params_hash``
+    emptied until :func:`record_fit`), and drop its scores if they are of other pairs (a
+    first fit, a new wave); else they are updated in place by :func:`write_rows`, which
+    spares the primary key's b-tree a delete and an insert per pair.
+
+    The rows are then written in blocks of :data:`WRITE_ROWS`, each its own transaction,
+    so that a coder's decision never waits for a whole code; a code whose writing was
+    interrupted (a killed process) is known by its empty hash and refitted whole.
+    """
+    conn.execute(
+        "UPDATE learned SET params_hash = '' WHERE config_id = ? AND cid = ?", (config_id, cid)
+    )
     stored = conn.execute(
         "SELECT rid FROM scores WHERE config_id = ? AND cid = ? ORDER BY rid", (config_id, cid)
     ).fetchall()
-    if [r[0] for r in stored] != rids:
-        # Another set of pairs (a first fit, a new wave): start the code afresh. Else the
-        # rows are updated in place, which spares the primary key's b-tree a delete and
-        # an insert per pair.
+    if [r[0] for r in stored] != list(rids):
         conn.execute("DELETE FROM scores WHERE config_id = ? AND cid = ?", (config_id, cid))
+
+
+def copy_base_scores(conn: sqlite3.Connection, config_id: int, base_id: int, cid: int) -> int:
+    """Give code ``cid`` its base configuration's (zero-shot) curves under the learned
+    ``config_id`` where it has none yet, so that every code of the active learned
+    configuration is scored; the count copied."""
+    before = conn.total_changes
+    conn.execute(
+        "INSERT INTO scores (config_id, rid, cid, surprisal, probs, on_scale_mass, entropy, "
+        "norm_entropy, mode, pick, expected, spread, confidence, off_scale, token_set, "
+        "missing, prompt_hash, text_hash, code_hash, truncated, scored_at) "
+        "SELECT ?, rid, cid, surprisal, probs, on_scale_mass, entropy, norm_entropy, mode, "
+        "pick, expected, spread, confidence, off_scale, token_set, missing, prompt_hash, "
+        "text_hash, code_hash, truncated, scored_at FROM scores "
+        "WHERE config_id = ? AND cid = ? ON CONFLICT (config_id, rid, cid) DO NOTHING",
+        (config_id, base_id, cid),
+    )
+    return conn.total_changes - before
+
+
+def write_rows(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+    """Insert or update :func:`learned_rows`' rows."""
     conn.executemany(_UPSERT, rows)
-    return len(rows)
 
 
 _UPSERT = (
@@ -217,7 +257,8 @@ class LearnedRow:
     """What one code's learned curve was fitted on (a ``learned`` row).
 
     ``counts`` maps each scale value to its decisions; ``penalty`` and ``cv_auroc`` are
-    None for a code that kept its zero-shot curve (``inputs`` says why).
+    None for a code that kept its zero-shot curve (``inputs`` says why). An empty
+    ``params_hash`` on a learned code: its rescoring was interrupted (:func:`begin_rescoring`).
     """
 
     config_id: int

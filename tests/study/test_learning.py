@@ -267,3 +267,48 @@ def test_learned_configuration_is_found_again(study: Study) -> None:
     # Learning again while the learned configuration is active learns on its base.
     again = learn(study, coder="ana", code="wait")
     assert again.base_config_id == run.base_config_id
+
+
+def test_learning_one_code_leaves_every_other_code_scored(study: Study) -> None:
+    decide_outside_audit(study, "wait", 100)
+    zero_shot = study.scores.active_config_id()
+    assert zero_shot is not None
+    run = learn(study, coder="ana", code="wait")
+    assert study.scores.scored_count(run.config_id) == study.scores.scored_count(zero_shot)
+    from study.scores import learned as stored
+
+    cid = study.index.code_key("mood")
+    with study.snapshot() as conn:
+        base = stored.code_scores(conn, zero_shot, cid, with_features=False)
+        copy = stored.code_scores(conn, run.config_id, cid, with_features=False)
+    assert np.array_equal(base.logprobs, copy.logprobs)
+
+
+def test_a_code_is_rescored_in_blocks_and_marked_until_its_fit_is_recorded(
+    study: Study, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from study.scores import learned as stored
+
+    decide_outside_audit(study, "wait", 100)
+    learn(study, coder="ana", code="wait")
+    monkeypatch.setattr(stored, "WRITE_ROWS", 50)
+    writes: list[int] = []
+    real = stored.write_rows
+
+    def counting(conn: object, rows: list[object]) -> None:
+        writes.append(len(rows))
+        if len(writes) == 3:
+            raise RuntimeError("killed mid-way")
+        real(conn, rows)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(stored, "write_rows", counting)
+    decide_outside_audit(study, "wait", 120)
+    with pytest.raises(RuntimeError, match="killed mid-way"):
+        learn(study, coder="ana", code="wait")
+    assert writes == [50, 50, 50]
+    (fit,) = [f for f in fits(study, 2) if f.code_id == "wait"]
+    assert fit.params_hash == ""  # known as interrupted: the next learn refits it whole
+    monkeypatch.setattr(stored, "write_rows", real)
+    again = learn(study, coder="ana", code="wait")
+    (fit,) = [f for f in fits(study, again.config_id) if f.code_id == "wait"]
+    assert fit.params_hash == again.codes[0].params_hash != ""

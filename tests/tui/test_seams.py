@@ -260,7 +260,9 @@ def test_the_session_holds_each_keys_rule(tmp_path: Path) -> None:
         assert isinstance(refused, Refused)
         assert "press 1 or y" in refused.message
         assert isinstance(session.accept(unscored), Refused)
-        assert session.accept(binary) == Saved(binary.response_id, "workload", binary.pick)
+        assert session.accept(binary) == Saved(
+            binary.response_id, "workload", binary.pick, source="model"
+        )
         assert study_.decisions.decision(binary.response_id, "workload", coder="tester") is not None
         assert isinstance(session.not_apply(unscored), Saved)
         note = session.annotate(unscored, "why")

@@ -20,7 +20,8 @@ async def wait_for(
 
 
 async def settle(pilot: Pilot[None]) -> None:
-    """Wait until no screening is pending (it is debounced) and no worker runs.
+    """Wait until no screening or refit is pending (they wait for a pause in the keys)
+    and no worker runs.
 
     A finished worker may schedule another screening, so this waits until both hold at
     once.
@@ -28,7 +29,9 @@ async def settle(pilot: Pilot[None]) -> None:
     app = pilot.app
 
     def pending() -> bool:
-        return app._screening_timer is not None  # type: ignore[attr-defined]
+        screening = app._screening_timer  # type: ignore[attr-defined]
+        learning = app._learning_timer  # type: ignore[attr-defined]  # a refit due
+        return screening is not None or learning is not None
 
     await pilot.pause()
     while True:

@@ -5,13 +5,15 @@ changes); the screen posts :class:`~tui.messages.AnnotationSaved`, then the queu
 the page on screen and the cursor moves to the next undecided pair. The screen never
 calls the app: app-wide keys are bound to the app's actions (``app.score``), and what the
 screen did is told by message. The blind audit's and blind coding's rules come from its
-:class:`~tui.screens.blind.BlindWork`.
+:class:`~tui.screens.blind.BlindWork`. Where the highlighted code's learned curve stands
+is the app's :class:`~tui.learning.Learner`'s to say, and the status line shows it
+unless the queue hides the model (the blind audit, blind coding).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -39,6 +41,7 @@ from tui.screens.outcomes import report
 from tui.screens.small import TooSmall
 from tui.session import Outcome, ReviewSession
 from tui.source import (
+    MODEL_ORDERS,
     ORDER_LABELS,
     STATUS_LABELS,
     Query,
@@ -53,6 +56,9 @@ from tui.widgets.progress import ScoringProgress
 from tui.widgets.queue import PairQueue
 from tui.widgets.screening import ScreeningPanel
 from tui.widgets.status import StatusLine
+
+if TYPE_CHECKING:
+    from tui.learning import Learner
 
 #: Width from which the detail pane sits beside the queue instead of below it.
 WIDE = 130
@@ -94,6 +100,7 @@ class ReviewScreen(Screen[None]):
         "review.edit_code",
         "code.add",
         "review.choose_config",
+        "review.learn",
         "review.switch_pane",
         "review.cancel",
         "app.help",
@@ -102,13 +109,18 @@ class ReviewScreen(Screen[None]):
     HELP_HEADING = "Reading the queue"
     HELP_LEGEND = LEGEND
 
-    def __init__(self, session: ReviewSession) -> None:
+    def __init__(self, session: ReviewSession, *, learning: Learner | None = None) -> None:
         super().__init__()
         self.session = session
         self.blind = BlindWork(session)
+        self.learning = learning
         self._history: list[tuple[tuple[str, str], int]] = []
         self._agreement: tuple[float, int, float] | None = None
         self._model_state = ""
+        self._blind_model_state = ""
+        # The queue was sorted again by refitted curves: the next decision goes on to the
+        # most uncertain undecided pair of the new order, not the next one below.
+        self._resorted = False
         self._top_at_start: tuple[str, str] | None = None
         self._preparing = False
         self._reading_ahead = False
@@ -268,6 +280,8 @@ class ReviewScreen(Screen[None]):
         if row is not None and detail.row == row:
             return
         detail.show(row, *self._about(row))
+        if self.learning is not None and self.composed:
+            self.status_line.show_learning(self._learning_status(row))
         if row is not None and not self._preparing:
             # While the coder reads, render the pairs a key can show next.
             self._preparing = True
@@ -318,17 +332,41 @@ class ReviewScreen(Screen[None]):
             mode.append(self.session.audit_status() or "no audit sample")
         if self.session.blind_coding:
             mode.append("blind coding")
+        # Agreement with a learned curve's picks is measured on the decisions it learned
+        # from, and flatters it: the line shows its cross-validated AUROC instead.
+        learned = self.learning is not None and self.learning.shows_learned()
         self.status_line.show(
             decided=int(progress.get("decided", 0)),
             total=int(progress.get("total", 0)),
-            agreement=self._agreement,
+            agreement=None if learned else self._agreement,
             # "reversed" first: a narrow status line cuts its end off.
             order=("reversed: " if query.reverse else "")
             + ORDER_LABELS.get(query.order, query.order),
             filters=self._describe_filters(query),
-            model=self._model_state,
+            model=self._blind_model_state if self.session.blind_coding else self._model_state,
             mode=" · ".join(mode),
+            learning=self._learning_status(self.pair_queue.current),
         )
+
+    def _learning_status(self, row: Row | None) -> tuple[str, str]:
+        """Where the code of ``row``'s learned curve stands, for the status line; nothing
+        while the queue hides the model (the learning still runs, unseen)."""
+        if self.learning is None or row is None:
+            return "", ""
+        if self.session.hides_model(self.pair_queue.pair_query.order):
+            return "", ""
+        return self.learning.status(row.code_id)
+
+    def update_learning(self) -> None:
+        """Say again where the highlighted code's learned curve stands (the rest of the
+        status line as it was)."""
+        self.status_line.show_learning(self._learning_status(self.pair_queue.current))
+
+    def learned_order(self) -> None:
+        """The queue now follows refitted curves (the highlighted pair kept): the next
+        decision goes on to the most uncertain undecided pair of the new order."""
+        self._resorted = True
+        self.update_status()
 
     def codes_changed(self) -> None:
         """The codebook has a new version (a code added or edited): the queue and the
@@ -343,8 +381,11 @@ class ReviewScreen(Screen[None]):
         self.pair_queue.refresh()
         self.detail.set_stale(keys)
 
-    def set_model_state(self, text: str) -> None:
+    def set_model_state(self, text: str, *, blind: str | None = None) -> None:
+        """The status line's model part; ``blind``: its words under blind coding (a
+        learned configuration's without the word of what it learned)."""
         self._model_state = text
+        self._blind_model_state = text if blind is None else blind
         self.update_status()
 
     def set_agreement(self, agreement: tuple[float, int, float] | None) -> None:
@@ -399,7 +440,9 @@ class ReviewScreen(Screen[None]):
         self._refresh_after_change(index, highlight=False)
         if is_hidden(row) and (said := self.blind.revealed(saved.response_id, saved.code_id)):
             self.notify(said, timeout=2, markup=False)
-        following = queue.next_undecided(index)
+        resorted, self._resorted = self._resorted, False
+        start = 0 if resorted and queue.pair_query.order in MODEL_ORDERS else index
+        following = queue.next_undecided(start)
         queue.move_to(following if following is not None else index)
         self.update_status()
 

@@ -181,10 +181,11 @@ class PairQueue(PagedList[Row], can_focus=True):
     def read_rows(self, offset: int, limit: int) -> Sequence[Row]:
         return self._source.page(self._query, offset, limit)
 
-    def set_source(self, source: PairSource) -> None:
-        """Read from another source (another scoring configuration), keeping the query."""
+    def set_source(self, source: PairSource, *, follow: bool = False) -> None:
+        """Read from another source (another scoring configuration), keeping the query;
+        ``follow``: keep the highlighted pair highlighted where the new order puts it."""
         self._source = source
-        self.reload()
+        self.reload(follow=follow)
 
     def set_query(self, query: Query) -> None:
         """Show another order or filter, from the top (from what :meth:`read_ahead`

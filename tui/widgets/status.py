@@ -1,12 +1,13 @@
 """The status line above the key bar: progress, agreement, filters, the configuration
-shown (model, context, template) and the queue's order.
+shown (model, context, template), where the highlighted code's learned curve stands, and
+the queue's order.
 
 While the filter bar is open, the line draws it instead (see :mod:`tui.screens.filter`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual.widget import Widget
@@ -41,8 +42,10 @@ class StatusLine(Widget):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._status = Text()
-        self._compact = Text()
+        #: The line's forms, longest first: the one drawn is the first that fits.
+        self._forms: tuple[Text, ...] = (Text(),)
+        self._facts: dict[str, Any] | None = None
+        self._learning = ("", "")
         #: Drawn instead of the status while it is open.
         self.filter_bar: FilterBar | None = None
 
@@ -56,6 +59,7 @@ class StatusLine(Widget):
         filters: str,
         model: str,
         mode: str = "",
+        learning: tuple[str, str] = ("", ""),
     ) -> None:
         """Update the line.
 
@@ -70,11 +74,43 @@ class StatusLine(Widget):
                 · full · chat-v1 · loading model…``).
             mode: Blind work under way (``audit 37/150 blind``, ``blind coding``), shown
                 first.
+            learning: Where the highlighted code's learned curve stands, in full and
+                short (:meth:`show_learning`).
         """
-        full = self._line(mode, decided, total, agreement, filters, model, order, compact=False)
-        compact = self._line(mode, decided, total, agreement, filters, model, order, compact=True)
-        if (full, compact) != (self._status, self._compact):
-            self._status, self._compact = full, compact
+        self._facts = {
+            "mode": mode,
+            "decided": decided,
+            "total": total,
+            "agreement": agreement,
+            "filters": filters,
+            "model": model,
+            "order": order,
+        }
+        self._learning = learning
+        self._update()
+
+    def show_learning(self, learning: tuple[str, str]) -> None:
+        """Say where the highlighted code's learned curve stands (in full and short;
+        empty: nothing), the rest of the line as it was."""
+        if learning != self._learning:
+            self._learning = learning
+            self._update()
+
+    def _update(self) -> None:
+        if self._facts is None:
+            return
+        # In full; the learned curve in short; every fact in short. The last one leaves
+        # the learned curve out, so that a figure is never cut off from what it is not
+        # ("CV AUROC 0.84" without "not the audit's").
+        full, short = self._learning
+        facts = self._facts
+        forms = [self._line(**facts, learning=full, compact=False)]
+        if short:
+            forms.append(self._line(**facts, learning=short, compact=False))
+            forms.append(self._line(**facts, learning=short, compact=True))
+        forms.append(self._line(**facts, learning="", compact=True))
+        if tuple(forms) != self._forms:
+            self._forms = tuple(forms)
             self.refresh()
             paint_with_key(self)
 
@@ -92,6 +128,7 @@ class StatusLine(Widget):
         filters: str,
         model: str,
         order: str,
+        learning: str,
         *,
         compact: bool,
     ) -> Text:
@@ -124,6 +161,10 @@ class StatusLine(Widget):
             shown = " · ".join([parts[0], parts[-1]]) if compact and len(parts) > 2 else model
             text.append(gap, style="dim")
             text.append(printable(shown, single_line=True), style="italic")
+        # The learned curve before the order too (the order matters least: the queue shows it).
+        if learning:
+            text.append(gap, style="dim")
+            text.append(printable(learning, single_line=True), style="cyan")
         text.append(f"{gap}▸ ", style="dim")
         text.append(printable(order, single_line=True))
         return text
@@ -136,7 +177,6 @@ class StatusLine(Widget):
                 value=self.get_component_rich_style("status-line--value"),
                 active=self.get_component_rich_style("status-line--active"),
             )
-        # The full line where it fits, else the compact one (cut at its end if need be).
-        if self._status.cell_len <= self.content_size.width:
-            return self._status
-        return self._compact
+        # The longest form that fits, else the shortest (cut at its end if need be).
+        width = self.content_size.width
+        return next((form for form in self._forms if form.cell_len <= width), self._forms[-1])
