@@ -353,7 +353,10 @@ def run_request(study: Study, *, coder: str, request: Request) -> Learned:
         coder=coder,
         code=None if whole else request.code_id,
         config_id=base.id,
-        activate=True,
+        # The coder's own curves are shown in their session (the app's show_config), not
+        # made the study's active configuration: another coder's open session, and its
+        # queue, stay as they are.
+        activate=False,
     )
     for code in run.codes:
         states[code.code_id] = CodeState(

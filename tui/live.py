@@ -56,6 +56,10 @@ class Live:
     def __init__(self, study: Study, session: ReviewSession) -> None:
         self.study = study
         self.session = session
+        #: The study's active configuration when last seen: the session follows another
+        #: session's change of it, never a difference it chose (a coder's own learned
+        #: curves are shown in their session only).
+        self.active = study.scores.active_config_id()
 
     def poll(self) -> Change | None:
         """Look once; None when nobody else committed (or the study cannot be read now:
@@ -74,7 +78,8 @@ class Live:
             if structure:
                 session.set_codebook(self.study.codebook)
             active = self.study.scores.active_config_id()
-            config = active is not None and active != session.config_id
+            config = active is not None and active != self.active and active != session.config_id
+            self.active = active
             setting = blind_setting(self.study)
         except StudyError:
             return None

@@ -177,13 +177,34 @@ class StudySource:
         )
 
 
+def own_curves(study: Study, coder: str) -> int | None:
+    """The configuration a coder's session opens on: the study's active one, or the
+    coder's own learned curves on it where they exist and score every pair it does."""
+    active = study.scores.active_config_id()
+    if active is None:
+        return None
+    from study.analysis.learning import learned_config_id
+    from study.errors import StudyError
+    from study.scores.learned import is_learned
+
+    try:
+        if is_learned(study.scores.config_row(active)):
+            return active
+        learned = learned_config_id(study, active, coder)
+    except StudyError:
+        return active
+    if learned is None or study.scores.scored_count(learned) < study.scores.scored_count(active):
+        return active
+    return learned
+
+
 class ReviewSession:
     """The study, the coder and the scoring configuration the queue shows."""
 
     def __init__(self, study: Study, *, coder: str | None = None) -> None:
         self.study = study
         self.coder = coder or default_coder()
-        self.config_id: int | None = study.scores.active_config_id()
+        self.config_id: int | None = own_curves(study, self.coder)
         self.set_codebook(study.codebook)
         #: This coder's blind double coding setting (:mod:`study.audit.blind`).
         self.blind_setting: BlindSetting = blind_setting(study, coder=self.coder)

@@ -135,7 +135,11 @@ async def test_the_key_refits_and_the_queue_follows_the_learned_curve(study: Stu
         await settle(pilot)
         learned_id = learned_config_id(study, base, "ana")
         assert learned_id is not None
-        assert study.scores.active_config_id() == learned_id == app.session.config_id
+        assert app.session.config_id == learned_id
+        # Shown in this coder's session only: the study's active configuration (another
+        # coder's queue) stays as it was.
+        with Study.open(study.path, read_only=True) as other:
+            assert other.scores.active_config_id() == base
         # The queue's order is the learned curves' entropy order now.
         expected = [
             (r.response_id, r.code_id)
@@ -504,4 +508,21 @@ async def test_the_model_loading_keeps_the_learned_curves_and_scoring_refits_the
         await wait_for(pilot, lambda: bool(learned(seen)))
         await settle(pilot)
         assert learned(seen)[0].learned.request == Request(None, learn=True)
-        assert app.session.config_id == run.config_id == study.scores.active_config_id()
+        assert app.session.config_id == run.config_id
+
+
+async def test_a_coder_reopens_on_their_own_learned_curves(study: Study) -> None:
+    from study.analysis.learning import learn
+
+    decide(study, "wait", 60)
+    base = study.scores.active_config_id()
+    run = learn(study, coder="ana", activate=False)
+    assert study.scores.active_config_id() == base
+    app = make_app(study, coder="ana")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.session.config_id == run.config_id
+    other = make_app(study, coder="bob")
+    async with other.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert other.session.config_id == base
