@@ -53,8 +53,8 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from codebooks.model import BINARY, Code, Codebook, Option, Scale  # noqa: E402
-from tests.factories import shared_data  # noqa: E402
+from codebooks.model import BINARY, Code, Codebook, Option, Scale
+from tests.factories import shared_data
 
 CHECKPOINTS = (25, 50, 100, 200)
 
@@ -105,9 +105,7 @@ def causal() -> tuple[Codebook, dict[str, str], dict[str, dict[str, int]]]:
         "How strongly the sentence claims that one thing causes another.",
     )
     texts = dict(zip(table["id"].astype(str), table["text"].astype(str), strict=True))
-    labels = {
-        "claim": dict(zip(table["id"].astype(str), table["label"].astype(int), strict=True))
-    }
+    labels = {"claim": dict(zip(table["id"].astype(str), table["label"].astype(int), strict=True))}
     codebook = Codebook(
         name="Causal language",
         codes=(code,),
@@ -211,7 +209,9 @@ def run_learning(args: argparse.Namespace) -> dict[str, Any]:
                         for rid in next_in_queue(
                             study, order_config, code.id, decided | audit_keys, step
                         ):
-                            study.decisions.record(rid, code.id, labels[code.id][rid], coder="coder")
+                            study.decisions.record(
+                                rid, code.id, labels[code.id][rid], coder="coder"
+                            )
                             decided.add(study.index.response_key(rid))
                         try:
                             run = learn(study, coder="coder", code=code.id, activate=True)

@@ -21,8 +21,8 @@ equally frequent, not to the code's prevalence; the audit's calibration figures 
 Brier) say how far that moves them. The penalty ``C`` is chosen from :data:`PENALTIES`
 by stratified cross-validation on the log loss weighted the same way (a proper scoring
 rule: the chosen model is the best calibrated of the grid under those weights), and the
-cross-validated AUROC of "applies" is reported beside it. It is *not* the audit's figure: the decisions
-it is computed on were chosen by the queue, not at random.
+cross-validated AUROC of "applies" is reported beside it. It is *not* the audit's
+figure: the decisions it is computed on were chosen by the queue, not at random.
 
 What goes in is the caller's business; the rule that keeps every guarantee (never an
 audit pair, never a delegated or model-sourced decision) is kept by

@@ -446,13 +446,13 @@ def _learn_code(
             if len(scores.rids)
             else scores.logprobs
         )
-    rows = stored.learned_rows(learned_id, cid, scores, out, values)
+    written = stored.learned_rows(learned_id, cid, scores, out, values)
     with study.transaction() as conn:
         stored.begin_rescoring(conn, learned_id, cid, scores.rids.tolist())
-    for start in range(0, len(rows), stored.WRITE_ROWS):
+    for start in range(0, len(written), stored.WRITE_ROWS):
         with study.transaction() as conn:
-            stored.write_rows(conn, rows[start : start + stored.WRITE_ROWS])
-    n = len(rows)
+            stored.write_rows(conn, written[start : start + stored.WRITE_ROWS])
+    n = len(written)
     with study.transaction() as conn:
         stored.record_fit(
             conn,
