@@ -19,6 +19,13 @@ Contract of :meth:`Backend.option_logprobs`:
 * Results come back in the order of ``prompts``.
 * A prompt longer than the model's context is truncated from the middle of the text by
   the backend, never an error; the result is flagged ``truncated``.
+* Features: given ``spans`` (per prompt, the response's ``(start, end)`` characters in
+  it, or None), a backend with a :attr:`Backend.feature_layout` returns with every
+  result a float16 vector computed in the same pass (for the local backends, the last
+  hidden states at the answer position and pooled over the response, projected:
+  :mod:`scoring.local_backend`). The log-probabilities are the same with or without
+  spans; without them nothing is computed. Vectors of different layouts are never
+  mixed. A server backend has no layout and ignores the spans.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """The llama.cpp backend: a quantized GGUF model run in-process by ``llama-cpp-python``.
 
-How one batch is scored (see :mod:`scoring.backend` for the contract):
+How one batch is scored (see :mod:`scoring.backend` for the contract; encoding, the
+options' plan, the lock and the pooling are written once in
+:class:`scoring.local_backend.LocalBackend`):
 
 1. Each prompt is tokenized by the model's own tokenizer (special tokens in the rendered
    chat text are parsed as such), BOS prepended exactly when the GGUF file says the
@@ -17,6 +19,22 @@ How one batch is scored (see :mod:`scoring.backend` for the contract):
    evaluated and reused tokens.
 4. The logits of every read position (the full vocabulary) are copied out in float64
    and log-softmaxed there; variants are pooled with logsumexp.
+5. Features (only when the caller says where the responses lie): the last hidden states
+   come from the same ``llama_decode``, read by an eval callback (the context's
+   ``cb_eval``, installed at load) from the graph's ``result_norm`` tensor: the final
+   norm's output, the rows the LM head reads. llama.cpp computes the last layer, the
+   norm and the LM head for the positions marked as outputs only, so the pooled
+   positions are marked too (an LM-head row each; their logits are not read) and the
+   logits of the read positions are unchanged. (``embeddings=True`` would make every
+   token of every call an output: its LM head cost about 13% more time here.) Under
+   prefix reuse, a pooled position inside the reused prefix is not evaluated again: its
+   state is the one captured when it was evaluated. The order of one call is known
+   before its first decode, so each prompt's pass also marks the positions that later
+   prompts of the call will pool inside the prefix they reuse from it; a position
+   evaluated by an earlier call is used when that call captured it, and otherwise left
+   out of the pool (the answer position is always evaluated now). Idle, the callback
+   costs a Python call per graph node (about a millisecond per decode);
+   ``features=False`` leaves it out.
 
 ``llama_cpp`` is imported by this module only, never by ``import scoring``.
 """
@@ -28,20 +46,19 @@ import importlib
 import logging
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
-from scoring.backend import Backend, ModelIdentity, OptionLogprobs, OptionVariants, cut_middle
+from scoring.backend import ModelIdentity
 from scoring.chat_jinja import render_chat_template
 from scoring.errors import ScoringError
 from scoring.gguf_file import GGUFError, GGUFInfo
 from scoring.kv_cache import common_prefix_len
 from scoring.llama_amx import repacking_works
+from scoring.local_backend import LocalBackend, OptionPlan, ScoredPrompt, States
 from scoring.machine import physical_cores
-from scoring.variants import check_variant_ids, pool_variants
 
 llama_cpp: Any
 try:
@@ -71,6 +88,10 @@ BATCH = 512
 KV_TYPE = 0  # GGML_TYPE_F32
 KV_BYTES = 4
 
+#: The graph tensor that holds the final norm's output (llama.cpp's model builders name
+#: it so): the last hidden states the LM head reads, one row per output position.
+STATES_TENSOR = b"result_norm"
+
 INSTALL_HINT = (
     "the llama.cpp backend needs llama-cpp-python: pip install 'codecurve[llama]' "
     "(a CPU build, about 15 minutes to compile once); or score the file with "
@@ -97,28 +118,62 @@ _DEFAULTS_LOCK = threading.Lock()
 
 
 @contextmanager
-def _plain_cpu_buffers() -> Iterator[None]:
-    """Load models with their weights in plain CPU buffers, not the "extra" buffer types
-    that repack them (AMX, and the CPU's own repacking).
+def _load_defaults(*, plain_buffers: bool, eval_callback: Any) -> Iterator[None]:
+    """Load a model with defaults the binding's ``Llama`` has no argument for.
 
-    For a binding whose AMX kernels crash (a GCC 12 build: :mod:`scoring.llama_amx`). The
-    binding's ``Llama`` has no argument for the model parameter ``use_extra_bufts``; it
-    reads the defaults once, while it loads, and those are changed for that time only.
+    ``plain_buffers``: the weights in plain CPU buffers, not the "extra" buffer types
+    that repack them (AMX, and the CPU's own repacking), for a binding whose AMX kernels
+    crash (a GCC 12 build: :mod:`scoring.llama_amx`). ``eval_callback``: the context's
+    ``cb_eval`` (the features' reader), or None. ``Llama`` reads the model's and the
+    context's defaults once, while it loads; they are changed for that time only.
     """
     low = llama_cpp.llama_cpp
-    defaults = low.llama_model_default_params
+    model_defaults = low.llama_model_default_params
+    context_defaults = low.llama_context_default_params
 
     def plain() -> Any:
-        params = defaults()
+        params = model_defaults()
         params.use_extra_bufts = False
         return params
 
+    def with_callback() -> Any:
+        params = context_defaults()
+        params.cb_eval = eval_callback
+        return params
+
     with _DEFAULTS_LOCK:
-        low.llama_model_default_params = plain
+        if plain_buffers:
+            low.llama_model_default_params = plain
+        if eval_callback is not None:
+            low.llama_context_default_params = with_callback
         try:
             yield
         finally:
-            low.llama_model_default_params = defaults
+            low.llama_model_default_params = model_defaults
+            low.llama_context_default_params = context_defaults
+
+
+def _ggml() -> Any:
+    """The binding's ggml library, its functions the eval callback uses declared; None
+    when this binding does not expose it (then no features)."""
+    try:
+        lib = importlib.import_module("llama_cpp._ggml").libggml
+        lib.ggml_get_name.restype = ctypes.c_char_p
+        lib.ggml_get_name.argtypes = [ctypes.c_void_p]
+        lib.ggml_nelements.restype = ctypes.c_int64
+        lib.ggml_nelements.argtypes = [ctypes.c_void_p]
+        lib.ggml_nbytes.restype = ctypes.c_size_t
+        lib.ggml_nbytes.argtypes = [ctypes.c_void_p]
+        lib.ggml_backend_tensor_get.restype = None
+        lib.ggml_backend_tensor_get.argtypes = [
+            ctypes.c_void_p,
+            ctypes.c_void_p,
+            ctypes.c_size_t,
+            ctypes.c_size_t,
+        ]
+    except (ImportError, AttributeError, OSError):
+        return None
+    return lib
 
 
 def gpu_build() -> bool:
@@ -145,15 +200,7 @@ def memory_needed(info: GGUFInfo, n_ctx: int) -> int:
     return int(info.size * 1.05) + kv_cache + (256 << 20)
 
 
-@dataclass(frozen=True)
-class _Plan:
-    token_ids: tuple[tuple[tuple[int, ...], ...], ...]  # per option, per variant
-    rows: tuple[tuple[int, ...], ...]  # continuations to feed, none a prefix of another
-    longest: int
-    cols: np.ndarray  # every token id any variant uses, sorted (int64)
-
-
-class LlamaCppBackend(Backend):
+class LlamaCppBackend(LocalBackend):
     """A GGUF causal LM in llama.cpp.
 
     Args:
@@ -168,6 +215,8 @@ class LlamaCppBackend(Backend):
         max_batch: Pairs per engine call (:attr:`batch_size`).
         prefix_reuse: Keep the shared prefix of consecutive prompts in the KV cache
             (results are equal to rounding either way; off evaluates every prompt whole).
+        features: Install the eval callback that reads the last hidden states, so that
+            features can be returned (:attr:`feature_layout`); False saves its idle cost.
     """
 
     def __init__(
@@ -182,6 +231,7 @@ class LlamaCppBackend(Backend):
         gpu_layers: int | None = None,
         max_batch: int = 16,
         prefix_reuse: bool = True,
+        features: bool = True,
     ) -> None:
         if llama_cpp is None:
             raise ScoringError(INSTALL_HINT)
@@ -192,11 +242,17 @@ class LlamaCppBackend(Backend):
         windowed = info.get("{arch}.attention.sliding_window") is not None
         # The AMX kernels only where they were seen to work (scoring.llama_amx).
         self.repacked = not amx_build() or repacking_works(llama_cpp, info.path)
-        loading: AbstractContextManager[None] = (
-            nullcontext() if self.repacked else _plain_cpu_buffers()
+        # The features' reader: set before the context exists, for its whole life.
+        self._capturing = False
+        self._captured: list[np.ndarray | None] = []
+        self._lib = _ggml() if features else None
+        self._on_eval = (
+            None
+            if self._lib is None
+            else llama_cpp.llama_cpp.ggml_backend_sched_eval_callback(self._eval)
         )
         try:
-            with loading:
+            with _load_defaults(plain_buffers=not self.repacked, eval_callback=self._on_eval):
                 self._llm: Any = llama_cpp.Llama(
                     model_path=str(info.path),
                     n_ctx=n_ctx,
@@ -238,8 +294,7 @@ class LlamaCppBackend(Backend):
             self.close()
             raise ScoringError(f"model {name} has no chat template; score it without --chat")
         self._chat = bool(self._template) if chat is None else chat
-        self._max_batch = max(1, max_batch)
-        self._bos = self._bos_to_add()
+        super().__init__(bos=self._bos_to_add(), max_batch=max_batch)
         self._identity = ModelIdentity(
             name=name,
             revision=revision,
@@ -248,9 +303,8 @@ class LlamaCppBackend(Backend):
             backend=f"{BACKEND_NAME} {binding_version()}",
         )
         self._cached: list[int] = []  # the tokens whose keys and values sit in the cache
-        self._variant_ids: dict[str, tuple[int, ...]] = {}
-        self._plans: dict[tuple[OptionVariants, ...], _Plan] = {}
-        self._lock = threading.Lock()
+        self._states: States = {}  # last hidden states captured at cached positions
+        self._width = self._probe_width() if self._on_eval is not None else None
         self.threads = threads
         self.gpu_layers = gpu_layers
         self.stats = {"evaluated_tokens": 0, "reused_tokens": 0}
@@ -282,42 +336,6 @@ class LlamaCppBackend(Backend):
             raise ScoringError(f"model {self._identity.name} has no chat template")
         return render_chat_template(self._template, messages, special_tokens=self._specials())
 
-    def count_tokens(self, prompt: str) -> int:
-        return len(self.encode(prompt))
-
-    def encode(self, prompt: str) -> list[int]:
-        """The token ids the model reads for a prompt (BOS included when expected)."""
-        ids = self._tokenize(prompt)
-        if self._bos is not None and (not ids or ids[0] != self._bos):
-            ids.insert(0, self._bos)
-        return ids
-
-    def option_logprobs(
-        self, prompts: Sequence[str], options: Sequence[OptionVariants]
-    ) -> list[OptionLogprobs]:
-        if len(options) < 1:
-            raise ScoringError("no options to score")
-        plan = self._plan(options)
-        budget = self._n_ctx - plan.longest
-        if budget < 2:
-            raise ScoringError(f"context of {self._n_ctx} tokens is too short to score")
-        encoded = [cut_middle(self.encode(p), budget) for p in prompts]
-        # Token order: each prompt shares the longest prefix with the one before it.
-        order = sorted(range(len(prompts)), key=lambda i: encoded[i][0])
-        results: list[OptionLogprobs | None] = [None] * len(prompts)
-        with self._lock:
-            for i in order:
-                ids, truncated = encoded[i]
-                values = self._score_one(ids, plan)
-                results[i] = OptionLogprobs(
-                    logprobs=pool_variants(values),
-                    token_ids=plan.token_ids,
-                    missing=np.zeros(len(options), dtype=bool),
-                    truncated=truncated,
-                    prompt_tokens=len(ids),
-                )
-        return [r for r in results if r is not None]
-
     def close(self) -> None:
         llm = getattr(self, "_llm", None)
         if llm is None:
@@ -329,13 +347,41 @@ class LlamaCppBackend(Backend):
         llm.close()
         self._llm = None
         self._cached = []
+        self._states = {}
 
-    # -- internals ------------------------------------------------------------------------
+    # -- LocalBackend ---------------------------------------------------------------------
 
     def _tokenize(self, text: str) -> list[int]:
         if not text:
             return []
         return list(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def _hidden_width(self) -> int | None:
+        return self._width
+
+    def _groups(self, prompts: list[list[int]]) -> list[list[int]]:
+        # Token order: each prompt shares the longest prefix with the one before it.
+        order = sorted(range(len(prompts)), key=lambda i: prompts[i])
+        return [order] if order else []
+
+    def _score_encoded(
+        self,
+        prompts: list[list[int]],
+        plan: OptionPlan,
+        positions: list[tuple[int, ...]] | None,
+    ) -> list[ScoredPrompt]:
+        cols = np.array(plan.vocab_cols, dtype=np.int64)
+        later = (
+            [set[int]() for _ in prompts] if positions is None else self._later(prompts, positions)
+        )
+        out: list[ScoredPrompt] = []
+        for k, ids in enumerate(prompts):
+            wanted = None if positions is None else positions[k]
+            values, states = self._score_one(ids, plan, cols, wanted, later[k])
+            out.append(ScoredPrompt(values, states))
+        return out
+
+    # -- internals ------------------------------------------------------------------------
 
     def _bos_to_add(self) -> int | None:
         """The BOS id if the model's tokenizer prepends one (the GGUF ``add_bos_token``
@@ -361,34 +407,22 @@ class LlamaCppBackend(Backend):
                 out[name] = text.decode("utf-8", errors="replace")
         return out
 
-    def _plan(self, options: Sequence[OptionVariants]) -> _Plan:
-        key = tuple(tuple(o) for o in options)
-        plan = self._plans.get(key)
-        if plan is not None:
-            return plan
-        token_ids = tuple(tuple(self._variant(v) for v in opt) for opt in key)
-        check_variant_ids(key, token_ids)
-        flat = [ids for opt in token_ids for ids in opt]
-        heads = {ids[:-1] for ids in flat if len(ids) > 1}
-        rows = tuple(
-            sorted(h for h in heads if not any(o != h and o[: len(h)] == h for o in heads))
-        )
-        cols = np.array(sorted({t for ids in flat for t in ids}), dtype=np.int64)
-        plan = _Plan(token_ids, rows, max(len(ids) for ids in flat), cols)
-        self._plans[key] = plan
-        return plan
+    def _score_one(
+        self,
+        ids: list[int],
+        plan: OptionPlan,
+        cols: np.ndarray,
+        wanted: tuple[int, ...] | None,
+        later: set[int],
+    ) -> tuple[list[list[float]], States | None]:
+        """Per option, per variant, ln P(variant | prompt); the prompt stays cached.
 
-    def _variant(self, text: str) -> tuple[int, ...]:
-        ids = self._variant_ids.get(text)
-        if ids is None:
-            ids = tuple(self._tokenize(text))
-            if not ids:
-                raise ScoringError(f"option variant {text!r} has no tokens")
-            self._variant_ids[text] = ids
-        return ids
-
-    def _score_one(self, ids: list[int], plan: _Plan) -> list[list[float]]:
-        """Per option, per variant, ln P(variant | prompt); the prompt stays cached."""
+        With ``wanted`` (positions to pool), also the last hidden states at the answer
+        position and at the wanted positions: those evaluated now are captured from this
+        pass, those in the reused prefix taken from when they were evaluated (where they
+        were captured). ``later`` are positions later prompts will pool inside the prefix
+        they reuse: captured now too when this pass evaluates them.
+        """
         keep = common_prefix_len([self._cached, ids]) if self._reuse and self._cached else 0
         keep = min(keep, len(ids) - 1)  # the last prompt token is fed to read after it
         keep = self._forget_from(keep)
@@ -398,62 +432,181 @@ class LlamaCppBackend(Backend):
         # Reads: after the prompt, then after each leading token of the first continuation.
         feed = ids[keep:] + list(first_row)
         reads = [n - 1 - keep + t for t in range(len(first_row) + 1)]
-        logp = self._decode(feed, keep, reads, plan.cols)
+        marks: list[int] = []
+        if wanted is not None:
+            marks = sorted(p - keep for p in {n - 1, *wanted, *later} if p >= keep)
+        logp = self._decode(feed, keep, reads, cols, marks)
         self._cached = list(ids)
         after: dict[tuple[int, ...], np.ndarray] = {(): logp[0]}
         for t in range(len(first_row)):
             after[first_row[: t + 1]] = logp[t + 1]
+        states = None
+        if wanted is not None:
+            states = {p: self._states[p] for p in (n - 1, *wanted) if p in self._states}
         for row in plan.rows[1:]:
             if self._forget_from(n) < n:  # not rewound: the prompt is evaluated again
-                self._decode(ids, 0, [], plan.cols)
+                self._decode(ids, 0, [], cols)
                 self._cached = list(ids)
-            rows_lp = self._decode(list(row), n, list(range(len(row))), plan.cols)
+            rows_lp = self._decode(list(row), n, list(range(len(row))), cols)
             for t in range(len(row)):
                 after[row[: t + 1]] = rows_lp[t]
         self._forget_from(n)
-        col = {int(tok): j for j, tok in enumerate(plan.cols)}
-        return [
+        col = {int(tok): j for j, tok in enumerate(plan.vocab_cols)}
+        values = [
             [sum(float(after[v[:t]][col[v[t]]]) for t in range(len(v))) for v in opt]
             for opt in plan.token_ids
         ]
+        return values, states
+
+    def _later(self, prompts: list[list[int]], positions: list[tuple[int, ...]]) -> list[set[int]]:
+        """Per prompt (in scoring order), the positions later prompts pool inside the
+        prefix they will reuse from its pass: only its pass evaluates them.
+
+        A prompt evaluates its tokens from the prefix it shares with the one before it
+        (:meth:`_score_one`); a position stays cached from that pass until a later
+        prompt shares less.
+        """
+        keeps: list[int] = []
+        previous = self._cached
+        for ids in prompts:
+            keep = common_prefix_len([previous, ids]) if self._reuse and previous else 0
+            keeps.append(min(keep, len(ids) - 1))
+            previous = ids
+        later: list[set[int]] = [set() for _ in prompts]
+        for i, ids in enumerate(prompts):
+            reach = len(ids)
+            for j in range(i + 1, len(prompts)):
+                reach = min(reach, keeps[j])
+                if reach <= keeps[i]:
+                    break
+                later[i].update(p for p in positions[j] if keeps[i] <= p < reach)
+        return later
 
     def _forget_from(self, position: int) -> int:
         """Drop every cached position from ``position`` on; the positions kept (0 when
         the cache could not be rewound and was cleared instead)."""
         if position > 0 and llama_cpp.llama_memory_seq_rm(self._memory, 0, position, -1):
             del self._cached[position:]
+            self._states = {p: v for p, v in self._states.items() if p < position}
             return position
         llama_cpp.llama_memory_clear(self._memory, True)
         self._cached = []
+        self._states = {}
         return 0
 
     def _decode(
-        self, tokens: list[int], start: int, reads: list[int], cols: np.ndarray
+        self,
+        tokens: list[int],
+        start: int,
+        reads: list[int],
+        cols: np.ndarray,
+        marks: Sequence[int] = (),
     ) -> list[np.ndarray]:
         """Feed ``tokens`` at positions ``start...``; the log-softmax (float64, full
-        vocabulary) at each of ``reads`` (indices into ``tokens``), only ``cols`` kept."""
+        vocabulary) at each of ``reads`` (indices into ``tokens``), only ``cols`` kept.
+
+        The last hidden states at ``marks`` (indices into ``tokens``, marked as outputs
+        too) are kept in :attr:`_states` by position.
+        """
         wanted = set(reads)
+        marked = set(marks)
         out: dict[int, np.ndarray] = {}
         batch = self._batch
         for lo in range(0, len(tokens), BATCH):
             chunk = tokens[lo : lo + BATCH]
             batch.n_tokens = len(chunk)
+            outputs: list[int] = []
             for j, tok in enumerate(chunk):
                 batch.token[j] = tok
                 batch.pos[j] = start + lo + j
                 batch.n_seq_id[j] = 1
                 batch.seq_id[j][0] = 0
-                batch.logits[j] = (lo + j) in wanted
-            code = llama_cpp.llama_decode(self._ctx, batch)
+                batch.logits[j] = (lo + j) in wanted or (lo + j) in marked
+                if batch.logits[j]:
+                    outputs.append(j)
+            capture = any((lo + j) in marked for j in outputs)
+            self._captured = []
+            self._capturing = capture
+            try:
+                code = llama_cpp.llama_decode(self._ctx, batch)
+            finally:
+                self._capturing = False
             if code != 0:
                 self._cached = []
+                self._states = {}
                 llama_cpp.llama_memory_clear(self._memory, True)
                 raise ScoringError(f"llama.cpp failed to evaluate the prompt (llama_decode {code})")
             self.stats["evaluated_tokens"] += len(chunk)
             for j in range(len(chunk)):
                 if (lo + j) in wanted:
                     out[lo + j] = self._log_softmax(j, cols)
+            if capture:
+                rows = self._captured_rows(len(outputs))
+                for k, j in enumerate(outputs):
+                    if (lo + j) in marked:
+                        self._states[start + lo + j] = rows[k]
         return [out[r] for r in reads]
+
+    def _captured_rows(self, outputs: int) -> np.ndarray:
+        """The last decode's captured states, one row per output (in batch order)."""
+        parts = self._captured
+        if not parts or any(p is None for p in parts):
+            raise ScoringError("llama.cpp's last hidden states could not be read")
+        rows = np.concatenate([p for p in parts if p is not None])
+        if self._width is None or rows.size != outputs * self._width:
+            raise ScoringError(
+                f"llama.cpp gave {rows.size} hidden values for {outputs} outputs "
+                f"of width {self._width}"
+            )
+        return rows.reshape(outputs, self._width)
+
+    def _eval(self, tensor: int | None, ask: bool, user_data: Any) -> bool:
+        """The context's eval callback: while capturing, copy out the final norm's output.
+
+        Asked about each graph node before it is computed, it wants only
+        :data:`STATES_TENSOR`; told that one is computed, it copies it and lets the rest
+        of the graph (the LM head) run.
+        """
+        if not self._capturing or self._lib is None:
+            return False
+        if self._lib.ggml_get_name(tensor) != STATES_TENSOR:
+            return False
+        if ask:
+            return True
+        count = int(self._lib.ggml_nelements(tensor))
+        if int(self._lib.ggml_nbytes(tensor)) != 4 * count:  # not float32
+            self._captured.append(None)
+            return True
+        data = np.empty(count, dtype=np.float32)
+        self._lib.ggml_backend_tensor_get(tensor, data.ctypes.data, 0, data.nbytes)
+        self._captured.append(data)
+        return True
+
+    def _probe_width(self) -> int | None:
+        """Decode one token with the callback capturing: the width of the states read,
+        or None when this model's graph has no :data:`STATES_TENSOR` as float32 (then no
+        features). The cache is left empty and the counters untouched."""
+        token = self._bos if self._bos is not None else 0
+        batch = self._batch
+        batch.n_tokens = 1
+        batch.token[0] = token
+        batch.pos[0] = 0
+        batch.n_seq_id[0] = 1
+        batch.seq_id[0][0] = 0
+        batch.logits[0] = True
+        self._captured = []
+        self._capturing = True
+        try:
+            code = llama_cpp.llama_decode(self._ctx, batch)
+        finally:
+            self._capturing = False
+        llama_cpp.llama_memory_clear(self._memory, True)
+        parts = self._captured
+        self._captured = []
+        if code != 0 or len(parts) != 1 or parts[0] is None or parts[0].size == 0:
+            log.info("llama.cpp gives no last hidden states for this model: no features")
+            return None
+        return int(parts[0].size)
 
     def _log_softmax(self, index: int, cols: np.ndarray) -> np.ndarray:
         pointer = llama_cpp.llama_get_logits_ith(self._ctx, index)

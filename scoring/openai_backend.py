@@ -291,8 +291,13 @@ class OpenAIBackend(Backend):
         return self._loop.run(self._chat_server.render(msgs))
 
     def option_logprobs(
-        self, prompts: Sequence[str], options: Sequence[OptionVariants]
+        self,
+        prompts: Sequence[str],
+        options: Sequence[OptionVariants],
+        *,
+        spans: Sequence[tuple[int, int] | None] | None = None,
     ) -> list[OptionLogprobs]:
+        # A server returns no hidden states: the spans are not needed, features stay None.
         if len(options) < 1:
             raise ScoringError("no options to score")
         if not prompts:

@@ -1,6 +1,8 @@
 """The transformers backend: any Hugging Face causal LM, a local folder or a GGUF file.
 
-How one batch is scored (see :mod:`scoring.backend` for the contract):
+How one batch is scored (see :mod:`scoring.backend` for the contract; encoding, the
+options' plan, the order, the lock and the pooling are written once in
+:class:`scoring.local_backend.LocalBackend`):
 
 1. Each prompt is tokenized on its own (the model's BOS prepended if it expects one) and
    cut from the middle if it would not fit the context.
@@ -12,7 +14,10 @@ How one batch is scored (see :mod:`scoring.backend` for the contract):
 3. Prefix sharing: prompts of one code share a long prefix (templates put the response
    last). The batch's longest common token prefix is run once, at batch size one, and
    its KV cache is kept: the next batch of the same code reuses it, and a batch of the
-   next code reuses the part both prefixes have in common (the instructions).
+   next code reuses the part both prefixes have in common (the instructions). The
+   prefix pass's last hidden states are kept with its cache (a few hundred kilobytes:
+   no computation), so that a position inside a shared prefix has its state for the
+   features.
 4. Packing (the default where the model allows a custom mask: sdpa or eager attention,
    no sliding windows): the prompts' suffixes after the prefix are laid end to end in
    one row, with a block-diagonal causal mask and each token at the position it would
@@ -29,6 +34,14 @@ How one batch is scored (see :mod:`scoring.backend` for the contract):
    pooled with logsumexp. Every layout computes the same tokens at the same positions,
    so results agree to float rounding (the tests hold them to 1e-4 nats of a plain
    one-prompt forward pass).
+7. Features (only when the caller says where the responses lie): the decoder's output,
+   its ``last_hidden_state`` (after the final norm: what the LM head reads), is taken
+   from the same pass by a forward hook on the decoder, registered for that pass only.
+   It is read at the answer position and at the pooled response positions: in a packed
+   row at the prompt's suffix, in a left-padded row after its padding, and below a
+   shared prefix from the prefix pass's kept states. The continuations' second pass is
+   never read. (``output_hidden_states=True`` gives the same state, but records every
+   layer's output besides.)
 
 torch and transformers are imported by this module only, never by ``import scoring``.
 """
@@ -37,17 +50,17 @@ from __future__ import annotations
 
 import inspect
 import logging
-import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache
 
-from scoring.backend import Backend, ModelIdentity, OptionLogprobs, OptionVariants, cut_middle
+from scoring.backend import ModelIdentity
 from scoring.devices import pick_device
 from scoring.errors import ModelNotFoundError, ScoringError
 
@@ -56,8 +69,8 @@ from scoring.kv_cache import Unshareable as _Unshareable
 from scoring.kv_cache import cache_of as _cache_of
 from scoring.kv_cache import common_prefix_len as _common_prefix_len
 from scoring.kv_cache import layers_kv as _layers_kv
+from scoring.local_backend import LocalBackend, OptionPlan, ScoredPrompt, States
 from scoring.model_config import bos_to_add, can_pack, model_context, pad_id
-from scoring.variants import check_variant_ids, pool_variants
 
 log = logging.getLogger(__name__)
 
@@ -78,17 +91,24 @@ BATCH_TOKENS = PACK_TOKENS
 
 
 @dataclass(frozen=True)
-class _Plan:
-    """How a set of options is read from the model, computed once per options list."""
+class _Prefix:
+    """A shared prompt prefix: its KV cache, computed at batch size one, and its last
+    hidden states (None when the model's cannot be read)."""
 
-    token_ids: tuple[tuple[tuple[int, ...], ...], ...]  # per option, per variant
-    first_ids: tuple[int, ...]  # every variant's first token, deduplicated
-    rows: tuple[tuple[int, ...], ...]  # continuations to feed, none a prefix of another
-    longest: int  # tokens of the longest variant
-    vocab_cols: tuple[int, ...]  # every token id any variant uses, sorted
+    ids: tuple[int, ...]
+    kv: list[tuple[torch.Tensor, torch.Tensor]]
+    states: torch.Tensor | None  # (len(ids), H)
 
 
-class TransformersBackend(Backend):
+class _Read(NamedTuple):
+    """Where a left-padded pass left each prompt's last hidden states."""
+
+    states: torch.Tensor  # (B, T, H): the decoder's output over the pass's tokens
+    starts: list[int]  # per row, the column of the prompt's position 0 (may be negative)
+    prefix: _Prefix | None  # the shared prefix before the pass's tokens, if any
+
+
+class TransformersBackend(LocalBackend):
     """A causal LM through transformers.
 
     Args:
@@ -126,7 +146,6 @@ class TransformersBackend(Backend):
         if chat and not has_template:
             raise ScoringError(f"model {name} has no chat template; score it without --chat")
         self._chat = has_template if chat is None else chat
-        self._max_batch = max(1, max_batch)
         self._max_context = max_context or model_context(model, tokenizer)
         self.prefix_sharing = prefix_sharing
         self.packing = packing
@@ -138,15 +157,13 @@ class TransformersBackend(Backend):
             device=self._device.type,
             backend="transformers",
         )
-        self._bos = bos_to_add(tokenizer)
+        super().__init__(bos=bos_to_add(tokenizer), max_batch=max_batch)
         self._pad = pad_id(tokenizer)
         params = inspect.signature(model.forward).parameters
         # transformers renamed past_key_values to cache in 5.x; accept either.
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
-        self._variant_ids: dict[str, tuple[int, ...]] = {}
-        self._plans: dict[tuple[OptionVariants, ...], _Plan] = {}
-        self._prefix: tuple[tuple[int, ...], list[tuple[torch.Tensor, torch.Tensor]]] | None = None
-        self._lock = threading.Lock()
+        self._decoder, self._width = _decoder_of(model)
+        self._prefix: _Prefix | None = None
         self.stats = {"forward_tokens": 0, "shared_tokens_saved": 0}
 
     # -- construction -------------------------------------------------------------------
@@ -230,109 +247,86 @@ class TransformersBackend(Backend):
         )
         return str(text)
 
-    def count_tokens(self, text: str) -> int:
-        return len(self.encode(text))
-
-    def encode(self, prompt: str) -> list[int]:
-        """The token ids the model reads for a prompt (BOS included when expected)."""
-        ids: list[int] = list(self._tok(prompt, add_special_tokens=False)["input_ids"])
-        if self._bos is not None and (not ids or ids[0] != self._bos):
-            ids.insert(0, self._bos)
-        return ids
-
-    def option_logprobs(
-        self, prompts: Sequence[str], options: Sequence[OptionVariants]
-    ) -> list[OptionLogprobs]:
-        if len(options) < 1:
-            raise ScoringError("no options to score")
-        plan = self._plan(options)
-        budget = self._max_context - plan.longest
-        if budget < 2:
-            raise ScoringError(f"context of {self._max_context} tokens is too short to score")
-        encoded: list[tuple[list[int], bool]] = []
-        for prompt in prompts:
-            ids = self.encode(prompt)
-            encoded.append(cut_middle(ids, budget))
-        order = sorted(range(len(prompts)), key=lambda i: (-len(encoded[i][0]), i))
-        results: list[OptionLogprobs | None] = [None] * len(prompts)
-        with self._lock, torch.inference_mode():
-            for start in range(0, len(order), self._max_batch):
-                chunk = order[start : start + self._max_batch]
-                variant_lp = self._score_chunk([encoded[i][0] for i in chunk], plan)
-                for row, i in enumerate(chunk):
-                    results[i] = OptionLogprobs(
-                        logprobs=pool_variants(_per_option(variant_lp[row], plan)),
-                        token_ids=plan.token_ids,
-                        missing=np.zeros(len(options), dtype=bool),
-                        truncated=encoded[i][1],
-                        prompt_tokens=len(encoded[i][0]),
-                    )
-        return [r for r in results if r is not None]
-
     def close(self) -> None:
         self._prefix = None
 
-    # -- internals ------------------------------------------------------------------------
+    # -- LocalBackend ---------------------------------------------------------------------
 
-    def _plan(self, options: Sequence[OptionVariants]) -> _Plan:
-        key = tuple(tuple(o) for o in options)
-        plan = self._plans.get(key)
-        if plan is not None:
-            return plan
-        token_ids = tuple(tuple(self._variant(v) for v in opt) for opt in key)
-        check_variant_ids(key, token_ids)
-        flat = [ids for opt in token_ids for ids in opt]
-        first = tuple(dict.fromkeys(ids[0] for ids in flat))
-        heads = {ids[:-1] for ids in flat if len(ids) > 1}
-        rows = tuple(
-            sorted(h for h in heads if not any(o != h and o[: len(h)] == h for o in heads))
-        )
-        cols = tuple(sorted({t for ids in flat for t in ids}))
-        plan = _Plan(token_ids, first, rows, max(len(ids) for ids in flat), cols)
-        self._plans[key] = plan
-        return plan
+    def _tokenize(self, text: str) -> list[int]:
+        return list(self._tok(text, add_special_tokens=False)["input_ids"])
 
-    def _variant(self, text: str) -> tuple[int, ...]:
-        ids = self._variant_ids.get(text)
-        if ids is None:
-            ids = tuple(self._tok(text, add_special_tokens=False)["input_ids"])
-            if not ids:
-                raise ScoringError(f"option variant {text!r} has no tokens")
-            self._variant_ids[text] = ids
-        return ids
+    def _hidden_width(self) -> int | None:
+        return self._width
 
-    def _score_chunk(self, prompts: list[list[int]], plan: _Plan) -> list[list[float]]:
-        """Log-probabilities of every variant after every prompt: [prompt][flat variant]."""
-        # Columns: only the variants' tokens leave the device, after the full log-softmax.
-        index = torch.tensor(plan.vocab_cols, device=self._device)
-        # A prompt longer than a packed row is better off alone, with the causal kernel.
-        packable = self.packing and self._packable and max(len(p) for p in prompts) < PACK_TOKENS
-        if packable and len(prompts) > 1:
-            first, cont = self._packed(prompts, plan, index)
-        else:
-            first, cont = self._padded(prompts, plan, index)
+    def _score_encoded(
+        self,
+        prompts: list[list[int]],
+        plan: OptionPlan,
+        positions: list[tuple[int, ...]] | None,
+    ) -> list[ScoredPrompt]:
+        """Log-probabilities of every variant after every prompt, and the states asked for."""
+        with torch.inference_mode():
+            # Columns: only the variants' tokens leave the device, after the full log-softmax.
+            index = torch.tensor(plan.vocab_cols, device=self._device)
+            # A prompt longer than a packed row is better off alone, with the causal kernel.
+            packable = (
+                self.packing and self._packable and max(len(p) for p in prompts) < PACK_TOKENS
+            )
+            if packable and len(prompts) > 1:
+                first, cont, states = self._packed(prompts, plan, index, positions)
+            else:
+                first, cont, states = self._padded(prompts, plan, index, positions)
         col = {tok: j for j, tok in enumerate(plan.vocab_cols)}
-        out: list[list[float]] = []
+        out: list[ScoredPrompt] = []
         for b in range(len(prompts)):
-            values: list[float] = []
+            values: list[list[float]] = []
             for opt in plan.token_ids:
+                per_variant: list[float] = []
                 for ids in opt:
                     total = float(first[b, col[ids[0]]])
                     for t in range(1, len(ids)):
                         total += float(cont[ids[:t]][b, col[ids[t]]])
-                    values.append(total)
-            out.append(values)
+                    per_variant.append(total)
+                values.append(per_variant)
+            out.append(ScoredPrompt(values, None if states is None else states[b]))
         return out
 
+    # -- internals ------------------------------------------------------------------------
+
+    @contextmanager
+    def _last_hidden(self, wanted: bool) -> Iterator[list[torch.Tensor]]:
+        """While open, each pass appends its decoder output (B, T, H) to the list yielded
+        (when ``wanted`` and the model's can be read; the list stays empty otherwise)."""
+        seen: list[torch.Tensor] = []
+        if not wanted or self._decoder is None:
+            yield seen
+            return
+
+        def keep(module: Any, args: Any, output: Any) -> None:
+            state = getattr(output, "last_hidden_state", None)
+            seen.append(output[0] if state is None else state)
+
+        handle = self._decoder.register_forward_hook(keep)
+        try:
+            yield seen
+        finally:
+            handle.remove()
+
     def _padded(
-        self, prompts: list[list[int]], plan: _Plan, index: torch.Tensor
-    ) -> tuple[np.ndarray, dict[tuple[int, ...], np.ndarray]]:
+        self,
+        prompts: list[list[int]],
+        plan: OptionPlan,
+        index: torch.Tensor,
+        positions: list[tuple[int, ...]] | None,
+    ) -> tuple[np.ndarray, dict[tuple[int, ...], np.ndarray], list[States] | None]:
         """Left-padded rows; a single continuation rides along, several get a second pass."""
         one_row = plan.rows[0] if len(plan.rows) == 1 else ()
         feed = [ids + list(one_row) for ids in prompts]
         keep = 1 + len(one_row)
         need_cache = len(plan.rows) > 1
-        logits, cache, mask = self._forward(feed, keep=keep, use_cache=need_cache)
+        logits, cache, mask, read = self._forward(
+            feed, keep=keep, use_cache=need_cache, capture=positions is not None
+        )
         logp = _log_softmax_cols(logits, index)  # (B, keep, C), positions: 0 = after prompt
         cont: dict[tuple[int, ...], np.ndarray] = {}
         if one_row:
@@ -342,11 +336,21 @@ class TransformersBackend(Backend):
             if cache is None or mask is None:
                 raise ScoringError("the model returned no cache for the continuations")
             cont = self._continuations(cache, mask, len(prompts), plan.rows, index)
-        return logp[:, 0, :], cont
+        states: list[States] | None = None
+        if positions is not None and read is not None:
+            states = [
+                _read_states(read.states, b, read.starts[b], read.prefix, len(ids), positions[b])
+                for b, ids in enumerate(prompts)
+            ]
+        return logp[:, 0, :], cont, states
 
     def _packed(
-        self, prompts: list[list[int]], plan: _Plan, index: torch.Tensor
-    ) -> tuple[np.ndarray, dict[tuple[int, ...], np.ndarray]]:
+        self,
+        prompts: list[list[int]],
+        plan: OptionPlan,
+        index: torch.Tensor,
+        positions: list[tuple[int, ...]] | None,
+    ) -> tuple[np.ndarray, dict[tuple[int, ...], np.ndarray], list[States] | None]:
         """Prompts packed into one row, no padding: a block-diagonal causal mask.
 
         The common prefix is computed once (its cache reused while batches share it);
@@ -357,52 +361,59 @@ class TransformersBackend(Backend):
         """
         shared = _common_prefix_len(prompts) if self.prefix_sharing else 0
         shared = min(shared, min(len(p) for p in prompts) - 1)
-        prefix_kv: list[tuple[torch.Tensor, torch.Tensor]] | None = None
-        plen = 0
+        prefix: _Prefix | None = None
         if shared >= MIN_SHARED_PREFIX:
             try:
-                prefix_kv, plen = self._prefix_for(prompts, shared)
+                prefix = self._prefix_for(prompts, shared)
             except _Unshareable as exc:
                 log.info("prefix sharing is off for %s: %s", self._identity.name, exc)
                 self.prefix_sharing = False
+        plen = 0 if prefix is None else len(prefix.ids)
         batch, width = len(prompts), len(plan.vocab_cols)
         first = np.empty((batch, width))
         cont: dict[tuple[int, ...], np.ndarray] = {}
         for row in plan.rows:
             for t in range(len(row)):
                 cont[row[: t + 1]] = np.empty((batch, width))
+        states: list[States] | None = None if positions is None else [{} for _ in prompts]
         branch_tokens = sum(len(r) for r in plan.rows)
         group: list[int] = []
         size = 0
         for b, ids in enumerate(prompts):
             need = len(ids) - plen + branch_tokens
             if group and size + need > PACK_TOKENS:
-                self._pack_group(prompts, group, plen, prefix_kv, plan, index, first, cont)
+                self._pack_group(
+                    prompts, group, prefix, plan, index, first, cont, positions, states
+                )
                 group, size = [], 0
             group.append(b)
             size += need
-        self._pack_group(prompts, group, plen, prefix_kv, plan, index, first, cont)
-        return first, cont
+        self._pack_group(prompts, group, prefix, plan, index, first, cont, positions, states)
+        return first, cont, states
 
     def _pack_group(
         self,
         prompts: list[list[int]],
         group: list[int],
-        plen: int,
-        prefix_kv: list[tuple[torch.Tensor, torch.Tensor]] | None,
-        plan: _Plan,
+        prefix: _Prefix | None,
+        plan: OptionPlan,
         index: torch.Tensor,
         first: np.ndarray,
         cont: dict[tuple[int, ...], np.ndarray],
+        positions: list[tuple[int, ...]] | None,
+        states: list[States] | None,
     ) -> None:
+        plen = 0 if prefix is None else len(prefix.ids)
         ids: list[int] = []
         pos: list[int] = []
         seg: list[int] = []
         branch: list[int] = []
         keep: list[int] = []
         reads: list[tuple[int, tuple[int, ...] | None]] = []  # (prompt, context read there)
+        starts: list[int] = []  # per prompt of the group, the column of its position 0
         for s, b in enumerate(group):
             suffix = prompts[b][plen:]
+            starts.append(len(ids) - plen)
             ids += suffix
             pos += range(plen, plen + len(suffix))
             seg += [s] * len(suffix)
@@ -431,16 +442,17 @@ class TransformersBackend(Backend):
         mask = torch.zeros(1, 1, n, plen + n, dtype=self._dtype, device=dev)
         mask[0, 0, :, plen:].masked_fill_(~allowed, torch.finfo(self._dtype).min)
         kwargs: dict[str, Any] = {}
-        if prefix_kv is not None:
-            kwargs[self._cache_kw] = DynamicCache(ddp_cache_data=prefix_kv)
-        out = self._model(
-            input_ids=torch.tensor([ids], device=dev),
-            attention_mask=mask,
-            position_ids=torch.tensor([pos], device=dev),
-            use_cache=prefix_kv is not None,
-            logits_to_keep=torch.tensor(keep, device=dev),
-            **kwargs,
-        )
+        if prefix is not None:
+            kwargs[self._cache_kw] = DynamicCache(ddp_cache_data=prefix.kv)
+        with self._last_hidden(states is not None) as seen:
+            out = self._model(
+                input_ids=torch.tensor([ids], device=dev),
+                attention_mask=mask,
+                position_ids=torch.tensor([pos], device=dev),
+                use_cache=prefix is not None,
+                logits_to_keep=torch.tensor(keep, device=dev),
+                **kwargs,
+            )
         self.stats["forward_tokens"] += n
         self.stats["shared_tokens_saved"] += plen * len(group)
         logp = _log_softmax_cols(out.logits, index)[0]  # (len(keep), C)
@@ -449,39 +461,51 @@ class TransformersBackend(Backend):
                 first[b] = logp[r]
             else:
                 cont[context][b] = logp[r]
+        if states is not None and positions is not None and seen:
+            for s, b in enumerate(group):
+                states[b] = _read_states(
+                    seen[0], 0, starts[s], prefix, len(prompts[b]), positions[b]
+                )
 
     def _forward(
-        self, feed: list[list[int]], *, keep: int, use_cache: bool
-    ) -> tuple[torch.Tensor, Any, torch.Tensor | None]:
+        self, feed: list[list[int]], *, keep: int, use_cache: bool, capture: bool
+    ) -> tuple[torch.Tensor, Any, torch.Tensor | None, _Read | None]:
         """One left-padded pass, sharing the common prefix when it pays.
 
         Returns the logits of the last ``keep`` positions (B, keep, V), the cache (when
-        asked for) and the attention mask over the cache's positions.
+        asked for), the attention mask over the cache's positions, and (when ``capture``
+        and the model's can be read) where the pass left its last hidden states.
         """
         shared = _common_prefix_len(feed) if len(feed) > 1 and self.prefix_sharing else 0
         shared = min(shared, min(len(f) for f in feed) - keep)
         if shared >= MIN_SHARED_PREFIX:
             try:
-                return self._forward_shared(feed, shared, keep=keep, use_cache=use_cache)
+                return self._forward_shared(
+                    feed, shared, keep=keep, use_cache=use_cache, capture=capture
+                )
             except _Unshareable as exc:
                 log.info("prefix sharing is off for %s: %s", self._identity.name, exc)
                 self.prefix_sharing = False
         ids, mask = self._left_pad(feed)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        out = self._model(
-            input_ids=ids,
-            attention_mask=mask,
-            position_ids=positions,
-            use_cache=use_cache,
-            logits_to_keep=keep,
-        )
+        with self._last_hidden(capture) as seen:
+            out = self._model(
+                input_ids=ids,
+                attention_mask=mask,
+                position_ids=positions,
+                use_cache=use_cache,
+                logits_to_keep=keep,
+            )
         self.stats["forward_tokens"] += int(mask.sum())
-        return out.logits, _cache_of(out) if use_cache else None, mask
+        width = ids.shape[1]
+        read = _Read(seen[0], [width - len(f) for f in feed], None) if seen else None
+        return out.logits, _cache_of(out) if use_cache else None, mask, read
 
     def _forward_shared(
-        self, feed: list[list[int]], shared: int, *, keep: int, use_cache: bool
-    ) -> tuple[torch.Tensor, Any, torch.Tensor | None]:
-        prefix_kv, plen = self._prefix_for(feed, shared)
+        self, feed: list[list[int]], shared: int, *, keep: int, use_cache: bool, capture: bool
+    ) -> tuple[torch.Tensor, Any, torch.Tensor | None, _Read | None]:
+        prefix = self._prefix_for(feed, shared)
+        plen = len(prefix.ids)
         batch = len(feed)
         suffix_ids, suffix_mask = self._left_pad([f[plen:] for f in feed])
         mask = torch.cat(
@@ -491,25 +515,26 @@ class TransformersBackend(Backend):
         positions = (plen + suffix_mask.cumsum(-1) - 1).clamp(min=plen)
         cache = DynamicCache(
             ddp_cache_data=[
-                (k.expand(batch, -1, -1, -1), v.expand(batch, -1, -1, -1)) for k, v in prefix_kv
+                (k.expand(batch, -1, -1, -1), v.expand(batch, -1, -1, -1)) for k, v in prefix.kv
             ]
         )
-        out = self._model(
-            input_ids=suffix_ids,
-            attention_mask=mask,
-            position_ids=positions,
-            use_cache=True,
-            logits_to_keep=keep,
-            **{self._cache_kw: cache},
-        )
+        with self._last_hidden(capture) as seen:
+            out = self._model(
+                input_ids=suffix_ids,
+                attention_mask=mask,
+                position_ids=positions,
+                use_cache=True,
+                logits_to_keep=keep,
+                **{self._cache_kw: cache},
+            )
         self.stats["forward_tokens"] += int(suffix_mask.sum())
         self.stats["shared_tokens_saved"] += plen * batch
-        return out.logits, _cache_of(out) if use_cache else None, mask
+        width = suffix_ids.shape[1]
+        read = _Read(seen[0], [width - len(f) for f in feed], prefix) if seen else None
+        return out.logits, _cache_of(out) if use_cache else None, mask, read
 
-    def _prefix_for(
-        self, feed: list[list[int]], shared: int
-    ) -> tuple[list[tuple[torch.Tensor, torch.Tensor]], int]:
-        """The KV cache of a common prefix, at batch size one.
+    def _prefix_for(self, feed: list[list[int]], shared: int) -> _Prefix:
+        """The KV cache of a common prefix, at batch size one, and its last hidden states.
 
         The previous batch's is reused when it still covers nearly all of the shared
         tokens (the next batch of the same code). Otherwise the part both prefixes have
@@ -517,34 +542,48 @@ class TransformersBackend(Backend):
         is computed.
         """
         common = 0
-        previous: list[tuple[torch.Tensor, torch.Tensor]] = []
-        if self._prefix is not None:
-            ids, kv = self._prefix
-            previous = kv
-            n = len(ids)
+        previous: _Prefix | None = self._prefix
+        if previous is not None:
+            n = len(previous.ids)
             if shared - PREFIX_REUSE_SLACK <= n <= shared and all(
-                tuple(f[:n]) == ids for f in feed
+                tuple(f[:n]) == previous.ids for f in feed
             ):
-                return kv, n
-            common = _common_prefix_len([list(ids), feed[0][:shared]])
+                return previous
+            common = _common_prefix_len([list(previous.ids), feed[0][:shared]])
+            if common == shared:
+                # The previous prefix runs on past this batch's and holds it whole.
+                return _Prefix(
+                    previous.ids[:shared],
+                    [(k[:, :, :shared], v[:, :, :shared]) for k, v in previous.kv],
+                    None if previous.states is None else previous.states[:shared],
+                )
         prefix = feed[0][:shared]
         kwargs: dict[str, Any] = {}
-        if common >= MIN_SHARED_PREFIX:
-            base = [(k[:, :, :common], v[:, :, :common]) for k, v in previous]
+        if previous is not None and common >= MIN_SHARED_PREFIX:
+            base = [(k[:, :, :common], v[:, :, :common]) for k, v in previous.kv]
             kwargs[self._cache_kw] = DynamicCache(ddp_cache_data=base)
         else:
             common = 0
-        out = self._model(
-            input_ids=torch.tensor([prefix[common:]], device=self._device),
-            position_ids=torch.arange(common, shared, device=self._device).unsqueeze(0),
-            use_cache=True,
-            logits_to_keep=1,
-            **kwargs,
-        )
+        # The states cost no computation and are kept whether or not this call wants
+        # features: a later call that does may reuse the prefix.
+        with self._last_hidden(True) as seen:
+            out = self._model(
+                input_ids=torch.tensor([prefix[common:]], device=self._device),
+                position_ids=torch.arange(common, shared, device=self._device).unsqueeze(0),
+                use_cache=True,
+                logits_to_keep=1,
+                **kwargs,
+            )
         self.stats["forward_tokens"] += shared - common
         kv = _layers_kv(_cache_of(out))
-        self._prefix = (tuple(prefix), kv)
-        return kv, shared
+        states: torch.Tensor | None = None
+        if seen:
+            states = seen[0][0]
+            if common:
+                earlier = None if previous is None else previous.states
+                states = None if earlier is None else torch.cat([earlier[:common], states])
+        self._prefix = _Prefix(tuple(prefix), kv, states)
+        return self._prefix
 
     def _continuations(
         self,
@@ -604,14 +643,48 @@ def _log_softmax_cols(logits: torch.Tensor, index: torch.Tensor) -> np.ndarray:
     return result
 
 
-def _per_option(values: list[float], plan: _Plan) -> list[list[float]]:
-    """A prompt's flat variant values, grouped per option."""
-    out: list[list[float]] = []
-    i = 0
-    for opt in plan.token_ids:
-        out.append(values[i : i + len(opt)])
-        i += len(opt)
-    return out
+def _read_states(
+    hidden: torch.Tensor,
+    row: int,
+    start: int,
+    prefix: _Prefix | None,
+    length: int,
+    positions: tuple[int, ...],
+) -> States:
+    """One prompt's last hidden states at the answer position and at ``positions``.
+
+    Args:
+        hidden: A pass's decoder output (rows, T, H).
+        row: The prompt's row in it.
+        start: The column of the prompt's position 0 (negative when the pass starts
+            after a shared prefix).
+        prefix: The shared prefix before the pass: positions below its length are read
+            from its kept states (left out when it kept none).
+        length: The prompt's tokens.
+        positions: The other positions to read.
+    """
+    plen = 0 if prefix is None else len(prefix.ids)
+    wanted = sorted({*positions, length - 1})
+    here = [p for p in wanted if p >= plen]
+    values = hidden[row, torch.tensor([start + p for p in here], device=hidden.device)]
+    found = values.float().cpu().numpy()
+    states: States = {p: found[k] for k, p in enumerate(here)}
+    earlier = [p for p in wanted if p < plen]
+    if earlier and prefix is not None and prefix.states is not None:
+        kept = prefix.states[torch.tensor(earlier, device=prefix.states.device)]
+        states.update(zip(earlier, kept.float().cpu().numpy(), strict=True))
+    return states
+
+
+def _decoder_of(model: Any) -> tuple[Any, int | None]:
+    """The module whose output's ``last_hidden_state`` the LM head reads (the causal LM's
+    base model), and that state's width; (None, None) when the model has none apart."""
+    decoder = getattr(model, "base_model", None)
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    weight = getattr(head, "weight", None)
+    if decoder is None or decoder is model or weight is None:
+        return None, None
+    return decoder, int(weight.shape[-1])
 
 
 def _stored_dtype(source: str) -> str | None:

@@ -350,3 +350,22 @@ def test_long_prompts_in_several_calls_equal_one_call(
             np.testing.assert_allclose(
                 score.curve.surprisal, reference[score.response_id].curve.surprisal, atol=TOL
             )
+
+
+@pytest.mark.parametrize("packing", [True, False], ids=["packed", "padded"])
+def test_a_batch_whose_prefix_the_kept_one_holds_whole_reuses_it(
+    plain_backend: TransformersBackend, packing: bool
+) -> None:
+    backend = layout(plain_backend, packing=packing)
+    head = MEDIUM.split("Response:")[0] + "Response: "
+    common = "My salary has not moved in three years while the rent in this city doubled, "
+    long_shared = [head + common + t + "\nAnswer:" for t in ("and I am tired.", "so I left.")]
+    short_shared = [head + t + "\nAnswer:" for t in ("Fine.", "Too low for the work.")]
+    backend.option_logprobs(long_shared, LIKERT)
+    kept = backend.stats["forward_tokens"]
+    got = backend.option_logprobs(short_shared, LIKERT)  # computes no prefix of its own
+    suffixes = sum(backend.count_tokens(p) for p in short_shared) - 2 * len(backend.encode(head))
+    assert backend.stats["forward_tokens"] - kept <= suffixes + 2 * len(LIKERT)
+    plain = layout(plain_backend, packing=False, sharing=False)
+    for x, y in zip(plain.option_logprobs(short_shared, LIKERT), got, strict=True):
+        np.testing.assert_allclose(x.logprobs, y.logprobs, atol=TOL, rtol=0)

@@ -1,0 +1,296 @@
+"""Features from the scoring pass: the last hidden states at the answer position and pooled
+over the response, projected, float16 (:mod:`scoring.local_backend`), in both local
+backends on the embedded model (CPU; transformers in float32, llama.cpp on its Q4_1 file).
+
+Within transformers every layout computes the same states to float32 rounding, so the
+float16 features agree to a float16 rounding step (:data:`F16_STEP`, relative). llama.cpp
+rounds by batch shape (its quantized kernels): features agree to :data:`LLAMA_COSINE`
+within it, and to :data:`CROSS_COSINE` with transformers (measured above 0.999).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from scoring.backend import OptionVariants
+from scoring.local_backend import FEATURE_WIDTH, POOL_POSITIONS, PROJECTION_SEED
+from scoring.transformers_backend import TransformersBackend
+
+pytestmark = pytest.mark.model
+
+#: Relative step of float16 (10 mantissa bits): two roundings of nearly equal values.
+F16_STEP = 2.0**-10
+#: Log-probabilities with and without spans: the same pass, the same numbers.
+TOL_LOGPROBS = 1e-9
+#: llama.cpp with and without prefix reuse, alone or in a batch (per vector).
+LLAMA_COSINE = 0.999
+#: llama.cpp (Q4_1, 8-bit activations) against transformers (float32), per vector.
+CROSS_COSINE = 0.9
+
+LIKERT: list[OptionVariants] = [(str(i), f" {i}") for i in range(1, 6)]
+MULTI: list[OptionVariants] = [*LIKERT, ("Tokyo",), ("Berlin",)]  # two continuations
+
+HEAD = (
+    "Rate how well the code 'Pay' applies to this survey response, from 1 (not at all) to "
+    "5 (fully).\n\nResponse:\n"
+)
+TEXTS = [
+    "My pay is low.",
+    "My pay is fine, but the hours are long and the commute gets worse every winter.",
+    "Great colleagues.",
+    "ok",
+    "The salary has not moved in three years while the rent doubled.",
+]
+
+
+def chat_prompts(backend: Any, texts: list[str]) -> tuple[list[str], list[tuple[int, int] | None]]:
+    prompts = [backend.render_chat([{"role": "user", "content": HEAD + t}]) for t in texts]
+    spans: list[tuple[int, int] | None] = []
+    for prompt, text in zip(prompts, texts, strict=True):
+        start = prompt.find(text)
+        spans.append((start, start + len(text)))
+    return prompts, spans
+
+
+def same_backend(embedded: TransformersBackend, **options: Any) -> TransformersBackend:
+    """The embedded weights with a chosen layout and a cold prefix cache."""
+    return TransformersBackend(
+        embedded.model, embedded.tokenizer, name="t", revision="t", **options
+    )
+
+
+def assert_f16_equal(a: np.ndarray, b: np.ndarray) -> None:
+    np.testing.assert_allclose(
+        a.astype(np.float64), b.astype(np.float64), rtol=F16_STEP, atol=F16_STEP / 16
+    )
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    x, y = a.astype(np.float64), b.astype(np.float64)
+    return float(x @ y / (np.linalg.norm(x) * np.linalg.norm(y)))
+
+
+def feats(result: Any) -> np.ndarray:
+    """A result's features, which must be there."""
+    assert result.features is not None
+    features: np.ndarray = result.features
+    return features
+
+
+def halves(result: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A result's answer-position vector and its pooled one."""
+    features = feats(result)
+    return features[:FEATURE_WIDTH], features[FEATURE_WIDTH:]
+
+
+# -- transformers ---------------------------------------------------------------------------
+
+
+def test_features_are_two_projected_float16_vectors_only_when_spans_are_given(
+    embedded_backend: TransformersBackend,
+) -> None:
+    assert embedded_backend.feature_layout == "h576:answer+pool8:p512:f16"
+    prompts, spans = chat_prompts(embedded_backend, TEXTS[:2])
+    plain = embedded_backend.option_logprobs(prompts, LIKERT)
+    assert all(r.features is None for r in plain)
+    with_spans = embedded_backend.option_logprobs(prompts, LIKERT, spans=spans)
+    for result in with_spans:
+        assert result.features is not None
+        assert result.features.shape == (2 * FEATURE_WIDTH,)
+        assert result.features.dtype == np.float16
+        assert result.features.nbytes == 2048
+        assert np.isfinite(result.features).all()
+    # A response that cannot be located pools the answer position alone.
+    (lost,) = embedded_backend.option_logprobs(prompts[:1], LIKERT, spans=[None])
+    answer, pooled = halves(lost)
+    assert np.array_equal(answer, pooled)
+    assert_f16_equal(answer, halves(with_spans[0])[0])  # alone, then in a packed row
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"packing": False},
+        {"prefix_sharing": False},
+        {"packing": False, "prefix_sharing": False},
+    ],
+    ids=["packed", "padded", "packed-unshared", "padded-unshared"],
+)
+def test_features_are_the_same_alone_and_in_every_batch_layout(
+    embedded_backend: TransformersBackend, options: dict[str, bool]
+) -> None:
+    # The first two responses open alike ("My pay is"): scored as a batch of their own,
+    # their shared prefix reaches into the responses, so pooled positions are read from
+    # the prefix pass's states. Then all five, under a shorter prefix the first one holds
+    # whole; then the two again, over the kept prefix.
+    prompts, spans = chat_prompts(embedded_backend, TEXTS)
+    alone = [
+        same_backend(embedded_backend).option_logprobs([p], MULTI, spans=[s])[0]
+        for p, s in zip(prompts, spans, strict=True)
+    ]
+    with_spans = same_backend(embedded_backend, **options)
+    without = same_backend(embedded_backend, **options)
+    start = prompts[0].find(TEXTS[0])
+    response = len(embedded_backend.encode(prompts[0][:start]))  # its first token
+    for part in (slice(0, 2), slice(0, 5), slice(0, 2)):
+        got = with_spans.option_logprobs(prompts[part], MULTI, spans=spans[part])
+        plain = without.option_logprobs(prompts[part], MULTI)
+        if part.stop == 2 and options.get("prefix_sharing", True):
+            assert with_spans._prefix is not None
+            assert len(with_spans._prefix.ids) >= response + 3  # "My pay is" is in it
+        for a, b, p in zip(alone[part], got, plain, strict=True):
+            assert_f16_equal(feats(a), feats(b))
+            np.testing.assert_allclose(p.logprobs, b.logprobs, atol=TOL_LOGPROBS, rtol=0)
+            assert p.features is None
+    assert with_spans.stats == without.stats
+    if options.get("prefix_sharing", True):
+        assert with_spans.stats["shared_tokens_saved"] > 0
+
+
+def test_the_answer_state_gives_the_logits_through_the_lm_head(
+    embedded_backend: TransformersBackend,
+) -> None:
+    import torch
+
+    backend = same_backend(embedded_backend)
+    prompts, _ = chat_prompts(backend, TEXTS[:3])
+    encoded = [backend.encode(p) for p in prompts]
+    plan = backend._plan(LIKERT)
+    head = backend.model.get_output_embeddings()
+    for batch in ([encoded[0]], encoded):  # alone (padded path) and packed
+        scored = backend._score_encoded(batch, plan, [() for _ in batch])
+        for ids, one in zip(batch, scored, strict=True):
+            assert one.states is not None
+            state = torch.from_numpy(one.states[len(ids) - 1])
+            with torch.inference_mode():
+                via_head = torch.log_softmax(head(state).double(), dim=-1)
+                logits = backend.model(input_ids=torch.tensor([ids])).logits[0, -1]
+                reference = torch.log_softmax(logits.double(), dim=-1)
+            np.testing.assert_allclose(via_head.numpy(), reference.numpy(), atol=1e-4, rtol=0)
+
+
+def test_features_follow_the_one_definition(embedded_backend: TransformersBackend) -> None:
+    """The answer state and the mean over up to 8 evenly spaced response tokens, each
+    projected by the Gaussian matrix seeded by the hidden width, as float16."""
+    backend = same_backend(embedded_backend)
+    prompts, spans = chat_prompts(backend, TEXTS[1:3])
+    results = backend.option_logprobs(prompts, LIKERT, spans=spans)
+    width = 576
+    rng = np.random.default_rng([PROJECTION_SEED, width])
+    matrix = rng.normal(0.0, FEATURE_WIDTH**-0.5, size=(width, FEATURE_WIDTH))
+    plan = backend._plan(LIKERT)
+    for prompt, span, result in zip(prompts, spans, results, strict=True):
+        assert span is not None
+        start, end = span
+        ids = backend.encode(prompt)
+        first = len(backend.encode(prompt[:start]))
+        last = len(backend.encode(prompt[:end])) - 1
+        # The chat template puts the response right after a newline token: its first and
+        # last tokens are the response's own.
+        assert backend.tokenizer.decode(ids[first : last + 1]) == prompt[start:end]
+        positions = tuple(int(p) for p in np.unique(np.linspace(first, last, 8).round()))
+        if last - first < POOL_POSITIONS:
+            assert positions == tuple(range(first, last + 1))
+        else:
+            assert len(positions) == POOL_POSITIONS
+        (scored,) = backend._score_encoded([ids], plan, [positions])
+        assert scored.states is not None
+        answer = scored.states[len(ids) - 1].astype(np.float64)
+        pooled = np.mean([scored.states[p].astype(np.float64) for p in positions], axis=0)
+        want = np.concatenate([answer @ matrix, pooled @ matrix]).astype(np.float16)
+        assert_f16_equal(feats(result), want)
+
+
+def test_a_prompt_cut_from_the_middle_pools_what_is_left_of_its_response(
+    embedded_backend: TransformersBackend,
+) -> None:
+    small = same_backend(embedded_backend, chat=False, max_context=48)
+    text = "My colleagues cover for me when my kids are ill, and I do the same for them. " * 4
+    prompt = f"Rate it.\nResponse: {text}\nAnswer:"
+    start = prompt.find(text)
+    (result,) = small.option_logprobs([prompt], LIKERT, spans=[(start, start + len(text))])
+    assert result.truncated
+    assert result.features is not None
+    assert np.isfinite(result.features).all()
+    budget = 48 - 2  # the longest variant, " 5", is two tokens
+    length = small.count_tokens(prompt)
+    positions = small._pool_positions(prompt, (start, start + len(text)), length, budget)
+    # The response's first tokens are kept at their places; its last ones moved left by
+    # what was cut; the cue after it is kept too.
+    first = small.count_tokens(prompt[:start])
+    last = small.count_tokens(prompt[: start + len(text)]) - 1 - (length - budget)
+    assert positions[0] == first
+    assert positions[-1] == last < budget - 1
+    assert len(positions) == POOL_POSITIONS
+
+
+# -- llama.cpp ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def llama() -> Any:
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+    from scoring import load_backend
+
+    return load_backend(None, backend="llama.cpp", threads=1)
+
+
+def fresh_llama(llama: Any, **options: Any) -> Any:
+    from scoring.llama_backend import LlamaCppBackend
+
+    return LlamaCppBackend(llama.info, name="t", revision="t", threads=1, **options)
+
+
+def test_llama_features_have_the_same_layout_and_leave_the_numbers_alone(llama: Any) -> None:
+    assert llama.feature_layout == "h576:answer+pool8:p512:f16"
+    prompts, spans = chat_prompts(llama, TEXTS)
+    without, with_spans = fresh_llama(llama), fresh_llama(llama)
+    for options in (LIKERT, MULTI):
+        plain = without.option_logprobs(prompts, options)
+        got = with_spans.option_logprobs(prompts, options, spans=spans)
+        for a, b in zip(plain, got, strict=True):
+            assert a.features is None
+            assert b.features is not None
+            assert b.features.shape == (2 * FEATURE_WIDTH,)
+            assert b.features.dtype == np.float16
+            np.testing.assert_allclose(a.logprobs, b.logprobs, atol=TOL_LOGPROBS, rtol=0)
+    # The pooled positions cost outputs, not tokens: the same tokens are evaluated.
+    assert without.stats == with_spans.stats
+    assert fresh_llama(llama, features=False).feature_layout is None
+
+
+def test_llama_features_are_the_same_alone_and_under_prefix_reuse(llama: Any) -> None:
+    # "My pay is low." and "My pay is fine, ..." share their first three tokens: under
+    # prefix reuse the second prompt does not evaluate them again, and its pooled
+    # positions there come from the first prompt's pass, which marks them for it.
+    prompts, spans = chat_prompts(llama, TEXTS)
+    alone = [
+        fresh_llama(llama, prefix_reuse=False).option_logprobs([p], LIKERT, spans=[s])[0]
+        for p, s in zip(prompts, spans, strict=True)
+    ]
+    reused = fresh_llama(llama)
+    batch = reused.option_logprobs(prompts, LIKERT, spans=spans)
+    assert reused.stats["reused_tokens"] > 0
+    whole = fresh_llama(llama, prefix_reuse=False).option_logprobs(prompts, LIKERT, spans=spans)
+    for a, b, c in zip(alone, batch, whole, strict=True):
+        for x, y, z in zip(halves(a), halves(b), halves(c), strict=True):
+            assert cosine(x, y) > LLAMA_COSINE
+            assert cosine(x, z) > LLAMA_COSINE
+
+
+def test_llama_features_agree_with_the_transformers_path(
+    llama: Any, embedded_backend: TransformersBackend
+) -> None:
+    prompts, spans = chat_prompts(llama, TEXTS)
+    ours = llama.option_logprobs(prompts, LIKERT, spans=spans)
+    ref = embedded_backend.option_logprobs(prompts, LIKERT, spans=spans)
+    seen = []
+    for a, b in zip(ours, ref, strict=True):
+        for x, y in zip(halves(a), halves(b), strict=True):
+            seen.append(cosine(x, y))
+    print(f"\ncosine llama.cpp / transformers: min {min(seen):.4f}, median {np.median(seen):.4f}")
+    assert min(seen) > CROSS_COSINE
