@@ -183,6 +183,27 @@ class LearnedCurve:
         )
         return np.maximum(result, LOG_FLOOR)
 
+    def predict(
+        self, features: npt.NDArray[np.float16] | None, logprobs: npt.ArrayLike
+    ) -> FloatArray:
+        """:meth:`log_probs` of every pair from its kept features (or None) and its
+        zero-shot log-probabilities (shape (n, K)), a block of rows at a time: the inputs
+        of a whole code are never built at once."""
+        lp = np.asarray(logprobs, dtype=np.float64)
+        if not len(lp):
+            return np.zeros((0, len(self.values)))
+        return np.concatenate(
+            [
+                self.log_probs(
+                    learning_inputs(
+                        None if features is None else features[start : start + BLOCK],
+                        lp[start : start + BLOCK],
+                    )
+                )
+                for start in range(0, len(lp), BLOCK)
+            ]
+        )
+
     def params_hash(self) -> str:
         """A hash of the fitted parameters (rounded to 1e-9, so that two fits of the same
         decisions agree across BLAS builds) and of what they were fitted on."""

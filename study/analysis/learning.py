@@ -28,11 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from codebooks.model import Code, Codebook
 from scoring.learned import (
-    BLOCK,
     INPUTS_FEATURES,
     INPUTS_ZERO_SHOT,
     MIN_PER_VALUE,
@@ -431,21 +428,7 @@ def _learn_code(
             zero_shot_columns=zero_cols,
             inputs_kind=inputs_kind,
         )
-        out = (
-            np.concatenate(
-                [
-                    fit.log_probs(
-                        learning_inputs(
-                            None if features is None else features[start : start + BLOCK],
-                            scores.logprobs[start : start + BLOCK],
-                        )
-                    )
-                    for start in range(0, len(scores.rids), BLOCK)
-                ]
-            )
-            if len(scores.rids)
-            else scores.logprobs
-        )
+        out = fit.predict(features, scores.logprobs)
     written = stored.learned_rows(learned_id, cid, scores, out, values)
     with study.transaction() as conn:
         stored.begin_rescoring(conn, learned_id, cid, scores.rids.tolist())

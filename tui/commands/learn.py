@@ -120,7 +120,7 @@ def code_line(code: CodeLearning) -> str:
         )
     auroc = "n/a" if code.cv_auroc is None else f"{code.cv_auroc:.2f}"
     return (
-        f"  {code.code_name}: learned from {code.pairs and sum(code.counts.values())} "
+        f"  {code.code_name}: learned from {sum(code.counts.values())} "
         f"decisions [{counts}], cross-validated AUROC {auroc} (not the audit's), "
         f"C = {code.penalty:g}, {code.pairs:,} pairs rescored in {code.seconds:.1f} s"
         f"{audit}"
