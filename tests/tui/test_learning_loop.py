@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -408,7 +407,8 @@ async def test_keys_during_a_refit_are_not_held_up(
     study: Study, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The refit is held inside learn(), after its reads and before its writes; keys
-    go on being handled at the app's usual speed, and their decisions are saved."""
+    go on being handled while it is held, and their decisions are saved (how fast is
+    bench_app's business, never a timed assertion here)."""
     decide(study, "wait", 60)
     gate, entered = threading.Event(), threading.Event()
     real = fit_curve  # what learn() calls, held at its start
@@ -424,26 +424,14 @@ async def test_keys_during_a_refit_are_not_held_up(
     try:
         async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
             await open_on(pilot, app, "wait")
-
-            async def timed(keys: str) -> list[float]:
-                spent = []
-                for key in keys:
-                    started = time.perf_counter()
-                    await pilot.press(key)
-                    spent.append(time.perf_counter() - started)
-                return spent
-
-            before = await timed("jkjkjk")
             await pilot.press("L")
             await wait_for(pilot, entered.is_set)
             worker = next(w for w in app.workers if w.group == "learning")
             decided = study.decisions.count(coder="ana")
-            during = await timed("jkjkjk") + await timed("10")
+            await pilot.press(*"jkjkjk10")
             assert worker.is_running  # all of them while the refit was under way
             assert study.decisions.count(coder="ana") == decided + 2
             assert not learned(seen)
-            # Not slower than the keys before the refit, beyond the noise of a test.
-            assert max(during) < 3 * max(before) + 0.25
             gate.set()
             await wait_for(pilot, lambda: bool(learned(seen)))
             await settle(pilot)
