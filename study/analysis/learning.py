@@ -260,9 +260,18 @@ def learn(
     layout = study.scores.feature_layout(base.id) if with_features else None
     # Everything that can refuse is checked before anything is written.
     needs = {c.id: _needs(study, c, who, base) for c in codes}
+    # One code (the app's refit) is read once, here, and its features checked as read;
+    # several are checked in SQL and read one at a time (never all codes' at once).
+    preread: stored.CodeScores | None = None
+    if len(codes) == 1:
+        with study.snapshot() as conn:
+            preread = stored.code_scores(
+                conn, base.id, study.index.code_key(codes[0].id), with_features=layout is not None
+            )
     if layout is not None:
         for chosen in codes:
-            _check_features(study, chosen, base)
+            if preread is None or preread.missing_features:
+                _check_features(study, chosen, base)
     if all(missing for _, missing in needs.values()):
         if code is not None or len(codes) == 1:
             counts, missing = needs[codes[0].id]
@@ -284,7 +293,7 @@ def learn(
             + "): the curves learn from the zero-shot curve alone"
         )
     results = [
-        _learn_code(study, chosen, codebook, base, learned_id, who, version, layout)
+        _learn_code(study, chosen, codebook, base, learned_id, who, version, layout, preread)
         for chosen in codes
     ]
     # The codes not learned now keep what they have under the learned configuration, or
@@ -397,14 +406,16 @@ def _learn_code(
     coder: str,
     version: int,
     layout: str | None,
+    scores: stored.CodeScores | None = None,
 ) -> CodeLearning:
     started = time.perf_counter()
     index = study.index
     cid = index.code_key(code.id)
     scale = codebook.scale_for(code)
     values = [int(v) for v in scale.values]
-    with study.snapshot() as conn:
-        scores = stored.code_scores(conn, base.id, cid, with_features=layout is not None)
+    if scores is None:
+        with study.snapshot() as conn:
+            scores = stored.code_scores(conn, base.id, cid, with_features=layout is not None)
     if layout is not None and scores.missing_features:
         _check_features(study, code, base)  # features went missing since the check
     decisions, left_out = training_decisions(study, code, coder)
@@ -431,10 +442,10 @@ def _learn_code(
         out = fit.predict(features, scores.logprobs)
     written = stored.learned_rows(learned_id, cid, scores, out, values)
     with study.transaction() as conn:
-        stored.begin_rescoring(conn, learned_id, cid, scores.rids.tolist())
+        in_place = stored.begin_rescoring(conn, learned_id, cid, scores)
     for start in range(0, len(written), stored.WRITE_ROWS):
         with study.transaction() as conn:
-            stored.write_rows(conn, written[start : start + stored.WRITE_ROWS])
+            stored.write_rows(conn, written[start : start + stored.WRITE_ROWS], in_place=in_place)
     n = len(written)
     with study.transaction() as conn:
         stored.record_fit(

@@ -190,14 +190,15 @@ def learned_rows(
     return rows
 
 
-def begin_rescoring(
-    conn: sqlite3.Connection, config_id: int, cid: int, rids: Sequence[int]
-) -> None:
+def begin_rescoring(conn: sqlite3.Connection, config_id: int, cid: int, base: CodeScores) -> bool:
     """Mark code ``cid``'s fit under ``config_id`` as being written (its ``params_hash``
-    emptied until :func:`record_fit`), and drop its scores if they are of other pairs (a
-    first fit, a new wave); else they are updated in place by :func:`write_rows`, which
-    spares the primary key's b-tree a delete and an insert per pair.
+    emptied until :func:`record_fit`), and say whether its scores can be updated in
+    place: they are of the same pairs with the same token sets as ``base``'s (a refit).
+    Else (a first fit, a new wave, a rescored base) they are dropped, to be inserted.
 
+    An update in place sets the curve's columns and the score's identity but never the
+    key nor ``token_set``, the one column with a foreign key, so that SQLite looks up no
+    parent row per pair; it spares the primary key's b-tree a delete and an insert too.
     The rows are then written in blocks of :data:`WRITE_ROWS`, each its own transaction,
     so that a coder's decision never waits for a whole code; a code whose writing was
     interrupted (a killed process) is known by its empty hash and refitted whole.
@@ -206,10 +207,18 @@ def begin_rescoring(
         "UPDATE learned SET params_hash = '' WHERE config_id = ? AND cid = ?", (config_id, cid)
     )
     stored = conn.execute(
-        "SELECT rid FROM scores WHERE config_id = ? AND cid = ? ORDER BY rid", (config_id, cid)
+        "SELECT rid, token_set FROM scores WHERE config_id = ? AND cid = ? ORDER BY rid",
+        (config_id, cid),
     ).fetchall()
-    if [r[0] for r in stored] != list(rids):
+    same = len(stored) == len(base.rids) and all(
+        rid == base_rid and token_set == base_set
+        for (rid, token_set), base_rid, base_set in zip(
+            stored, base.rids.tolist(), base.token_set, strict=True
+        )
+    )
+    if not same and stored:
         conn.execute("DELETE FROM scores WHERE config_id = ? AND cid = ?", (config_id, cid))
+    return same
 
 
 def copy_base_scores(conn: sqlite3.Connection, config_id: int, base_id: int, cid: int) -> int:
@@ -230,25 +239,49 @@ def copy_base_scores(conn: sqlite3.Connection, config_id: int, base_id: int, cid
     return conn.total_changes - before
 
 
-def write_rows(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
-    """Insert or update :func:`learned_rows`' rows."""
-    conn.executemany(_UPSERT, rows)
+def write_rows(
+    conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]], *, in_place: bool
+) -> None:
+    """Write :func:`learned_rows`' rows: update them in place where
+    :func:`begin_rescoring` said they can be, else insert them."""
+    conn.executemany(_UPDATE if in_place else _INSERT, rows)
 
 
-_UPSERT = (
-    "INSERT INTO scores (config_id, rid, cid, surprisal, probs, on_scale_mass, "
-    "entropy, norm_entropy, mode, pick, expected, spread, confidence, off_scale, "
-    "token_set, missing, prompt_hash, text_hash, code_hash, truncated, scored_at) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (config_id, rid, cid) DO UPDATE SET surprisal = excluded.surprisal, "
-    "probs = excluded.probs, on_scale_mass = excluded.on_scale_mass, "
-    "entropy = excluded.entropy, norm_entropy = excluded.norm_entropy, "
-    "mode = excluded.mode, pick = excluded.pick, expected = excluded.expected, "
-    "spread = excluded.spread, confidence = excluded.confidence, "
-    "off_scale = excluded.off_scale, token_set = excluded.token_set, "
-    "missing = excluded.missing, prompt_hash = excluded.prompt_hash, "
-    "text_hash = excluded.text_hash, code_hash = excluded.code_hash, "
-    "truncated = excluded.truncated, scored_at = excluded.scored_at"
+_COLUMNS = (
+    "config_id",
+    "rid",
+    "cid",
+    "surprisal",
+    "probs",
+    "on_scale_mass",
+    "entropy",
+    "norm_entropy",
+    "mode",
+    "pick",
+    "expected",
+    "spread",
+    "confidence",
+    "off_scale",
+    "token_set",
+    "missing",
+    "prompt_hash",
+    "text_hash",
+    "code_hash",
+    "truncated",
+    "scored_at",
+)
+
+_INSERT = f"INSERT INTO scores ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
+
+# Numbered parameters, so that the rows of :func:`learned_rows` serve both statements.
+_UPDATE = (
+    "UPDATE scores SET "
+    + ", ".join(
+        f"{name} = ?{i}"
+        for i, name in enumerate(_COLUMNS, start=1)
+        if name not in ("config_id", "rid", "cid", "token_set")
+    )
+    + " WHERE config_id = ?1 AND rid = ?2 AND cid = ?3"
 )
 
 

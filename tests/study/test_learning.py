@@ -64,14 +64,16 @@ def truth(text: str, code: str) -> int:
     return 1 + min(4, len(words & {"kind", "staff", "nurse", "food"}))
 
 
+def scored_study(path: Path) -> Study:
+    opened = Study.create(path, responses=ResponseTable.from_texts(_texts(240)), codebook=CODEBOOK)
+    score_study(opened, ScoringEngine(FakeBackend(), opened.codebook))
+    opened.audit.draw(per_code=80, seed=11)
+    return opened
+
+
 @pytest.fixture
 def study(tmp_path: Path) -> Iterator[Study]:
-    texts = _texts(240)
-    with Study.create(
-        tmp_path / "s.codecurve", responses=ResponseTable.from_texts(texts), codebook=CODEBOOK
-    ) as opened:
-        score_study(opened, ScoringEngine(FakeBackend(), opened.codebook))
-        opened.audit.draw(per_code=80, seed=11)
+    with scored_study(tmp_path / "s.codecurve") as opened:
         yield opened
 
 
@@ -295,11 +297,12 @@ def test_a_code_is_rescored_in_blocks_and_marked_until_its_fit_is_recorded(
     writes: list[int] = []
     real = stored.write_rows
 
-    def counting(conn: object, rows: list[object]) -> None:
+    def counting(conn: object, rows: list[object], *, in_place: bool) -> None:
+        assert in_place  # a refit of the same pairs updates its rows
         writes.append(len(rows))
         if len(writes) == 3:
             raise RuntimeError("killed mid-way")
-        real(conn, rows)  # type: ignore[arg-type]
+        real(conn, rows, in_place=in_place)  # type: ignore[arg-type]
 
     monkeypatch.setattr(stored, "write_rows", counting)
     decide_outside_audit(study, "wait", 120)
@@ -312,3 +315,28 @@ def test_a_code_is_rescored_in_blocks_and_marked_until_its_fit_is_recorded(
     again = learn(study, coder="ana", code="wait")
     (fit,) = [f for f in fits(study, again.config_id) if f.code_id == "wait"]
     assert fit.params_hash == again.codes[0].params_hash != ""
+
+
+def learned_score_rows(study: Study, config_id: int) -> list[tuple[object, ...]]:
+    with study.snapshot() as conn:
+        return conn.execute(
+            "SELECT * FROM scores WHERE config_id = ? ORDER BY rid, cid", (config_id,)
+        ).fetchall()
+
+
+def test_a_refit_updates_in_place_exactly_what_a_first_fit_inserts(tmp_path: Path) -> None:
+    with (
+        scored_study(tmp_path / "a.codecurve") as refitted,
+        scored_study(tmp_path / "b.codecurve") as fresh,
+    ):
+        decide_outside_audit(refitted, "wait", 60)
+        learn(refitted, coder="ana", code="wait")
+        decide_outside_audit(refitted, "wait", 110)
+        again = learn(refitted, coder="ana", code="wait")
+        decide_outside_audit(fresh, "wait", 110)
+        first = learn(fresh, coder="ana", code="wait")
+        assert again.codes[0].params_hash == first.codes[0].params_hash
+        # Every column but the time it was written (the last) is the same.
+        assert [r[:-1] for r in learned_score_rows(refitted, again.config_id)] == [
+            r[:-1] for r in learned_score_rows(fresh, first.config_id)
+        ]
