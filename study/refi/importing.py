@@ -11,9 +11,10 @@ value come back exactly; codings added or removed in the QDA program still count
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from codebooks.errors import CodebookError
@@ -22,12 +23,15 @@ from codebooks.qdc import parse_qdc
 from study.intake.responses import Response, ResponseTable
 from study.refi.mapping import (
     EXTRA_FORMAT,
+    NOT_APPLIES,
+    NOT_APPLIES_SUFFIX,
     UNATTRIBUTED,
     ImportedDecision,
     ImportedNote,
     StudyInputs,
 )
 from study.refi.model import Project, ProjectCode, ProjectFileError, Value
+from study.refi.notes import parts_match, split_note
 from study.rows import SOURCES
 
 if TYPE_CHECKING:
@@ -49,7 +53,10 @@ def study_inputs_from_project(
         ProjectFileError: the project has no text sources or no codable codes.
     """
     messages: list[str] = []
+    project, twins = _twins(project)
     codebook, code_of = _codebook(project, name or project.name or "project", messages)
+    by_name = {c.name.casefold(): c for c in codebook.codes}
+    denied = {g: by_name[n.casefold()] for g, n in twins.items() if n.casefold() in by_name}
     if not codebook.codable:
         raise ProjectFileError("the project's codebook has no codable codes")
     responses: list[Response] = []
@@ -82,6 +89,8 @@ def study_inputs_from_project(
         project,
         response_of=response_of,
         code_of=code_of,
+        denied=denied,
+        explicit=bool(twins),
         codebook=codebook,
         exact=extra is not None and codebook.to_dict() == extra["codebook"],
         infer_negatives=infer_negatives,
@@ -118,8 +127,10 @@ def decisions_from_project(
     """
     messages: list[str] = []
     extra = _extra(project)
+    project, twins = _twins(project)
     by_name = {c.name.casefold(): c for c in study.codebook.codes}
     by_id = {c.id: c for c in study.codebook.codes}
+    denied = {g: by_name[n.casefold()] for g, n in twins.items() if n.casefold() in by_name}
     code_of: dict[str, Code] = {}
     for code, _parent in project.all_codes():
         match = None
@@ -157,6 +168,8 @@ def decisions_from_project(
         project,
         response_of=response_of,
         code_of=code_of,
+        denied=denied,
+        explicit=bool(twins),
         codebook=study.codebook,
         exact=extra is not None and study.codebook.to_dict() == extra["codebook"],
         infer_negatives=None,
@@ -192,8 +205,27 @@ def _extra(project: Project) -> dict[str, Any] | None:
     return extra
 
 
+def _twins(project: Project) -> tuple[Project, dict[str, str]]:
+    """The project without codecurve's "does not apply" category, and each twin code's
+    guid -> the name of the code it denies (empty when the project has no such category)."""
+    twins: dict[str, str] = {}
+    kept = []
+    for code in project.codes:
+        if code.name.strip().casefold() != NOT_APPLIES.casefold() or code.codable:
+            kept.append(code)
+            continue
+        for child in code.children:
+            name = child.name.strip()
+            if name.casefold().endswith(NOT_APPLIES_SUFFIX.casefold()):
+                twins[child.guid] = name[: -len(NOT_APPLIES_SUFFIX)].strip()
+    if len(kept) == len(project.codes):
+        return project, {}
+    return replace(project, codes=tuple(kept)), twins
+
+
 def _codebook(project: Project, name: str, messages: list[str]) -> tuple[Codebook, dict[str, Code]]:
-    """The codebook, and each project code guid's code."""
+    """The codebook, and each project code guid's code (the project without codecurve's
+    "does not apply" category: :func:`_twins`)."""
     order = [code for code, _parent in project.all_codes()]
     if not order:
         raise ProjectFileError("the project has no codes")
@@ -256,10 +288,20 @@ def _coder_names(project: Project) -> dict[str | None, str]:
     return names
 
 
+#: The value a codecurve coding's description gives (``value 4 on scale 1-5 ...``).
+_VALUE = re.compile(r"(?:^|;\s*)value (-?\d+) on scale ")
+
+
 @dataclass
 class _Cell:
     applied: bool = False
+    denied: bool = False
+    #: The value codecurve's record or the coding's description gives.
     value: int | None = None
+    #: Whether the value comes from codecurve's record (a decision without a coding).
+    recorded: bool = False
+    #: Taken as not applying by the "codes left out do not apply" rule.
+    inferred: bool = False
     source: str = "human"
     blind: bool | None = None
 
@@ -269,14 +311,22 @@ def _decisions(
     *,
     response_of: dict[str, str],
     code_of: dict[str, Code],
+    denied: dict[str, Code],
+    explicit: bool,
     codebook: Codebook,
     exact: bool,
     infer_negatives: bool | None,
     messages: list[str],
 ) -> tuple[dict[str, tuple[ImportedDecision, ...]], tuple[ImportedNote, ...]]:
+    """Each user's decisions: a coding of a code says it applies, a coding of its
+    "does not apply" twin (``explicit``: the project has them) that it does not; a value
+    comes from codecurve's record or the coding's description, never from a guess. A
+    code left out of a source a user coded is taken as not applying only for a project
+    that states no negative decisions (``infer_negatives``: by default a project of
+    another program), and only on a two-point scale."""
     names = _coder_names(project)
     if infer_negatives is None:
-        infer_negatives = not exact
+        infer_negatives = not exact and not explicit
     cells: dict[tuple[str, str, str], _Cell] = defaultdict(_Cell)  # (source, code, coder)
     left_out: set[tuple[str, str, str]] = set()
     selection_code: dict[str, tuple[str, str]] = {}
@@ -285,7 +335,8 @@ def _decisions(
             continue
         for coding in source.codings:
             selection_code[coding.selection_guid] = (source.guid, coding.code_guid)
-            code = code_of.get(coding.code_guid)
+            twin = denied.get(coding.code_guid)
+            code = twin or code_of.get(coding.code_guid)
             if code is None or not code.codable:
                 messages.append(
                     f"source {source.name!r}: a coding of "
@@ -293,7 +344,14 @@ def _decisions(
                 )
                 continue
             coder = names.get(coding.user_guid) or names[None]
-            cells[(source.guid, code.id, coder)].applied = True
+            cell = cells[(source.guid, code.id, coder)]
+            if twin is not None:
+                cell.denied = True
+            else:
+                cell.applied = True
+            found = _VALUE.search(coding.description)
+            if found is not None and cell.value is None:
+                cell.value = int(found.group(1))
     if exact:
         extra = project.extra
         by_guid = {guid: code_of[guid].id for guid in extra["codes"] if guid in code_of}
@@ -309,7 +367,7 @@ def _decisions(
                     left_out.add(key)
                     continue
                 cell = cells[key]
-                cell.value, cell.source = int(value), str(how)
+                cell.value, cell.source, cell.recorded = int(value), str(how), True
                 if more and isinstance(more[0], bool):  # the blind flag, where recorded
                     cell.blind = more[0]
         if delegated:
@@ -325,29 +383,64 @@ def _decisions(
         for coder, source_guids in coded.items():
             for source_guid in source_guids:
                 for code in codebook.codable:
-                    cells[(source_guid, code.id, coder)]
+                    cell = cells[(source_guid, code.id, coder)]
+                    cell.inferred = not (cell.applied or cell.denied)
     by_coder: dict[str, list[ImportedDecision]] = defaultdict(list)
     codes = {c.id: c for c in codebook.codes}
+    no_point: dict[str, int] = defaultdict(int)
+    both = 0
     for (source_guid, code_id, coder), cell in cells.items():
         if (source_guid, code_id, coder) in left_out:
             continue
         scale = codebook.scale_for(codes[code_id])
-        value = _value(cell, scale)
+        if cell.applied and cell.denied:
+            both += 1
+            continue
+        value = _value(cell, scale, explicit=explicit)
+        if value is None:
+            if cell.applied or cell.denied:
+                no_point[codes[code_id].name] += 1
+            continue
         by_coder[coder].append(
             ImportedDecision(response_of[source_guid], code_id, value, cell.source, cell.blind)
+        )
+    if both:
+        messages.append(
+            f"{both} pair(s) coded both as applying and as not applying by one user are "
+            "left out (no decision)"
+        )
+    if no_point:
+        listed = ", ".join(f"{name} ({n})" for name, n in sorted(no_point.items()))
+        messages.append(
+            f"{sum(no_point.values())} coding(s) of codes on an ordinal scale say only whether "
+            f"the code applies, not a point of its scale, and are left out: {listed}; "
+            "code them in codecurve, or make those codes yes/no first"
         )
     notes = _notes(project, response_of, code_of, selection_code, names, exact=exact)
     return {c: tuple(items) for c, items in sorted(by_coder.items())}, notes
 
 
-def _value(cell: _Cell, scale: Scale) -> int:
+def _value(cell: _Cell, scale: Scale, *, explicit: bool) -> int | None:
+    """The cell's decision, or None where the file gives none (never a guessed point of
+    an ordinal scale)."""
+    known = cell.value if cell.value is not None and cell.value in scale.values else None
+    binary = scale.k == 2
     if cell.applied:
-        if cell.value is not None and cell.value >= scale.threshold and cell.value in scale.values:
-            return cell.value
-        return scale.threshold
-    if cell.value is not None and cell.value < scale.threshold and cell.value in scale.values:
-        return cell.value
-    return scale.lowest.value
+        if known is not None and known >= scale.threshold:
+            return known
+        return scale.threshold if binary else None
+    if cell.denied or cell.inferred:
+        if known is not None and known < scale.threshold:
+            return known
+        return scale.lowest.value if binary else None
+    # No coding: a value codecurve's record holds stands where the file states no
+    # negatives (an earlier codecurve's "does not apply", which had no coding); with
+    # explicit negatives, a decision whose coding was removed in the QDA program is gone.
+    if cell.recorded and not explicit:
+        if known is not None and known < scale.threshold:
+            return known
+        return scale.lowest.value if binary else None
+    return None
 
 
 def _notes(
@@ -359,22 +452,33 @@ def _notes(
     *,
     exact: bool,
 ) -> tuple[ImportedNote, ...]:
-    note_codes: dict[str, Any] = project.extra.get("notes", {}) if exact else {}
+    """Notes on sources and selections. A note on a coded selection is a note on that
+    pair; a note on a whole source is split into the coder's memo and pair notes
+    (:mod:`study.refi.notes`), by codecurve's record where the note is unchanged, else
+    by its headings."""
+    old_codes: dict[str, Any] = project.extra.get("notes", {}) if exact else {}
+    recorded: dict[str, Any] = project.extra.get("note_parts", {}) if exact else {}
     by_id = {c.id: c for c in code_of.values()}
-    notes = []
+    ids_by_name = {c.name.casefold(): c.id for c in by_id.values() if c.codable}
+    names_by_id = {c.id: c.name for c in by_id.values()}
+    notes: list[ImportedNote] = []
     for note in project.notes:
         for target in note.targets:
             source_guid, code_guid = selection_code.get(target, (target, ""))
             if source_guid not in response_of:
                 continue
-            code = code_of.get(code_guid) or by_id.get(str(note_codes.get(note.guid, "")))
-            notes.append(
-                ImportedNote(
-                    response_of[source_guid],
-                    None if code is None else code.id,
-                    names.get(note.user_guid) or UNATTRIBUTED,
-                    note.text,
-                )
-            )
+            coder = names.get(note.user_guid) or UNATTRIBUTED
+            response_id = response_of[source_guid]
+            code = code_of.get(code_guid) or by_id.get(str(old_codes.get(note.guid, "")))
+            parts: list[tuple[str | None, str]]
+            if code is not None:
+                parts = [(code.id, note.text)]
+            elif isinstance(recorded.get(note.guid), list) and parts_match(
+                recorded[note.guid], note.text, names_by_id
+            ):
+                parts = [(None if c is None else str(c), str(t)) for c, t in recorded[note.guid]]
+            else:
+                parts = split_note(note.text, ids_by_name)
+            notes.extend(ImportedNote(response_id, c, coder, t) for c, t in parts)
             break
     return tuple(notes)
