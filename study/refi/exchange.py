@@ -156,7 +156,8 @@ def import_project_codes(
     messages = ([report.summary()] if report else []) + list(found)
     items = decided.get(coder, ())
     if not items:
-        raise ProjectFileError("the project holds no codings to import", path=Path(source))
+        why = "".join(f"; {m}" for m in found if "ordinal" in m)
+        raise ProjectFileError(f"the project holds no codings to import{why}", path=Path(source))
     # Decisions and notes in one transaction: a process killed meanwhile stores all or
     # nothing, and a second run stores (and counts) only what changed.
     triples = [(d.response_id, d.code_id, d.value) for d in items]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from codebooks.errors import CodebookError
-from codebooks.model import BINARY, Code, Codebook, Scale
+from codebooks.model import BINARY, SCALES, Code, Codebook, Scale
 from codebooks.qdc import parse_qdc
 from study.intake.responses import Response, ResponseTable
 from study.refi.mapping import (
@@ -57,6 +57,10 @@ def study_inputs_from_project(
     codebook, code_of = _codebook(project, name or project.name or "project", messages)
     by_name = {c.name.casefold(): c for c in codebook.codes}
     denied = {g: by_name[n.casefold()] for g, n in twins.items() if n.casefold() in by_name}
+    extra = _extra(project)
+    exact = extra is not None and codebook.to_dict() == extra["codebook"]
+    if not exact:
+        codebook = _scales_from_codings(project, codebook, code_of, denied, messages)
     if not codebook.codable:
         raise ProjectFileError("the project's codebook has no codable codes")
     responses: list[Response] = []
@@ -84,7 +88,6 @@ def study_inputs_from_project(
         attribute_columns=tuple(dict.fromkeys(a for r in responses for a in r.attrs)),
         messages=tuple(messages),
     )
-    extra = _extra(project)
     decisions, notes = _decisions(
         project,
         response_of=response_of,
@@ -92,7 +95,7 @@ def study_inputs_from_project(
         denied=denied,
         explicit=bool(twins),
         codebook=codebook,
-        exact=extra is not None and codebook.to_dict() == extra["codebook"],
+        exact=exact,
         infer_negatives=infer_negatives,
         messages=messages,
     )
@@ -271,6 +274,36 @@ def _codebook(project: Project, name: str, messages: list[str]) -> tuple[Codeboo
     return book, {pc.guid: c for pc, c in zip(order, book.codes, strict=True)}
 
 
+def _scales_from_codings(
+    project: Project,
+    codebook: Codebook,
+    code_of: dict[str, Code],
+    denied: dict[str, Code],
+    messages: list[str],
+) -> Codebook:
+    """The codebook with each code on the ready-made scale its codings name (codecurve
+    writes ``value 4 on scale 1-5`` in a coding's description, and QDA programs keep
+    it): a project without codecurve's record keeps its codes' scales that way."""
+    named: dict[str, set[str]] = defaultdict(set)
+    for source in project.sources:
+        for coding in source.codings:
+            code = denied.get(coding.code_guid) or code_of.get(coding.code_guid)
+            found = _VALUE.search(coding.description)
+            if code is not None and found is not None:
+                named[code.id].add(found.group(2))
+    scales = {
+        code_id: SCALES[next(iter(names))]
+        for code_id, names in named.items()
+        if len(names) == 1 and next(iter(names)) in SCALES
+    }
+    if not scales:
+        return codebook
+    codes = tuple(replace(c, scale=scales[c.id]) if c.id in scales else c for c in codebook.codes)
+    listed = ", ".join(f"{c.name} ({scales[c.id].name})" for c in codes if c.id in scales)
+    messages.append(f"scales read from the codings' descriptions: {listed}")
+    return replace(codebook, codes=codes)
+
+
 def _unique(name: str, taken: set[str]) -> str:
     unique, n = name, 2
     while unique in taken:
@@ -289,7 +322,7 @@ def _coder_names(project: Project) -> dict[str | None, str]:
 
 
 #: The value a codecurve coding's description gives (``value 4 on scale 1-5 ...``).
-_VALUE = re.compile(r"(?:^|;\s*)value (-?\d+) on scale ")
+_VALUE = re.compile(r"(?:^|;\s*)value (-?\d+) on scale (\S+)")
 
 
 @dataclass
@@ -380,11 +413,20 @@ def _decisions(
         coded: dict[str, set[str]] = defaultdict(set)
         for source_guid, _code, coder in list(cells):
             coded[coder].add(source_guid)
+        in_project = {c.id for c in code_of.values() if c.codable}
+        inferred = 0
         for coder, source_guids in coded.items():
             for source_guid in source_guids:
                 for code in codebook.codable:
-                    cell = cells[(source_guid, code.id, coder)]
-                    cell.inferred = not (cell.applied or cell.denied)
+                    if code.id not in in_project or (source_guid, code.id, coder) in cells:
+                        continue
+                    cells[(source_guid, code.id, coder)].inferred = True
+                    inferred += codebook.scale_for(code).k == 2
+        if inferred:
+            messages.append(
+                f"{inferred} decision(s) that a code does not apply taken from codes a user "
+                "left out of a source they coded (the project states no negative decisions)"
+            )
     by_coder: dict[str, list[ImportedDecision]] = defaultdict(list)
     codes = {c.id: c for c in codebook.codes}
     no_point: dict[str, int] = defaultdict(int)

@@ -9,28 +9,28 @@ response            ``TextSource`` named by the response id, text in
                     ``sources/<guid>.txt``
 response's columns  ``Variables``, and one ``Case`` per response holding its values
                     (also on the source itself, for programs that read them there)
-decision            a ``Coding`` spanning the whole text, for each code that applies
-                    (value >= the scale's ``applies_from``); its selection's
-                    ``Description`` holds the value (ordinal scales) and the model's
-                    confidence
+decision            a ``Coding`` spanning the whole text: of the code where it applies
+                    (value >= the scale's ``applies_from``), else of its twin
+                    ``<code> (does not apply)`` (children of the category
+                    ``codecurve: does not apply``); its selection's ``Description``
+                    holds the value (ordinal scales) and the model's confidence
 coder               ``User`` of the same name; the model (name, template, context) is
                     a ``User`` too, credited with accepted and unreviewed picks
-note on a pair      ``Note`` (by its coder) with a ``NoteRef`` on the source
-memo on a response  ``Note`` (by its coder) with a ``NoteRef`` on the source and no
-                    code; on import, a note on a source with no code becomes a memo
-provenance          a project ``Note``: model, configuration, screen tiers and each
-                    delegated code's guarantee sentence
+notes and memo      one ``Note`` per response and coder (:mod:`study.refi.notes`),
+                    dated, holding a ``PlainTextSelection`` of the whole text, with a
+                    ``NoteRef`` on the source
+provenance          a project ``Note`` (its text a file, as a journal): model,
+                    configuration, screen tiers and each delegated code's guarantee
 archived code       left out (the project holds the current codebook); named in the
                     provenance
 ==================  ==========================================================
 
 GUIDs are UUID5 of the study's UUID (``study_uuid`` in its meta, stored at creation;
 derived from the creation time for older studies) and the item's ids, so that exporting the
-same study again gives the same GUIDs. What REFI-QDA cannot say (code ids and scales,
-decisions that a code does not apply, which code a note is about) travels in
-``codecurve.json`` beside ``project.qde``; importing a project that lacks it (one from
-another program) reads every coding as "applies" on a binary scale, and, for each user,
-every other code of a source that user coded as "does not apply".
+same study again gives the same GUIDs. What REFI-QDA cannot say (code ids, custom scales,
+sources and blind flags, each note's parts) travels in ``codecurve.json`` beside
+``project.qde``; a project that lacks it (a QDA program's export of it) still gives each
+coder's decisions, both ways, from the codings of the codes and of their twins.
 """
 
 from __future__ import annotations

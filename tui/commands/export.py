@@ -25,8 +25,11 @@ a second sheet, "provenance". The study may stay open in the app meanwhile.
 
 --project writes a REFI-QDA project for NVivo, ATLAS.ti, MAXQDA, QualCoder and others
 (.qdpx; .qde for the XML alone): one source per response, its columns as case variables,
-a coding per code that applies, credited to its coder (--coder: one coder's; --all-coders:
-each coder as their own user, for inter-coder comparison in the QDA program).
+a coding per code that applies and a coding of the code's "(does not apply)" twin (under
+the category "codecurve: does not apply") per code that does not, credited to its coder,
+and each coder's notes on a response as one dated note (--coder: one coder's; --coder
+consensus: the reconciled decisions; --all-coders: each coder as their own user, for
+inter-coder comparison in the QDA program). Read back, nothing is added or settled.
 
   codecurve export survey.codecurve -o coded.xlsx --layout wide
   codecurve export survey.codecurve -o all.csv --layout wide --fill model
@@ -201,10 +204,13 @@ def write_project(study: Study, args: argparse.Namespace) -> None:
         study, args.project, coder=args.coder, all_coders=args.all_coders, protect=[args.study]
     )
     from study.exchange.coders import decision_coders
+    from study.rows import CONSENSUS
 
     whose = (
         "every coder's decisions, each coder a user"
         if args.all_coders or (args.coder is None and len(decision_coders(study)) > 1)
+        else "the reconciled decisions, as the consensus coder's"
+        if args.coder == CONSENSUS
         else f"{args.coder}'s decisions"
         if args.coder
         else "the final decisions"
