@@ -60,13 +60,14 @@ XLSX, Parquet, SPSS and Stata cells are typed, and hold every text exactly (an X
 starting with ``=`` is stored as text, never as a formula). SPSS and Stata files
 (:mod:`study.exchange.stats_files`) get valid variable names, the column names as
 variable labels and value labels from each code's scale; their provenance and the list
-of their variables go in ``<file>-metadata.json`` beside them. XLSX has a second sheet ``provenance`` (model, template, context,
-scale, codebook, software version, export time, archived codes, and, per delegated code,
-``delegation guarantee (<code>)``: the one sentence a methods section can quote); Parquet
-carries the same as schema metadata (key ``codecurve.provenance``, JSON); CSV and JSONL
-hold no metadata, so the same goes in a file beside them, ``<file>-metadata.json`` (for
-CSV a CSV on the Web table description, :func:`study.exchange.writers.write_metadata`), unless
-the target is a device or pipe. CSV is written as UTF-8 with a BOM, so that spreadsheet
+of their variables go in ``<file>-metadata.json`` beside them. XLSX has a second sheet
+``provenance`` (model, template, context, scale, codebook, software version, export
+time, archived codes, and, per delegated code, ``delegation guarantee (<code>)``: the
+one sentence a methods section can quote); Parquet carries the same as schema metadata
+(key ``codecurve.provenance``, JSON); CSV and JSONL hold no metadata, so the same goes in
+a file beside them, ``<file>-metadata.json`` (for CSV a CSV on the Web table
+description, :func:`study.exchange.writers.write_metadata`), unless the target is a
+device or pipe. CSV is written as UTF-8 with a BOM, so that spreadsheet
 programs detect the encoding.
 """
 
@@ -279,9 +280,12 @@ def export_study(
     return written
 
 
-def export_codebook(study: Study, path: str | Path, *, version: int | None = None) -> Path:
+def export_codebook(
+    study: Study, path: str | Path, *, version: int | None = None, flavour: str | None = None
+) -> Path:
     """Write the study's codebook (or its version ``version``) with
-    :func:`codebooks.writers.save_codebook` (by suffix).
+    :func:`codebooks.writers.save_codebook` (by suffix; ``flavour`` another program's
+    layout, such as ``taguette`` for a ``.csv``).
 
     ``save_codebook`` writes atomically itself and is given the real path, so that its
     errors (an unknown suffix, an unwritable folder) name the file asked for.
@@ -296,11 +300,11 @@ def export_codebook(study: Study, path: str | Path, *, version: int | None = Non
     except ImportError:
         raise StudyError("this codecurve cannot write codebook files yet") from None
     if version is None:
-        return save_codebook(study.codebook, Path(path))
+        return save_codebook(study.codebook, Path(path), flavour=flavour)
     versions = {v.version: v for v in study.versions.all()}
     if version not in versions:
         raise InputError(
             f"no codebook version {version}; the study has versions 1 to {max(versions)}",
             path=study.path,
         )
-    return save_codebook(versions[version].codebook, Path(path))
+    return save_codebook(versions[version].codebook, Path(path), flavour=flavour)

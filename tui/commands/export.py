@@ -42,6 +42,7 @@ inter-coder comparison in the QDA program). Read back, nothing is added or settl
   codecurve export survey.codecurve -o coded.xlsx --layout wide
   codecurve export survey.codecurve -o all.csv --layout wide --fill model
   codecurve export survey.codecurve --codebook codes.qdc
+  codecurve export survey.codecurve --codebook codes.csv --for taguette
   codecurve export survey.codecurve --project survey.qdpx --all-coders
   codecurve export survey.codecurve -o coders.csv --layout wide --all-coders
 
@@ -124,6 +125,13 @@ def register(subparsers: Any) -> None:
         help="write the study's codebook (.yaml, .json, .csv or .qdc)",
     )
     parser.add_argument(
+        "--for",
+        dest="flavour",
+        choices=("taguette",),
+        help="with --codebook FILE.csv: the columns another program reads (taguette: "
+        "tag, the path of names joined by '.', and description)",
+    )
+    parser.add_argument(
         "--version",
         type=int,
         metavar="N",
@@ -151,6 +159,8 @@ def run(args: argparse.Namespace) -> int:
     if args.output is None and project is None and args.coder:
         raise UsageError("--coder chooses the decisions written: add -o FILE or --project FILE")
     check_project_options(args)
+    if args.flavour is not None and args.codebook is None:
+        raise UsageError("--for chooses the codebook's layout: add --codebook FILE.csv")
     if args.version is not None and args.codebook is None:
         raise UsageError("--version chooses the codebook version to write: add --codebook FILE")
     if args.layout is None:
@@ -189,7 +199,9 @@ def run(args: argparse.Namespace) -> int:
                 )
             sys.stderr.write(printable(said) + "\n")
         if args.codebook is not None:
-            written = export_codebook(study, args.codebook, version=args.version)
+            written = export_codebook(
+                study, args.codebook, version=args.version, flavour=args.flavour
+            )
             sys.stderr.write(printable(f"wrote {written}") + "\n")
         if project is not None:
             write_project(study, args)
