@@ -12,10 +12,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from codebooks import Codebook, load_codebook
 from codebooks.files import check_target
 from study.errors import ProjectFileError, StudyError
 from study.file import lifecycle
-from study.refi.importing import decisions_from_project, study_inputs_from_project
+from study.refi.importing import (
+    codebook_from_project,
+    decisions_from_project,
+    study_inputs_from_project,
+)
 from study.refi.mapping import EXTRA_FORMAT, ImportedDecision, ImportedNote, project_from_study
 from study.refi.reader import read_project
 from study.refi.writer import write_qde, write_qdpx
@@ -83,6 +88,21 @@ def export_project(
     return write_qdpx(project, target, protect=protected)
 
 
+def load_codebook_file(path: str | Path) -> tuple[Codebook, tuple[str, ...]]:
+    """A codebook file of any format codecurve reads, or the codebook of a REFI-QDA
+    project (``.qdpx``, ``.qde``: a project whose sources hold no text has one too); and
+    one message per thing changed while reading a project.
+
+    Raises:
+        CodebookError: a codebook file that cannot be read.
+        ProjectFileError: a project that cannot be read, or without codable codes.
+    """
+    if not is_project_file(path):
+        return load_codebook(path), ()
+    project, _report = read_project(path)
+    return codebook_from_project(project, name=Path(path).stem)
+
+
 def create_from_project(
     path: str | Path, source: str | Path, *, overwrite: bool = False
 ) -> tuple[Study, ProjectImport]:
@@ -107,7 +127,7 @@ def create_from_project(
     if p.exists() and not overwrite:
         raise StudyError("already exists; choose another name, or --force to replace it", path=p)
     project, report = read_project(source)
-    inputs = study_inputs_from_project(project)
+    inputs = study_inputs_from_project(project, skipped=report.skipped)
     messages = [report.summary()] if report else []
     messages += inputs.messages
     counts: dict[str, int] = {}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +31,7 @@ from study.refi.mapping import (
     ImportedNote,
     StudyInputs,
 )
-from study.refi.model import Project, ProjectCode, ProjectFileError, Value
+from study.refi.model import Project, ProjectCode, ProjectFileError, Skipped, Value
 from study.refi.notes import parts_match, split_note
 from study.rows import SOURCES
 
@@ -38,14 +39,63 @@ if TYPE_CHECKING:
     from study.store import Study
 
 
+def codebook_from_project(
+    project: Project, *, name: str | None = None
+) -> tuple[Codebook, tuple[str, ...]]:
+    """The project's codebook alone (a project whose sources hold no text still has
+    one), and one message per thing changed while reading it.
+
+    Raises:
+        ProjectFileError: the project has no codes, or none codable.
+    """
+    messages: list[str] = []
+    project, twins = _twins(project)
+    codebook, code_of = _codebook(project, name or project.name or "project", messages)
+    extra = _extra(project)
+    if extra is None or codebook.to_dict() != extra["codebook"]:
+        by_name = {c.name.casefold(): c for c in codebook.codes}
+        denied = {g: by_name[n.casefold()] for g, n in twins.items() if n.casefold() in by_name}
+        codebook = _scales_from_codings(project, codebook, code_of, denied, messages)
+    if not codebook.codable:
+        raise ProjectFileError("the project's codebook has no codable codes")
+    return codebook, tuple(messages)
+
+
+def _holdings(project: Project, skipped: Sequence[Skipped]) -> str:
+    """What a project without text holds, in words: its sources by kind, and its codes."""
+    kinds = {"a picture": "picture(s)", "audio": "audio source(s)", "video": "video source(s)"}
+    counts: dict[str, int] = defaultdict(int)
+    counts["text source(s) without their text"] = sum(
+        1 for s in project.sources if not s.text.strip()
+    )
+    for item in skipped:
+        if item.what != "source":
+            continue
+        kind = item.reason.removeprefix("is ").split(",")[0]
+        if kind in kinds:
+            counts[kinds[kind]] += 1
+        elif item.reason.startswith("is a PDF"):
+            counts["PDF(s) without a text rendition"] += 1
+        else:
+            counts["text source(s) without their text"] += 1
+    parts = [f"{n} {what}" for what, n in counts.items() if n]
+    parts.append(f"{sum(1 for _c in project.all_codes())} code(s)")
+    return ", ".join(parts)
+
+
 def study_inputs_from_project(
-    project: Project, *, name: str | None = None, infer_negatives: bool | None = None
+    project: Project,
+    *,
+    name: str | None = None,
+    infer_negatives: bool | None = None,
+    skipped: Sequence[Skipped] = (),
 ) -> StudyInputs:
     """Responses, codebook, decisions per coder and notes for a new study.
 
     Args:
         project: A project from :func:`~study.refi.reader.read_project`.
         name: The codebook's name (default: the project's).
+        skipped: What reading the project skipped (named when it has no text).
         infer_negatives: Take the codes a user did not apply in a source they coded as
             not applying. Default: only for projects without codecurve's record.
 
@@ -82,7 +132,11 @@ def study_inputs_from_project(
         responses.append(Response(response_id, source.text, attrs))
         response_of[source.guid] = response_id
     if not responses:
-        raise ProjectFileError("the project has no text sources with text")
+        raise ProjectFileError(
+            f"the project has no text to code: it holds {_holdings(project, skipped)}; to "
+            "use its codebook, give the project as the codebook "
+            "(codecurve new STUDY --responses FILE --codebook PROJECT)"
+        )
     table = ResponseTable(
         responses=tuple(responses),
         attribute_columns=tuple(dict.fromkeys(a for r in responses for a in r.attrs)),

@@ -55,7 +55,7 @@ def test_what_taguette_makes_of_the_other_files(tmp_path: Path) -> None:
 def test_the_flavour_by_name_and_its_refusals(tmp_path: Path) -> None:
     path = save_codebook(BOOK, tmp_path / "t.csv", flavour="taguette")
     assert path.read_bytes() == taguette_csv_bytes(BOOK)
-    with pytest.raises(CodebookError, match="no 'taguette' layout of .qdc"):
+    with pytest.raises(CodebookError, match=r"no 'taguette' layout of \.qdc"):
         save_codebook(BOOK, tmp_path / "t.qdc", flavour="taguette")
     assert not (tmp_path / "t.qdc").exists()
     deep = Codebook(name="d", codes=(Code("a", "x" * 120), Code("b", "y" * 90, parent="a")))
