@@ -188,6 +188,7 @@ def import_project_codes(
         detail={"file": str(source), "format": "refi-qda"},
         sources={(d.response_id, d.code_id): d.source for d in items if d.source != "human"},
         notes=[(n.response_id, n.code_id, n.coder, n.text) for n in notes],
+        segments={(d.response_id, d.code_id): d.segments for d in items if d.segments},
     )
     return ProjectImport(
         {coder: done.added + done.changed}, done.notes, tuple(messages), unchanged=done.unchanged
@@ -215,6 +216,7 @@ def _store_decisions(
         detail={"file": str(source), "format": "refi-qda"},
         sources=sources,
         unblind=unblind,
+        segments={(d.response_id, d.code_id): d.segments for d in items if d.segments},
     )
     return len(triples)
 

@@ -15,7 +15,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from codebooks.errors import CodebookError
@@ -391,6 +391,8 @@ class _Cell:
     inferred: bool = False
     source: str = "human"
     blind: bool | None = None
+    #: The spans its codings of the code cover, where not the whole text.
+    segments: set[tuple[int, int]] = field(default_factory=set)
 
 
 def _decisions(
@@ -436,6 +438,8 @@ def _decisions(
                 cell.denied = True
             else:
                 cell.applied = True
+                if (coding.start, coding.end) != (0, len(source.text)):
+                    cell.segments.add((coding.start, coding.end))
             found = _VALUE.search(coding.description)
             if found is not None and cell.value is None:
                 cell.value = int(found.group(1))
@@ -497,8 +501,11 @@ def _decisions(
             if cell.applied or cell.denied:
                 no_point[codes[code_id].name] += 1
             continue
+        spans = tuple(sorted(cell.segments)) if value >= scale.threshold else ()
         by_coder[coder].append(
-            ImportedDecision(response_of[source_guid], code_id, value, cell.source, cell.blind)
+            ImportedDecision(
+                response_of[source_guid], code_id, value, cell.source, cell.blind, spans
+            )
         )
     if both:
         messages.append(

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -94,6 +95,8 @@ class ImportedDecision:
     source: str = "human"
     #: Whether it was made blind, as codecurve's record says (None: not said).
     blind: bool | None = None
+    #: The spans of the text its codings cover (start, end), where not the whole text.
+    segments: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -190,6 +193,7 @@ class _Exporter:
         current = {c.id for c in book.codes}
         archived = sorted({d.code_id for d in decisions if d.code_id not in current})
         decisions = [d for d in decisions if d.code_id in current]
+        segments = self.segments()
         for d in decisions:
             code = book.code(d.code_id)
             scale = book.scale_for(code)
@@ -198,21 +202,24 @@ class _Exporter:
                 [source_guids[d.response_id], code_guids[code.id], user, d.value, d.source, d.blind]
             )
             applies = d.value >= scale.threshold
-            text_length = lengths[d.response_id]
             key = (d.response_id, code.id, user)
             if not applies:  # the twin's coding, under a GUID of its own
                 key = (d.response_id, f"{code.id}{NOT_APPLIES_SUFFIX}", user)
-            codings[d.response_id].append(
-                Coding(
-                    guid=self.guid("coding", *key),
-                    selection_guid=self.guid("selection", *key),
-                    code_guid=code_guids[code.id] if applies else self.twin_guid(code.id),
-                    start=0,
-                    end=text_length,
-                    user_guid=user,
-                    description=_coding_description(scale, d),
+            # A decision that came with segments is written back as those segments.
+            spans = segments.get((d.response_id, code.id, d.coder or ""), []) if applies else []
+            for start, end in spans or [(0, lengths[d.response_id])]:
+                part = (*key, str(start), str(end)) if spans else key
+                codings[d.response_id].append(
+                    Coding(
+                        guid=self.guid("coding", *part),
+                        selection_guid=self.guid("selection", *part),
+                        code_guid=code_guids[code.id] if applies else self.twin_guid(code.id),
+                        start=start,
+                        end=end,
+                        user_guid=user,
+                        description=_coding_description(scale, d),
+                    )
                 )
-            )
         notes, note_parts = self.notes(
             coder=None if all_coders else coder, sources=source_guids, lengths=lengths
         )
@@ -415,7 +422,7 @@ class _Exporter:
             chosen = chosen_decisions(conn, coder=CONSENSUS)
         index, user = self.study.index, self.user(CONSENSUS)
         out = []
-        for rid, cid, value, source, blind, *_rest in chosen.rows:
+        for rid, cid, value, source, blind, who, *_rest in chosen.rows:
             key = (index.response_id(int(rid)), index.code_at(int(cid)).id)
             out.append(
                 _Exported(
@@ -426,8 +433,29 @@ class _Exporter:
                     user=user,
                     confidence=confidence.get(key),
                     blind=None if blind is None else bool(blind),
+                    coder=str(who),
                 )
             )
+        return out
+
+    def segments(self) -> dict[tuple[str, str, str], list[tuple[int, int]]]:
+        """(response id, code id, coder) -> the segments of that coder's current
+        decision (those a QDA program's coding came with), in text order."""
+        index = self.study.index
+        out: dict[tuple[str, str, str], list[tuple[int, int]]] = defaultdict(list)
+        with self.study.snapshot() as conn:
+            try:
+                rows = conn.execute(
+                    'SELECT s.rid, s.cid, s.coder, s.start, s."end" FROM segments s '
+                    "JOIN annotations a ON a.rid = s.rid AND a.cid = s.cid "
+                    "AND a.coder = s.coder AND a.event_id = s.event_id "
+                    'ORDER BY s.rid, s.cid, s.coder, s.start, s."end"'
+                ).fetchall()
+            except sqlite3.OperationalError:  # a file at a schema without segments
+                rows = []
+        for rid, cid, who, start, end in rows:
+            key = (index.response_id(int(rid)), index.code_at(int(cid)).id, str(who))
+            out[key].append((int(start), int(end)))
         return out
 
     def blind_flags(self) -> dict[tuple[str, str, str], bool]:
@@ -568,6 +596,8 @@ class _Exported:
     confidence: float | None = None
     note: str = ""
     blind: bool | None = None
+    #: The coder whose decision it is (its segments are theirs).
+    coder: str | None = None
 
 
 def _exported(row: Mapping[str, Any], user: str, *, accepted_by: str | None) -> _Exported:
@@ -586,6 +616,7 @@ def _exported(row: Mapping[str, Any], user: str, *, accepted_by: str | None) -> 
         confidence=None if confidence is None else float(confidence),
         note=note,
         blind=None if row.get("blind") is None else bool(row["blind"]),
+        coder=str(row["coder"]),
     )
 
 

@@ -256,3 +256,53 @@ def test_a_project_of_ordinal_codings_only_is_refused_with_the_reason(
     )
     with pytest.raises(ProjectFileError, match=r"no codings to import.*Pay \(1\)"):
         import_project_codes(coded, path, coder="x")
+
+
+def segmented_project(tmp_path: Path) -> Path:
+    """A QDA program's project: ana coded Pay in two segments of one source and Team in
+    one; ben coded Team over the whole text."""
+    users = (User("u1", "ana"), User("u2", "ben"))
+    codes = (ProjectCode("k-pay", "Pay"), ProjectCode("k-team", "Team"))
+    text = TEXTS["c1"]
+    codings = (
+        Coding("g1", "s1", "k-pay", 0, 6, "u1"),
+        Coding("g2", "s2", "k-pay", 13, 24, "u1"),
+        Coding("g3", "s3", "k-team", 20, 30, "u1"),
+        Coding("g4", "s4", "k-team", 0, len(text), "u2"),
+    )
+    sources = (TextSource("src-1", "c1", text, codings=codings),)
+    project = Project("qda", users=users, codes=codes, sources=sources)
+    return write_qdpx(project, tmp_path / "s.qdpx")
+
+
+def test_segments_survive_a_round_trip(tmp_path: Path) -> None:
+    made, _ = create_from_project(tmp_path / "seg.codecurve", segmented_project(tmp_path))
+    with made:
+        assert made.decisions.segments("c1", "pay", coder="ana") == [(0, 6), (13, 24)]
+        assert made.decisions.segments("c1", "team", coder="ana") == [(20, 30)]
+        assert made.decisions.segments("c1", "team", coder="ben") == []  # the whole text
+        path = export_project(made, tmp_path / "back.qdpx")
+        # A decision made again in codecurve leaves its segments behind; undo brings them back.
+        made.decisions.record("c1", "team", 0, coder="ana")
+        assert made.decisions.segments("c1", "team", coder="ana") == []
+        made.decisions.undo(coder="ana")
+        assert made.decisions.segments("c1", "team", coder="ana") == [(20, 30)]
+    project, _ = read_project(path)
+    names = {c.guid: c.name for c, _ in project.all_codes()}
+    users = {u.guid: u.name for u in project.users}
+    spans = sorted(
+        (users[c.user_guid or ""], names[c.code_guid], c.start, c.end)
+        for s in project.sources
+        for c in s.codings
+    )
+    assert spans == [
+        ("ana", "Pay", 0, 6),
+        ("ana", "Pay", 13, 24),
+        ("ana", "Team", 20, 30),
+        ("ben", "Pay (does not apply)", 0, len(TEXTS["c1"])),
+        ("ben", "Team", 0, len(TEXTS["c1"])),
+    ]
+    # ...and back again: the same segments.
+    again, _ = create_from_project(tmp_path / "again.codecurve", path)
+    with again:
+        assert again.decisions.segments("c1", "pay", coder="ana") == [(0, 6), (13, 24)]
