@@ -294,7 +294,7 @@ def parse_qdc(data: bytes, *, path: str | Path | None = None, name: str | None =
     codes_element = _child(root, "Codes")
     if codes_element is None:
         raise CodebookError("no <Codes> element in the <CodeBook>", path=path, where="CodeBook")
-    importer = _Importer(path)
+    importer = _Importer(path, name=name)
     for element, parent, place in _walk(codes_element):
         importer.add(element, parent, place)
     codes = importer.codes()
@@ -359,8 +359,10 @@ def _walk(codes_element: ET.Element) -> Iterator[tuple[ET.Element, ET.Element | 
 class _Importer:
     """Turns ``Code`` elements into codes, giving each a unique name and a readable id."""
 
-    def __init__(self, path: str | Path | None) -> None:
+    def __init__(self, path: str | Path | None, *, name: str | None = None) -> None:
         self.path = path
+        #: Where a warning says it is: the file, else the codebook by name.
+        self.place = str(path) if path is not None else f"codebook {name or 'without a file'!r}"
         self._codes: list[Code] = []
         self._id_of: dict[int, str] = {}  # id(element) -> code id
         self._name_of: dict[str, str] = {}  # code id -> name
@@ -416,7 +418,7 @@ class _Importer:
                 if code_id is None:
                     logger.warning(
                         "%s: set %r names a code %r that is not in the codebook; left out",
-                        self.path,
+                        self.place,
                         name,
                         member.get("guid"),
                     )
@@ -436,7 +438,7 @@ class _Importer:
             unique = f"{name} ({n})"
             n += 1
         if unique != name:
-            logger.warning("%s: a second code named %r is called %r", self.path, name, unique)
+            logger.warning("%s: a second code named %r is called %r", self.place, name, unique)
         self._names.add(unique.casefold())
         return unique
 
@@ -466,7 +468,7 @@ class _Importer:
         if COLOR.fullmatch(color):
             return color
         logger.warning(
-            "%s: code %r has the colour %r, not #rrggbb; left out", self.path, name, color
+            "%s: code %r has the colour %r, not #rrggbb; left out", self.place, name, color
         )
         return None
 

@@ -2,7 +2,9 @@
 
 YAML and JSON keep everything (:func:`codebooks.mapping.codebook_to_mapping`); CSV keeps
 the codes (:mod:`codebooks.tabular`); REFI-QDA ``.qdc`` keeps the codes, their hierarchy,
-colours and sets (:mod:`codebooks.qdc`). New formats register in :data:`WRITERS`.
+colours and sets (:mod:`codebooks.qdc`); Taguette's CSV keeps the codes' paths and
+descriptions (:mod:`codebooks.taguette`, the flavour ``taguette``). New formats register
+in :data:`WRITERS`, other programs' layouts of a format in :data:`FLAVOURS`.
 """
 
 from __future__ import annotations
@@ -19,8 +21,18 @@ from codebooks.mapping import codebook_to_mapping
 from codebooks.model import Codebook
 from codebooks.qdc import qdc_bytes
 from codebooks.tabular import csv_bytes
+from codebooks.taguette import taguette_csv_bytes
 
-__all__ = ["WRITERS", "csv_bytes", "json_bytes", "qdc_bytes", "save_codebook", "yaml_bytes"]
+__all__ = [
+    "FLAVOURS",
+    "WRITERS",
+    "csv_bytes",
+    "json_bytes",
+    "qdc_bytes",
+    "save_codebook",
+    "taguette_csv_bytes",
+    "yaml_bytes",
+]
 
 
 class _Dumper(yaml.SafeDumper):
@@ -65,8 +77,15 @@ WRITERS: dict[str, Callable[[Codebook], bytes]] = {
 }
 
 
-def save_codebook(codebook: Codebook, path: str | Path) -> Path:
-    """Write ``codebook`` in the format its suffix names, atomically.
+#: Other programs' layouts of a format: (suffix, flavour) -> writer.
+FLAVOURS: dict[tuple[str, str], Callable[[Codebook], bytes]] = {
+    (".csv", "taguette"): taguette_csv_bytes,
+}
+
+
+def save_codebook(codebook: Codebook, path: str | Path, *, flavour: str | None = None) -> Path:
+    """Write ``codebook`` in the format its suffix names, atomically; ``flavour`` names
+    another program's layout of that format (``taguette`` for a ``.csv``).
 
     The file is written in full to a temporary file beside it and renamed into place, so
     a failure leaves any earlier file as it was.
@@ -79,7 +98,17 @@ def save_codebook(codebook: Codebook, path: str | Path) -> Path:
             file that cannot be written.
     """
     p = Path(path)
-    writer = WRITERS.get(p.suffix.lower())
+    if flavour is not None:
+        writer = FLAVOURS.get((p.suffix.lower(), flavour))
+        if writer is None:
+            known = ", ".join(f"{f} ({s})" for s, f in FLAVOURS)
+            raise CodebookError(
+                f"no {flavour!r} layout of {p.suffix or 'a file without a suffix'}; "
+                f"there are: {known}",
+                path=p,
+            )
+    else:
+        writer = WRITERS.get(p.suffix.lower())
     if writer is None:
         known = ", ".join(sorted(WRITERS))
         raise CodebookError(

@@ -100,8 +100,8 @@ def create_study(
     overwrite: bool = False,
 ) -> None:
     """Read responses and codebook and write a new study at ``path``."""
-    from codebooks import load_codebook
     from study.intake.responses import read_responses
+    from study.refi import load_codebook_file
     from study.store import Study
     from tui.commands.outputs import check_folder, refuse_inputs
 
@@ -111,7 +111,7 @@ def create_study(
     table = read_responses(responses, id_column=id_column, text_column=text_column)
     for message in table.messages:
         sys.stderr.write(printable(f"{responses}: {message}") + "\n")
-    book = load_codebook(codebook)
+    book, _read = load_codebook_file(codebook)
     with Study.create(path, responses=table, codebook=book, overwrite=overwrite) as study:
         sys.stderr.write(
             f"created {path}: {plural(study.response_count(), 'response')} x "

@@ -361,6 +361,13 @@ class ReviewSession:
         """Set the pair's note (an empty note clears it)."""
         return self._save(row, lambda: self.set_note(row, note), None, kind="note")
 
+    def segments(self, row: Row) -> tuple[tuple[int, int], ...]:
+        """The spans of the response's text that came with the row's decision (a QDA
+        program's coded segments), none for a pair not decided or decided here."""
+        if row.decision is None or row.coder is None:
+            return ()
+        return tuple(self.study.decisions.segments(row.response_id, row.code_id, coder=row.coder))
+
     def memo(self, response_id: str) -> str | None:
         """This coder's memo on a whole response, if any."""
         return self.study.decisions.memo(response_id, coder=self.coder)

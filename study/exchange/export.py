@@ -1,4 +1,5 @@
-"""Export the coded dataset (CSV, XLSX, Parquet, JSONL; long or wide) and the codebook.
+"""Export the coded dataset (CSV, XLSX, Parquet, JSONL, SPSS ``.sav``, Stata ``.dta``;
+long or wide) and the codebook.
 
 Layouts:
 
@@ -18,19 +19,22 @@ Layouts:
           codebook revision removed) that has decisions follows the current codes of
           each response with ``archived`` true; its final value is the decision alone.
 ``wide``  one row per response, in file order: ``response_id, text``, the response's other
-          columns, ``codes_decided`` (codes with a coder's decision), ``memo``, then one
-          0/1 column per code named by the code (the decision reduced to applies = value
-          >= the scale's ``applies_from``; blank where nobody decided, so that an
-          unreviewed model pick never reads as a code), one ``<code> (confidence)``
+          columns (numbers as numbers where every value is one), ``codes_decided`` (codes
+          with a coder's decision), ``memo``, then one column per code named by the code
+          holding the decision's value (0/1 on a yes/no code, the point of a 1-5 code,
+          with a ``<code> (applies)`` 0/1 column beside a code whose values are not 0/1;
+          blank where nobody decided, so that an unreviewed model pick never reads as a
+          code), one ``<code> (confidence)``
           column per code (the model's ``max_k p_k``), and one ``<code> (archived)``
           column of decisions per archived code that has any. With ``fill="model"`` the
           blank cells of current codes take the model's pick and a ``<code> (source)``
           column per code says where each value came from (``final_from``). With
-          ``all_coders`` one ``<code> [<coder>]`` 0/1 column per code and coder follows
-          (blank where that coder did not decide).
+          ``all_coders`` one ``<code> [<coder>]`` column per code and coder follows, of
+          that coder's values (blank where that coder did not decide).
 
-``memo`` is the coder's memo on the whole response when ``coder`` is given, else the
-latest memo of any coder (the same text on each of the response's long rows).
+``memo`` is the coder's memo on the whole response when ``coder`` is given; with no
+coder or the reconciled decisions, every coder's memo (``[coder] text`` each where
+several wrote one); the same text on each of the response's long rows.
 
 The final decision is the coder's where there is one, else the model's pick, and
 ``final_from`` says which: ``human`` (the coder's own value), ``accepted`` (the coder
@@ -49,16 +53,21 @@ Modules: :mod:`study.exchange.frames` builds the tables, :mod:`study.exchange.wr
 Safety: every file is written to a temporary file in the target's folder and renamed
 over the target only when complete, so a failed export leaves no partial file; a
 symlink's target is replaced, a device or pipe (``/dev/stdout``) is written into, and a
-study (any SQLite file) or a file in ``protect`` is never overwritten. In CSV
-and XLSX, a text cell that a spreadsheet would run as a formula (starting with ``=``,
-``+``, ``-``, ``@``, tab or carriage return, and not simply a number such as ``-2``) is
-prefixed with ``'``. XLSX has a second sheet ``provenance`` (model, template, context,
-scale, codebook, software version, export time, archived codes, and, per delegated code,
-``delegation guarantee (<code>)``: the one sentence a methods section can quote); Parquet
-carries the same as schema metadata (key ``codecurve.provenance``, JSON); CSV and JSONL
-hold no metadata, so the same goes in a file beside them, ``<file>-metadata.json`` (for
-CSV a CSV on the Web table description, :func:`study.exchange.writers.write_metadata`), unless
-the target is a device or pipe. CSV is written as UTF-8 with a BOM, so that spreadsheet
+study (any SQLite file) or a file in ``protect`` is never overwritten. In CSV, a text
+cell that a spreadsheet would run as a formula (starting with ``=``, ``+``, ``-``, ``@``,
+tab or carriage return, and not simply a number such as ``-2``) is prefixed with ``'``;
+XLSX, Parquet, SPSS and Stata cells are typed, and hold every text exactly (an XLSX text
+starting with ``=`` is stored as text, never as a formula). SPSS and Stata files
+(:mod:`study.exchange.stats_files`) get valid variable names, the column names as
+variable labels and value labels from each code's scale; their provenance and the list
+of their variables go in ``<file>-metadata.json`` beside them. XLSX has a second sheet
+``provenance`` (model, template, context, scale, codebook, software version, export
+time, archived codes, and, per delegated code, ``delegation guarantee (<code>)``: the
+one sentence a methods section can quote); Parquet carries the same as schema metadata
+(key ``codecurve.provenance``, JSON); CSV and JSONL hold no metadata, so the same goes in
+a file beside them, ``<file>-metadata.json`` (for CSV a CSV on the Web table
+description, :func:`study.exchange.writers.write_metadata`), unless the target is a
+device or pipe. CSV is written as UTF-8 with a BOM, so that spreadsheet
 programs detect the encoding.
 """
 
@@ -79,8 +88,10 @@ from study.exchange.frames import (
     long_frame,
     long_frame_by_coder,
     provenance,
+    value_labels,
     wide_frame,
 )
+from study.exchange.stats_files import variables, write_stats
 from study.exchange.writers import (
     FORMATS,
     XLSX_CELL_LIMIT,
@@ -123,6 +134,10 @@ __all__ = [
     "write_xlsx",
 ]
 
+
+#: Formats whose provenance goes in a file beside them (they hold no metadata of their
+#: own, or, for SPSS and Stata, too little).
+SIDECAR_FORMATS = ("csv", "jsonl", "sav", "dta")
 
 #: Folders of devices and of a process's open files: ``/dev/stdout`` is a regular file
 #: when the output is redirected to one, yet nothing belongs beside it.
@@ -193,7 +208,7 @@ def export_study(
     check_target(target, protect=protect, error=StudyError)
     # CSV and JSONL hold no metadata: their provenance goes in a file beside them (not
     # beside a device or pipe, such as /dev/stdout).
-    metadata = metadata_target(target) if fmt in ("csv", "jsonl") else None
+    metadata = metadata_target(target) if fmt in SIDECAR_FORMATS else None
     if metadata is not None:
         check_target(metadata, protect=(*protect, target), error=StudyError)
     if not study.read_only:
@@ -217,7 +232,7 @@ def export_study(
     # A damaged page would otherwise read as "not scored" and export silently.
     study.quick_check()
     coder = export_coder(study, coder, all_coders=all_coders)
-    as_json = fmt in ("csv", "xlsx")
+    as_json = fmt in ("csv", "xlsx", "sav", "dta")
     if layout == "long" and all_coders:
         frame = long_frame_by_coder(study, config_id=config_id, curves_as_json=as_json)
     elif layout == "long":
@@ -235,6 +250,25 @@ def export_study(
         return atomic_write(
             target, lambda tmp: write_parquet(frame, tmp, info=info), protect=protect
         )
+    if fmt in ("sav", "dta"):
+        labels = value_labels(study, frame, config_id=config_id)
+        written = atomic_write(
+            target,
+            lambda tmp: write_stats(
+                frame, tmp, target=target, fmt=fmt, info=info, value_labels=labels
+            ),
+            protect=protect,
+        )
+        listed = variables(frame, fmt=fmt, value_labels=labels)
+        if metadata is not None:
+            atomic_write(
+                metadata,
+                lambda tmp: write_metadata(
+                    frame, tmp, table=target.name, format=fmt, info=info, variables=listed
+                ),
+                protect=(*protect, target),
+            )
+        return written
     write_table = write_csv if fmt == "csv" else write_jsonl
     written = atomic_write(target, lambda tmp: write_table(frame, tmp), protect=protect)
     if metadata is not None:
@@ -246,9 +280,12 @@ def export_study(
     return written
 
 
-def export_codebook(study: Study, path: str | Path, *, version: int | None = None) -> Path:
+def export_codebook(
+    study: Study, path: str | Path, *, version: int | None = None, flavour: str | None = None
+) -> Path:
     """Write the study's codebook (or its version ``version``) with
-    :func:`codebooks.writers.save_codebook` (by suffix).
+    :func:`codebooks.writers.save_codebook` (by suffix; ``flavour`` another program's
+    layout, such as ``taguette`` for a ``.csv``).
 
     ``save_codebook`` writes atomically itself and is given the real path, so that its
     errors (an unknown suffix, an unwritable folder) name the file asked for.
@@ -263,11 +300,11 @@ def export_codebook(study: Study, path: str | Path, *, version: int | None = Non
     except ImportError:
         raise StudyError("this codecurve cannot write codebook files yet") from None
     if version is None:
-        return save_codebook(study.codebook, Path(path))
+        return save_codebook(study.codebook, Path(path), flavour=flavour)
     versions = {v.version: v for v in study.versions.all()}
     if version not in versions:
         raise InputError(
             f"no codebook version {version}; the study has versions 1 to {max(versions)}",
             path=study.path,
         )
-    return save_codebook(versions[version].codebook, Path(path))
+    return save_codebook(versions[version].codebook, Path(path), flavour=flavour)

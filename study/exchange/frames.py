@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -161,10 +162,12 @@ def archived_keys(study: StudyView, *, coder: str | None = None) -> list[int]:
 
 
 def memos(study: StudyView, *, coder: str | None = None) -> dict[int, str]:
-    """``rid`` -> the response's memo: ``coder``'s, or the latest of any coder."""
-    sql = "SELECT rid, note FROM memos"
+    """``rid`` -> the response's memo: ``coder``'s; with no coder (a study of one) or the
+    reconciled decisions (``consensus``), every coder's memo: the memo where one coder
+    wrote one, else each ``[coder] text``, one blank line apart."""
+    sql = "SELECT rid, coder, note FROM memos"
     params: list[Any] = []
-    if coder is not None:
+    if coder is not None and coder != CONSENSUS:
         sql += " WHERE coder = ?"
         params.append(coder)
     with study.snapshot() as conn:
@@ -172,7 +175,49 @@ def memos(study: StudyView, *, coder: str | None = None) -> dict[int, str]:
             rows = conn.execute(sql + " ORDER BY event_id", params).fetchall()
         except sqlite3.OperationalError:  # a file at a schema without memos
             return {}
-    return {int(rid): str(note) for rid, note in rows}
+    grouped: dict[int, list[tuple[str, str]]] = {}
+    for rid, who, note in rows:
+        grouped.setdefault(int(rid), []).append((str(who), str(note)))
+    return {
+        rid: items[0][1]
+        if len(items) == 1
+        else "\n\n".join(f"[{who}] {note}" for who, note in sorted(items))
+        for rid, items in grouped.items()
+    }
+
+
+def typed_column(values: Sequence[Any]) -> Any:
+    """A response column as numbers where every value is one (``"4"``, ``4``, ``-2.5``;
+    blanks missing): whole numbers as ``Int64``, others ``Float64``; else as it is. A
+    text such as ``007`` or ``+1`` stays text (a code, not a number)."""
+    present = [v for v in values if not _blank(v)]
+    if not present or any(isinstance(v, bool) for v in present):
+        return list(values)
+    texts = [v if isinstance(v, str) else repr(v) for v in present]
+    if all(
+        isinstance(v, int) or _INTEGER.fullmatch(t) for v, t in zip(present, texts, strict=True)
+    ):
+        return pd.array([None if _blank(v) else int(v) for v in values], dtype="Int64")
+    if all(
+        isinstance(v, (int, float)) or _INTEGER.fullmatch(t) or _DECIMAL.fullmatch(t)
+        for v, t in zip(present, texts, strict=True)
+    ):
+        numbers = [None if _blank(v) else float(v) for v in values]
+        if all(n is None or math.isfinite(n) for n in numbers):
+            return pd.array(numbers, dtype="Float64")
+    return list(values)
+
+
+_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9]+(?:[eE][-+]?[0-9]+)?")
+
+
+def _blank(value: Any) -> bool:
+    if value is None or value is pd.NA:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return isinstance(value, str) and not value.strip()
 
 
 def long_frame(
@@ -380,13 +425,16 @@ def wide_frame(
     for _rid, _id, _text, attrs in responses:
         for key in attrs:
             attr_names.setdefault(key, None)
+    cfg = _config_id(study, config_id)
+    scales = [pair_scale(study, cfg, code) for code in codes]
+    # A code whose values are not 0/1 (1-5, 1-9) keeps its value, with an applies column.
+    with_applies = [tuple(scale.values) != (0, 1) for scale in scales]
     taken = {"response_id", "text", "codes_decided"} | {c.name for c in codes}
     taken |= {f"{c.name} (confidence)" for c in codes}
+    taken |= {f"{c.name} (applies)" for c, a in zip(codes, with_applies, strict=True) if a}
     if fill == "model":
         taken |= {f"{c.name} (source)" for c in codes}
-    by_coder = (
-        _coder_columns(study, _config_id(study, config_id), responses, codes) if all_coders else {}
-    )
+    by_coder = _coder_columns(study, responses, codes) if all_coders else {}
     taken |= set(by_coder)
     archived_columns = []
     for code in archived:
@@ -402,8 +450,11 @@ def wide_frame(
     decided = long["decision"].notna().to_numpy().reshape(shape)
     applies = long["final_applies"].astype("Float64").to_numpy("float64", na_value=np.nan)
     applies = applies.reshape(shape)
+    values = long["final"].astype("Float64").to_numpy("float64", na_value=np.nan)
+    values = values.reshape(shape)
     if fill == "none":
         applies = np.where(decided, applies, np.nan)
+        values = np.where(decided, values, np.nan)
     confidence = long["confidence"].astype("Float64").to_numpy("float64", na_value=np.nan)
     confidence = confidence.reshape(shape)
     sources = np.asarray(long["final_from"].to_numpy(object)).reshape(shape)
@@ -415,11 +466,15 @@ def wide_frame(
         "text": [r[2] for r in responses],
     }
     for name, column in attr_columns.items():
-        columns[column] = [r[3].get(name) for r in responses]
+        columns[column] = typed_column([r[3].get(name) for r in responses])
     columns["codes_decided"] = decided.sum(axis=1).astype(int)
     columns[memo_column] = [memo_of.get(int(r[0])) for r in responses]
     for j, code in enumerate(codes):
-        columns[code.name] = pd.array(applies[:, j], dtype="Float64").astype("Int64")
+        columns[code.name] = pd.array(values[:, j], dtype="Float64").astype("Int64")
+        if with_applies[j]:
+            columns[f"{code.name} (applies)"] = pd.array(applies[:, j], dtype="Float64").astype(
+                "Int64"
+            )
     if fill == "model":
         for j, code in enumerate(codes):
             columns[f"{code.name} (source)"] = list(sources[:, j])
@@ -427,31 +482,65 @@ def wide_frame(
     for j, code in enumerate(codes):
         columns[f"{code.name} (confidence)"] = pd.array(confidence[:, j], dtype="Float64")
     for j, name in enumerate(archived_columns, start=len(codes)):
-        cells = np.where(decided[:, j], applies[:, j], np.nan)
+        cells = np.where(decided[:, j], values[:, j], np.nan)
         columns[name] = pd.array(cells, dtype="Float64").astype("Int64")
     return pd.DataFrame(columns)
 
 
+def value_labels(
+    study: StudyView, frame: pd.DataFrame, *, config_id: int | str | None = "active"
+) -> dict[str, dict[int, str]]:
+    """Value labels of a frame's code columns, from each code's scale (``1: does not
+    apply at all``, ``No: the code does not apply``): in the wide layout each code's
+    value column and its coders' columns, its applies column (``0: does not apply``,
+    ``1: applies``); in the long layout the value columns where every code shares a scale."""
+    cfg = _config_id(study, config_id)
+    columns = {str(c) for c in frame.columns}
+    codes = list(study.index.codable_codes())
+    scales = {code.name: pair_scale(study, cfg, code) for code in codes}
+
+    def named(scale: Any) -> dict[int, str]:
+        return {
+            int(o.value): f"{o.label}: {o.anchor}" if o.anchor and o.anchor != o.label else o.label
+            for o in scale.options
+        }
+
+    out: dict[str, dict[int, str]] = {}
+    if "code_id" in columns:  # the long layout
+        distinct = {s.name: s for s in scales.values()}
+        if len(distinct) == 1:
+            labelled = named(next(iter(distinct.values())))
+            for column in ("model_pick", "decision", "final"):
+                if column in columns:
+                    out[column] = labelled
+        return out
+    coders = set(decision_coders(study))
+    for name, scale in scales.items():
+        for column in [name, *(f"{name} [{coder}]" for coder in coders)]:
+            if column in columns:
+                out[column] = named(scale)
+        if f"{name} (applies)" in columns:
+            out[f"{name} (applies)"] = {0: "does not apply", 1: "applies"}
+    return out
+
+
 def _coder_columns(
     study: StudyView,
-    cfg: int | None,
     responses: list[tuple[int, str, str, dict[str, Any]]],
     codes: Sequence[Code],
 ) -> dict[str, Any]:
-    """One ``CODE [coder]`` applies column per code and coder (``wide_frame``)."""
+    """One ``CODE [coder]`` column per code and coder, of that coder's values
+    (``wide_frame``)."""
     with study.snapshot() as conn:
         rows = conn.execute("SELECT rid, cid, coder, value FROM annotations").fetchall()
     coders = sorted({str(r[2]) for r in rows})
     row_of = {rid: i for i, (rid, _id, _text, _attrs) in enumerate(responses)}
     cids = [study.index.code_key(code.id) for code in codes]
     col_of = {cid: j for j, cid in enumerate(cids)}
-    # Read on the scale the long layout reads each code on.
-    thresholds = {j: pair_scale(study, cfg, code).threshold for j, code in enumerate(codes)}
     grids = {c: np.full((len(responses), len(codes)), np.nan) for c in coders}
     for rid, cid, coder, value in rows:
         if rid in row_of and cid in col_of:
-            j = col_of[cid]
-            grids[str(coder)][row_of[rid], j] = 1.0 if int(value) >= thresholds[j] else 0.0
+            grids[str(coder)][row_of[rid], col_of[cid]] = float(value)
     out: dict[str, Any] = {}
     for j, code in enumerate(codes):
         for coder in coders:
@@ -596,7 +685,7 @@ def provenance(
             "exported, marked archived)"
         )
     info["memos"] = f"{len(memos(study, coder=coder))} response(s) with a memo " + (
-        "(the coder's)" if coder else "(the latest memo of any coder)"
+        "(the coder's)" if coder and coder != CONSENSUS else "(every coder's)"
     )
     # The sentence a methods section can quote, per code a delegation (not undone) planned.
     for code_id, sentence in guarantee_sentences(study, config_id=cfg).items():

@@ -1,8 +1,10 @@
 """Writing an export's DataFrame as CSV, XLSX, Parquet or JSONL, safely.
 
 Every file goes through :func:`atomic_write` (the project's one writer,
-:func:`codebooks.files.write_file`). In CSV and XLSX, a text cell that a spreadsheet
-would run as a formula is prefixed with ``'`` (:func:`neutralise`).
+:func:`codebooks.files.write_file`). In CSV, a text cell that a spreadsheet would run as
+a formula is prefixed with ``'`` (:func:`neutralise`): a CSV has no types, and Excel
+runs ``=``, ``+``, ``-`` and ``@`` at the start of a cell. XLSX and Parquet cells have a
+type: their texts are stored exactly as they are, as text (never as a formula).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ FORMATS = {
     ".pq": "parquet",
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
+    ".sav": "sav",
+    ".dta": "dta",
 }
 
 #: Longest text an XLSX cell holds.
@@ -114,7 +118,10 @@ def write_csv(frame: pd.DataFrame, path: Path) -> None:
         pa_csv.write_csv(table, handle, pa_csv.WriteOptions(quoting_style="needed"))
 
 
-def _xlsx_cell(value: Any) -> Any:
+def _xlsx_cell(sheet: Any, value: Any) -> Any:
+    """A value as an XLSX cell holds it: a text is stored as text, exactly (never run as
+    a formula, and never changed by a guard: an XLSX cell has a type)."""
+    from openpyxl.cell import WriteOnlyCell
     from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 
     if value is None or value is pd.NA:
@@ -127,8 +134,10 @@ def _xlsx_cell(value: Any) -> Any:
         value = ILLEGAL_CHARACTERS_RE.sub("\ufffd", value)
         if len(value) > XLSX_CELL_LIMIT:
             value = value[: XLSX_CELL_LIMIT - 15] + " …[truncated]"
-        # The quote makes it text in any spreadsheet; openpyxl would store "=..." as a formula.
-        return neutralise(value)
+        if value.startswith("="):  # openpyxl would store it as a formula
+            cell = WriteOnlyCell(sheet, value=value)
+            cell.data_type = "s"
+            return cell
     return value
 
 
@@ -140,13 +149,13 @@ def write_xlsx(
     data = _json_cells(frame)
     book = Workbook(write_only=True)
     rows = book.create_sheet(sheet)
-    rows.append([_xlsx_cell(str(c)) for c in data.columns])
+    rows.append([_xlsx_cell(rows, str(c)) for c in data.columns])
     for record in data.itertuples(index=False, name=None):
-        rows.append([_xlsx_cell(v) for v in record])
+        rows.append([_xlsx_cell(rows, v) for v in record])
     prov = book.create_sheet("provenance")
     prov.append(["field", "value"])
     for key, value in info.items():
-        prov.append([_xlsx_cell(key), _xlsx_cell(value)])
+        prov.append([_xlsx_cell(prov, key), _xlsx_cell(prov, value)])
     book.save(path)
 
 
@@ -188,12 +197,19 @@ def metadata_path(path: Path) -> Path:
 
 
 def write_metadata(
-    frame: pd.DataFrame, path: Path, *, table: str, format: str, info: dict[str, str]
+    frame: pd.DataFrame,
+    path: Path,
+    *,
+    table: str,
+    format: str,
+    info: dict[str, str],
+    variables: list[dict[str, Any]] | None = None,
 ) -> None:
     """The export's provenance (what the XLSX sheet and the Parquet metadata hold) as a
     JSON file: for CSV, a CSV on the Web table description (its URL, its columns in
     order) with the provenance under ``dc:provenance``; for JSONL the same without the
-    CSVW context and columns."""
+    CSVW context and columns; for SPSS and Stata files also ``variables``, the codebook
+    of their variables (name, label, type, value labels)."""
     doc: dict[str, Any] = {}
     if format == "csv":
         doc["@context"] = CSVW_CONTEXT
@@ -205,6 +221,8 @@ def write_metadata(
     }
     if format == "csv":
         doc["tableSchema"] = {"columns": [{"titles": str(c)} for c in frame.columns]}
+    if variables is not None:
+        doc["variables"] = variables
     with open(path, "w", encoding="utf-8", newline="\n") as handle:
         handle.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
 
@@ -238,4 +256,10 @@ def read_export(path: str | Path) -> pd.DataFrame:
         return pd.read_excel(p, sheet_name=0, dtype={"response_id": str})
     if fmt == "parquet":
         return pd.read_parquet(p)
+    if fmt in ("sav", "dta"):
+        import pyreadstat
+
+        reader = pyreadstat.read_sav if fmt == "sav" else pyreadstat.read_dta
+        frame, meta = reader(str(p))
+        return frame.rename(columns=dict(zip(meta.column_names, meta.column_labels, strict=True)))
     return pd.read_json(p, lines=True, dtype={"response_id": str})

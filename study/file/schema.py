@@ -77,6 +77,12 @@ Version 5 adds learning from the coder (:mod:`study.scores.learned`):
 - ``learned``: per learned configuration and code, what its curve was fitted on and
   with: the base configuration, the coder, the codebook version, the decisions of each
   value, the regularisation chosen, the cross-validated AUROC and the parameters' hash.
+
+Version 6 adds ``segments``: the spans of a response's text (start and end, Unicode code
+points) that came with a coder's decision, as a QDA program codes segments. Each names
+the event of the decision it came with: a segment belongs to the pair's current decision
+only while ``annotations.event_id`` is that event (a decision made again leaves it
+behind, an undo back to it brings it back), so nothing ever edits or deletes one.
 """
 
 from __future__ import annotations
@@ -88,7 +94,7 @@ from collections.abc import Callable
 APPLICATION_ID = 0x63637276
 
 #: The schema version this code reads and writes.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _V1 = """
 CREATE TABLE meta (
@@ -443,6 +449,26 @@ def _to_v5(conn: sqlite3.Connection) -> None:
 
 
 MIGRATIONS[5] = _to_v5
+
+_V6 = """
+CREATE TABLE segments (
+    rid      INTEGER NOT NULL REFERENCES responses(rid),
+    cid      INTEGER NOT NULL REFERENCES codes(cid),
+    coder    TEXT NOT NULL,
+    event_id INTEGER NOT NULL REFERENCES events(id),
+    start    INTEGER NOT NULL CHECK (start >= 0),
+    "end"    INTEGER NOT NULL CHECK ("end" >= start),
+    PRIMARY KEY (rid, cid, coder, event_id, start, "end")
+) WITHOUT ROWID
+"""
+
+
+def _to_v6(conn: sqlite3.Connection) -> None:
+    """Segments of decisions (see the module docstring)."""
+    conn.execute(_V6)
+
+
+MIGRATIONS[6] = _to_v6
 
 
 #: ``durability`` choices of :func:`configure` and ``PRAGMA synchronous`` for each.

@@ -210,6 +210,7 @@ class Decisions:
         sources: Mapping[tuple[str, str], str] | None = None,
         unblind: Iterable[tuple[str, str]] = (),
         notes: Sequence[tuple[str, str | None, str, str]] = (),
+        segments: Mapping[tuple[str, str], Sequence[tuple[int, int]]] | None = None,
     ) -> ImportResult:
         """Store many ``(response_id, code_id, value)`` decisions of one coder, all or none.
 
@@ -225,6 +226,10 @@ class Decisions:
         no code a memo on the response) are stored in the same transaction, so that a
         process killed meanwhile stores all or nothing; a note already as given is not
         stored again (``ImportResult.notes`` counts those stored).
+
+        ``segments`` (``(response_id, code_id) -> [(start, end), ...]``: the spans of the
+        response's text a QDA program coded) are kept with the decision they came with,
+        in the same transaction (:meth:`segments`).
 
         Raises:
             StudyError: unknown pairs, values off the scale, an unknown source,
@@ -252,6 +257,23 @@ class Decisions:
             )
             for rid, cid, who, text in notes
         ]
+        keyed_segments: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        for (response_id, code_id), spans in (segments or {}).items():
+            if spans:
+                key = (self._index.response_key(response_id), self._index.code_key(code_id))
+                keyed_segments[key] = sorted(set(spans))
+        if keyed_segments:
+            with self._study.query() as conn:
+                # SQLite's length() of a text counts characters (code points), as offsets do.
+                lengths = dict(conn.execute("SELECT rid, length(text) FROM responses").fetchall())
+            for (rid, cid), spans in keyed_segments.items():
+                bad = [(a, b) for a, b in spans if not 0 <= a <= b <= lengths[rid]]
+                if bad:
+                    raise StudyError(
+                        f"a segment {bad[0][0]}..{bad[0][1]} of "
+                        f"{self._index.response_id(rid)!r}/{self._index.code_at(cid).id} lies "
+                        f"outside its text (0..{lengths[rid]})"
+                    )
         with self._study.transaction(current=True) as conn:
             result = decisions.import_resolved(
                 conn,
@@ -265,7 +287,48 @@ class Decisions:
                 unblind=seen,
             )
             stored = sum(self._put_note(conn, *note) for note in keyed_notes)
+            for (rid, cid), spans in keyed_segments.items():
+                self._put_segments(conn, rid, cid, coder, spans)
             return replace_result(result, notes=stored)
+
+    def _put_segments(
+        self,
+        conn: sqlite3.Connection,
+        rid: int,
+        cid: int,
+        coder: str,
+        spans: Sequence[tuple[int, int]],
+    ) -> None:
+        """Keep ``spans`` with the coder's current decision of the pair."""
+        row = conn.execute(
+            "SELECT event_id FROM annotations WHERE rid = ? AND cid = ? AND coder = ?",
+            (rid, cid, coder),
+        ).fetchone()
+        if row is None:
+            return
+        conn.executemany(
+            'INSERT OR IGNORE INTO segments (rid, cid, coder, event_id, start, "end") '
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [(rid, cid, coder, int(row[0]), int(a), int(b)) for a, b in spans],
+        )
+
+    def segments(self, response_id: str, code_id: str, *, coder: str) -> list[tuple[int, int]]:
+        """The spans of the response's text that came with ``coder``'s current decision
+        of the pair (a QDA program's coded segments), in text order; none for a decision
+        made in codecurve, or made again since."""
+        rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
+        with self._study.query() as conn:
+            try:
+                rows = conn.execute(
+                    'SELECT s.start, s."end" FROM segments s JOIN annotations a '
+                    "ON a.rid = s.rid AND a.cid = s.cid AND a.coder = s.coder "
+                    "AND a.event_id = s.event_id "
+                    'WHERE s.rid = ? AND s.cid = ? AND s.coder = ? ORDER BY s.start, s."end"',
+                    (rid, cid, coder),
+                ).fetchall()
+            except sqlite3.OperationalError:  # a file at a schema without segments
+                return []
+        return [(int(a), int(b)) for a, b in rows]
 
     def _put_note(self, conn: sqlite3.Connection, rid: int, cid: int | None, coder: str,
                   text: str) -> bool:  # fmt: skip

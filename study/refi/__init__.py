@@ -13,12 +13,14 @@ Public names (modules in brackets)::
     project_from_study              a study as a project [mapping]
     StudyInputs, ImportedDecision,  [mapping]
     ImportedNote
-    study_inputs_from_project,      a project as a study's inputs [importing]
-    decisions_from_project
+    study_inputs_from_project,      a project as a study's inputs, or its codebook
+    decisions_from_project,         alone [importing]
+    codebook_from_project
     export_project,                 whole files, all or nothing: a study to a project
     create_from_project,            file, a project file to a new study or to a coder's
     import_project_codes,           decisions [exchange]
-    ProjectImport, is_project_file
+    ProjectImport, is_project_file,
+    load_codebook_file              a codebook file, or a project's codebook [exchange]
 
 Imports nothing of the UI; pandas only when a study is exported.
 """
@@ -31,8 +33,13 @@ from study.refi.exchange import (
     export_project,
     import_project_codes,
     is_project_file,
+    load_codebook_file,
 )
-from study.refi.importing import decisions_from_project, study_inputs_from_project
+from study.refi.importing import (
+    codebook_from_project,
+    decisions_from_project,
+    study_inputs_from_project,
+)
 from study.refi.mapping import ImportedDecision, ImportedNote, StudyInputs, project_from_study
 from study.refi.model import (
     Case,
@@ -66,11 +73,13 @@ __all__ = [
     "TextSource",
     "User",
     "Variable",
+    "codebook_from_project",
     "create_from_project",
     "decisions_from_project",
     "export_project",
     "import_project_codes",
     "is_project_file",
+    "load_codebook_file",
     "project_bytes",
     "project_from_study",
     "read_project",

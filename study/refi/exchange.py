@@ -12,10 +12,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from codebooks import Codebook, load_codebook
 from codebooks.files import check_target
 from study.errors import ProjectFileError, StudyError
 from study.file import lifecycle
-from study.refi.importing import decisions_from_project, study_inputs_from_project
+from study.refi.importing import (
+    codebook_from_project,
+    decisions_from_project,
+    study_inputs_from_project,
+)
 from study.refi.mapping import EXTRA_FORMAT, ImportedDecision, ImportedNote, project_from_study
 from study.refi.reader import read_project
 from study.refi.writer import write_qde, write_qdpx
@@ -83,6 +88,21 @@ def export_project(
     return write_qdpx(project, target, protect=protected)
 
 
+def load_codebook_file(path: str | Path) -> tuple[Codebook, tuple[str, ...]]:
+    """A codebook file of any format codecurve reads, or the codebook of a REFI-QDA
+    project (``.qdpx``, ``.qde``: a project whose sources hold no text has one too); and
+    one message per thing changed while reading a project.
+
+    Raises:
+        CodebookError: a codebook file that cannot be read.
+        ProjectFileError: a project that cannot be read, or without codable codes.
+    """
+    if not is_project_file(path):
+        return load_codebook(path), ()
+    project, _report = read_project(path)
+    return codebook_from_project(project, name=Path(path).stem)
+
+
 def create_from_project(
     path: str | Path, source: str | Path, *, overwrite: bool = False
 ) -> tuple[Study, ProjectImport]:
@@ -107,7 +127,7 @@ def create_from_project(
     if p.exists() and not overwrite:
         raise StudyError("already exists; choose another name, or --force to replace it", path=p)
     project, report = read_project(source)
-    inputs = study_inputs_from_project(project)
+    inputs = study_inputs_from_project(project, skipped=report.skipped)
     messages = [report.summary()] if report else []
     messages += inputs.messages
     counts: dict[str, int] = {}
@@ -156,7 +176,8 @@ def import_project_codes(
     messages = ([report.summary()] if report else []) + list(found)
     items = decided.get(coder, ())
     if not items:
-        raise ProjectFileError("the project holds no codings to import", path=Path(source))
+        why = "".join(f"; {m}" for m in found if "ordinal" in m)
+        raise ProjectFileError(f"the project holds no codings to import{why}", path=Path(source))
     # Decisions and notes in one transaction: a process killed meanwhile stores all or
     # nothing, and a second run stores (and counts) only what changed.
     triples = [(d.response_id, d.code_id, d.value) for d in items]
@@ -167,6 +188,7 @@ def import_project_codes(
         detail={"file": str(source), "format": "refi-qda"},
         sources={(d.response_id, d.code_id): d.source for d in items if d.source != "human"},
         notes=[(n.response_id, n.code_id, n.coder, n.text) for n in notes],
+        segments={(d.response_id, d.code_id): d.segments for d in items if d.segments},
     )
     return ProjectImport(
         {coder: done.added + done.changed}, done.notes, tuple(messages), unchanged=done.unchanged
@@ -194,6 +216,7 @@ def _store_decisions(
         detail={"file": str(source), "format": "refi-qda"},
         sources=sources,
         unblind=unblind,
+        segments={(d.response_id, d.code_id): d.segments for d in items if d.segments},
     )
     return len(triples)
 

@@ -11,37 +11,91 @@ value come back exactly; codings added or removed in the QDA program still count
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from codebooks.errors import CodebookError
-from codebooks.model import BINARY, Code, Codebook, Scale
+from codebooks.model import BINARY, SCALES, Code, Codebook, Scale
 from codebooks.qdc import parse_qdc
 from study.intake.responses import Response, ResponseTable
 from study.refi.mapping import (
     EXTRA_FORMAT,
+    NOT_APPLIES,
+    NOT_APPLIES_SUFFIX,
     UNATTRIBUTED,
     ImportedDecision,
     ImportedNote,
     StudyInputs,
 )
-from study.refi.model import Project, ProjectCode, ProjectFileError, Value
+from study.refi.model import Project, ProjectCode, ProjectFileError, Skipped, Value
+from study.refi.notes import parts_match, split_note
 from study.rows import SOURCES
 
 if TYPE_CHECKING:
     from study.store import Study
 
 
+def codebook_from_project(
+    project: Project, *, name: str | None = None
+) -> tuple[Codebook, tuple[str, ...]]:
+    """The project's codebook alone (a project whose sources hold no text still has
+    one), and one message per thing changed while reading it.
+
+    Raises:
+        ProjectFileError: the project has no codes, or none codable.
+    """
+    messages: list[str] = []
+    project, twins = _twins(project)
+    codebook, code_of = _codebook(project, name or project.name or "project", messages)
+    extra = _extra(project)
+    if extra is None or codebook.to_dict() != extra["codebook"]:
+        by_name = {c.name.casefold(): c for c in codebook.codes}
+        denied = {g: by_name[n.casefold()] for g, n in twins.items() if n.casefold() in by_name}
+        codebook = _scales_from_codings(project, codebook, code_of, denied, messages)
+    if not codebook.codable:
+        raise ProjectFileError("the project's codebook has no codable codes")
+    return codebook, tuple(messages)
+
+
+def _holdings(project: Project, skipped: Sequence[Skipped]) -> str:
+    """What a project without text holds, in words: its sources by kind, and its codes."""
+    kinds = {"a picture": "picture(s)", "audio": "audio source(s)", "video": "video source(s)"}
+    counts: dict[str, int] = defaultdict(int)
+    counts["text source(s) without their text"] = sum(
+        1 for s in project.sources if not s.text.strip()
+    )
+    for item in skipped:
+        if item.what != "source":
+            continue
+        kind = item.reason.removeprefix("is ").split(",")[0]
+        if kind in kinds:
+            counts[kinds[kind]] += 1
+        elif item.reason.startswith("is a PDF"):
+            counts["PDF(s) without a text rendition"] += 1
+        else:
+            counts["text source(s) without their text"] += 1
+    parts = [f"{n} {what}" for what, n in counts.items() if n]
+    parts.append(f"{sum(1 for _c in project.all_codes())} code(s)")
+    return ", ".join(parts)
+
+
 def study_inputs_from_project(
-    project: Project, *, name: str | None = None, infer_negatives: bool | None = None
+    project: Project,
+    *,
+    name: str | None = None,
+    infer_negatives: bool | None = None,
+    skipped: Sequence[Skipped] = (),
 ) -> StudyInputs:
     """Responses, codebook, decisions per coder and notes for a new study.
 
     Args:
         project: A project from :func:`~study.refi.reader.read_project`.
         name: The codebook's name (default: the project's).
+        skipped: What reading the project skipped (named when it has no text).
         infer_negatives: Take the codes a user did not apply in a source they coded as
             not applying. Default: only for projects without codecurve's record.
 
@@ -49,7 +103,14 @@ def study_inputs_from_project(
         ProjectFileError: the project has no text sources or no codable codes.
     """
     messages: list[str] = []
+    project, twins = _twins(project)
     codebook, code_of = _codebook(project, name or project.name or "project", messages)
+    by_name = {c.name.casefold(): c for c in codebook.codes}
+    denied = {g: by_name[n.casefold()] for g, n in twins.items() if n.casefold() in by_name}
+    extra = _extra(project)
+    exact = extra is not None and codebook.to_dict() == extra["codebook"]
+    if not exact:
+        codebook = _scales_from_codings(project, codebook, code_of, denied, messages)
     if not codebook.codable:
         raise ProjectFileError("the project's codebook has no codable codes")
     responses: list[Response] = []
@@ -71,19 +132,24 @@ def study_inputs_from_project(
         responses.append(Response(response_id, source.text, attrs))
         response_of[source.guid] = response_id
     if not responses:
-        raise ProjectFileError("the project has no text sources with text")
+        raise ProjectFileError(
+            f"the project has no text to code: it holds {_holdings(project, skipped)}; to "
+            "use its codebook, give the project as the codebook "
+            "(codecurve new STUDY --responses FILE --codebook PROJECT)"
+        )
     table = ResponseTable(
         responses=tuple(responses),
         attribute_columns=tuple(dict.fromkeys(a for r in responses for a in r.attrs)),
         messages=tuple(messages),
     )
-    extra = _extra(project)
     decisions, notes = _decisions(
         project,
         response_of=response_of,
         code_of=code_of,
+        denied=denied,
+        explicit=bool(twins),
         codebook=codebook,
-        exact=extra is not None and codebook.to_dict() == extra["codebook"],
+        exact=exact,
         infer_negatives=infer_negatives,
         messages=messages,
     )
@@ -118,8 +184,10 @@ def decisions_from_project(
     """
     messages: list[str] = []
     extra = _extra(project)
+    project, twins = _twins(project)
     by_name = {c.name.casefold(): c for c in study.codebook.codes}
     by_id = {c.id: c for c in study.codebook.codes}
+    denied = {g: by_name[n.casefold()] for g, n in twins.items() if n.casefold() in by_name}
     code_of: dict[str, Code] = {}
     for code, _parent in project.all_codes():
         match = None
@@ -157,6 +225,8 @@ def decisions_from_project(
         project,
         response_of=response_of,
         code_of=code_of,
+        denied=denied,
+        explicit=bool(twins),
         codebook=study.codebook,
         exact=extra is not None and study.codebook.to_dict() == extra["codebook"],
         infer_negatives=None,
@@ -192,8 +262,27 @@ def _extra(project: Project) -> dict[str, Any] | None:
     return extra
 
 
+def _twins(project: Project) -> tuple[Project, dict[str, str]]:
+    """The project without codecurve's "does not apply" category, and each twin code's
+    guid -> the name of the code it denies (empty when the project has no such category)."""
+    twins: dict[str, str] = {}
+    kept = []
+    for code in project.codes:
+        if code.name.strip().casefold() != NOT_APPLIES.casefold() or code.codable:
+            kept.append(code)
+            continue
+        for child in code.children:
+            name = child.name.strip()
+            if name.casefold().endswith(NOT_APPLIES_SUFFIX.casefold()):
+                twins[child.guid] = name[: -len(NOT_APPLIES_SUFFIX)].strip()
+    if len(kept) == len(project.codes):
+        return project, {}
+    return replace(project, codes=tuple(kept)), twins
+
+
 def _codebook(project: Project, name: str, messages: list[str]) -> tuple[Codebook, dict[str, Code]]:
-    """The codebook, and each project code guid's code."""
+    """The codebook, and each project code guid's code (the project without codecurve's
+    "does not apply" category: :func:`_twins`)."""
     order = [code for code, _parent in project.all_codes()]
     if not order:
         raise ProjectFileError("the project has no codes")
@@ -239,6 +328,36 @@ def _codebook(project: Project, name: str, messages: list[str]) -> tuple[Codeboo
     return book, {pc.guid: c for pc, c in zip(order, book.codes, strict=True)}
 
 
+def _scales_from_codings(
+    project: Project,
+    codebook: Codebook,
+    code_of: dict[str, Code],
+    denied: dict[str, Code],
+    messages: list[str],
+) -> Codebook:
+    """The codebook with each code on the ready-made scale its codings name (codecurve
+    writes ``value 4 on scale 1-5`` in a coding's description, and QDA programs keep
+    it): a project without codecurve's record keeps its codes' scales that way."""
+    named: dict[str, set[str]] = defaultdict(set)
+    for source in project.sources:
+        for coding in source.codings:
+            code = denied.get(coding.code_guid) or code_of.get(coding.code_guid)
+            found = _VALUE.search(coding.description)
+            if code is not None and found is not None:
+                named[code.id].add(found.group(2))
+    scales = {
+        code_id: SCALES[next(iter(names))]
+        for code_id, names in named.items()
+        if len(names) == 1 and next(iter(names)) in SCALES
+    }
+    if not scales:
+        return codebook
+    codes = tuple(replace(c, scale=scales[c.id]) if c.id in scales else c for c in codebook.codes)
+    listed = ", ".join(f"{c.name} ({scales[c.id].name})" for c in codes if c.id in scales)
+    messages.append(f"scales read from the codings' descriptions: {listed}")
+    return replace(codebook, codes=codes)
+
+
 def _unique(name: str, taken: set[str]) -> str:
     unique, n = name, 2
     while unique in taken:
@@ -256,12 +375,24 @@ def _coder_names(project: Project) -> dict[str | None, str]:
     return names
 
 
+#: The value a codecurve coding's description gives (``value 4 on scale 1-5 ...``).
+_VALUE = re.compile(r"(?:^|;\s*)value (-?\d+) on scale (\S+)")
+
+
 @dataclass
 class _Cell:
     applied: bool = False
+    denied: bool = False
+    #: The value codecurve's record or the coding's description gives.
     value: int | None = None
+    #: Whether the value comes from codecurve's record (a decision without a coding).
+    recorded: bool = False
+    #: Taken as not applying by the "codes left out do not apply" rule.
+    inferred: bool = False
     source: str = "human"
     blind: bool | None = None
+    #: The spans its codings of the code cover, where not the whole text.
+    segments: set[tuple[int, int]] = field(default_factory=set)
 
 
 def _decisions(
@@ -269,14 +400,22 @@ def _decisions(
     *,
     response_of: dict[str, str],
     code_of: dict[str, Code],
+    denied: dict[str, Code],
+    explicit: bool,
     codebook: Codebook,
     exact: bool,
     infer_negatives: bool | None,
     messages: list[str],
 ) -> tuple[dict[str, tuple[ImportedDecision, ...]], tuple[ImportedNote, ...]]:
+    """Each user's decisions: a coding of a code says it applies, a coding of its
+    "does not apply" twin (``explicit``: the project has them) that it does not; a value
+    comes from codecurve's record or the coding's description, never from a guess. A
+    code left out of a source a user coded is taken as not applying only for a project
+    that states no negative decisions (``infer_negatives``: by default a project of
+    another program), and only on a two-point scale."""
     names = _coder_names(project)
     if infer_negatives is None:
-        infer_negatives = not exact
+        infer_negatives = not exact and not explicit
     cells: dict[tuple[str, str, str], _Cell] = defaultdict(_Cell)  # (source, code, coder)
     left_out: set[tuple[str, str, str]] = set()
     selection_code: dict[str, tuple[str, str]] = {}
@@ -285,7 +424,8 @@ def _decisions(
             continue
         for coding in source.codings:
             selection_code[coding.selection_guid] = (source.guid, coding.code_guid)
-            code = code_of.get(coding.code_guid)
+            twin = denied.get(coding.code_guid)
+            code = twin or code_of.get(coding.code_guid)
             if code is None or not code.codable:
                 messages.append(
                     f"source {source.name!r}: a coding of "
@@ -293,7 +433,16 @@ def _decisions(
                 )
                 continue
             coder = names.get(coding.user_guid) or names[None]
-            cells[(source.guid, code.id, coder)].applied = True
+            cell = cells[(source.guid, code.id, coder)]
+            if twin is not None:
+                cell.denied = True
+            else:
+                cell.applied = True
+                if (coding.start, coding.end) != (0, len(source.text)):
+                    cell.segments.add((coding.start, coding.end))
+            found = _VALUE.search(coding.description)
+            if found is not None and cell.value is None:
+                cell.value = int(found.group(1))
     if exact:
         extra = project.extra
         by_guid = {guid: code_of[guid].id for guid in extra["codes"] if guid in code_of}
@@ -309,7 +458,7 @@ def _decisions(
                     left_out.add(key)
                     continue
                 cell = cells[key]
-                cell.value, cell.source = int(value), str(how)
+                cell.value, cell.source, cell.recorded = int(value), str(how), True
                 if more and isinstance(more[0], bool):  # the blind flag, where recorded
                     cell.blind = more[0]
         if delegated:
@@ -322,32 +471,79 @@ def _decisions(
         coded: dict[str, set[str]] = defaultdict(set)
         for source_guid, _code, coder in list(cells):
             coded[coder].add(source_guid)
+        in_project = {c.id for c in code_of.values() if c.codable}
+        inferred = 0
         for coder, source_guids in coded.items():
             for source_guid in source_guids:
                 for code in codebook.codable:
-                    cells[(source_guid, code.id, coder)]
+                    if code.id not in in_project or (source_guid, code.id, coder) in cells:
+                        continue
+                    cells[(source_guid, code.id, coder)].inferred = True
+                    inferred += codebook.scale_for(code).k == 2
+        if inferred:
+            messages.append(
+                f"{inferred} decision(s) that a code does not apply taken from codes a user "
+                "left out of a source they coded (the project states no negative decisions)"
+            )
     by_coder: dict[str, list[ImportedDecision]] = defaultdict(list)
     codes = {c.id: c for c in codebook.codes}
+    no_point: dict[str, int] = defaultdict(int)
+    both = 0
     for (source_guid, code_id, coder), cell in cells.items():
         if (source_guid, code_id, coder) in left_out:
             continue
         scale = codebook.scale_for(codes[code_id])
-        value = _value(cell, scale)
+        if cell.applied and cell.denied:
+            both += 1
+            continue
+        value = _value(cell, scale, explicit=explicit)
+        if value is None:
+            if cell.applied or cell.denied:
+                no_point[codes[code_id].name] += 1
+            continue
+        spans = tuple(sorted(cell.segments)) if value >= scale.threshold else ()
         by_coder[coder].append(
-            ImportedDecision(response_of[source_guid], code_id, value, cell.source, cell.blind)
+            ImportedDecision(
+                response_of[source_guid], code_id, value, cell.source, cell.blind, spans
+            )
+        )
+    if both:
+        messages.append(
+            f"{both} pair(s) coded both as applying and as not applying by one user are "
+            "left out (no decision)"
+        )
+    if no_point:
+        listed = ", ".join(f"{name} ({n})" for name, n in sorted(no_point.items()))
+        messages.append(
+            f"{sum(no_point.values())} coding(s) of codes on an ordinal scale say only whether "
+            f"the code applies, not a point of its scale, and are left out: {listed}; "
+            "code them in codecurve, or make those codes yes/no first"
         )
     notes = _notes(project, response_of, code_of, selection_code, names, exact=exact)
     return {c: tuple(items) for c, items in sorted(by_coder.items())}, notes
 
 
-def _value(cell: _Cell, scale: Scale) -> int:
+def _value(cell: _Cell, scale: Scale, *, explicit: bool) -> int | None:
+    """The cell's decision, or None where the file gives none (never a guessed point of
+    an ordinal scale)."""
+    known = cell.value if cell.value is not None and cell.value in scale.values else None
+    binary = scale.k == 2
     if cell.applied:
-        if cell.value is not None and cell.value >= scale.threshold and cell.value in scale.values:
-            return cell.value
-        return scale.threshold
-    if cell.value is not None and cell.value < scale.threshold and cell.value in scale.values:
-        return cell.value
-    return scale.lowest.value
+        if known is not None and known >= scale.threshold:
+            return known
+        return scale.threshold if binary else None
+    if cell.denied or cell.inferred:
+        if known is not None and known < scale.threshold:
+            return known
+        return scale.lowest.value if binary else None
+    # No coding: a value codecurve's record holds stands where the file states no
+    # negatives (an earlier codecurve's "does not apply", which had no coding); with
+    # explicit negatives, a decision whose coding was removed in the QDA program is gone.
+    if cell.recorded and not explicit:
+        if known is not None and known < scale.threshold:
+            return known
+        return scale.lowest.value if binary else None
+    return None
 
 
 def _notes(
@@ -359,22 +555,33 @@ def _notes(
     *,
     exact: bool,
 ) -> tuple[ImportedNote, ...]:
-    note_codes: dict[str, Any] = project.extra.get("notes", {}) if exact else {}
+    """Notes on sources and selections. A note on a coded selection is a note on that
+    pair; a note on a whole source is split into the coder's memo and pair notes
+    (:mod:`study.refi.notes`), by codecurve's record where the note is unchanged, else
+    by its headings."""
+    old_codes: dict[str, Any] = project.extra.get("notes", {}) if exact else {}
+    recorded: dict[str, Any] = project.extra.get("note_parts", {}) if exact else {}
     by_id = {c.id: c for c in code_of.values()}
-    notes = []
+    ids_by_name = {c.name.casefold(): c.id for c in by_id.values() if c.codable}
+    names_by_id = {c.id: c.name for c in by_id.values()}
+    notes: list[ImportedNote] = []
     for note in project.notes:
         for target in note.targets:
             source_guid, code_guid = selection_code.get(target, (target, ""))
             if source_guid not in response_of:
                 continue
-            code = code_of.get(code_guid) or by_id.get(str(note_codes.get(note.guid, "")))
-            notes.append(
-                ImportedNote(
-                    response_of[source_guid],
-                    None if code is None else code.id,
-                    names.get(note.user_guid) or UNATTRIBUTED,
-                    note.text,
-                )
-            )
+            coder = names.get(note.user_guid) or UNATTRIBUTED
+            response_id = response_of[source_guid]
+            code = code_of.get(code_guid) or by_id.get(str(old_codes.get(note.guid, "")))
+            parts: list[tuple[str | None, str]]
+            if code is not None:
+                parts = [(code.id, note.text)]
+            elif isinstance(recorded.get(note.guid), list) and parts_match(
+                recorded[note.guid], note.text, names_by_id
+            ):
+                parts = [(None if c is None else str(c), str(t)) for c, t in recorded[note.guid]]
+            else:
+                parts = split_note(note.text, ids_by_name)
+            notes.extend(ImportedNote(response_id, c, coder, t) for c, t in parts)
             break
     return tuple(notes)

@@ -9,48 +9,52 @@ response            ``TextSource`` named by the response id, text in
                     ``sources/<guid>.txt``
 response's columns  ``Variables``, and one ``Case`` per response holding its values
                     (also on the source itself, for programs that read them there)
-decision            a ``Coding`` spanning the whole text, for each code that applies
-                    (value >= the scale's ``applies_from``); its selection's
-                    ``Description`` holds the value (ordinal scales) and the model's
-                    confidence
+decision            a ``Coding`` spanning the whole text: of the code where it applies
+                    (value >= the scale's ``applies_from``), else of its twin
+                    ``<code> (does not apply)`` (children of the category
+                    ``codecurve: does not apply``); its selection's ``Description``
+                    holds the value (ordinal scales) and the model's confidence
 coder               ``User`` of the same name; the model (name, template, context) is
                     a ``User`` too, credited with accepted and unreviewed picks
-note on a pair      ``Note`` (by its coder) with a ``NoteRef`` on the source
-memo on a response  ``Note`` (by its coder) with a ``NoteRef`` on the source and no
-                    code; on import, a note on a source with no code becomes a memo
-provenance          a project ``Note``: model, configuration, screen tiers and each
-                    delegated code's guarantee sentence
+notes and memo      one ``Note`` per response and coder (:mod:`study.refi.notes`),
+                    dated, holding a ``PlainTextSelection`` of the whole text, with a
+                    ``NoteRef`` on the source
+provenance          a project ``Note`` (its text a file, as a journal): model,
+                    configuration, screen tiers and each delegated code's guarantee
 archived code       left out (the project holds the current codebook); named in the
                     provenance
 ==================  ==========================================================
 
 GUIDs are UUID5 of the study's UUID (``study_uuid`` in its meta, stored at creation;
 derived from the creation time for older studies) and the item's ids, so that exporting the
-same study again gives the same GUIDs. What REFI-QDA cannot say (code ids and scales,
-decisions that a code does not apply, which code a note is about) travels in
-``codecurve.json`` beside ``project.qde``; importing a project that lacks it (one from
-another program) reads every coding as "applies" on a binary scale, and, for each user,
-every other code of a source that user coded as "does not apply".
+same study again gives the same GUIDs. What REFI-QDA cannot say (code ids, custom scales,
+sources and blind flags, each note's parts) travels in ``codecurve.json`` beside
+``project.qde``; a project that lacks it (a QDA program's export of it) still gives each
+coder's decisions, both ways, from the codings of the codes and of their twins.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import sqlite3
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from codebooks.model import Code, Codebook, Scale
 from codebooks.qdc import describe
+from study import stamps
 from study.file.lifecycle import study_uuid
 from study.intake.responses import Response, ResponseTable
 from study.refi.model import (
     Case,
     Coding,
     Note,
+    NoteAnchor,
     Project,
     ProjectCode,
     ProjectFileError,
@@ -59,6 +63,8 @@ from study.refi.model import (
     Value,
     Variable,
 )
+from study.refi.notes import join_note
+from study.rows import CONSENSUS
 
 if TYPE_CHECKING:
     from screening.report import VRSReport
@@ -69,6 +75,11 @@ if TYPE_CHECKING:
 EXTRA_FORMAT = "codecurve-qdpx"
 #: Coder of codings no user is credited with.
 UNATTRIBUTED = "imported"
+#: The category (not codable) holding each code's "does not apply" twin: a decision
+#: that a code does not apply is a coding of its twin, so that it survives a QDA program.
+NOT_APPLIES = "codecurve: does not apply"
+#: A twin's name is its code's name followed by this.
+NOT_APPLIES_SUFFIX = " (does not apply)"
 _PAGE = 2000
 #: Coders whose screen the provenance note reports (the first, by name).
 _MAX_SCREENED = 10
@@ -84,6 +95,8 @@ class ImportedDecision:
     source: str = "human"
     #: Whether it was made blind, as codecurve's record says (None: not said).
     blind: bool | None = None
+    #: The spans of the text its codings cover (start, end), where not the whole text.
+    segments: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -180,6 +193,7 @@ class _Exporter:
         current = {c.id for c in book.codes}
         archived = sorted({d.code_id for d in decisions if d.code_id not in current})
         decisions = [d for d in decisions if d.code_id in current]
+        segments = self.segments()
         for d in decisions:
             code = book.code(d.code_id)
             scale = book.scale_for(code)
@@ -187,23 +201,28 @@ class _Exporter:
             record.append(
                 [source_guids[d.response_id], code_guids[code.id], user, d.value, d.source, d.blind]
             )
-            if d.value < scale.threshold:
-                continue
-            text_length = lengths[d.response_id]
+            applies = d.value >= scale.threshold
             key = (d.response_id, code.id, user)
-            codings[d.response_id].append(
-                Coding(
-                    guid=self.guid("coding", *key),
-                    selection_guid=self.guid("selection", *key),
-                    code_guid=code_guids[code.id],
-                    start=0,
-                    end=text_length,
-                    user_guid=user,
-                    description=_coding_description(scale, d),
+            if not applies:  # the twin's coding, under a GUID of its own
+                key = (d.response_id, f"{code.id}{NOT_APPLIES_SUFFIX}", user)
+            # A decision that came with segments is written back as those segments.
+            spans = segments.get((d.response_id, code.id, d.coder or ""), []) if applies else []
+            for start, end in spans or [(0, lengths[d.response_id])]:
+                part = (*key, str(start), str(end)) if spans else key
+                codings[d.response_id].append(
+                    Coding(
+                        guid=self.guid("coding", *part),
+                        selection_guid=self.guid("selection", *part),
+                        code_guid=code_guids[code.id] if applies else self.twin_guid(code.id),
+                        start=start,
+                        end=end,
+                        user_guid=user,
+                        description=_coding_description(scale, d),
+                    )
                 )
-            )
-        notes, note_codes = self.notes(coder=None if all_coders else coder, sources=source_guids)
-        notes += self.memos(coder=None if all_coders else coder, sources=source_guids)
+        notes, note_parts = self.notes(
+            coder=None if all_coders else coder, sources=source_guids, lengths=lengths
+        )
         provenance = self.provenance(config_id, coder, left_out=archived)
         sources = tuple(
             TextSource(
@@ -231,7 +250,7 @@ class _Exporter:
             "codes": {guid: code_id for code_id, guid in code_guids.items()},
             "models": sorted(self.model_users),
             "decisions": record,
-            "notes": note_codes,
+            "note_parts": note_parts,
             **self.history(),
         }
         return Project(
@@ -296,7 +315,35 @@ class _Exporter:
                 codable=code.codable,
                 children=tuple(built[c.id] for c in children[code.id]),
             )
-        return tuple(built[c.id] for c in children[None])
+        top = tuple(built[c.id] for c in children[None])
+        twins = tuple(
+            ProjectCode(
+                guid=self.twin_guid(code.id),
+                name=f"{code.name}{NOT_APPLIES_SUFFIX}",
+                color=code.color,
+                description=f"A coder decided that {code.name!r} does not apply.",
+            )
+            for code in self.book.codable
+        )
+        if not twins:
+            return top
+        category = ProjectCode(
+            guid=self.guid("not applies"),
+            name=NOT_APPLIES,
+            description=(
+                "codecurve's decisions that a code does not apply: a coding of "
+                "'<code> (does not apply)' by a user is that user's decision that <code> "
+                "does not apply to the source (on an ordinal scale, the selection's "
+                "description holds the value)."
+            ),
+            codable=False,
+            children=twins,
+        )
+        return (*top, category)
+
+    def twin_guid(self, code_id: str) -> str:
+        """The GUID of ``code_id``'s "does not apply" twin."""
+        return self.guid("not applies", code_id)
 
     def model_user(self, config_id: int | None) -> str:
         if config_id is None:
@@ -309,6 +356,8 @@ class _Exporter:
     def decisions(
         self, config_id: int | None, *, coder: str | None, all_coders: bool
     ) -> list[_Exported]:
+        if coder == CONSENSUS:
+            return self.reconciled(config_id)
         frame = self.study.queries.annotated_pairs(config_id, coder=coder)
         rows: list[dict[str, Any]] = [
             {str(k): v for k, v in row.items()} for row in frame.to_dict("records")
@@ -356,6 +405,59 @@ class _Exporter:
                 offset += _PAGE
         return out
 
+    def reconciled(self, config_id: int | None) -> list[_Exported]:
+        """The reconciled decisions (:mod:`study.exchange.coders`), credited to the
+        consensus coder; an unresolved disagreement has none."""
+        from study.exchange.coders import chosen_decisions
+
+        confidence: dict[tuple[str, str], float] = {}
+        if config_id is not None:
+            frame = self.study.queries.annotated_pairs(config_id)
+            for rid, cid, p in zip(
+                frame["response_id"], frame["code_id"], frame["p_max"], strict=True
+            ):
+                if isinstance(p, float) and math.isfinite(p):
+                    confidence[(str(rid), str(cid))] = p
+        with self.study.snapshot() as conn:
+            chosen = chosen_decisions(conn, coder=CONSENSUS)
+        index, user = self.study.index, self.user(CONSENSUS)
+        out = []
+        for rid, cid, value, source, blind, who, *_rest in chosen.rows:
+            key = (index.response_id(int(rid)), index.code_at(int(cid)).id)
+            out.append(
+                _Exported(
+                    response_id=key[0],
+                    code_id=key[1],
+                    value=int(value),
+                    source=str(source),
+                    user=user,
+                    confidence=confidence.get(key),
+                    blind=None if blind is None else bool(blind),
+                    coder=str(who),
+                )
+            )
+        return out
+
+    def segments(self) -> dict[tuple[str, str, str], list[tuple[int, int]]]:
+        """(response id, code id, coder) -> the segments of that coder's current
+        decision (those a QDA program's coding came with), in text order."""
+        index = self.study.index
+        out: dict[tuple[str, str, str], list[tuple[int, int]]] = defaultdict(list)
+        with self.study.snapshot() as conn:
+            try:
+                rows = conn.execute(
+                    'SELECT s.rid, s.cid, s.coder, s.start, s."end" FROM segments s '
+                    "JOIN annotations a ON a.rid = s.rid AND a.cid = s.cid "
+                    "AND a.coder = s.coder AND a.event_id = s.event_id "
+                    'ORDER BY s.rid, s.cid, s.coder, s.start, s."end"'
+                ).fetchall()
+            except sqlite3.OperationalError:  # a file at a schema without segments
+                rows = []
+        for rid, cid, who, start, end in rows:
+            key = (index.response_id(int(rid)), index.code_at(int(cid)).id, str(who))
+            out[key].append((int(start), int(end)))
+        return out
+
     def blind_flags(self) -> dict[tuple[str, str, str], bool]:
         """(response id, code id, coder) -> whether that decision was made blind."""
         index = self.study.index
@@ -367,64 +469,63 @@ class _Exporter:
         }
 
     def notes(
-        self, *, coder: str | None, sources: dict[str, str]
-    ) -> tuple[list[Note], dict[str, str]]:
+        self, *, coder: str | None, sources: dict[str, str], lengths: dict[str, int]
+    ) -> tuple[list[Note], dict[str, list[list[str | None]]]]:
+        """Each coder's memo and notes on a response as one note (:mod:`study.refi.notes`),
+        anchored to the whole text and dated by its first and latest change; and, per
+        note, its parts (``[code id or None, text]``) for codecurve's record."""
         # The notes as they stand now, read at once (not the event log, pair by pair).
-        sql = "SELECT rid, cid, coder, note FROM notes"
-        params: list[Any] = []
-        if coder is not None:
-            sql += " WHERE coder = ?"
-            params.append(coder)
+        where, params = (" WHERE n.coder = ?", [coder]) if coder is not None else ("", [])
         with self.study.snapshot() as conn:
-            rows = conn.execute(sql, params).fetchall()
+            pair_rows = conn.execute(
+                "SELECT n.rid, n.cid, n.coder, n.note, e.at FROM notes n "
+                "LEFT JOIN events e ON e.id = n.event_id" + where,
+                params,
+            ).fetchall()
+            memo_rows = conn.execute(
+                "SELECT n.rid, NULL, n.coder, n.note, e.at FROM memos n "
+                "LEFT JOIN events e ON e.id = n.event_id" + where,
+                params,
+            ).fetchall()
         index = self.study.index
-        current = {c.id for c in self.book.codes}
-        found = sorted(
-            (index.response_id(int(rid)), index.code_at(int(cid)).id, str(who), str(text))
-            for rid, cid, who, text in rows
-        )
-        notes, note_codes = [], {}
-        for response_id, code_id, who, text in found:
-            if code_id not in current:  # an archived code's note: not in the codebook
-                continue
+        current = {c.id: i for i, c in enumerate(self.book.codes)}
+        grouped: dict[tuple[str, str], list[tuple[int, str | None, str, str | None]]]
+        grouped = defaultdict(list)
+        for rid, cid, who, text, at in [*memo_rows, *pair_rows]:
+            code_id = None if cid is None else index.code_at(int(cid)).id
+            if code_id is not None and code_id not in current:
+                continue  # an archived code's note: not in the codebook
             if not text:
                 continue
-            guid = self.guid("note", response_id, code_id, who)
-            code = self.book.code(code_id)
+            order = -1 if code_id is None else current[code_id]
+            key = (index.response_id(int(rid)), str(who))
+            grouped[key].append((order, code_id, str(text), _xml_time(at)))
+        notes: list[Note] = []
+        parts: dict[str, list[list[str | None]]] = {}
+        for (response_id, who), items in sorted(grouped.items()):
+            items.sort(key=lambda item: item[0])
+            memo = next((text for _o, code_id, text, _at in items if code_id is None), None)
+            pairs = [(c, text) for _o, c, text, _at in items if c is not None]
+            text = join_note(memo, [(self.book.code(c).name, t) for c, t in pairs])
+            times = sorted(at for *_rest, at in items if at)
+            guid = self.guid("note", response_id, who)
             notes.append(
                 Note(
                     guid=guid,
-                    name=f"{code.name}: note by {who}",
+                    name=f"{response_id}: notes by {who}",
                     text=text,
                     user_guid=self.user(who),
                     targets=(sources[response_id],),
+                    created=times[0] if times else None,
+                    modified=times[-1] if times else None,
+                    anchor=NoteAnchor(
+                        self.guid("note selection", response_id, who), 0, lengths[response_id]
+                    ),
                 )
             )
-            note_codes[guid] = code_id
-        return notes, note_codes
-
-    def memos(self, *, coder: str | None, sources: dict[str, str]) -> list[Note]:
-        """Each coder's memo on a whole response, as a note on its source (no code)."""
-        sql = "SELECT rid, coder, note FROM memos"
-        params: list[Any] = []
-        if coder is not None:
-            sql += " WHERE coder = ?"
-            params.append(coder)
-        with self.study.snapshot() as conn:
-            rows = conn.execute(sql + " ORDER BY rid, coder", params).fetchall()
-        notes = []
-        for rid, who, text in rows:
-            response_id = self.study.index.response_id(int(rid))
-            notes.append(
-                Note(
-                    guid=self.guid("memo", response_id, str(who)),
-                    name=f"memo by {who}",
-                    text=str(text),
-                    user_guid=self.user(str(who)),
-                    targets=(sources[response_id],),
-                )
-            )
-        return notes
+            parts[guid] = [[None, memo]] if memo else []
+            parts[guid] += [[c, t] for c, t in pairs]
+        return notes, parts
 
     def provenance(
         self, config_id: int | None, coder: str | None, *, left_out: Iterable[str] = ()
@@ -443,7 +544,11 @@ class _Exporter:
                 + ", ".join(left_out)
             )
         return Note(
-            guid=self.guid("provenance"), name="codecurve provenance", text="\n".join(lines)
+            guid=self.guid("provenance"),
+            name="codecurve provenance",
+            text="\n".join(lines),
+            created=_xml_time(stamps.now()),
+            as_file=True,  # a project journal, where QDA programs keep one
         )
 
     def screen_tiers(self, config_id: int | None, coder: str | None) -> list[str]:
@@ -491,6 +596,8 @@ class _Exported:
     confidence: float | None = None
     note: str = ""
     blind: bool | None = None
+    #: The coder whose decision it is (its segments are theirs).
+    coder: str | None = None
 
 
 def _exported(row: Mapping[str, Any], user: str, *, accepted_by: str | None) -> _Exported:
@@ -509,7 +616,21 @@ def _exported(row: Mapping[str, Any], user: str, *, accepted_by: str | None) -> 
         confidence=None if confidence is None else float(confidence),
         note=note,
         blind=None if row.get("blind") is None else bool(row["blind"]),
+        coder=str(row["coder"]),
     )
+
+
+def _xml_time(at: object) -> str | None:
+    """A stored time (ISO 8601) as ``xsd:dateTime`` in UTC, to the second, or None."""
+    if not isinstance(at, str) or not at:
+        return None
+    try:
+        moment = datetime.fromisoformat(at)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _coding_description(scale: Scale, d: _Exported) -> str:

@@ -28,6 +28,7 @@ __all__ = [
     "Case",
     "Coding",
     "Note",
+    "NoteAnchor",
     "Project",
     "ProjectCode",
     "ProjectFileError",
@@ -133,14 +134,41 @@ class TextSource:
 
 
 @dataclass(frozen=True)
+class NoteAnchor:
+    """The span of its source's text a note is about (a ``PlainTextSelection`` inside
+    the note, where QualCoder looks for an annotation's place)."""
+
+    guid: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
 class Note:
-    """A note (memo) and the guids of what it is about (sources, selections, codes)."""
+    """A note (memo) and the guids of what it is about (sources, selections, codes).
+
+    Attributes:
+        guid: Its id.
+        name: Its name.
+        text: Its text.
+        user_guid: Who wrote it, if known.
+        targets: The guids of what refers to it (sources, selections, codes).
+        created: ``creationDateTime`` (ISO 8601), if known.
+        modified: ``modifiedDateTime`` (ISO 8601), if known.
+        anchor: The selection of the source it is about, if it names one.
+        as_file: In a ``.qdpx``, keep its text in a file of its own
+            (``plainTextPath``), as QDA programs keep a project's journal.
+    """
 
     guid: str
     name: str
     text: str
     user_guid: str | None = None
     targets: tuple[str, ...] = ()
+    created: str | None = None
+    modified: str | None = None
+    anchor: NoteAnchor | None = None
+    as_file: bool = False
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ from study.refi.model import (
     Case,
     Coding,
     Note,
+    NoteAnchor,
     Project,
     ProjectCode,
     ProjectFileError,
@@ -731,16 +732,32 @@ class _Parser:
             text = self.source_text(element, name) if element.get("plainTextPath") else None
             if text is None:
                 text = _text(_child(element, "PlainTextContent"))
+            user = element.get("creatingUser") or element.get("modifyingUser")
             notes.append(
                 Note(
                     guid=guid,
                     name=name,
                     text=text,
-                    user_guid=_key(element.get("creatingUser")) or None,
+                    user_guid=_key(user) or None,
                     targets=tuple(t for t in dict.fromkeys(self.targets.get(guid, ())) if t),
+                    created=element.get("creationDateTime") or None,
+                    modified=element.get("modifiedDateTime") or None,
+                    anchor=_anchor(_child(element, "PlainTextSelection")),
                 )
             )
         return tuple(notes)
+
+
+def _anchor(selection: ET.Element | None) -> NoteAnchor | None:
+    """The selection a note names inside itself (QualCoder's annotations), if any."""
+    if selection is None:
+        return None
+    try:
+        start = int(selection.get("startPosition", ""))
+        end = int(selection.get("endPosition", ""))
+    except ValueError:
+        return None
+    return NoteAnchor(_key(selection.get("guid")), start, end)
 
 
 def _value(kind: str, raw: str) -> Value:

@@ -82,6 +82,10 @@ def write_qdpx(project: Project, path: str | Path, *, protect: Iterable[str | Pa
             # UTF-16: shown as its stand-in, as in the XML) and lone surrogates.
             text = _NOT_TEXT_FILE.sub(_stand_in, source.text)
             archive.writestr(f"sources/{guid_of(source.guid)}.txt", text.encode("utf-8"))
+        for note in project.notes:
+            if note.as_file:
+                text = _NOT_TEXT_FILE.sub(_stand_in, note.text)
+                archive.writestr(f"sources/{guid_of(note.guid)}.txt", text.encode("utf-8"))
         if project.extra:
             archive.writestr(EXTRA_NAME, json.dumps(project.extra, ensure_ascii=False, indent=1))
     _write(p, buffer.getvalue(), protect=protect)
@@ -190,7 +194,7 @@ class _Builder:
         if project.notes:
             notes = ET.SubElement(root, "Notes")
             for note in project.notes:
-                self.note(notes, note)
+                self.note(notes, note, inline_text=inline_text)
         if project.description:
             ET.SubElement(root, "Description").text = self.text(
                 project.description, "project description"
@@ -299,14 +303,37 @@ class _Builder:
             ET.SubElement(holder, "VariableRef", {"targetGUID": guid})
             ET.SubElement(holder, f"{kind}Value").text = self.text(_value_text(value, kind), where)
 
-    def note(self, notes: ET.Element, note: Note) -> None:
-        attrs = {"guid": guid_of(note.guid), "name": self.text(note.name, "note name")}
+    def note(self, notes: ET.Element, note: Note, *, inline_text: bool) -> None:
+        # Author and dates on every note: QualCoder reads a note's creation (or
+        # modification) date unconditionally, and credits an annotation to its
+        # modifying user first.
+        guid = guid_of(note.guid)
+        attrs = {"guid": guid, "name": self.text(note.name, "note name")}
+        if note.as_file and not inline_text:
+            attrs["plainTextPath"] = f"internal://{guid}.txt"
         if note.user_guid:
             attrs["creatingUser"] = guid_of(note.user_guid)
+        if note.created:
+            attrs["creationDateTime"] = note.created
+        if note.user_guid:
+            attrs["modifyingUser"] = guid_of(note.user_guid)
+        if note.modified or note.created:
+            attrs["modifiedDateTime"] = note.modified or note.created or ""
         element = ET.SubElement(notes, "Note", attrs)
-        ET.SubElement(element, "PlainTextContent").text = self.text(
-            note.text, f"note {note.name!r}"
-        )
+        if not (note.as_file and not inline_text):
+            ET.SubElement(element, "PlainTextContent").text = self.text(
+                note.text, f"note {note.name!r}"
+            )
+        if note.anchor is not None:
+            ET.SubElement(
+                element,
+                "PlainTextSelection",
+                {
+                    "guid": guid_of(note.anchor.guid),
+                    "startPosition": str(note.anchor.start),
+                    "endPosition": str(note.anchor.end),
+                },
+            )
 
 
 def _note_refs(notes: tuple[Note, ...]) -> dict[str, list[str]]:

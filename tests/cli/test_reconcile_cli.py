@@ -38,12 +38,12 @@ def test_wide_export_has_one_column_per_coder_and_code(tmp_path: Path) -> None:
         assert f"Pay [{coder}]" in frame.columns
         assert f"Team [{coder}]" in frame.columns
     rows = frame.set_index("response_id")
-    # ana: r0..r9 decided 5 (applies), r10..r19 decided 1 (does not apply).
-    assert rows.loc["r0", "Pay [ana]"] == 1
-    assert rows.loc["r10", "Pay [ana]"] == 0
-    assert rows.loc["r0", "Pay [ben]"] == 0  # ben decided 1 on every fourth response
-    assert rows.loc["r1", "Pay [ben]"] == 1
-    assert rows.loc["r0", "Pay [consensus]"] == 1
+    # ana: r0..r9 decided 5, r10..r19 decided 1; each coder's column holds the value.
+    assert rows.loc["r0", "Pay [ana]"] == 5
+    assert rows.loc["r10", "Pay [ana]"] == 1
+    assert rows.loc["r0", "Pay [ben]"] == 1  # ben decided 1 on every fourth response
+    assert rows.loc["r1", "Pay [ben]"] == 5
+    assert rows.loc["r0", "Pay [consensus]"] == 5
     assert rows.loc[["r10"], "Pay [consensus]"].isna().all()  # consensus did not decide it
     assert frame["Team [ana]"].isna().all()  # nobody decided Team
 

@@ -195,8 +195,9 @@ def test_import_codes_and_export(
     wide = tmp_path / "wide.xlsx"
     assert main(["export", str(files["study"]), "-o", str(wide), "--layout", "wide"]) == 0
     frame = pd.read_excel(wide, sheet_name="data")
-    assert frame["Pay"].tolist() == [1, 0, None] or frame["Pay"].fillna(-1).tolist() == [1, 0, -1]
-    assert frame["text"].tolist()[2] == "'=1+1 ok"
+    assert frame["Pay"].fillna(-1).tolist() == [4, 2, -1]  # the 1-5 values, not 0/1
+    assert frame["Pay (applies)"].fillna(-1).tolist() == [1, 0, -1]
+    assert frame["text"].tolist()[2] == "=1+1 ok"  # typed text in XLSX: exactly as it is
     with pd.ExcelFile(wide) as book:
         assert "provenance" in book.sheet_names
     long = tmp_path / "long.jsonl"

@@ -36,10 +36,11 @@ def study(tmp_path: Path) -> Iterator[Study]:
 
 def test_wide_all_coders_columns(study: Study) -> None:
     frame = wide_frame(study, all_coders=True).set_index("response_id")
-    assert frame.loc["r1", "Team support [ana]"] == 1
-    assert frame.loc["r1", "Team support [ben]"] == 0  # 3 < applies_from 4
-    assert frame.loc["r1", "Team support [consensus]"] == 1
-    assert frame.loc["r2", "Team support [ana]"] == 0
+    # Each coder's own value: a point of the 1-5 scale, 0/1 on a yes/no code.
+    assert frame.loc["r1", "Team support [ana]"] == 5
+    assert frame.loc["r1", "Team support [ben]"] == 3
+    assert frame.loc["r1", "Team support [consensus]"] == 4
+    assert frame.loc["r2", "Team support [ana]"] == 2
     assert frame.loc[["r2"], "Team support [consensus]"].isna().all()
     assert frame.loc[["r3"], "Workload [ana]"].isna().all()
     assert frame.loc["r1", "Workload [ben]"] == 0

@@ -81,11 +81,13 @@ def test_wide_layout(coded: Study) -> None:
     assert frame.columns[:3].tolist() == ["response_id", "text", "codes_decided"]
     assert {"Workload", "Pay", "Team", "Pay (confidence)"} <= set(frame.columns)
     assert "Pressures" not in frame.columns  # a category, not codable
+    # A 1-5 code keeps its value, with an applies column beside it; a yes/no code is 0/1.
+    assert "Team (applies)" not in frame.columns
     r1 = frame[frame.response_id == "r1"].iloc[0]
-    assert r1["Pay"] == 1
+    assert (r1["Pay"], r1["Pay (applies)"]) == (5, 1)
     assert r1["codes_decided"] == 1
     r2 = frame[frame.response_id == "r2"].iloc[0]
-    assert (r2["Team"], r2["Pay"]) == (0, 1)
+    assert (r2["Team"], r2["Pay"], r2["Pay (applies)"]) == (0, 4, 1)
     assert 0 < r2["Pay (confidence)"] <= 1
 
 
@@ -107,12 +109,13 @@ def test_round_trip(coded: Study, out: Path, fmt: str, layout: str) -> None:
         assert list(probs) == pytest.approx(expected["probs"].iloc[0], rel=1e-6)
     else:
         assert back["Pay"].astype("Float64").tolist() == expected["Pay"].astype("Float64").tolist()
+        assert 5 in back["Pay"].tolist()  # the 1-5 value, not 0/1
     # No temporary file left; CSV and JSONL have their provenance beside them.
     beside = [f"out.{fmt}-metadata.json"] if fmt in ("csv", "jsonl") else []
     assert sorted(p.name for p in out.iterdir()) == sorted([f"out.{fmt}", *beside])
 
 
-def test_formulas_neutralised_in_csv_and_xlsx(coded: Study, out: Path) -> None:
+def test_formulas_neutralised_in_csv_only(coded: Study, out: Path) -> None:
     assert neutralise("=1+1") == "'=1+1"
     assert neutralise("+x") == "'+x"
     assert neutralise("@cmd") == "'@cmd"
@@ -130,7 +133,8 @@ def test_formulas_neutralised_in_csv_and_xlsx(coded: Study, out: Path) -> None:
     book = load_workbook(xlsx)
     sheet = book["data"]
     texts = [row[1] for row in sheet.iter_rows(values_only=True)]
-    assert '\'=HYPERLINK("http://x") the pay is bad' in texts
+    # An XLSX cell has a type: the text is stored as it is, as text, never as a formula.
+    assert '=HYPERLINK("http://x") the pay is bad' in texts
     for row in sheet.iter_rows():
         for cell in row:
             assert cell.data_type != "f"  # no formula anywhere
@@ -217,7 +221,8 @@ def test_wide_cells_nobody_decided_are_empty_unless_filled(coded: Study) -> None
     assert "Pay (source)" not in plain.columns
     filled = wide_frame(coded, fill="model")
     r3 = filled[filled.response_id == "r3"].iloc[0]
-    assert r3["Pay"] in (0, 1)
+    assert r3["Pay"] in range(1, 6)  # the model's pick, a point of the scale
+    assert r3["Pay (applies)"] == int(r3["Pay"] >= 4)
     assert r3["Pay (source)"] == "model"
     r2 = filled[filled.response_id == "r2"].iloc[0]
     assert (r2["Pay (source)"], r2["Team (source)"]) == ("human", "accepted")

@@ -141,9 +141,14 @@ def test_codings_span_the_whole_text_and_texts_are_files(rich_study: Study, tmp_
     assert f"internal://{r1.guid}.txt" in qde
     assert f"sources/{r1.guid}.txt" in names
     assert {(c.start, c.end) for c in r1.codings} == {(0, len(UNICODE))}
-    # workload (4 of 5) and team (Yes on binary) apply; pay (2 of 5) does not.
-    assert len(r1.codings) == 2
-    assert any(c.description == "value 4 on scale 1-5 (mostly applies)" for c in r1.codings)
+    # workload (4 of 5) and team (Yes on binary) apply; pay (2 of 5) does not: a coding
+    # of its "does not apply" twin, with the value.
+    codes = {c.guid: c.name for c, _ in project.all_codes()}
+    assert sorted((codes[c.code_guid], c.description) for c in r1.codings) == [
+        ("Pay (does not apply)", "value 2 on scale 1-5 (barely applies)"),
+        ("Team", ""),
+        ("Workload", "value 4 on scale 1-5 (mostly applies)"),
+    ]
     assert {u.name for u in project.users} == {"alice"}
     variables = {v.name: v.type for v in project.variables}
     assert variables == {"age": "Integer", "dept": "Text", "score": "Float", "remote": "Boolean"}

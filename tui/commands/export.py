@@ -17,20 +17,32 @@ if TYPE_CHECKING:
 DESCRIPTION = """\
 Write the coded dataset. Long layout: one row per (response, code) with the model's
 curve, the coder's decision and the final decision (the coder's where there is one,
-else the model's pick, marked as such). Wide layout: one row per response with a 0/1
-column per code (applies; empty where nobody decided, unless --fill model) and the
-model's confidence per code. The format follows the
-suffix (.csv, .xlsx, .parquet, .jsonl) unless --format says otherwise; an XLSX file has
-a second sheet, "provenance". The study may stay open in the app meanwhile.
+else the model's pick, marked as such). Wide layout: one row per response with a column
+per code and the model's confidence per code. The format follows the
+suffix (.csv, .xlsx, .parquet, .jsonl, .sav for SPSS, .dta for Stata) unless --format
+says otherwise; an XLSX file has a second sheet, "provenance". The study may stay open in
+the app meanwhile.
+
+Wide columns: a code's value (0/1 on a yes/no code, the point of a 1-5 code, with a
+"<code> (applies)" 0/1 column beside it), empty where nobody decided (unless --fill
+model). SPSS and Stata files (wide by default) get valid variable names (the full column
+name is each variable's label), value labels from each code's scale, numeric columns
+as numbers, and the list of variables in <file>-metadata.json beside them. In a CSV a
+text that Excel would run as a formula (=, +, -, @ first) is written with a leading
+apostrophe; XLSX, Parquet, SPSS and Stata files hold every text exactly.
 
 --project writes a REFI-QDA project for NVivo, ATLAS.ti, MAXQDA, QualCoder and others
 (.qdpx; .qde for the XML alone): one source per response, its columns as case variables,
-a coding per code that applies, credited to its coder (--coder: one coder's; --all-coders:
-each coder as their own user, for inter-coder comparison in the QDA program).
+a coding per code that applies and a coding of the code's "(does not apply)" twin (under
+the category "codecurve: does not apply") per code that does not, credited to its coder,
+and each coder's notes on a response as one dated note (--coder: one coder's; --coder
+consensus: the reconciled decisions; --all-coders: each coder as their own user, for
+inter-coder comparison in the QDA program). Read back, nothing is added or settled.
 
   codecurve export survey.codecurve -o coded.xlsx --layout wide
   codecurve export survey.codecurve -o all.csv --layout wide --fill model
   codecurve export survey.codecurve --codebook codes.qdc
+  codecurve export survey.codecurve --codebook codes.csv --for taguette
   codecurve export survey.codecurve --project survey.qdpx --all-coders
   codecurve export survey.codecurve -o coders.csv --layout wide --all-coders
 
@@ -38,8 +50,8 @@ With several coders an export never mixes them pair by pair: --coder NAME writes
 coder's decisions; --coder consensus the reconciled ones (the consensus coder's where it
 settled a disagreement, else the decision the coders agree on; an unsettled disagreement
 is left empty, final_from "unresolved"), the default once the app's reconciliation (D) has
-consensus decisions; --all-coders keeps every coder apart: in the wide layout one 0/1
-column per code and coder, such as "Workload [ana]", "Workload [ben]" (empty where that
+consensus decisions; --all-coders keeps every coder apart: in the wide layout one
+column of values per code and coder, such as "Workload [ana]", "Workload [ben]" (empty where that
 coder did not decide), in the long layout one row per pair and coder who decided it, in
 a project each coder as their own user (a project's default with several coders).
 Without any of these, a dataset of a study with several coders and no consensus is
@@ -66,9 +78,15 @@ def register(subparsers: Any) -> None:
         help="the dataset to write; - for standard output (with --format csv or jsonl)",
     )
     parser.add_argument(
-        "--format", choices=("csv", "xlsx", "parquet", "jsonl"), help="default: by the suffix"
+        "--format",
+        choices=("csv", "xlsx", "parquet", "jsonl", "sav", "dta"),
+        help="default: by the suffix",
     )
-    parser.add_argument("--layout", choices=("long", "wide"), default="long", help="default: long")
+    parser.add_argument(
+        "--layout",
+        choices=("long", "wide"),
+        help="default: wide for SPSS and Stata files (.sav, .dta), else long",
+    )
     parser.add_argument(
         "--coder",
         metavar="NAME",
@@ -107,6 +125,13 @@ def register(subparsers: Any) -> None:
         help="write the study's codebook (.yaml, .json, .csv or .qdc)",
     )
     parser.add_argument(
+        "--for",
+        dest="flavour",
+        choices=("taguette",),
+        help="with --codebook FILE.csv: the columns another program reads (taguette: "
+        "tag, the path of names joined by '.', and description)",
+    )
+    parser.add_argument(
         "--version",
         type=int,
         metavar="N",
@@ -134,8 +159,15 @@ def run(args: argparse.Namespace) -> int:
     if args.output is None and project is None and args.coder:
         raise UsageError("--coder chooses the decisions written: add -o FILE or --project FILE")
     check_project_options(args)
+    if args.flavour is not None and args.codebook is None:
+        raise UsageError("--for chooses the codebook's layout: add --codebook FILE.csv")
     if args.version is not None and args.codebook is None:
         raise UsageError("--version chooses the codebook version to write: add --codebook FILE")
+    if args.layout is None:
+        stats = args.output is not None and (
+            args.format in ("sav", "dta") or args.output.suffix.casefold() in (".sav", ".dta")
+        )
+        args.layout = "wide" if stats else "long"
     if args.fill != "none" and args.layout != "wide":
         raise UsageError("--fill is for the wide layout (the long one always says final_from)")
     if not args.study.exists():
@@ -158,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
         elif args.output is not None:
             written = export_study(study, args.output, **table_options(args))
             said = f"wrote {written} ({args.layout} layout)"
-            if export_format(written, args.format) in ("csv", "jsonl"):
+            if export_format(written, args.format) in ("csv", "jsonl", "sav", "dta"):
                 metadata = metadata_target(args.output)
                 said += (
                     f"; its provenance in {metadata.name}"
@@ -167,7 +199,9 @@ def run(args: argparse.Namespace) -> int:
                 )
             sys.stderr.write(printable(said) + "\n")
         if args.codebook is not None:
-            written = export_codebook(study, args.codebook, version=args.version)
+            written = export_codebook(
+                study, args.codebook, version=args.version, flavour=args.flavour
+            )
             sys.stderr.write(printable(f"wrote {written}") + "\n")
         if project is not None:
             write_project(study, args)
@@ -201,10 +235,13 @@ def write_project(study: Study, args: argparse.Namespace) -> None:
         study, args.project, coder=args.coder, all_coders=args.all_coders, protect=[args.study]
     )
     from study.exchange.coders import decision_coders
+    from study.rows import CONSENSUS
 
     whose = (
         "every coder's decisions, each coder a user"
         if args.all_coders or (args.coder is None and len(decision_coders(study)) > 1)
+        else "the reconciled decisions, as the consensus coder's"
+        if args.coder == CONSENSUS
         else f"{args.coder}'s decisions"
         if args.coder
         else "the final decisions"

@@ -18,6 +18,7 @@ study could be built; an existing study is never replaced without --force.
 
   codecurve new survey.codecurve --responses answers.csv --codebook codes.yaml
   codecurve new survey.codecurve --responses answers.xlsx --sheet 2 --codebook codes.qdc
+  codecurve new survey.codecurve --responses answers.csv --codebook atlas-project.qdpx
 
 Responses: CSV, TSV, XLSX, JSONL, JSON, Parquet or TXT (one per line). The id and text
 columns are guessed (id, response_id, respondent ... / text, response, answer, comment
@@ -40,7 +41,12 @@ def add_source_options(parser: argparse.ArgumentParser, *, required: bool) -> No
         "--responses", type=Path, required=required, metavar="FILE", help="the responses file"
     )
     parser.add_argument(
-        "--codebook", type=Path, required=required, metavar="FILE", help="the codebook file"
+        "--codebook",
+        type=Path,
+        required=required,
+        metavar="FILE",
+        help="the codebook file (.yaml, .json, .csv, .qdc), or a REFI-QDA project (.qdpx, "
+        ".qde) whose codebook to take",
     )
     parser.add_argument(
         "--id-column", metavar="NAME", help="column of response ids (default: guessed)"
@@ -142,8 +148,9 @@ def create_from_args(
     """
     from dataclasses import replace
 
-    from codebooks import get_scale, load_codebook
+    from codebooks import get_scale
     from study.intake.responses import read_responses
+    from study.refi import load_codebook_file
     from study.store import Study
     from tui.commands.outputs import check_folder, refuse_inputs
     from tui.text import plural, printable
@@ -158,7 +165,9 @@ def create_from_args(
         encoding=args.encoding,
         sheet=sheet,
     )
-    codebook = load_codebook(args.codebook)
+    codebook, read = load_codebook_file(args.codebook)  # a project's codebook too
+    for message in read:
+        sys.stderr.write(printable(f"{args.codebook}: {message}") + "\n")
     if scale is not None:
         codebook = replace(codebook, scale=get_scale(scale))
     for message in table.messages:

@@ -181,10 +181,11 @@ def run(args: argparse.Namespace) -> int:
 
 def score_files(args: argparse.Namespace) -> int:
     """The file mode: responses file x codebook file -> rows."""
-    from codebooks import get_scale, load_codebook
+    from codebooks import get_scale
     from scoring import Pair
     from scoring.engine import ScoringEngine
     from study.exchange.score_rows import row_format, score_row, write_score_rows
+    from study.refi import load_codebook_file
     from tui.commands.score_study import backend_from
 
     if args.responses is None or args.codebook is None:
@@ -215,7 +216,7 @@ def score_files(args: argparse.Namespace) -> int:
             args.output, protect={"responses file": args.responses, "codebook": args.codebook}
         )
     fmt = None if args.output is None else row_format(args.output)
-    codebook = load_codebook(args.codebook)
+    codebook, _read = load_codebook_file(args.codebook)
     if scale is not None:
         codebook = _with_scale(codebook, scale)
     table = _read_responses(args)

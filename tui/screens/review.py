@@ -287,13 +287,16 @@ class ReviewScreen(Screen[None]):
             self._preparing = True
             self.call_after_refresh(self._prepare_neighbours)
 
-    def _about(self, row: Row | None) -> tuple[Code | None, Scale | None, tuple[str, ...]]:
-        """The code, scale and place in the hierarchy the detail pane shows ``row`` with."""
+    def _about(
+        self, row: Row | None
+    ) -> tuple[Code | None, Scale | None, tuple[str, ...], tuple[tuple[int, int], ...]]:
+        """The code, scale, place in the hierarchy and coded segments the detail pane
+        shows ``row`` with."""
         if row is None:
-            return None, None, ()
+            return None, None, (), ()
         code = self.session.code(row.code_id)
         path = self.session.codebook.path_of(code) if code is not None else ()
-        return code, self.session.scale(row.code_id), path
+        return code, self.session.scale(row.code_id), path, self.session.segments(row)
 
     def _prepare_neighbours(self) -> None:
         """Render ahead the rows above and below the cursor in the detail pane (the next

@@ -20,7 +20,7 @@ from codebooks.model import DEFAULT_QUESTION, Code, Scale
 from scoring.curves import OFF_SCALE_WARNING
 from tui.keymap import DECIDE, bindings, key, key_range
 from tui.source import Row, is_hidden
-from tui.text import markup_safe, printable, shown_part
+from tui.text import markup_safe, one_line, printable, shown_part
 from tui.widgets.curve import NOT_SCORED, curve_table
 from tui.widgets.frames import paint_with_key
 from tui.widgets.queue import value_label
@@ -51,12 +51,47 @@ def off_scale_flag(row: Row) -> bool:
     return mass is not None and mass > OFF_SCALE_WARNING
 
 
-def response_text(text: str, search: str | None = None) -> Text:
-    """The response, printable, each match of ``search`` marked."""
-    shown = Text(printable(shown_part(text)))
+#: How a coded segment of the response is drawn.
+SEGMENT_STYLE = "underline on #3a3a00"
+
+
+def response_text(
+    text: str, search: str | None = None, segments: tuple[tuple[int, int], ...] = ()
+) -> Text:
+    """The response, printable, each match of ``search`` marked, the ``segments`` (start
+    and end of the spans a QDA program coded) highlighted and listed below it."""
+    part = shown_part(text)
+    shown = Text()
+    marks = sorted(segments) if part == text else []
+    at = 0
+    # Piece by piece: a stand-in of a control character may be longer than it, so the
+    # offsets are applied to the text, not to its printable form.
+    for start, end in _merged(marks):
+        shown.append(printable(part[at:start]))
+        shown.append(printable(part[start:end]), style=SEGMENT_STYLE)
+        at = end
+    shown.append(printable(part[at:]))
     if search:
         shown.highlight_words([search], style="bold reverse", case_sensitive=False)
+    if segments:
+        listed = "; ".join(
+            f"{a}-{b} “{one_line(text[a:b])[:40]}{'…' if b - a > 40 else ''}”"
+            for a, b in sorted(segments)
+        )
+        shown.append(f"\nCoded segments ({len(segments)}): ", style="bold dim")
+        shown.append(listed, style="dim")
     return shown
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Overlapping spans as one, in order."""
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
 
 
 def question_text(question: str, code_name: str) -> Text:
@@ -170,6 +205,10 @@ def curve_part(row: Row, scale: Scale, width: int, stale: bool, coder: str | Non
     )
 
 
+#: What the pane shows: the row, its code, scale, place in the hierarchy and segments.
+_Shown = tuple[Row | None, Code | None, Scale | None, tuple[str, ...], tuple[tuple[int, int], ...]]
+
+
 class DetailPane(ScrollView, can_focus=True):
     """Response text, code, curve and decision of one pair.
 
@@ -214,12 +253,7 @@ class DetailPane(ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self._coder = coder
         self._question = question or DEFAULT_QUESTION
-        self._shown: tuple[Row | None, Code | None, Scale | None, tuple[str, ...]] = (
-            None,
-            None,
-            None,
-            (),
-        )
+        self._shown: _Shown = (None, None, None, (), ())
         #: The lines of the part that scrolls, of the part pinned below it, of the
         #: decision, and what is drawn of each (see :meth:`_place_pinned`).
         self._lines: list[list[Strip]] = [[]]
@@ -265,9 +299,15 @@ class DetailPane(ScrollView, can_focus=True):
         return "\n".join(strip.text.rstrip() for strip in lines)
 
     def show(
-        self, row: Row | None, code: Code | None, scale: Scale | None, path: tuple[str, ...] = ()
+        self,
+        row: Row | None,
+        code: Code | None,
+        scale: Scale | None,
+        path: tuple[str, ...] = (),
+        segments: tuple[tuple[int, int], ...] = (),
     ) -> None:
-        """Show ``row`` (or an empty pane when there is none)."""
+        """Show ``row`` (or an empty pane when there is none), its response's coded
+        ``segments`` highlighted."""
         same_pair = (
             row is not None
             and self.row is not None
@@ -275,7 +315,7 @@ class DetailPane(ScrollView, can_focus=True):
         )
         before = self._screen_lines() if self._rendered_width > 0 else None
         self.row = row
-        self._shown = (row, code, scale, path)
+        self._shown = (row, code, scale, path, segments)
         self._rendered_width = -1
         if not same_pair and self.scroll_y:
             self.scroll_to(y=0, animate=False, immediate=True)
@@ -285,13 +325,18 @@ class DetailPane(ScrollView, can_focus=True):
         self._repaint(before, title)
 
     def prepare(
-        self, row: Row, code: Code | None, scale: Scale | None, path: tuple[str, ...] = ()
+        self,
+        row: Row,
+        code: Code | None,
+        scale: Scale | None,
+        path: tuple[str, ...] = (),
+        segments: tuple[tuple[int, int], ...] = (),
     ) -> None:
         """Render ``row``'s parts ahead, so that showing it later costs no rendering
         (nothing on screen changes)."""
         width = self.scrollable_content_region.width
         if width > 0 and code is not None and scale is not None and self.is_mounted:
-            self._render_parts(width, (row, code, scale, path))
+            self._render_parts(width, (row, code, scale, path, segments))
 
     def _screen_lines(self) -> list[Strip]:
         """The lines the pane draws now, top to bottom."""
@@ -360,14 +405,14 @@ class DetailPane(ScrollView, can_focus=True):
         return [Strip(line, width).simplify() for line in lines]
 
     def _render_parts(
-        self, width: int, shown: tuple[Row | None, Code | None, Scale | None, tuple[str, ...]]
+        self, width: int, shown: _Shown
     ) -> tuple[list[list[Strip]], list[Strip], list[list[Strip]]]:
         """The pane's content for a width (the curve's bars scale with it): the part that
         scrolls (the response, the code's criteria), the part pinned below it (the
         question and the curve), and the decision and the model's numbers, pinned too
         where the pane has room (else they follow the response). Each part is kept by
         the values it shows (:meth:`_part`)."""
-        row, code, scale, path = shown
+        row, code, scale, path, segments = shown
         if row is None or code is None or scale is None:
             empty = self._part("empty", width, lambda: Text("Nothing to show.", style="dim italic"))
             return [empty], [], []
@@ -375,7 +420,9 @@ class DetailPane(ScrollView, can_focus=True):
         search, coder, question = self._search, self._coder, self._question
         body = [
             self._part(
-                ("response", row.text, search), width, lambda: response_text(row.text, search)
+                ("response", row.text, search, segments),
+                width,
+                lambda: response_text(row.text, search, segments),
             ),
             self._part(("code", code, path), width, lambda: Group(Text(), code_text(code, path))),
         ]
