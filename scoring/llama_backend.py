@@ -19,22 +19,21 @@ options' plan, the lock and the pooling are written once in
    evaluated and reused tokens.
 4. The logits of every read position (the full vocabulary) are copied out in float64
    and log-softmaxed there; variants are pooled with logsumexp.
-5. Features (only when the caller says where the responses lie): the last hidden states
-   come from the same ``llama_decode``, read by an eval callback (the context's
-   ``cb_eval``, installed at load) from the graph's ``result_norm`` tensor: the final
-   norm's output, the rows the LM head reads. llama.cpp computes the last layer, the
-   norm and the LM head for the positions marked as outputs only, so the pooled
-   positions are marked too (an LM-head row each; their logits are not read) and the
-   logits of the read positions are unchanged. (``embeddings=True`` would make every
-   token of every call an output: its LM head cost about 13% more time here.) Under
-   prefix reuse, a pooled position inside the reused prefix is not evaluated again: its
-   state is the one captured when it was evaluated. The order of one call is known
-   before its first decode, so each prompt's pass also marks the positions that later
-   prompts of the call will pool inside the prefix they reuse from it; a position
-   evaluated by an earlier call is used when that call captured it, and otherwise left
-   out of the pool (the answer position is always evaluated now). Idle, the callback
-   costs a Python call per graph node (about a millisecond per decode);
-   ``features=False`` leaves it out.
+5. Features (only when the caller says where the responses lie): the middle layer's
+   hidden states (:func:`scoring.local_backend.feature_layer`) come from the same
+   ``llama_decode``, read by an eval callback (the context's ``cb_eval``, installed at
+   load) from the graph's ``l_out-{n}`` tensor, the residual stream after layer ``n``
+   (llama.cpp's model builders name each layer's output so). Below the last layer
+   llama.cpp computes every token of a batch, so the tensor holds a row per token fed and
+   no position needs marking as an output: reading the features adds no LM-head row and
+   leaves every logit as it was. Under prefix reuse, a pooled position inside the reused
+   prefix is not evaluated again: its state is the one captured when it was evaluated.
+   The order of one call is known before its first decode, so each prompt's pass also
+   keeps the positions that later prompts of the call will pool inside the prefix they
+   reuse from it; a position evaluated by an earlier call is used when that call
+   captured it, and otherwise left out of the pool (the answer position is always
+   evaluated now). Idle, the callback costs a Python call per graph node (about a
+   millisecond per decode); ``features=False`` leaves it out.
 
 ``llama_cpp`` is imported by this module only, never by ``import scoring``.
 """
@@ -57,7 +56,7 @@ from scoring.errors import ScoringError
 from scoring.gguf_file import GGUFError, GGUFInfo
 from scoring.kv_cache import common_prefix_len
 from scoring.llama_amx import repacking_works
-from scoring.local_backend import LocalBackend, OptionPlan, ScoredPrompt, States
+from scoring.local_backend import LocalBackend, OptionPlan, ScoredPrompt, States, feature_layer
 from scoring.machine import physical_cores
 
 llama_cpp: Any
@@ -88,9 +87,12 @@ BATCH = 512
 KV_TYPE = 0  # GGML_TYPE_F32
 KV_BYTES = 4
 
-#: The graph tensor that holds the final norm's output (llama.cpp's model builders name
-#: it so): the last hidden states the LM head reads, one row per output position.
-STATES_TENSOR = b"result_norm"
+
+def states_tensor(layers: int) -> bytes:
+    """The graph tensor of the features' layer in a model of ``layers`` layers: the output
+    of layer ``feature_layer(layers) - 1`` (counted from 0), one row per token fed."""
+    return f"l_out-{feature_layer(layers) - 1}".encode()
+
 
 INSTALL_HINT = (
     "the llama.cpp backend needs llama-cpp-python: pip install 'codecurve[llama]' "
@@ -215,7 +217,7 @@ class LlamaCppBackend(LocalBackend):
         max_batch: Pairs per engine call (:attr:`batch_size`).
         prefix_reuse: Keep the shared prefix of consecutive prompts in the KV cache
             (results are equal to rounding either way; off evaluates every prompt whole).
-        features: Install the eval callback that reads the last hidden states, so that
+        features: Install the eval callback that reads the hidden states, so that
             features can be returned (:attr:`feature_layout`); False saves its idle cost.
     """
 
@@ -303,8 +305,11 @@ class LlamaCppBackend(LocalBackend):
             backend=f"{BACKEND_NAME} {binding_version()}",
         )
         self._cached: list[int] = []  # the tokens whose keys and values sit in the cache
-        self._states: States = {}  # last hidden states captured at cached positions
-        self._width = self._probe_width() if self._on_eval is not None else None
+        self._states: States = {}  # hidden states captured at cached positions
+        self._layers = int(llama_cpp.llama_model_n_layer(model))
+        self._states_tensor = states_tensor(self._layers)
+        usable = self._on_eval is not None and self._layers >= 2
+        self._width = self._probe_width() if usable else None
         self.threads = threads
         self.gpu_layers = gpu_layers
         self.stats = {"evaluated_tokens": 0, "reused_tokens": 0}
@@ -358,6 +363,9 @@ class LlamaCppBackend(LocalBackend):
 
     def _hidden_width(self) -> int | None:
         return self._width
+
+    def _layer_count(self) -> int | None:
+        return None if self._width is None else self._layers
 
     def _groups(self, prompts: list[list[int]]) -> list[list[int]]:
         # Token order: each prompt shares the longest prefix with the one before it.
@@ -417,7 +425,7 @@ class LlamaCppBackend(LocalBackend):
     ) -> tuple[list[list[float]], States | None]:
         """Per option, per variant, ln P(variant | prompt); the prompt stays cached.
 
-        With ``wanted`` (positions to pool), also the last hidden states at the answer
+        With ``wanted`` (positions to pool), also the hidden states at the answer
         position and at the wanted positions: those evaluated now are captured from this
         pass, those in the reused prefix taken from when they were evaluated (where they
         were captured). ``later`` are positions later prompts will pool inside the prefix
@@ -505,8 +513,8 @@ class LlamaCppBackend(LocalBackend):
         """Feed ``tokens`` at positions ``start...``; the log-softmax (float64, full
         vocabulary) at each of ``reads`` (indices into ``tokens``), only ``cols`` kept.
 
-        The last hidden states at ``marks`` (indices into ``tokens``, marked as outputs
-        too) are kept in :attr:`_states` by position.
+        The hidden states at ``marks`` (indices into ``tokens``) are kept in
+        :attr:`_states` by position.
         """
         wanted = set(reads)
         marked = set(marks)
@@ -515,16 +523,13 @@ class LlamaCppBackend(LocalBackend):
         for lo in range(0, len(tokens), BATCH):
             chunk = tokens[lo : lo + BATCH]
             batch.n_tokens = len(chunk)
-            outputs: list[int] = []
             for j, tok in enumerate(chunk):
                 batch.token[j] = tok
                 batch.pos[j] = start + lo + j
                 batch.n_seq_id[j] = 1
                 batch.seq_id[j][0] = 0
-                batch.logits[j] = (lo + j) in wanted or (lo + j) in marked
-                if batch.logits[j]:
-                    outputs.append(j)
-            capture = any((lo + j) in marked for j in outputs)
+                batch.logits[j] = (lo + j) in wanted
+            capture = any((lo + j) in marked for j in range(len(chunk)))
             self._captured = []
             self._capturing = capture
             try:
@@ -541,35 +546,35 @@ class LlamaCppBackend(LocalBackend):
                 if (lo + j) in wanted:
                     out[lo + j] = self._log_softmax(j, cols)
             if capture:
-                rows = self._captured_rows(len(outputs))
-                for k, j in enumerate(outputs):
+                rows = self._captured_rows(len(chunk))
+                for j in range(len(chunk)):
                     if (lo + j) in marked:
-                        self._states[start + lo + j] = rows[k]
+                        self._states[start + lo + j] = rows[j]
         return [out[r] for r in reads]
 
-    def _captured_rows(self, outputs: int) -> np.ndarray:
-        """The last decode's captured states, one row per output (in batch order)."""
+    def _captured_rows(self, tokens: int) -> np.ndarray:
+        """The last decode's captured states, one row per token fed (in batch order)."""
         parts = self._captured
         if not parts or any(p is None for p in parts):
-            raise ScoringError("llama.cpp's last hidden states could not be read")
+            raise ScoringError("llama.cpp's hidden states could not be read")
         rows = np.concatenate([p for p in parts if p is not None])
-        if self._width is None or rows.size != outputs * self._width:
+        if self._width is None or rows.size != tokens * self._width:
             raise ScoringError(
-                f"llama.cpp gave {rows.size} hidden values for {outputs} outputs "
+                f"llama.cpp gave {rows.size} hidden values for {tokens} tokens "
                 f"of width {self._width}"
             )
-        return rows.reshape(outputs, self._width)
+        return rows.reshape(tokens, self._width)
 
     def _eval(self, tensor: int | None, ask: bool, user_data: Any) -> bool:
-        """The context's eval callback: while capturing, copy out the final norm's output.
+        """The context's eval callback: while capturing, copy out the features' layer.
 
-        Asked about each graph node before it is computed, it wants only
-        :data:`STATES_TENSOR`; told that one is computed, it copies it and lets the rest
-        of the graph (the LM head) run.
+        Asked about each graph node before it is computed, it wants only the features'
+        layer output (:func:`states_tensor`); told that one is computed, it copies it and
+        lets the rest of the graph run.
         """
         if not self._capturing or self._lib is None:
             return False
-        if self._lib.ggml_get_name(tensor) != STATES_TENSOR:
+        if self._lib.ggml_get_name(tensor) != self._states_tensor:
             return False
         if ask:
             return True
@@ -584,7 +589,7 @@ class LlamaCppBackend(LocalBackend):
 
     def _probe_width(self) -> int | None:
         """Decode one token with the callback capturing: the width of the states read,
-        or None when this model's graph has no :data:`STATES_TENSOR` as float32 (then no
+        or None when this model's graph has no :func:`states_tensor` as float32 (then no
         features). The cache is left empty and the counters untouched."""
         token = self._bos if self._bos is not None else 0
         batch = self._batch
@@ -604,7 +609,7 @@ class LlamaCppBackend(LocalBackend):
         parts = self._captured
         self._captured = []
         if code != 0 or len(parts) != 1 or parts[0] is None or parts[0].size == 0:
-            log.info("llama.cpp gives no last hidden states for this model: no features")
+            log.info("llama.cpp gives no hidden states for this model: no features")
             return None
         return int(parts[0].size)
 

@@ -19,29 +19,34 @@ for the transformers and the llama.cpp backends, written once (as lm-evaluation-
 
 A subclass provides the model: :meth:`~LocalBackend._tokenize` (a text's tokens, no
 special tokens added), its BOS id (given to ``__init__``), its context
-(:attr:`~scoring.backend.Backend.max_context`), its hidden width
-(:meth:`~LocalBackend._hidden_width`, None when it cannot read hidden states), and
-:meth:`~LocalBackend._score_encoded`: the log-probabilities of a group of encoded prompts
-and, when asked, the last hidden states at given positions, from the same pass.
+(:attr:`~scoring.backend.Backend.max_context`), its hidden width and layer count
+(:meth:`~LocalBackend._hidden_width`, :meth:`~LocalBackend._layer_count`, None when it
+cannot read hidden states), and :meth:`~LocalBackend._score_encoded`: the
+log-probabilities of a group of encoded prompts and, when asked, the hidden states
+(after :func:`feature_layer` layers) at given positions, from the same pass.
 
 Features (what :attr:`~scoring.backend.OptionLogprobs.features` holds, one definition for
 every local backend; :attr:`LocalBackend.feature_layout` names it):
 
-* The model's last hidden state (after the final norm: the state the LM head reads) at
-  the *answer position*, the prompt's last token, where the options are read.
-* The mean of the same states over up to :data:`POOL_POSITIONS` evenly spaced token
-  positions of the response (``np.unique(np.linspace(first, last, 8).round())``, both
-  ends included; every position when the response has 8 tokens or fewer). ``first`` is
-  the number of tokens of the prompt's text before the response, ``last`` one less than
-  the number of tokens of the text up to the response's end (each encoded as a prompt
-  is), mapped into the cut prompt when it was cut and clipped into its tokens. A prompt
-  whose response is not located (span None) or has no tokens pools the answer position
-  alone; so does one none of whose positions the backend could read (see the llama.cpp
-  backend's prefix reuse).
+* The model's hidden state halfway up: the residual stream after the first
+  :func:`feature_layer` of its ``L`` layers (``L // 2``; transformers'
+  ``hidden_states[L // 2]``, llama.cpp's ``l_out-{L // 2 - 1}``). A linear read of a
+  middle layer says more about a text than the last layer does, which is shaped to
+  predict the next token: on the NHS comments at 100 decisions per code in the app's
+  order, the learned curve's mean AUROC on a blind audit was 0.80 from the middle layer
+  against 0.76 from the last.
+* Two vectors of that layer: its state at the *answer position* (the prompt's last token,
+  where the options are read), and its mean over every token of the response. ``first``
+  is the number of tokens of the prompt's text before the response, ``last`` one less
+  than the number of tokens of the text up to the response's end (each encoded as a
+  prompt is), mapped into the cut prompt when it was cut and clipped into its tokens. A
+  prompt whose response is not located (span None) or has no tokens pools the answer
+  position alone; so does one none of whose positions the backend could read (see the
+  llama.cpp backend's prefix reuse).
 * Each of the two vectors is projected to :data:`FEATURE_WIDTH` dimensions by a fixed
   Gaussian matrix (entries N(0, 1/512), drawn once per backend from a generator seeded
   by the hidden width) when the hidden width is larger, and the two are stored side by
-  side as float16: at most 2 x 512 x 2 = 2,048 bytes per prompt.
+  side as float16 (clipped to its range): at most 2 x 512 x 2 = 2,048 bytes per prompt.
 """
 
 from __future__ import annotations
@@ -61,15 +66,18 @@ from scoring.variants import check_variant_ids, pool_variants
 #: Most dimensions of each of the two feature vectors (wider hidden states are projected).
 FEATURE_WIDTH = 512
 
-#: Most response positions whose last hidden states are averaged.
-POOL_POSITIONS = 8
+
+def feature_layer(layers: int) -> int:
+    """How many of a model's ``layers`` the features are read after (half, at least 1)."""
+    return max(1, layers // 2)
+
 
 #: Mixed with the hidden width into the projection's seed. Any fixed number would do;
 #: changing it (or anything else in the definition) changes every feature, and then
 #: :attr:`LocalBackend.feature_layout` must change too.
 PROJECTION_SEED = 20_250_601
 
-#: The last hidden states a pass read for one prompt, by token position.
+#: The hidden states a pass read for one prompt, by token position.
 States = dict[int, npt.NDArray[np.float32]]
 
 #: Per option, per variant, ``ln P(variant | prompt)``.
@@ -100,7 +108,7 @@ class ScoredPrompt:
 
     Attributes:
         values: Per option, per variant, ``ln P(variant | prompt)`` (nats).
-        states: When positions were asked for: the last hidden states (float32, shape
+        states: When positions were asked for: the hidden states (float32, shape
             (H,)) read, by token position: the answer position always, the asked
             positions the pass could read. None when none were asked for.
     """
@@ -134,8 +142,13 @@ class LocalBackend(Backend):
 
     @abstractmethod
     def _hidden_width(self) -> int | None:
-        """Width of the last hidden state :meth:`_score_encoded` reads, or None when it
-        cannot read hidden states (then no features are computed)."""
+        """Width of the hidden state :meth:`_score_encoded` reads, or None when it cannot
+        read hidden states (then no features are computed)."""
+
+    @abstractmethod
+    def _layer_count(self) -> int | None:
+        """The model's number of layers (the features are read after
+        :func:`feature_layer` of them), or None when it cannot read hidden states."""
 
     @abstractmethod
     def _score_encoded(
@@ -150,7 +163,7 @@ class LocalBackend(Backend):
             prompts: The prompts' tokens (BOS included, already cut to the context).
             plan: The options' plan.
             positions: None (no hidden states are read), or per prompt the token
-                positions whose last hidden states to read besides the answer position
+                positions whose hidden states to read besides the answer position
                 (``len(prompt) - 1``, always read): sorted, within the prompt.
 
         Returns:
@@ -161,11 +174,15 @@ class LocalBackend(Backend):
 
     @property
     def feature_layout(self) -> str | None:
-        width = self._hidden_width()
-        if width is None:
+        width, layers = self._hidden_width(), self._layer_count()
+        if width is None or layers is None:
             return None
-        # hidden width, positions read, dimensions per vector after the projection, dtype
-        return f"h{width}:answer+pool{POOL_POSITIONS}:p{min(width, FEATURE_WIDTH)}:f16"
+        # hidden width, the layer read of how many, positions read, dimensions per vector
+        # after the projection, dtype
+        return (
+            f"h{width}:l{feature_layer(layers)}of{layers}:answer+mean:"
+            f"p{min(width, FEATURE_WIDTH)}:f16"
+        )
 
     def count_tokens(self, prompt: str) -> int:
         return len(self.encode(prompt))
@@ -282,15 +299,12 @@ class LocalBackend(Backend):
             first = first if first < head else max(head, first - shift)
             last = last if last < head else (head - 1 if last - shift < head else last - shift)
         first, last = max(first, 0), min(last, kept - 1)
-        if first > last:
-            return ()
-        points = np.unique(np.linspace(first, last, POOL_POSITIONS).round())
-        return tuple(int(p) for p in points)
+        return tuple(range(first, last + 1))
 
     def _features(
         self, states: States, answer: int, positions: tuple[int, ...]
     ) -> npt.NDArray[np.float16]:
-        """The answer state and the pooled response states, projected, as float16."""
+        """The answer state and the mean of the response's states, projected, as float16."""
         at_answer = states[answer].astype(np.float64)
         read = [states[p] for p in positions if p in states]
         pooled = np.stack(read).astype(np.float64).mean(axis=0) if read else at_answer

@@ -15,7 +15,7 @@ options' plan, the order, the lock and the pooling are written once in
    last). The batch's longest common token prefix is run once, at batch size one, and
    its KV cache is kept: the next batch of the same code reuses it, and a batch of the
    next code reuses the part both prefixes have in common (the instructions). The
-   prefix pass's last hidden states are kept with its cache (a few hundred kilobytes:
+   prefix pass's hidden states are kept with its cache (a few hundred kilobytes:
    no computation), so that a position inside a shared prefix has its state for the
    features.
 4. Packing (the default where the model allows a custom mask: sdpa or eager attention,
@@ -34,14 +34,14 @@ options' plan, the order, the lock and the pooling are written once in
    pooled with logsumexp. Every layout computes the same tokens at the same positions,
    so results agree to float rounding (the tests hold them to 1e-4 nats of a plain
    one-prompt forward pass).
-7. Features (only when the caller says where the responses lie): the decoder's output,
-   its ``last_hidden_state`` (after the final norm: what the LM head reads), is taken
-   from the same pass by a forward hook on the decoder, registered for that pass only.
-   It is read at the answer position and at the pooled response positions: in a packed
-   row at the prompt's suffix, in a left-padded row after its padding, and below a
-   shared prefix from the prefix pass's kept states. The continuations' second pass is
-   never read. (``output_hidden_states=True`` gives the same state, but records every
-   layer's output besides.)
+7. Features (only when the caller says where the responses lie): the output of the
+   middle decoder layer (:func:`scoring.local_backend.feature_layer`; the residual
+   stream, ``hidden_states[L // 2]``) is taken from the same pass by a forward hook on
+   that layer, registered for that pass only. It is read at the answer position and at
+   the response's positions: in a packed row at the prompt's suffix, in a left-padded
+   row after its padding, and below a shared prefix from the prefix pass's kept states.
+   The continuations' second pass is never read. (``output_hidden_states=True`` gives
+   the same state, but records every layer's output besides.)
 
 torch and transformers are imported by this module only, never by ``import scoring``.
 """
@@ -69,7 +69,7 @@ from scoring.kv_cache import Unshareable as _Unshareable
 from scoring.kv_cache import cache_of as _cache_of
 from scoring.kv_cache import common_prefix_len as _common_prefix_len
 from scoring.kv_cache import layers_kv as _layers_kv
-from scoring.local_backend import LocalBackend, OptionPlan, ScoredPrompt, States
+from scoring.local_backend import LocalBackend, OptionPlan, ScoredPrompt, States, feature_layer
 from scoring.model_config import bos_to_add, can_pack, model_context, pad_id
 
 log = logging.getLogger(__name__)
@@ -101,7 +101,7 @@ class _Prefix:
 
 
 class _Read(NamedTuple):
-    """Where a left-padded pass left each prompt's last hidden states."""
+    """Where a left-padded pass left each prompt's hidden states (the features' layer)."""
 
     states: torch.Tensor  # (B, T, H): the decoder's output over the pass's tokens
     starts: list[int]  # per row, the column of the prompt's position 0 (may be negative)
@@ -162,7 +162,7 @@ class TransformersBackend(LocalBackend):
         params = inspect.signature(model.forward).parameters
         # transformers renamed past_key_values to cache in 5.x; accept either.
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
-        self._decoder, self._width = _decoder_of(model)
+        self._decoder, self._width, self._layers = _feature_layer_of(model)
         self._prefix: _Prefix | None = None
         self.stats = {"forward_tokens": 0, "shared_tokens_saved": 0}
 
@@ -258,6 +258,9 @@ class TransformersBackend(LocalBackend):
     def _hidden_width(self) -> int | None:
         return self._width
 
+    def _layer_count(self) -> int | None:
+        return self._layers
+
     def _score_encoded(
         self,
         prompts: list[list[int]],
@@ -295,16 +298,16 @@ class TransformersBackend(LocalBackend):
 
     @contextmanager
     def _last_hidden(self, wanted: bool) -> Iterator[list[torch.Tensor]]:
-        """While open, each pass appends its decoder output (B, T, H) to the list yielded
-        (when ``wanted`` and the model's can be read; the list stays empty otherwise)."""
+        """While open, each pass appends the middle layer's output (B, T, H) to the list
+        yielded (when ``wanted`` and the model's can be read; else it stays empty)."""
         seen: list[torch.Tensor] = []
         if not wanted or self._decoder is None:
             yield seen
             return
 
         def keep(module: Any, args: Any, output: Any) -> None:
-            state = getattr(output, "last_hidden_state", None)
-            seen.append(output[0] if state is None else state)
+            # A decoder layer returns its hidden states, alone or first of a tuple.
+            seen.append(output if isinstance(output, torch.Tensor) else output[0])
 
         handle = self._decoder.register_forward_hook(keep)
         try:
@@ -474,7 +477,7 @@ class TransformersBackend(LocalBackend):
 
         Returns the logits of the last ``keep`` positions (B, keep, V), the cache (when
         asked for), the attention mask over the cache's positions, and (when ``capture``
-        and the model's can be read) where the pass left its last hidden states.
+        and the model's can be read) where the pass left its hidden states.
         """
         shared = _common_prefix_len(feed) if len(feed) > 1 and self.prefix_sharing else 0
         shared = min(shared, min(len(f) for f in feed) - keep)
@@ -534,7 +537,7 @@ class TransformersBackend(LocalBackend):
         return out.logits, _cache_of(out) if use_cache else None, mask, read
 
     def _prefix_for(self, feed: list[list[int]], shared: int) -> _Prefix:
-        """The KV cache of a common prefix, at batch size one, and its last hidden states.
+        """The KV cache of a common prefix, at batch size one, and its hidden states.
 
         The previous batch's is reused when it still covers nearly all of the shared
         tokens (the next batch of the same code). Otherwise the part both prefixes have
@@ -651,7 +654,7 @@ def _read_states(
     length: int,
     positions: tuple[int, ...],
 ) -> States:
-    """One prompt's last hidden states at the answer position and at ``positions``.
+    """One prompt's hidden states at the answer position and at ``positions``.
 
     Args:
         hidden: A pass's decoder output (rows, T, H).
@@ -676,15 +679,19 @@ def _read_states(
     return states
 
 
-def _decoder_of(model: Any) -> tuple[Any, int | None]:
-    """The module whose output's ``last_hidden_state`` the LM head reads (the causal LM's
-    base model), and that state's width; (None, None) when the model has none apart."""
+def _feature_layer_of(model: Any) -> tuple[Any, int | None, int | None]:
+    """The decoder layer whose output the features read
+    (:func:`~scoring.local_backend.feature_layer` of the causal LM's ``layers``), the
+    hidden width and the number of layers; (None, None, None) when the model has no such
+    list of layers."""
     decoder = getattr(model, "base_model", None)
-    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
-    weight = getattr(head, "weight", None)
-    if decoder is None or decoder is model or weight is None:
-        return None, None
-    return decoder, int(weight.shape[-1])
+    layers = getattr(decoder, "layers", None)
+    width = getattr(getattr(model, "config", None), "hidden_size", None)
+    if decoder is None or decoder is model or not isinstance(layers, torch.nn.ModuleList):
+        return None, None, None
+    if not isinstance(width, int) or len(layers) < 2:
+        return None, None, None
+    return layers[feature_layer(len(layers)) - 1], width, len(layers)
 
 
 def _stored_dtype(source: str) -> str | None:

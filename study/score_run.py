@@ -103,7 +103,9 @@ def _score(
 ) -> ScoreRun:
     """The run itself, under the study's scoring lock."""
     config_id = study.scores.ensure_config(engine.config, activate=activate)
-    pending = study.scores.pending_pairs(config_id, features=engine.captures_features)
+    pending = study.scores.pending_pairs(
+        config_id, features=engine.captures_features, layout=engine.feature_layout
+    )
     total = study.pair_count()
     already = total - len(pending)
     if started is not None:

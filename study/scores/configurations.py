@@ -254,10 +254,22 @@ def insert_features(
     )
 
 
-def missing_features(conn: sqlite3.Connection, index: StudyIndex, config_id: int) -> list[Pair]:
+def missing_features(
+    conn: sqlite3.Connection, index: StudyIndex, config_id: int, layout: str | None = None
+) -> list[Pair]:
     """Pairs scored under ``config_id`` without features that match their score (scored
-    before features were kept, or by a backend that returned none)."""
+    before features were kept, or by a backend that returned none); every scored pair
+    when the features kept are of another layout than ``layout`` (when given: a codecurve
+    that defined them otherwise)."""
     codable = index.codable_sql
+    kept = conn.execute("SELECT feature_layout FROM configs WHERE id = ?", (config_id,)).fetchone()
+    if layout is not None and kept is not None and kept[0] not in (None, layout):
+        rows = conn.execute(
+            "SELECT r.rid, r.text, s.cid FROM scores s JOIN responses r ON r.rid = s.rid "
+            f"WHERE s.config_id = ? AND s.cid IN ({codable}) ORDER BY s.rid, s.cid",
+            (config_id,),
+        ).fetchall()
+        return [Pair(index.response_id(rid), text, index.code_at(cid)) for rid, text, cid in rows]
     rows = conn.execute(
         "SELECT r.rid, r.text, s.cid FROM scores s JOIN responses r ON r.rid = s.rid "
         f"WHERE s.config_id = ? AND s.cid IN ({codable}) AND NOT EXISTS (SELECT 1 FROM "

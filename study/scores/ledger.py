@@ -152,11 +152,14 @@ class Scores:
             ).fetchone()
         return int(row[0])
 
-    def pending_pairs(self, config_id: int, *, features: bool = False) -> list[Pair]:
+    def pending_pairs(
+        self, config_id: int, *, features: bool = False, layout: str | None = None
+    ) -> list[Pair]:
         """The pairs not yet scored under ``config_id``, in response then code order.
 
         With ``features``, also the pairs scored without the model's features (before
-        they were kept): scoring them again keeps their score and adds the features.
+        they were kept), or with features of another ``layout`` than the backend's (when
+        given): scoring them again keeps their score and adds the features.
         """
         self.config_row(config_id)
         index = self._study.index
@@ -167,7 +170,7 @@ class Scores:
                 known = {(p.response_id, p.code.id) for p in pending}
                 pending += [
                     p
-                    for p in stored.missing_features(conn, index, config_id)
+                    for p in stored.missing_features(conn, index, config_id, layout)
                     if (p.response_id, p.code.id) not in known
                 ]
             return pending

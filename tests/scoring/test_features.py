@@ -1,6 +1,7 @@
-"""Features from the scoring pass: the last hidden states at the answer position and pooled
-over the response, projected, float16 (:mod:`scoring.local_backend`), in both local
-backends on the embedded model (CPU; transformers in float32, llama.cpp on its Q4_1 file).
+"""Features from the scoring pass: the middle layer's hidden states at the answer position
+and their mean over the response, projected, float16 (:mod:`scoring.local_backend`), in
+both local backends on the embedded model (CPU; transformers in float32, llama.cpp on its
+Q4_1 file).
 
 Within transformers every layout computes the same states to float32 rounding, so the
 float16 features agree to a float16 rounding step (:data:`F16_STEP`, relative). llama.cpp
@@ -16,7 +17,7 @@ import numpy as np
 import pytest
 
 from scoring.backend import OptionVariants
-from scoring.local_backend import FEATURE_WIDTH, POOL_POSITIONS, PROJECTION_SEED
+from scoring.local_backend import FEATURE_WIDTH, PROJECTION_SEED, feature_layer
 from scoring.transformers_backend import TransformersBackend
 
 pytestmark = pytest.mark.model
@@ -29,6 +30,9 @@ TOL_LOGPROBS = 1e-9
 LLAMA_COSINE = 0.999
 #: llama.cpp (Q4_1, 8-bit activations) against transformers (float32), per vector.
 CROSS_COSINE = 0.9
+
+#: The embedded model: 576 wide, 30 layers, read after 15 of them.
+LAYOUT = "h576:l15of30:answer+mean:p512:f16"
 
 LIKERT: list[OptionVariants] = [(str(i), f" {i}") for i in range(1, 6)]
 MULTI: list[OptionVariants] = [*LIKERT, ("Tokyo",), ("Berlin",)]  # two continuations
@@ -92,7 +96,7 @@ def halves(result: Any) -> tuple[np.ndarray, np.ndarray]:
 def test_features_are_two_projected_float16_vectors_only_when_spans_are_given(
     embedded_backend: TransformersBackend,
 ) -> None:
-    assert embedded_backend.feature_layout == "h576:answer+pool8:p512:f16"
+    assert embedded_backend.feature_layout == LAYOUT
     prompts, spans = chat_prompts(embedded_backend, TEXTS[:2])
     plain = embedded_backend.option_logprobs(prompts, LIKERT)
     assert all(r.features is None for r in plain)
@@ -151,31 +155,32 @@ def test_features_are_the_same_alone_and_in_every_batch_layout(
         assert with_spans.stats["shared_tokens_saved"] > 0
 
 
-def test_the_answer_state_gives_the_logits_through_the_lm_head(
-    embedded_backend: TransformersBackend,
-) -> None:
+def test_the_states_are_the_middle_layers_output(embedded_backend: TransformersBackend) -> None:
+    """The states read are transformers' ``hidden_states[L // 2]`` of a plain forward pass
+    of the prompt alone, in the padded and the packed layouts."""
     import torch
 
     backend = same_backend(embedded_backend)
     prompts, _ = chat_prompts(backend, TEXTS[:3])
     encoded = [backend.encode(p) for p in prompts]
     plan = backend._plan(LIKERT)
-    head = backend.model.get_output_embeddings()
+    layers = backend.model.config.num_hidden_layers
+    assert feature_layer(layers) == 15 == layers // 2
     for batch in ([encoded[0]], encoded):  # alone (padded path) and packed
-        scored = backend._score_encoded(batch, plan, [() for _ in batch])
+        scored = backend._score_encoded(batch, plan, [tuple(range(len(ids))) for ids in batch])
         for ids, one in zip(batch, scored, strict=True):
             assert one.states is not None
-            state = torch.from_numpy(one.states[len(ids) - 1])
+            assert sorted(one.states) == list(range(len(ids)))
             with torch.inference_mode():
-                via_head = torch.log_softmax(head(state).double(), dim=-1)
-                logits = backend.model(input_ids=torch.tensor([ids])).logits[0, -1]
-                reference = torch.log_softmax(logits.double(), dim=-1)
-            np.testing.assert_allclose(via_head.numpy(), reference.numpy(), atol=1e-4, rtol=0)
+                out = backend.model(input_ids=torch.tensor([ids]), output_hidden_states=True)
+            reference = out.hidden_states[layers // 2][0].numpy()
+            got = np.stack([one.states[p] for p in range(len(ids))])
+            np.testing.assert_allclose(got, reference, atol=2e-3, rtol=1e-4)
 
 
 def test_features_follow_the_one_definition(embedded_backend: TransformersBackend) -> None:
-    """The answer state and the mean over up to 8 evenly spaced response tokens, each
-    projected by the Gaussian matrix seeded by the hidden width, as float16."""
+    """The answer state and the mean over every response token, each projected by the
+    Gaussian matrix seeded by the hidden width, as float16."""
     backend = same_backend(embedded_backend)
     prompts, spans = chat_prompts(backend, TEXTS[1:3])
     results = backend.option_logprobs(prompts, LIKERT, spans=spans)
@@ -192,11 +197,8 @@ def test_features_follow_the_one_definition(embedded_backend: TransformersBacken
         # The chat template puts the response right after a newline token: its first and
         # last tokens are the response's own.
         assert backend.tokenizer.decode(ids[first : last + 1]) == prompt[start:end]
-        positions = tuple(int(p) for p in np.unique(np.linspace(first, last, 8).round()))
-        if last - first < POOL_POSITIONS:
-            assert positions == tuple(range(first, last + 1))
-        else:
-            assert len(positions) == POOL_POSITIONS
+        positions = tuple(range(first, last + 1))
+        assert backend._pool_positions(prompt, span, len(ids), 10_000) == positions
         (scored,) = backend._score_encoded([ids], plan, [positions])
         assert scored.states is not None
         answer = scored.states[len(ids) - 1].astype(np.float64)
@@ -223,9 +225,8 @@ def test_a_prompt_cut_from_the_middle_pools_what_is_left_of_its_response(
     # what was cut; the cue after it is kept too.
     first = small.count_tokens(prompt[:start])
     last = small.count_tokens(prompt[: start + len(text)]) - 1 - (length - budget)
-    assert positions[0] == first
-    assert positions[-1] == last < budget - 1
-    assert len(positions) == POOL_POSITIONS
+    assert positions == tuple(range(first, last + 1))
+    assert last < budget - 1
 
 
 # -- llama.cpp ------------------------------------------------------------------------------
@@ -246,7 +247,7 @@ def fresh_llama(llama: Any, **options: Any) -> Any:
 
 
 def test_llama_features_have_the_same_layout_and_leave_the_numbers_alone(llama: Any) -> None:
-    assert llama.feature_layout == "h576:answer+pool8:p512:f16"
+    assert llama.feature_layout == LAYOUT
     prompts, spans = chat_prompts(llama, TEXTS)
     without, with_spans = fresh_llama(llama), fresh_llama(llama)
     for options in (LIKERT, MULTI):
@@ -258,7 +259,7 @@ def test_llama_features_have_the_same_layout_and_leave_the_numbers_alone(llama: 
             assert b.features.shape == (2 * FEATURE_WIDTH,)
             assert b.features.dtype == np.float16
             np.testing.assert_allclose(a.logprobs, b.logprobs, atol=TOL_LOGPROBS, rtol=0)
-    # The pooled positions cost outputs, not tokens: the same tokens are evaluated.
+    # The pooled positions cost nothing: the same tokens are evaluated.
     assert without.stats == with_spans.stats
     assert fresh_llama(llama, features=False).feature_layout is None
 

@@ -340,3 +340,22 @@ def test_a_refit_updates_in_place_exactly_what_a_first_fit_inserts(tmp_path: Pat
         assert [r[:-1] for r in learned_score_rows(refitted, again.config_id)] == [
             r[:-1] for r in learned_score_rows(fresh, first.config_id)
         ]
+
+
+def test_features_of_another_layout_are_recaptured_by_scoring(study: Study) -> None:
+    # Features kept by a codecurve that defined them otherwise: learning must not mix the
+    # two, and scoring again replaces them all, its scores kept as they were.
+    config = study.scores.active_config_id()
+    assert config is not None
+    engine = ScoringEngine(FakeBackend(), study.codebook)
+    assert study.scores.pending_pairs(config, features=True, layout=engine.feature_layout) == []
+    with study.transaction() as conn:
+        conn.execute("UPDATE configs SET feature_layout = 'h1:old' WHERE id = ?", (config,))
+    stale = study.scores.pending_pairs(config, features=True, layout=engine.feature_layout)
+    assert len(stale) == 240 * len(study.codebook.codable)
+    before = study.queries.annotated_pairs(config).probs.tolist()
+    run = score_study(study, engine, activate=False)
+    assert run.stored == 0
+    assert study.scores.feature_layout(config) == engine.feature_layout
+    assert study.scores.pending_pairs(config, features=True, layout=engine.feature_layout) == []
+    assert study.queries.annotated_pairs(config).probs.tolist() == before

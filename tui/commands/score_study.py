@@ -110,7 +110,11 @@ def score_study_file(args: argparse.Namespace) -> int:
             config_id = study.scores.ensure_config(engine.config, activate=first)
             if activate and study.scores.active_config_id() != config_id:
                 study.scores.set_active(config_id)
-            pending = len(study.scores.pending_pairs(config_id, features=engine.captures_features))
+            pending = len(
+                study.scores.pending_pairs(
+                    config_id, features=engine.captures_features, layout=engine.feature_layout
+                )
+            )
             say(
                 f"scoring {pending:,} pending of {plural(study.pair_count(), 'pair')} "
                 f"in {args.study} "
