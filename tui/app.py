@@ -911,7 +911,7 @@ class CodecurveApp(App[None]):
             )
         if change.blind:
             state = "on" if self.session.blind_coding else "off"
-            self.notify(f"Blind double coding was turned {state} in another session.")
+            self.notify(f"Your blind double coding was turned {state} elsewhere.")
         if review is not None and review.composed:
             if change.structure or change.blind:
                 review.pair_queue.set_source(self.session.source)
