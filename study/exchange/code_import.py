@@ -71,6 +71,8 @@ class CodesFile:
         messages: What was done (ignored columns, flags, blanks, skipped unknowns,
             skipped empty rows), for the user to read.
         skipped_empty_rows: How many wholly empty rows were left out.
+        columns: The columns the decisions were read from (recorded with the import:
+            blind coding hides them where the responses carry them too).
     """
 
     path: Path
@@ -79,6 +81,7 @@ class CodesFile:
     responses: int
     messages: tuple[str, ...]
     skipped_empty_rows: int = 0
+    columns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -306,6 +309,7 @@ def read_codes(
         responses=coded_rows,
         messages=tuple(messages),
         skipped_empty_rows=len(table.empty_rows),
+        columns=(list_col,) if list_col is not None else tuple(matrix),
     )
 
 
@@ -343,7 +347,7 @@ def import_codes(
         codes.items,
         coder=coder,
         replace=replace,
-        detail={"file": str(codes.path), "layout": codes.layout},
+        detail={"file": str(codes.path), "layout": codes.layout, "columns": list(codes.columns)},
     )
     return ImportReport(
         codes_file=codes, added=result.added, changed=result.changed, unchanged=result.unchanged
