@@ -251,10 +251,19 @@ def _plan_code(
         if report is not None and tier == "Insufficient data"
         else None
     )
+    told = screened.story(one.name)
     outlook = None
     if not len(rows):
         delegation = _refused(
             "no blind audit decisions on this code yet",
+            tier=tier,
+            max_error=eps,
+            level=code_level,
+        )
+    elif told.adds_nothing:
+        # Whatever the screen's tier: a model that adds nothing has nothing to delegate.
+        delegation = _refused(
+            f"delegation needs a model that adds something; {told.headline}",
             tier=tier,
             max_error=eps,
             level=code_level,
@@ -309,4 +318,5 @@ def _plan_code(
         skipped=len(skipped) if len(rows) else 0,
         stale_evidence=n_stale,
         audit_left=screened.remaining.get(one.name),
+        screen=told.verdict,
     )

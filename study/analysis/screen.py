@@ -42,6 +42,7 @@ from screening.advice import Advice, advise
 from screening.apply import AgreementMode, ConfidenceKind
 from screening.headline import TIER_GLOSS, Headline, pattern
 from screening.sampling import pool_tables
+from screening.story import Story, story
 from screening.tiers import screen_table
 from study.analysis.headlines import study_headlines
 from study.analysis.remaining import remaining_pairs
@@ -145,6 +146,12 @@ class StudyScreening:
         """The figures of one code (by name), or of all codes pooled (None)."""
         return self.headlines.get(name)
 
+    def story(self, name: str | None) -> Story:
+        """What one code's numbers (by name), or all codes' pooled (None), say."""
+        report = self.pooled if name is None else self.per_code.get(name)
+        tier = report.tier if report is not None else "Insufficient data"
+        return story(tier, self.headline(name))
+
     #: Blind audit decisions left out: made under an older definition of their code.
     stale_evidence: int = 0
 
@@ -176,9 +183,17 @@ class StudyScreening:
             },
             "remaining": dict(self.remaining),
             "tier_gloss": TIER_GLOSS,
-            "pooled": {**self.pooled.to_dict(), "pattern": pattern(self.pooled.tier)},
+            "pooled": {
+                **self.pooled.to_dict(),
+                "pattern": pattern(self.pooled.tier),
+                "story": self.story(None).to_dict(),
+            },
             "per_code": {
-                name: {**r.to_dict(), "pattern": pattern(r.tier)}
+                name: {
+                    **r.to_dict(),
+                    "pattern": pattern(r.tier),
+                    "story": self.story(name).to_dict(),
+                }
                 for name, r in self.per_code.items()
             },
             "agreement": [a.to_dict() for a in self.agreements],
@@ -322,6 +337,10 @@ def screen_study(
         agreements.extend(_coder_agreements(human, coders, code_ids))
     names = {c.id: c.name for c in study.codebook.codes}
     headlines = study_headlines(study, config_id, scored, {c: names.get(c, c) for c in code_ids})
+    # Calibration only where the group's story allows it (never for a model that adds
+    # nothing): every surface then reads the same report.
+    pooled = _as_told(pooled, headlines.get(None))
+    per_code = {name: _as_told(r, headlines.get(name)) for name, r in per_code.items()}
     everything = frame[frame["coder"] == coder] if coder is not None and len(frame) else frame
     remaining = remaining_pairs(
         study,
@@ -357,6 +376,13 @@ def screen_study(
         remaining=remaining,
         stale_evidence=stale[0] if chosen_sample == "audit" else 0,
     )
+
+
+def _as_told(report: VRSReport, headline: Headline | None) -> VRSReport:
+    """``report`` without phase B where its group's story withholds it."""
+    if report.phase_b is None or story(report.tier, headline).calibration:
+        return report
+    return replace(report, phase_b=None)
 
 
 def _stale_note(study: Study, frame: pd.DataFrame, coder: str | None) -> tuple[int, str]:

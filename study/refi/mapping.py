@@ -61,7 +61,6 @@ from study.refi.model import (
 )
 
 if TYPE_CHECKING:
-    from screening.report import VRSReport
     from study.analysis.screen import StudyScreening
     from study.store import Study
 
@@ -467,16 +466,14 @@ class _Exporter:
 def _screen_words(screened: StudyScreening) -> str:
     """The screen in the provenance's words: the figures first, each tier named as a
     response pattern with AUROC and kappa beside it (never a bare tier)."""
-    from screening.headline import pattern_line
-
     parts = []
-    groups: list[tuple[str, str | None, VRSReport]] = [("pooled", None, screened.pooled)]
-    groups += [(name, name, r) for name, r in screened.per_code.items()]
-    for label, key, report in groups:
-        head = screened.headline(key)
-        words = pattern_line(report.tier, head)
-        if head is not None and head.adds_nothing:
-            words = f"{head.sentence()}; {words}"
+    groups: list[tuple[str, str | None]] = [("pooled", None)]
+    groups += [(name, name) for name in screened.per_code]
+    for label, key in groups:
+        told = screened.story(key)
+        words = told.pattern_line(screened.headline(key))
+        if told.adds_nothing:
+            words = f"{told.headline}; {words}"
         parts.append(f"{label}: {words}")
     return "; ".join(parts) + " (the tier names a response pattern, not a verdict on the model)"
 

@@ -251,7 +251,16 @@ def _screen(data: ReportData) -> Section:
         code_plan = _code_plan(plan, name)
         figs.append(_risk_coverage(name, phase_b, screen, code_plan))
     notes = tuple(screen["warnings"])
-    if not figs:
+    nothing = [
+        name for name, report in _groups(screen) if report.get("story", {}).get("adds_nothing")
+    ]
+    if nothing:
+        notes += (
+            "No reliability diagram or risk-coverage curve for "
+            + ", ".join(nothing)
+            + ": the model adds nothing there, so its calibration would mean nothing.",
+        )
+    if not figs and len(nothing) < len(_groups(screen)):
         notes += (
             "No reliability diagram or risk-coverage curve: the screen allows them only "
             "where its tier is Valid or Indeterminate.",
@@ -389,7 +398,7 @@ def _delegation(data: ReportData) -> Section:
             *(
                 (
                     c["code_name"],
-                    c["tier"],
+                    c.get("screen") or c["tier"],
                     _num(c["threshold"]) if c["threshold"] is not None else "refused",
                     c["n"] if c["threshold"] is not None else "-",
                     c["errors"] if c["threshold"] is not None else "-",

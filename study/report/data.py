@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from codebooks.errors import CodecurveError
+from screening.story import vrs_rows as told_rows
 from study.analysis.agreement import MODEL, AgreementError, agreement_hint, study_agreement
 from study.analysis.compare import compare_configs
 from study.analysis.delegation_plan import plan_delegation
@@ -142,8 +143,19 @@ def report_data(study: Study, options: ReportOptions | None = None) -> ReportDat
             missing["screen"] = missing["confusion"] = _message(exc)
         if screened is not None:
             sections["screen"] = screened.to_dict()
-            vrs_rows[POOLED] = tuple(screened.pooled.rows())
-            vrs_rows.update({n: tuple(r.rows()) for n, r in screened.per_code.items()})
+            # As the story of each group tells them (the tier never bare, no phase B
+            # where the model adds nothing), as the terminal and the panel show them.
+            vrs_rows[POOLED] = tuple(told_rows(screened.pooled.rows(), screened.headline(None)))
+            vrs_rows.update(
+                {
+                    n: tuple(
+                        told_rows(
+                            r.rows(), screened.headline(n), remaining=screened.remaining.get(n)
+                        )
+                    )
+                    for n, r in screened.per_code.items()
+                }
+            )
             sections["confusion"] = _confusion(study, screened, pairs.of(config_id, screened.coder))
         try:
             plan = plan_delegation(

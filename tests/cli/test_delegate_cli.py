@@ -162,12 +162,13 @@ def test_a_refused_plan_applies_nothing(tmp_path: Path, capsys: pytest.CaptureFi
     assert file_digest(path) == before
 
 
-def test_a_constant_model_is_refused_for_its_empty_cells_not_for_too_few_decisions(
+def test_a_constant_model_is_refused_for_adding_nothing_not_for_too_few_decisions(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A model that answers every pair alike at one confidence leaves the screen's
-    low-confidence cells empty however much is coded: the refusal says so, instead of the
-    tier's "too few decisions", which would send the coder to code more in vain."""
+    """A model that answers every pair alike at one confidence adds nothing, and leaves
+    the screen's low-confidence cells empty however much is coded: the refusal says the
+    first, instead of the tier's "too few decisions", which would send the coder to code
+    more in vain."""
     path, truth = simulated_study(tmp_path / "c.codecurve", n=400, behaviour="constant", seed=3)
     with Study.open(path) as study:
         study.audit.draw(per_code=300, seed=5)
@@ -176,6 +177,7 @@ def test_a_constant_model_is_refused_for_its_empty_cells_not_for_too_few_decisio
     for code in plan["codes"].values():
         reason = code["reason"]
         assert code["tier"] == "Insufficient data"
-        assert "low confidence" in reason, reason
-        assert "so far" in reason, reason
+        assert "delegation needs a model that adds something" in reason, reason
+        assert "adds nothing here" in reason, reason
+        assert code["screen"] == "adds nothing"
         assert "too few decisions" not in reason, reason

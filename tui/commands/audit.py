@@ -172,7 +172,7 @@ def _verdicts(study: Study, coder: str | None, *, cut: str) -> dict[str, dict[st
     """code id -> the code's figures and response pattern (never a bare tier), how far it
     is from a verdict and from delegation, in words, no step larger than what is left."""
     from screening.advice import to_verdict
-    from screening.headline import pattern_line
+    from screening.story import pattern_line
     from study.analysis.delegation_plan import plan_delegation
     from study.analysis.screen import screen_study
     from study.errors import NoBlindDecisionsError

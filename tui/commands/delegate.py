@@ -196,7 +196,7 @@ def _print_plan(plan: DelegationPlan, screened: StudyScreening | None) -> None:
         auroc = "-" if head is None or head.auroc != head.auroc else f"{head.auroc:.2f}"
         table.add_row(
             Text(printable(code.code_name, single_line=True)),
-            "adds nothing" if head is not None and head.adds_nothing else pattern(d.tier),
+            code.screen or pattern(d.tier),
             auroc,
             head.kappa.text() if head is not None else "-",
             f"{d.threshold:.3f}" if d.threshold is not None else "refused",

@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
 def headline_lines(result: StudyScreening) -> list[str]:
     """Per group, pooled first: the headline in words, the figures, and the response
     pattern the screen found with AUROC and kappa beside it."""
-    from screening.headline import pattern_line
+    from screening.story import pattern_line
 
     groups: list[tuple[str | None, str, VRSReport]] = []
     if len(result.per_code) != 1:
@@ -233,8 +233,8 @@ def vrs_table(
     from rich.text import Text
 
     from screening.advice import GLOSSES
-    from screening.headline import vrs_rows
     from screening.report import TIER_STYLES
+    from screening.story import vrs_rows
     from tui.text import printable
 
     title = Text(f"Validity report (VRS): {printable(name, single_line=True)}")
@@ -275,7 +275,7 @@ def glossed_markdown(
     """The report as a two-column Markdown table, each index label glossed, AUROC and
     kappa right after the tier."""
     from screening.advice import gloss
-    from screening.headline import vrs_rows
+    from screening.story import vrs_rows
 
     lines = ["| VRS row | Value |", "|---|---|"]
     for label, value in vrs_rows(report.rows(), headline, remaining=remaining):
