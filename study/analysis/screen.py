@@ -270,17 +270,7 @@ def screen_study(
     frame = study.queries.annotated_pairs(config_id) if pairs is None else pairs
     human = frame[frame["source"] == "human"] if len(frame) else frame
     coders = sorted(set(human["coder"])) if len(human) else []
-    if coder is None:
-        if len(coders) > 1:
-            raise StudyError(
-                f"the study has decisions by {', '.join(coders)}; choose one with --coder",
-                path=study.path,
-            )
-        coder = coders[0] if coders else None
-    elif coder not in coders and coders:
-        raise StudyError(
-            f"no decisions by coder {coder!r}; coders: {', '.join(coders)}", path=study.path
-        )
+    coder = choose_coder(study, coders, coder)
     mine = human[human["coder"] == coder] if coder is not None else human
     code_ids = [c.id for c in study.codebook.codable]
     if code is not None:
@@ -376,6 +366,38 @@ def screen_study(
         remaining=remaining,
         stale_evidence=stale[0] if chosen_sample == "audit" else 0,
     )
+
+
+def choose_coder(study: Study, coders: list[str], coder: str | None) -> str | None:
+    """Whose decisions a screen uses: ``coder``, or the only one of ``coders`` (those
+    with their own decisions on scored pairs).
+
+    Raises:
+        StudyError: several coders and none chosen, or one with no decisions.
+    """
+    if coder is None:
+        if len(coders) > 1:
+            raise StudyError(
+                f"the study has decisions by {', '.join(coders)}; choose one with --coder",
+                path=study.path,
+            )
+        return coders[0] if coders else None
+    if coder not in coders and coders:
+        raise StudyError(
+            f"no decisions by coder {coder!r}; coders: {', '.join(coders)}", path=study.path
+        )
+    return coder
+
+
+def screen_coders(study: Study, config_id: int | None = None) -> list[str]:
+    """The coders with their own decisions on pairs scored under ``config_id`` (the
+    active configuration by default): those a screen may be of."""
+    config_id = resolve_config(study, config_id)
+    if config_id is None:
+        return []
+    frame = study.queries.annotated_pairs(config_id)
+    human = frame[frame["source"] == "human"] if len(frame) else frame
+    return sorted(set(human["coder"])) if len(human) else []
 
 
 def _as_told(report: VRSReport, headline: Headline | None) -> VRSReport:

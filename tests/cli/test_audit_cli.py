@@ -249,3 +249,26 @@ def test_an_audit_can_be_drawn_before_scoring(
     drawn = audit_json(path, capsys, "--seed", "3")
     assert {c["size"] for c in drawn["codes"]} == {20}
     assert {c["verdict"] for c in drawn["codes"]} == {"not scored yet"}
+
+
+@pytest.mark.parametrize("coder", [None, "nobody"])
+def test_a_draw_refused_for_its_coder_leaves_no_sample(
+    sim: tuple[Path, Truth], capsys: pytest.CaptureFixture[str], coder: str | None
+) -> None:
+    """Two coders and no --coder (or one who decided nothing): the draw is refused before
+    anything is drawn, so the rerun the message asks for draws."""
+    path, truth = sim
+    with Study.open(path) as study:
+        pairs = sorted(truth)[:20]
+        study.decisions.import_decisions([(r, c, truth[(r, c)]) for r, c in pairs], coder="ana")
+        study.decisions.import_decisions([(r, c, truth[(r, c)]) for r, c in pairs], coder="ben")
+    before = file_digest(path)
+    extra = [] if coder is None else ["--coder", coder]
+    assert exit_code(["audit", str(path), "--draw", *extra]) == 1
+    err = one_line(capsys.readouterr().err)
+    assert "ana, ben" in err
+    assert file_digest(path) == before
+    with Study.open(path, read_only=True) as study:
+        assert study.audit.sample() is None
+    assert main(["audit", str(path), "--draw", "--coder", "ana"]) == 0
+    assert "Audit sample drawn" in capsys.readouterr().out

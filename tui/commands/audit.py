@@ -84,6 +84,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from screening.sampling import DEFAULT_AUDIT_PER_CODE
     from study import Study, StudyError
+    from study.analysis.screen import choose_coder, screen_coders
     from tui.text import printable
 
     if args.extend is not None and args.seed is not None:
@@ -108,6 +109,10 @@ def run(args: argparse.Namespace) -> int:
             path=args.study,
         )
     with Study.open(args.study) as study:
+        # What could refuse the report after the draw is checked before it: a failed
+        # command leaves no sample behind.
+        if study.scores.active_config_id() is not None:
+            choose_coder(study, screen_coders(study), args.coder)
         if action == "extended":
             study.audit.extend(args.extend, codes=args.code)
         else:
