@@ -866,11 +866,12 @@ class CodecurveApp(App[None]):
         from study.report.files import write_report as write_files
         from study.report.parallel import warm
         from tui.commands.outputs import check_output, recorded_sources
+        from tui.commands.report import REPORT_SUFFIXES
 
         protect = {"study": self.study.path}
         if self.export_folder is not None:
             self.export_folder.mkdir(exist_ok=True)
-        check_output(path, protect=protect)
+        check_output(path, protect=protect, kinds=REPORT_SUFFIXES, what="HTML report")
         warm(len(self.study.codes))
         data = report_data(self.study, ReportOptions(coder=self.session.coder))
         sources = tuple(recorded_sources(protect).values())

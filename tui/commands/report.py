@@ -18,6 +18,9 @@ from codebooks.errors import InputError
 from tui.commands import UsageError
 from tui.commands.types import resamples, seed, unit_interval
 
+#: What a report may replace: an earlier report (never a codebook or a data file).
+REPORT_SUFFIXES = (".html", ".htm")
+
 DESCRIPTION = """\
 Write a study report for a methods section, a supervisor or an ethics board: one HTML
 file that opens offline and prints to PDF from a browser (figures inline as SVG, no
@@ -97,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("no such study file", path=args.study)
     protect = {"study": args.study}
     if args.output is not None:
-        check_output(args.output, protect=protect)
+        check_output(args.output, protect=protect, kinds=REPORT_SUFFIXES, what="HTML report")
     if args.figures is not None:
         check_figures(args.figures, protect={**protect, **recorded_sources(protect)})
     with Study.open(args.study, read_only=True) as study:
