@@ -302,7 +302,12 @@ def stream_export(study: Study, args: argparse.Namespace) -> None:
         export_study(study, table, **table_options(args))
         with table.open("rb") as source:
             try:
-                shutil.copyfileobj(source, sys.stdout.buffer)
+                if sys.stdout.isatty():  # shown, not kept: no cell's escape sequence runs
+                    from tui.text import printable
+
+                    sys.stdout.write(printable(source.read().decode("utf-8", "replace")))
+                else:
+                    shutil.copyfileobj(source, sys.stdout.buffer)
                 sys.stdout.flush()
             except BrokenPipeError:
                 # The reader stopped early (``| head``): not an error of the export.

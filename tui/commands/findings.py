@@ -127,7 +127,9 @@ def run(args: argparse.Namespace) -> int:
 
         sys.stdout.write(json_text(result.to_dict()) + "\n")
     elif args.format == "csv":
-        sys.stdout.write(_with_differences(result).to_csv(index=False))
+        from tui.text import for_stream
+
+        sys.stdout.write(for_stream(_with_differences(result).to_csv(index=False), sys.stdout))
     elif args.format == "markdown":
         sys.stdout.write(markdown(result))
     else:
@@ -324,7 +326,9 @@ def _emit_frame(
         sys.stdout.write(json_text(records) + "\n")
         return 0
     if args.format == "csv":
-        sys.stdout.write(frame.to_csv(index=False))
+        from tui.text import for_stream
+
+        sys.stdout.write(for_stream(frame.to_csv(index=False), sys.stdout))
         return 0
     rows = [
         ["" if v is None or v != v else str(v) for v in r] for r in frame.itertuples(index=False)
@@ -360,7 +364,9 @@ def _emit_co_occurrence(table: CoOccurrence, args: argparse.Namespace, info: dic
             written = write_table(long, args.output, info=info)
             sys.stdout.write(f"wrote {written}\n")
         else:
-            sys.stdout.write(long.to_csv(index=False))
+            from tui.text import for_stream
+
+            sys.stdout.write(for_stream(long.to_csv(index=False), sys.stdout))
         return 0
     if args.format == "json":
         from tui.text import json_text
