@@ -151,6 +151,20 @@ async def test_a_forged_cookie_is_refused_like_no_token(client: Client) -> None:
     assert (status, body) == (REFUSAL_STATUS, REFUSAL_BODY)
 
 
+async def test_an_empty_token_leaves_the_session_signed_in(
+    client: Client, study_path: Path
+) -> None:
+    token = AccessList(study_path).add("ana")
+    async with client.get(f"/?token={token}") as response:
+        assert response.status == 200
+    async with client.get("/?token=") as response:  # a link cut short, with the cookie
+        assert response.status == 200
+        assert "for ana" in await response.text()
+    client.session.cookie_jar.clear()
+    status, body, _ = await refusal_of(client, "/?token=")  # and without it: refused
+    assert (status, body) == (REFUSAL_STATUS, REFUSAL_BODY)
+
+
 async def test_repeated_failures_are_slowed_and_a_valid_link_is_not(
     client: Client, study_path: Path, slept: Recorder
 ) -> None:
@@ -222,7 +236,7 @@ def test_the_app_command_is_fixed_and_quoted(study_path: Path) -> None:
     options = ServeOptions(study=study_path, app_args=("--model", "fake"))
     command = app_command(options, "ana; rm -rf / #")
     assert command.startswith("exec ")
-    assert "'ana; rm -rf / #'" in command
+    assert "'--coder=ana; rm -rf / #'" in command
     assert command.endswith("--model fake")
 
 

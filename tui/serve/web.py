@@ -97,8 +97,7 @@ def app_command(options: ServeOptions, coder: str) -> str:
         "-m",
         "tui.serve.child",
         str(options.study),
-        "--coder",
-        coder,
+        f"--coder={coder}",  # one argument, whatever the name
         *options.app_args,
     ]
     return "exec " + shlex.join(argv)
@@ -165,7 +164,9 @@ class Guard:
     def admit(self, request: web.Request) -> tuple[Grant | None, str | None]:
         """The grant a request carries, and a new session id when it signs in now."""
         grants = self.access.grants()
-        token = request.query.get("token")
+        # An empty ``?token=`` (a link cut short) signs nobody in, nor out: the
+        # session's cookie still counts.
+        token = request.query.get("token") or None
         if token is not None:
             if request.path != "/" or request.method != "GET":
                 return None, None
