@@ -40,6 +40,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
+from study.analysis.coder_choice import CoderChoice, choose_coder
 from study.errors import NoBlindDecisionsError, StudyError
 from study.store import Study
 
@@ -134,10 +135,13 @@ class Comparison:
     n_pairs: int
     resamples: int
     level: float
+    #: Whose decisions, where taken by default among several coders ("" otherwise).
+    coder_note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "coder": self.coder,
+            "coder_note": self.coder_note,
             "sample": self.sample,
             "configs": [{"id": i, "label": label} for i, label in self.configs],
             "n_pairs": self.n_pairs,
@@ -226,26 +230,21 @@ class _Group:
     ordinal: bool
 
 
-def _resolve_coder(study: Study, coder: str | None) -> str:
+def _resolve_coder(study: Study, coder: str | None) -> CoderChoice:
     coders = study.decisions.coders()
     human = [c for c in coders if study.decisions.count(coder=c)]
     if coder is not None:
         if coder not in human:
             known = ", ".join(human) or "none"
             raise StudyError(f"no decisions by coder {coder!r}; coders: {known}", path=study.path)
-        return coder
+        return CoderChoice(coder)
     if not human:
         raise StudyError(
             "no decisions to compare with: decide some pairs (or import a coder's decisions "
             "with 'codecurve import-codes') first",
             path=study.path,
         )
-    if len(human) > 1:
-        raise StudyError(
-            f"the study has decisions by {', '.join(human)}; choose one with --coder",
-            path=study.path,
-        )
-    return human[0]
+    return choose_coder({c: study.decisions.count(coder=c) for c in human}, None)
 
 
 def _frames(
@@ -339,7 +338,8 @@ def compare_configs(
             "the study has no scoring configurations; run 'codecurve score' first",
             path=study.path,
         )
-    chosen = _resolve_coder(study, coder)
+    choice = _resolve_coder(study, coder)
+    chosen = choice.coder or ""
     frames = _frames(study, ids, chosen, sample=sample)
     common = None
     for frame in frames.values():
@@ -410,6 +410,7 @@ def compare_configs(
         n_pairs=len(pairs),
         resamples=resamples,
         level=level,
+        coder_note=choice.note,
     )
 
 

@@ -44,6 +44,7 @@ from screening.headline import TIER_GLOSS, Headline, pattern
 from screening.sampling import pool_tables
 from screening.story import Story, story
 from screening.tiers import screen_table
+from study.analysis.coder_choice import CoderChoice, choose_coder
 from study.analysis.headlines import study_headlines
 from study.analysis.remaining import remaining_pairs
 from study.errors import NoBlindDecisionsError, StudyError
@@ -154,6 +155,9 @@ class StudyScreening:
 
     #: Blind audit decisions left out: made under an older definition of their code.
     stale_evidence: int = 0
+    #: Whose decisions, where the coder was taken by default among several ("" when
+    #: named or the only one): said once, at the start.
+    coder_note: str = ""
 
     def reports(self) -> list[VRSReport]:
         """The pooled report first, then one per code."""
@@ -173,6 +177,7 @@ class StudyScreening:
             "sample_note": self.sample_note,
             "pooling": self.pooling,
             "coder": self.coder,
+            "coder_note": self.coder_note,
             "n_decisions": self.n_decisions,
             "n_unscored": self.n_unscored,
             "headlines": {
@@ -247,7 +252,8 @@ def screen_study(
         study: An open study.
         config_id: The scoring configuration; defaults to the study's active one.
         code: Screen only this code (id or name).
-        coder: Whose decisions; required when the study has several coders.
+        coder: Whose decisions; by default the only coder's, or among several the one
+            with the most blind audit decisions (said in ``coder_note``).
         cut: Binarisation of confidence: ``"scale"`` (default, each code's own
             scale-aware cut), a fixed cut in [0, 1] or ``"median"``.
         agreement: ``applies``, ``exact`` or ``within1``.
@@ -259,7 +265,7 @@ def screen_study(
 
     Raises:
         StudyError: no scores yet, an unknown configuration (the error lists those
-            that exist), an unknown code or coder, or an ambiguous coder.
+            that exist), an unknown code or coder.
         NoBlindDecisionsError: ``sample="audit"`` without a blind audit decision.
     """
     config_id = resolve_config(study, config_id)
@@ -270,7 +276,8 @@ def screen_study(
     frame = study.queries.annotated_pairs(config_id) if pairs is None else pairs
     human = frame[frame["source"] == "human"] if len(frame) else frame
     coders = sorted(set(human["coder"])) if len(human) else []
-    coder = choose_coder(study, coders, coder)
+    choice = screen_coder(study, human, coder)
+    coder = choice.coder
     mine = human[human["coder"] == coder] if coder is not None else human
     code_ids = [c.id for c in study.codebook.codable]
     if code is not None:
@@ -365,39 +372,49 @@ def screen_study(
         headlines=headlines,
         remaining=remaining,
         stale_evidence=stale[0] if chosen_sample == "audit" else 0,
+        coder_note=choice.note,
     )
 
 
-def choose_coder(study: Study, coders: list[str], coder: str | None) -> str | None:
-    """Whose decisions a screen uses: ``coder``, or the only one of ``coders`` (those
-    with their own decisions on scored pairs).
+def screen_coder(study: Study, human: pd.DataFrame, coder: str | None) -> CoderChoice:
+    """Whose decisions a screen uses: ``coder``, or by default the one with the most
+    blind audit decisions (the most decisions where nobody has one), said in
+    :attr:`CoderChoice.note` (:mod:`study.analysis.coder_choice`).
+
+    Args:
+        human: Human decisions on the configuration's pairs (``annotated_pairs`` rows).
 
     Raises:
-        StudyError: several coders and none chosen, or one with no decisions.
+        StudyError: a named coder with no decisions.
     """
-    if coder is None:
-        if len(coders) > 1:
-            raise StudyError(
-                f"the study has decisions by {', '.join(coders)}; choose one with --coder",
-                path=study.path,
-            )
-        return coders[0] if coders else None
-    if coder not in coders and coders:
+    coders = sorted(set(human["coder"])) if len(human) else []
+    if coder is not None and coder not in coders and coders:
         raise StudyError(
             f"no decisions by coder {coder!r}; coders: {', '.join(coders)}", path=study.path
         )
-    return coder
+    audited = blind_audit_rows(study, human, None)
+    if len(audited):
+        counts = audited["coder"].value_counts()
+        return choose_coder(
+            {c: int(counts.get(c, 0)) for c in coders}, coder, counted="blind audit decisions"
+        )
+    decided = human["coder"].value_counts() if len(human) else None
+    return choose_coder({c: int(decided[c]) for c in coders} if decided is not None else {}, coder)
 
 
-def screen_coders(study: Study, config_id: int | None = None) -> list[str]:
-    """The coders with their own decisions on pairs scored under ``config_id`` (the
-    active configuration by default): those a screen may be of."""
+def check_screen_coder(study: Study, coder: str | None, config_id: int | None = None) -> None:
+    """Refuse now a named ``coder`` a screen of ``config_id`` (the active configuration
+    by default) would refuse later: one with no decisions.
+
+    Raises:
+        StudyError: as :func:`screen_coder`.
+    """
     config_id = resolve_config(study, config_id)
-    if config_id is None:
-        return []
+    if config_id is None or coder is None:
+        return
     frame = study.queries.annotated_pairs(config_id)
     human = frame[frame["source"] == "human"] if len(frame) else frame
-    return sorted(set(human["coder"])) if len(human) else []
+    screen_coder(study, human, coder)
 
 
 def _as_told(report: VRSReport, headline: Headline | None) -> VRSReport:

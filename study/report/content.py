@@ -230,6 +230,8 @@ def _screen(data: ReportData) -> Section:
         lines.append("Warning: " + _sentence(screen["study_warning"]))
     lines.append(f"Configuration {screen['config']['label']}; confidence cut: {screen['cut']}.")
     lines.append("Sample: " + _sentence(sample_words(screen)))
+    if screen.get("coder_note"):
+        lines.append("Coder: " + _sentence(screen["coder_note"]))
     if screen["sample_note"]:
         lines.append("Note: " + _sentence(screen["sample_note"]))
     tables_out = []

@@ -65,6 +65,8 @@ class ReportOptions:
     max_error: float = 0.05
     level: float = 0.95
     with_model: bool = False
+    #: The coders the inter-coder reliability compares (None: every coder).
+    coders: tuple[str, ...] | None = None
     resamples: int = 1000
     seed: int = 0
     examples: int = 3
@@ -181,9 +183,9 @@ def report_data(study: Study, options: ReportOptions | None = None) -> ReportDat
             sections["curves"] = curves
         else:
             missing["entropy"] = missing["curves"] = NO_SCORES
-    coders = None
+    coders = None if opts.coders is None else [c for c in opts.coders if c != MODEL]
     if opts.with_model:
-        people = [c for c in study.decisions.coders() if c != MODEL]
+        people = coders or [c for c in study.decisions.coders() if c != MODEL]
         coders = [*people, MODEL]
     try:
         agreement = study_agreement(study, coders=coders, resamples=opts.resamples, seed=opts.seed)

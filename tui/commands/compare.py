@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tui.commands import tell
 from tui.commands.types import seed, whole_number
 
 if TYPE_CHECKING:
@@ -90,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
             resamples=args.resamples,
             seed=args.seed,
         )
+    tell(result.coder_note)
     if args.format == "json":
         from tui.text import json_text
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codebooks.errors import InputError
-from tui.commands import UsageError
+from tui.commands import UsageError, tell
 from tui.commands.types import parse_cut, unit_interval
 
 if TYPE_CHECKING:
@@ -113,6 +113,13 @@ def run(args: argparse.Namespace) -> int:
             )  # fmt: skip
         else:
             screened = None  # plan_delegation says what is missing
+        if screened is not None:
+            if args.apply and args.coder is None and screened.coder_note:
+                raise UsageError(
+                    "--apply records decisions under a coder's name, and the study has "
+                    "several coders: give --coder NAME"
+                )
+            tell(screened.coder_note)
         plan = plan_delegation(
             study,
             max_error=args.max_error,

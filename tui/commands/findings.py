@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codebooks.errors import InputError
-from tui.commands import UsageError
+from tui.commands import UsageError, tell
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -118,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
             top=args.top,
         )
         info = findings_provenance(study, result)
+    tell(result.coder_note)
     if args.output is not None:
         written = write_table(_with_differences(result), args.output, info=info)
         sys.stdout.write(f"wrote {written}\n")

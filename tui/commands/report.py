@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from codebooks.errors import InputError
-from tui.commands import UsageError
-from tui.commands.types import resamples, seed, unit_interval
+from tui.commands import UsageError, tell
+from tui.commands.types import coder_names, resamples, seed, unit_interval
 
 #: What a report may replace: an earlier report (never a codebook or a data file).
 REPORT_SUFFIXES = (".html", ".htm")
@@ -56,7 +56,18 @@ def register(subparsers: Any) -> None:
         metavar="DIR",
         help="also write each figure (SVG and PNG, 300 dpi) and each table (CSV) into DIR",
     )
-    parser.add_argument("--coder", help="whose decisions (needed when there are several coders)")
+    parser.add_argument(
+        "--coder",
+        help="whose decisions the screen, delegation and confusion use (default: the only "
+        "coder, or the one with the most blind audit decisions, said at the start)",
+    )
+    parser.add_argument(
+        "--coders",
+        type=coder_names,
+        metavar="A,B,...",
+        help="the coders the inter-coder reliability compares (default: every coder; two "
+        "give Cohen's kappa)",
+    )
     parser.add_argument(
         "--config",
         type=int,
@@ -116,10 +127,13 @@ def run(args: argparse.Namespace) -> int:
             max_error=args.max_error,
             level=args.level,
             with_model=args.with_model,
+            coders=None if args.coders is None else tuple(args.coders),
             resamples=args.resamples,
             seed=args.seed,
         )
         data = report_data(study, options)
+        screen = data.section("screen")
+        tell(screen.get("coder_note", "") if screen is not None else "")
         sources = tuple(recorded_sources(protect).values())
     written = write_report(data, args.output, figures=args.figures, protect=(args.study, *sources))
     if written.path is not None:

@@ -80,6 +80,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from study import Study
     from study.analysis.screen import screen_study
+    from tui.commands import tell
     from tui.text import json_text, plural, printable
 
     cut = parse_cut(args.cut)
@@ -97,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
             phase_b=args.phase_b,
             sample=args.sample,
         ).labelled()
+    tell(result.coder_note)
     advice = result.advice
     if args.format == "json":
         sys.stdout.write(json_text(result.to_dict()) + "\n")
