@@ -317,3 +317,23 @@ def test_with_several_coders_each_command_says_whose_decisions_it_uses(
     # Delegated decisions carry a coder's name: --apply never takes one by default.
     assert main(["delegate", str(path), "--apply"]) == 2
     assert "give --coder NAME" in capsys.readouterr().err
+
+
+def test_the_report_compares_the_coders_it_is_given(
+    sim: tuple[Path, Truth], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from study.report.data import ReportOptions, report_data
+
+    path, truth = sim
+    pairs = sorted(truth)[:60]
+    with Study.open(path) as study:
+        for coder in ("ana", "ben", "cy"):
+            study.decisions.import_decisions([(r, c, truth[(r, c)]) for r, c in pairs], coder=coder)
+        every = report_data(study, ReportOptions(resamples=50))
+        two = report_data(study, ReportOptions(coders=("ana", "cy"), resamples=50))
+    assert every.sections["agreement"]["coders"] == ["ana", "ben", "cy"]
+    assert two.sections["agreement"]["coders"] == ["ana", "cy"]
+    assert two.sections["agreement"]["pooled"]["kappa"] is not None
+    report = tmp_path / "r.html"
+    assert main(["report", str(path), "--coders", "ana,cy", "-o", str(report)]) == 0
+    assert "ana" in report.read_text(encoding="utf-8")
