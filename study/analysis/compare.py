@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -42,6 +42,7 @@ from scipy import stats
 
 from study.analysis.coder_choice import CoderChoice, choose_coder
 from study.errors import NoBlindDecisionsError, StudyError
+from study.scores.labels import backend_name
 from study.store import Study
 
 Sample = Literal["all", "audit"]
@@ -137,6 +138,12 @@ class Comparison:
     level: float
     #: Whose decisions, where taken by default among several coders ("" otherwise).
     coder_note: str = ""
+    #: Code id -> its name, for the rows and differences (which carry ids).
+    code_names: Mapping[str, str] = field(default_factory=dict)
+
+    def code_name(self, code: str) -> str:
+        """A row's code as users know it: its name (``POOLED`` stays as it is)."""
+        return self.code_names.get(code, code)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -146,8 +153,10 @@ class Comparison:
             "configs": [{"id": i, "label": label} for i, label in self.configs],
             "n_pairs": self.n_pairs,
             "bootstrap": {"resamples": self.resamples, "level": self.level, "unit": "pair"},
-            "rows": [r.to_dict() for r in self.rows],
-            "differences": [d.to_dict() for d in self.differences],
+            "rows": [{**r.to_dict(), "code_name": self.code_name(r.code)} for r in self.rows],
+            "differences": [
+                {**d.to_dict(), "code_name": self.code_name(d.code)} for d in self.differences
+            ],
         }
 
 
@@ -411,6 +420,7 @@ def compare_configs(
         resamples=resamples,
         level=level,
         coder_note=choice.note,
+        code_names={c.id: c.name for c in study.codebook.codes},
     )
 
 
@@ -424,10 +434,11 @@ def _auroc(correct: FloatArray, confidence: FloatArray) -> float | None:
 
 
 def describe_config(study: Study, config_id: int) -> str:
-    """A short label: model, context, strictness and template."""
+    """A short label: model, the backend that ran it, context, strictness and template
+    (``embedded:SmolLM2-135M-Instruct (llama.cpp) [definition] chat-v1``)."""
     row = study.scores.config_row(config_id)
     strict = ", strict" if row.strict else ""
-    return f"{row.model.name} [{row.context}{strict}] {row.template_id}"
+    return f"{row.model.name} ({backend_name(row)}) [{row.context}{strict}] {row.template_id}"
 
 
 def _groups(

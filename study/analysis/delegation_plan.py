@@ -28,6 +28,7 @@ from study.analysis.screen import SCALE_CUT, Cut, StudyScreening, scale_cut, scr
 from study.errors import StudyError
 from study.log.delegation_scope import DelegationScope
 from study.log.delegations import CodePlan, DelegationPlan
+from study.scores.labels import backend_name
 from study.store import Study
 
 if TYPE_CHECKING:
@@ -203,8 +204,8 @@ def plan_delegation(
         level=lvl,
         config_id=config_id,
         config=(
-            f"{row.model.name}@{row.model.revision} ({row.template_id}, context "
-            f"{row.context}, key {row.key})"
+            f"{row.model.name}@{row.model.revision} ({backend_name(row)}; {row.template_id}, "
+            f"context {row.context}, key {row.key})"
         ),
         coder=screened.coder,
         seed=sample.seed,

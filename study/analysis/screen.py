@@ -48,7 +48,7 @@ from study.analysis.coder_choice import CoderChoice, choose_coder
 from study.analysis.headlines import study_headlines
 from study.analysis.remaining import remaining_pairs
 from study.errors import NoBlindDecisionsError, StudyError
-from study.scores.labels import config_label, off_scale_warning, resolve_config
+from study.scores.labels import backend_name, config_label, off_scale_warning, resolve_config
 from study.store import Study
 
 Cut = float | Literal["median", "scale"]
@@ -482,7 +482,7 @@ def _weighted_pool(
 
 def _source(study: Study, config_id: int) -> str:
     row = study.scores.config_row(config_id)
-    return f"{row.model.name} ({row.template_id}, context {row.context})"
+    return f"{row.model.name} ({backend_name(row)}; {row.template_id}, context {row.context})"
 
 
 def _screen_frame(

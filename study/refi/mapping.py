@@ -59,6 +59,7 @@ from study.refi.model import (
     Value,
     Variable,
 )
+from study.scores.labels import backend_name
 
 if TYPE_CHECKING:
     from study.analysis.screen import StudyScreening
@@ -302,7 +303,9 @@ class _Exporter:
             return self.user("model", model=True)
         row = self.study.scores.config_row(config_id)
         return self.user(
-            f"model {row.model.name} ({row.template_id}, context {row.context})", model=True
+            f"model {row.model.name} ({backend_name(row)}; {row.template_id}, context "
+            f"{row.context})",
+            model=True,
         )
 
     def decisions(

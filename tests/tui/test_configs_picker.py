@@ -49,7 +49,7 @@ def test_choices_list_every_configuration_with_its_scored_count(tmp_path: Path) 
     choices = config_choices(study)
     assert [c.config_id for c in choices] == [first, second]
     assert [c.active for c in choices] == [False, True]
-    assert choices[1].label.startswith(f"#{second} fake · full · ")
+    assert choices[1].label.startswith(f"#{second} fake (fake) · full · ")
     assert choices[1].words() == f"{choices[1].label} (30 of 30 scored, active)"
     assert choices[0].words().endswith("(30 of 30 scored)")
     study.close()
