@@ -18,7 +18,7 @@ Layouts:
           codebook revision removed) that has decisions follows the current codes of
           each response with ``archived`` true; its final value is the decision alone.
 ``wide``  one row per response, in file order: ``response_id, text``, the response's other
-          columns, ``codes_decided`` (codes with a coder's decision), ``memo``, then one
+          columns, ``codes_decided`` (current codes with a decision), ``memo``, then one
           0/1 column per code named by the code (the decision reduced to applies = value
           >= the scale's ``applies_from``; blank where nobody decided, so that an
           unreviewed model pick never reads as a code), one ``<code> (confidence)``

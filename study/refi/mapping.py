@@ -270,7 +270,9 @@ class _Exporter:
             out["audit"] = {
                 "seed": sample.seed,
                 "responses": sorted(sample.permutation),
-                "sizes": dict(sample.sizes),
+                # The project's codes only: an archived code is not in it, and a size
+                # for it would keep the sample from being restored.
+                "sizes": {c.id: sample.size(c.id) for c in self.study.codes},
                 "drawn_at": sample.drawn_at,
             }
         return out
