@@ -210,15 +210,23 @@ def main(argv: list[str] | None = None) -> int:
         busy = asyncio.run(busy_after(server.url, limit=args.busy_limit))
         after = rss_mb(pid)
         stop_s = server.stop()
-    print(f"bad requests: {args.requests:,} ({args.concurrency} at a time, abandoned after "
-          f"{args.patience:g} s)")  # fmt: skip
-    print(f"  flood took {result['flood_s']:.1f} s: {int(result['answered']):,} answered, "
-          f"{int(result['abandoned']):,} abandoned by the client")  # fmt: skip
-    print(f"server memory: {before:.0f} MB before, {result['peak_mb']:.0f} MB at most, "
-          f"{after:.0f} MB after")  # fmt: skip
-    print(f"valid sign-ins during the flood: {int(result['sign_ins'])}, "
-          f"{int(result['sign_ins_failed'])} failed or over 60 s; median "
-          f"{result['sign_in_median_s']:.3f} s, slowest {result['sign_in_max_s']:.3f} s")  # fmt: skip
+    print(
+        f"bad requests: {args.requests:,} ({args.concurrency} at a time, abandoned after "
+        f"{args.patience:g} s)"
+    )
+    print(
+        f"  flood took {result['flood_s']:.1f} s: {int(result['answered']):,} answered, "
+        f"{int(result['abandoned']):,} abandoned by the client"
+    )
+    print(
+        f"server memory: {before:.0f} MB before, {result['peak_mb']:.0f} MB at most, "
+        f"{after:.0f} MB after"
+    )
+    print(
+        f"valid sign-ins during the flood: {int(result['sign_ins'])}, "
+        f"{int(result['sign_ins_failed'])} failed or over 60 s; median "
+        f"{result['sign_in_median_s']:.3f} s, slowest {result['sign_in_max_s']:.3f} s"
+    )
     print(f"a refused request answered again {busy:.1f} s after the flood")
     print(f"SIGTERM stopped the server in {stop_s:.1f} s")
     return 0

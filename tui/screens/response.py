@@ -471,9 +471,11 @@ class ResponseScreen(Screen[None]):
     # -- the checklist ----------------------------------------------------------------
 
     def action_tick(self) -> None:
-        """Tick (or untick) the highlighted code, then go to the next one: a checklist
-        of the codes that apply, for yes/no codes only (an ordinal scale has no single
-        "applies"; its codes are decided with their digits)."""
+        """Tick (or untick) the highlighted code, and stay on it: a checklist of the codes
+        that apply, for yes/no codes only (an ordinal scale has no single "applies"; its
+        codes are decided with their digits). The cursor moves only with the arrows, so
+        that a tick lands on the code the coder sees highlighted (one that also moved on
+        put a quick second tick on the next code)."""
         row = self.current()
         if row is None:
             return
@@ -495,7 +497,7 @@ class ResponseScreen(Screen[None]):
             else coded_text(row, value_label(scale, row.decision))
         )
         self.codes_table.update_cell(row.code_id, "coded", cell)
-        self._select(min(index + 1, len(self._rows) - 1))
+        self._select(index)
 
     def action_record_ticks(self) -> None:
         """Record the checklist: each ticked code Yes, each undecided yes/no code not
