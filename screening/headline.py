@@ -234,8 +234,14 @@ def _answered(who: str, label: str) -> str:
     return f"{who} answered {label} to"
 
 
-def left_to_code(remaining: int) -> str:
-    """What the study has left for a distance to a verdict, in words."""
+def left_to_code(remaining: int, *, unscored: int = 0) -> str:
+    """What the study has left for a distance to a verdict, in words (``unscored``: the
+    coder's decisions on pairs not scored yet, which join the screen once scored)."""
+    if remaining <= 0 and unscored > 0:
+        return (
+            f"every pair is coded, and {unscored:,} decisions wait for their scores: the "
+            "screen sees them once they are scored"
+        )
     if remaining <= 0:
         return "every pair is coded: no verdict can be reached in this study"
     return (

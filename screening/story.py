@@ -134,7 +134,11 @@ _PHASE_B_ROWS = ("Phase B", "AUROC", "Base accuracy", "Selective accuracy", "AUR
 
 
 def vrs_rows(
-    tier_rows: list[tuple[str, str]], headline: Headline | None, *, remaining: int | None = None
+    tier_rows: list[tuple[str, str]],
+    headline: Headline | None,
+    *,
+    remaining: int | None = None,
+    unscored: int = 0,
 ) -> list[tuple[str, str]]:
     """A VRS table's rows as the group's story tells them: the tier row says the story's
     :attr:`Story.tier_words`, AUROC and kappa follow it (the tier is never read without
@@ -148,7 +152,7 @@ def vrs_rows(
         if not told.calibration and label.startswith(_PHASE_B_ROWS):
             continue
         if label == "Distance to a verdict" and remaining is not None:
-            value = f"{value}; {left_to_code(remaining)}"
+            value = f"{value}; {left_to_code(remaining, unscored=unscored)}"
         if label == "Tier classification":
             value = told.tier_words
         out.append((label, value))

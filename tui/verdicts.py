@@ -126,6 +126,7 @@ def describe(
     figures: Headline | None = None,
     *,
     remaining: int | None = None,
+    unscored: int = 0,
 ) -> GroupVerdict:
     """Plain-language verdict of one group: the figures first (``figures``), then what
     the screen of its confidence found."""
@@ -154,7 +155,12 @@ def describe(
                 f"Need {shortfall.missing} more where {words} (have {shortfall.count}); {estimate}."
             )
         if distance.shortfalls and (distance.more_items is not None or remaining is not None):
-            verdict = to_verdict(report, None if code_id is None else name, remaining=remaining)
+            verdict = to_verdict(
+                report,
+                None if code_id is None else name,
+                remaining=remaining,
+                unscored=unscored,
+            )
             lines.append(f"In all: {verdict}.")
         if n and report.n_incorrect == 0:
             lines.append("The model has not disagreed with you yet: errors are needed to judge it.")
@@ -250,6 +256,7 @@ def summarise_study(
                 conf,
                 result.headline(name),
                 remaining=result.remaining.get(name),
+                unscored=result.unscored.get(name, 0),
             )
         )
     agreement = None

@@ -142,6 +142,8 @@ class StudyScreening:
     headlines: Mapping[str | None, Headline] = field(default_factory=dict)
     #: Code name -> pairs the study has left to code for this screen.
     remaining: Mapping[str, int] = field(default_factory=dict)
+    #: Code name -> the coder's decisions on pairs not scored yet (not in the screen).
+    unscored: Mapping[str, int] = field(default_factory=dict)
 
     def headline(self, name: str | None) -> Headline | None:
         """The figures of one code (by name), or of all codes pooled (None)."""
@@ -187,6 +189,7 @@ class StudyScreening:
                 },
             },
             "remaining": dict(self.remaining),
+            "unscored": dict(self.unscored),
             "tier_gloss": TIER_GLOSS,
             "pooled": {
                 **self.pooled.to_dict(),
@@ -338,6 +341,13 @@ def screen_study(
     # nothing): every surface then reads the same report.
     pooled = _as_told(pooled, headlines.get(None))
     per_code = {name: _as_told(r, headlines.get(name)) for name, r in per_code.items()}
+    # The coder's decisions on pairs not scored yet (scoring still runs): not in the screen
+    # now, in it once scored, so no verdict is called out of reach for want of them.
+    waiting = mine[~mine["scored"].astype(bool)] if len(mine) else mine
+    unscored = {
+        names.get(str(c), str(c)): int(n)
+        for c, n in (waiting["code_id"].value_counts().items() if len(waiting) else ())
+    }
     everything = frame[frame["coder"] == coder] if coder is not None and len(frame) else frame
     remaining = remaining_pairs(
         study,
@@ -368,7 +378,9 @@ def screen_study(
             audit=chosen_sample == "audit",
             headlines=headlines,
             remaining=remaining,
+            unscored=unscored,
         ),
+        unscored=unscored,
         headlines=headlines,
         remaining=remaining,
         stale_evidence=stale[0] if chosen_sample == "audit" else 0,

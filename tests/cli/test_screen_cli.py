@@ -256,3 +256,26 @@ def test_code_names_with_markup_and_escapes_print_as_text(
             assert raw not in out, fmt
         if fmt != "json":
             assert "[bold]Pay\u241b]0;title\u2407" in out
+
+
+def test_decisions_waiting_for_their_scores_are_named_not_called_out_of_reach(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Scoring still runs: every pair is decided, some are not scored yet. The screen
+    names them and says they join it once scored, never that no verdict can be reached."""
+    from tests.factories import build_study
+
+    path = tmp_path / "w.codecurve"
+    study = build_study(path, n=12, scored=20)
+    ids = study.response_ids()
+    items = [(r, c.id, 1) for r in ids for c in study.codes]
+    study.decisions.import_decisions(items, coder="ana")
+    study.close()
+    for fmt in ("table", "markdown"):
+        assert main(["screen", str(path), "--format", fmt]) == 0
+        flat = " ".join(capsys.readouterr().out.split())
+        assert "no verdict can be reached" not in flat
+        assert "not scored yet" in flat
+    data = screen_json(path, capsys)
+    assert sum(data["unscored"].values()) == 16
+    assert "not scored yet" in data["next_action"] or "not scored yet" in json.dumps(data)

@@ -111,14 +111,20 @@ def run(args: argparse.Namespace) -> int:
         parts += [
             "\n## All codes pooled\n",
             glossed_markdown(
-                result.pooled, result.headline(None), remaining=pooled_remaining(result)
+                result.pooled,
+                result.headline(None),
+                remaining=pooled_remaining(result),
+                unscored=sum(result.unscored.values()),
             ),
         ]
         for name, report in result.per_code.items():
             parts += [
                 f"\n## {name}\n",
                 glossed_markdown(
-                    report, result.headline(name), remaining=result.remaining.get(name)
+                    report,
+                    result.headline(name),
+                    remaining=result.remaining.get(name),
+                    unscored=result.unscored.get(name, 0),
                 ),
             ]
         if result.agreements:
@@ -161,7 +167,13 @@ def run(args: argparse.Namespace) -> int:
         )
     for name, report in result.per_code.items():
         console.print(
-            vrs_table(report, name, result.headline(name), remaining=result.remaining.get(name))
+            vrs_table(
+                report,
+                name,
+                result.headline(name),
+                remaining=result.remaining.get(name),
+                unscored=result.unscored.get(name, 0),
+            )
         )
     if result.agreements:
         table = Table(title="Agreement", header_style="bold")
@@ -217,7 +229,9 @@ def _sample_lines(result: StudyScreening) -> list[str]:
     for name, report in result.per_code.items():
         if report.tier == "Insufficient data":
             left = result.remaining.get(name)
-            lines.append(f"To a verdict: {to_verdict(report, name, audit=True, remaining=left)}.")
+            waiting = result.unscored.get(name, 0)
+            verdict = to_verdict(report, name, audit=True, remaining=left, unscored=waiting)
+            lines.append(f"To a verdict: {verdict}.")
     return lines
 
 
@@ -227,6 +241,7 @@ def vrs_table(
     headline: Headline | None = None,
     *,
     remaining: int | None = None,
+    unscored: int = 0,
 ) -> Table:
     """The report as a Rich table (tier coloured, with AUROC and kappa right after it),
     every cell shown as text: a code's name is the user's, so it is never read as markup
@@ -243,7 +258,7 @@ def vrs_table(
     table = Table(title=title, show_header=True, header_style="bold")
     table.add_column("Row", style="dim", no_wrap=True)
     table.add_column("Value")
-    for label, value in vrs_rows(report.rows(), headline, remaining=remaining):
+    for label, value in vrs_rows(report.rows(), headline, remaining=remaining, unscored=unscored):
         style = TIER_STYLES.get(value, "") if label == "Tier classification" else ""
         words = GLOSSES.get(label)
         shown = Text(printable(label))
@@ -272,7 +287,11 @@ def header_lines(result: StudyScreening) -> list[str]:
 
 
 def glossed_markdown(
-    report: VRSReport, headline: Headline | None = None, *, remaining: int | None = None
+    report: VRSReport,
+    headline: Headline | None = None,
+    *,
+    remaining: int | None = None,
+    unscored: int = 0,
 ) -> str:
     """The report as a two-column Markdown table, each index label glossed, AUROC and
     kappa right after the tier."""
@@ -280,7 +299,7 @@ def glossed_markdown(
     from screening.story import vrs_rows
 
     lines = ["| VRS row | Value |", "|---|---|"]
-    for label, value in vrs_rows(report.rows(), headline, remaining=remaining):
+    for label, value in vrs_rows(report.rows(), headline, remaining=remaining, unscored=unscored):
         lines.append(f"| {gloss(label)} | {value.replace('|', chr(92) + '|')} |")
     return "\n".join(lines) + "\n"
 
