@@ -70,6 +70,7 @@ def sections(data: ReportData) -> tuple[Section, ...]:
     """The report's sections in reading order."""
     out = [
         _study(data),
+        _methods(data),
         _audit(data),
         _screen(data),
         _delegation(data),
@@ -92,6 +93,17 @@ def figures(data: ReportData) -> tuple[Figure, ...]:
 def tables(data: ReportData) -> tuple[Table, ...]:
     """Every table of the report, in reading order."""
     return tuple(t for s in sections(data) for t in s.tables)
+
+
+# -- the methods paragraph -------------------------------------------------------------
+
+
+def _methods(data: ReportData) -> Section:
+    from study.report.methods import cited, methods_paragraph
+
+    paragraph = methods_paragraph(data)
+    references = "References: " + " ".join(cited(paragraph))
+    return Section("methods", "For the methods section", lines=(paragraph, references))
 
 
 # -- the study -------------------------------------------------------------------------

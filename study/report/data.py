@@ -24,7 +24,9 @@ from screening.story import vrs_rows as told_rows
 from study.analysis.agreement import MODEL, AgreementError, agreement_hint, study_agreement
 from study.analysis.compare import compare_configs
 from study.analysis.delegation_plan import plan_delegation
+from study.analysis.findings import study_findings
 from study.analysis.screen import StudyScreening, blind_audit_rows, screen_study
+from study.log.delegations import guarantee_sentences
 from study.queries.score_curves import code_entropies, surprisal_curves
 from study.scores.labels import config_label
 from study.store import Study
@@ -177,6 +179,13 @@ def report_data(study: Study, options: ReportOptions | None = None) -> ReportDat
             sections["delegation"] = plan.to_dict()
         except CodecurveError as exc:
             missing["delegation"] = _message(exc)
+        if screened is not None and study.audit.sample() is not None:
+            try:
+                sections["findings"] = study_findings(
+                    study, coder=screened.coder, config=config_id
+                ).to_dict()
+            except CodecurveError as exc:
+                missing["findings"] = _message(exc)
         entropies, curves = _curves(study, config_id, opts.examples)
         if entropies["codes"]:
             sections["entropy"] = entropies
@@ -244,6 +253,8 @@ def _overview(study: Study) -> dict[str, Any]:
         ],
         "coders": list(study.decisions.coders()),
         "configurations": configs,
+        # The delegations applied (not undone): code id -> its guarantee sentence.
+        "delegations": guarantee_sentences(study),
     }
 
 

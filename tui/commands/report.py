@@ -51,6 +51,12 @@ def register(subparsers: Any) -> None:
         "-o", "--output", type=Path, metavar="FILE", help="the HTML report to write"
     )
     parser.add_argument(
+        "--methods",
+        action="store_true",
+        help="print the paragraph a methods section needs (model, audit, reliability, "
+        "screen, delegation, prevalence; each number from the study) and its references",
+    )
+    parser.add_argument(
         "--figures",
         type=Path,
         metavar="DIR",
@@ -105,8 +111,11 @@ def run(args: argparse.Namespace) -> int:
     from tui.commands.outputs import check_output, recorded_sources
     from tui.text import plural, printable
 
-    if args.output is None and args.figures is None:
-        raise UsageError("give -o FILE for the report, --figures DIR for its figures, or both")
+    if args.output is None and args.figures is None and not args.methods:
+        raise UsageError(
+            "give -o FILE for the report, --figures DIR for its figures, --methods for its "
+            "methods paragraph, or several"
+        )
     if not args.study.exists():
         raise InputError("no such study file", path=args.study)
     protect = {"study": args.study}
@@ -117,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
     with Study.open(args.study, read_only=True) as study:
         # The drawing processes start first: their imports (matplotlib) then overlap
         # those of the analyses (pandas, scipy), as well as the analyses themselves.
-        warm(len(study.codes))
+        if args.output is not None or args.figures is not None:
+            warm(len(study.codes))
         from study.report.data import ReportOptions, report_data
         from study.report.files import write_report
 
@@ -135,6 +145,17 @@ def run(args: argparse.Namespace) -> int:
         screen = data.section("screen")
         tell(screen.get("coder_note", "") if screen is not None else "")
         sources = tuple(recorded_sources(protect).values())
+    if args.methods:
+        from study.report.methods import cited, methods_paragraph
+
+        paragraph = methods_paragraph(data)
+        print(printable(paragraph))
+        print()
+        print("References:")
+        for reference in cited(paragraph):
+            print(printable(f"- {reference}"))
+        if args.output is None and args.figures is None:
+            return 0
     written = write_report(data, args.output, figures=args.figures, protect=(args.study, *sources))
     if written.path is not None:
         print(printable(f"Report written to {written.path}", single_line=True))
