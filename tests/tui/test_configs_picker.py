@@ -158,7 +158,7 @@ async def test_the_panel_compares_the_configurations_on_the_chosen_code(tmp_path
         pooled = panel.comparison_text
         assert "Configurations on every code" in pooled
         assert f"#{first} synthetic" in pooled
-        assert f"#{second} fake [full]" in pooled
+        assert f"#{second} fake (fake) [full]" in pooled
         assert "n 80" in pooled
         assert "κ" in pooled
         panel.select_code("workload")
