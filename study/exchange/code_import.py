@@ -210,9 +210,15 @@ def read_codes(
                 continue
             names = [part.strip() for part in text.split(separator) if part.strip()]
             listed: dict[str, Code] = {}
+            # The codes an unknown name probably meant ('flag_anamolies'): left undecided
+            # in this row, never "does not apply" for a misspelling.
+            meant: set[str] = set()
             for name in names:
                 found = _lookup(by_key, name)
                 if found is None:
+                    likely = _likely_code(by_key, name)
+                    if likely is not None:
+                        meant.add(likely.id)
                     category = _lookup(categories, name)
                     if category is not None:
                         raise ResponsesError(
@@ -229,6 +235,8 @@ def read_codes(
                 continue
             coded_rows += 1
             for code in codable:
+                if code.id in meant and code.id not in listed:
+                    continue
                 scale = codebook.scale_for(code)
                 value = scale.options[-1].value if code.id in listed else scale.lowest.value
                 items.append((rid, code.id, value))
@@ -275,7 +283,7 @@ def read_codes(
         coded_rows = len({rid for rid, _, _ in items})
     if unknown_codes:
         shown = "; ".join(
-            f"{name!r} ({format_places(rows, place)})"
+            f"{name!r} ({format_places(rows, place)}{_did_you_mean(by_key, name)})"
             for name, rows in list(unknown_codes.items())[:MAX_LISTED]
         )
         more = (
@@ -385,6 +393,18 @@ def _lookup(by_key: dict[str, Code], name: str) -> Code | None:
     if found is None:
         found = by_key.get(unguard_formula(name.strip()).casefold())
     return found
+
+
+def _likely_code(by_key: dict[str, Code], name: str) -> Code | None:
+    """The code an unknown name is most likely a misspelling of, if one is close."""
+    close = get_close_matches(name.strip().casefold(), list(by_key), n=1, cutoff=0.8)
+    return by_key[close[0]] if close else None
+
+
+def _did_you_mean(by_key: dict[str, Code], name: str) -> str:
+    """``"; did you mean 'flag_anomalies'?"`` for a misspelt code name, else ""."""
+    likely = _likely_code(by_key, name)
+    return f"; did you mean {likely.name!r}?" if likely is not None else ""
 
 
 def _close_hints(ignored: list[str], names: list[str]) -> str:
