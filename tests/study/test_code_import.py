@@ -36,7 +36,7 @@ def test_matrix_layout_values_labels_blanks(study: Study, tmp_path: Path) -> Non
     assert report.added == 4
     assert any("'comment'" in m for m in report.codes_file.messages)
     assert study.decisions.decision("r1", "pay").value == 5  # type: ignore[union-attr]
-    assert study.decisions.decision("r1", "team").value == 0  # type: ignore[union-attr]
+    assert study.decisions.decision("r1", "team").value == 1  # type: ignore[union-attr]
     assert study.decisions.decision("r2", "team").value == 0  # type: ignore[union-attr]
     assert study.decisions.decision("r2", "pay") is None  # blank = not coded
     assert study.decisions.decision("r1", "pay").source == "human"  # type: ignore[union-attr]
