@@ -154,7 +154,10 @@ def report_data(study: Study, options: ReportOptions | None = None) -> ReportDat
                 {
                     n: tuple(
                         told_rows(
-                            r.rows(), screened.headline(n), remaining=screened.remaining.get(n)
+                            r.rows(remaining=screened.remaining.get(n)),
+                            screened.headline(n),
+                            remaining=screened.remaining.get(n),
+                            unscored=screened.unscored.get(n, 0),
                         )
                     )
                     for n, r in screened.per_code.items()

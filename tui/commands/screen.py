@@ -258,7 +258,9 @@ def vrs_table(
     table = Table(title=title, show_header=True, header_style="bold")
     table.add_column("Row", style="dim", no_wrap=True)
     table.add_column("Value")
-    for label, value in vrs_rows(report.rows(), headline, remaining=remaining, unscored=unscored):
+    for label, value in vrs_rows(
+        report.rows(remaining=remaining), headline, remaining=remaining, unscored=unscored
+    ):
         style = TIER_STYLES.get(value, "") if label == "Tier classification" else ""
         words = GLOSSES.get(label)
         shown = Text(printable(label))
@@ -299,7 +301,9 @@ def glossed_markdown(
     from screening.story import vrs_rows
 
     lines = ["| VRS row | Value |", "|---|---|"]
-    for label, value in vrs_rows(report.rows(), headline, remaining=remaining, unscored=unscored):
+    for label, value in vrs_rows(
+        report.rows(remaining=remaining), headline, remaining=remaining, unscored=unscored
+    ):
         lines.append(f"| {gloss(label)} | {value.replace('|', chr(92) + '|')} |")
     return "\n".join(lines) + "\n"
 
