@@ -83,6 +83,8 @@ class ConfigMetrics:
     auroc: float | None
     entropy: float
     off_scale: float
+    #: What the screen's story says (``"adds nothing"``, or the tier's plain words).
+    verdict: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -94,6 +96,7 @@ class ConfigMetrics:
             "kappa_weights": "quadratic" if self.weighted else "none",
             "rho": None if self.rho is None else _plain(self.rho),
             "tier": self.tier,
+            "verdict": self.verdict,
             "auroc": None if self.auroc is None else _plain(self.auroc),
             "mean_norm_entropy": _plain(self.entropy),
             "mean_off_scale_mass": _plain(self.off_scale),
@@ -299,7 +302,9 @@ def _audit_pairs(study: Study, coder: str) -> set[tuple[str, str]]:
     return pairs
 
 
-def _tiers(study: Study, config_id: int, coder: str, sample: Sample) -> dict[str, str]:
+def _tiers(study: Study, config_id: int, coder: str, sample: Sample) -> dict[str, tuple[str, str]]:
+    """Code id (or ``POOLED``) -> the screen's tier and what its story says of it
+    (:func:`screening.story.story`: ``"adds nothing"`` where the model adds nothing)."""
     from study.analysis.screen import screen_study
 
     try:
@@ -308,11 +313,12 @@ def _tiers(study: Study, config_id: int, coder: str, sample: Sample) -> dict[str
             screened = screen_study(study, config_id, coder=coder, sample=sample)
     except StudyError:
         return {}
-    tiers = {POOLED: str(screened.pooled.screen.tier)}
+    tiers = {POOLED: (str(screened.pooled.screen.tier), screened.story(None).verdict)}
     for code in study.codes:  # the screen names its per-code reports by code name
-        report = screened.per_code.get(code.name, screened.per_code.get(code.id))
+        name = code.name if code.name in screened.per_code else code.id
+        report = screened.per_code.get(name)
         if report is not None:
-            tiers[code.id] = str(report.screen.tier)
+            tiers[code.id] = (str(report.screen.tier), screened.story(name).verdict)
     return tiers
 
 
@@ -383,7 +389,7 @@ def compare_configs(
             for cid in ids
         }
         for cid in ids:
-            tier = tiers[cid].get(group.code, "")
+            tier, verdict = tiers[cid].get(group.code, ("", ""))
             # Beside every tier, whatever it is: the tier alone reads as a verdict.
             auroc = _auroc(group.agree[cid], group.confidence[cid])
             rows.append(
@@ -398,6 +404,7 @@ def compare_configs(
                     if group.ordinal
                     else None,
                     tier=tier or "-",
+                    verdict=verdict,
                     auroc=auroc,
                     entropy=float(np.nanmean(group.entropy[cid])),
                     off_scale=float(np.nanmean(group.off[cid])),

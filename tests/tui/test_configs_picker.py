@@ -170,8 +170,9 @@ async def test_the_panel_compares_the_configurations_on_the_chosen_code(tmp_path
         row = next(r for r in comparison.rows if r.code == "workload" and r.config_id == first)
         assert f"agree {row.agreement:.0%}" in text
         assert f"κ {row.kappa.point:.2f} [{row.kappa.low:.2f}, {row.kappa.high:.2f}]" in text
-        # The tier in words (the screen's "response pattern"), never bare.
-        assert f"pattern: {pattern(row.tier)}" in text
+        # The screen's story in words ("adds nothing", or the tier's), never a bare tier.
+        assert f"pattern: {row.verdict or pattern(row.tier)}" in text
+        assert row.verdict
     study.close()
 
 

@@ -82,6 +82,18 @@ def test_screen_and_its_json_tell_it(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert staff["story"]["calibration"] is False
 
 
+def test_compare_tells_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = audited_constant_study(tmp_path)
+    capsys.readouterr()
+    assert main(["compare", str(path), "--sample", "audit", "--resamples", "20"]) == 0
+    table = capsys.readouterr().out.split("compared on")[0]
+    assert "adds nothing" in table
+    assert "no pathology found" not in table
+    assert main(["compare", str(path), "--format", "json", "--resamples", "20"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert {r["verdict"] for r in rows} == {"adds nothing"}
+
+
 def test_the_report_draws_no_calibration_and_says_no_valid(tmp_path: Path) -> None:
     path = audited_constant_study(tmp_path)
     with Study.open(path, read_only=True) as study:

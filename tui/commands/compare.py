@@ -118,7 +118,7 @@ def _cells(row: ConfigMetrics) -> list[str]:
         _num(row.agreement),
         _num(k.point) + ci + (" q" if row.weighted else ""),
         _num(row.rho),
-        pattern(row.tier) if row.tier != "-" else "-",
+        row.verdict or (pattern(row.tier) if row.tier != "-" else "-"),
         _num(row.auroc),
         _num(row.entropy),
         _num(row.off_scale, 3),

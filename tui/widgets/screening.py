@@ -134,7 +134,10 @@ def comparison_renderable(
             Text.assemble(
                 (label, "bold"),
                 f"\n  n {row.n}  agree {agree}  κ {interval}  AUROC {auroc}  ",
-                (f"pattern: {pattern(row.tier)}", TIER_STYLES.get(row.tier, "")),
+                (
+                    f"pattern: {row.verdict or pattern(row.tier)}",
+                    "" if row.verdict == "adds nothing" else TIER_STYLES.get(row.tier, ""),
+                ),
             )
         )
     clear = [
