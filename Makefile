@@ -78,6 +78,7 @@ bench: install
 	$(PY) -m benchmarks.bench_study
 	$(PY) -m benchmarks.bench_app
 	$(PY) -m benchmarks.bench_server
+	$(PY) -m benchmarks.bench_refusals
 
 clean:
 	rm -rf $(VENV) .venv-vllm build *.egg-info .mypy_cache .ruff_cache

@@ -70,7 +70,12 @@ def _more(report: VRSReport) -> int | None:
 
 
 def to_verdict(
-    report: VRSReport, name: str | None, *, audit: bool = False, remaining: int | None = None
+    report: VRSReport,
+    name: str | None,
+    *,
+    audit: bool = False,
+    remaining: int | None = None,
+    unscored: int = 0,
 ) -> str:
     """What a screen still needs before it settles, in words; the one wording of it.
 
@@ -89,7 +94,8 @@ def to_verdict(
         When the study has fewer pairs left than the screen needs, it says so:
         ``"code the 45 audit pairs of Workload left (every one); the screen needs about
         60, so a verdict may be out of reach in this study"``, and with none left, that
-        it is out of reach.
+        it is out of reach, unless ``unscored`` of the coder's decisions are on pairs
+        not scored yet (scoring still runs): then that they join the screen once scored.
     """
     more = _more(report)
 
@@ -104,6 +110,12 @@ def to_verdict(
             every = "every audit pair" + (f" of {name}" if name is not None else "")
         else:
             every = f"every {name} pair" if name is not None else "every pair"
+        if unscored > 0:
+            return (
+                f"{every} is coded, but {unscored:,} of those decisions are on pairs not "
+                "scored yet and are not in the screen: score them (codecurve score) and "
+                "screen again"
+            )
         return f"{every} is coded: {out_of_reach(report)}"
     if more is None:
         left = f" ({remaining} left)" if remaining is not None else ""
@@ -128,12 +140,17 @@ def out_of_reach(report: VRSReport) -> str:
 
 
 def _undecided_action(
-    report: VRSReport, name: str, *, audit: bool = False, remaining: int | None = None
+    report: VRSReport,
+    name: str,
+    *,
+    audit: bool = False,
+    remaining: int | None = None,
+    unscored: int = 0,
 ) -> Advice:
     more = _more(report)
     headline = f"the screen of the model's confidence is not settled yet for {name}"
     if remaining is not None and remaining <= 0:
-        action = to_verdict(report, name, audit=audit, remaining=remaining)
+        action = to_verdict(report, name, audit=audit, remaining=remaining, unscored=unscored)
         more = 0
     elif report.n_items and report.n_incorrect == 0:
         what = f"audit pairs of {name}" if audit else f"{name} pairs"
@@ -166,6 +183,7 @@ def advise(
     audit: bool = False,
     headlines: Mapping[str | None, Headline] | None = None,
     remaining: Mapping[str, int] | None = None,
+    unscored: Mapping[str, int] | None = None,
 ) -> Advice:
     """The headline and next action of a study's screen.
 
@@ -182,6 +200,8 @@ def advise(
         headlines: The figures of each group by code name, None for the pool
             (:func:`screening.headline.make_headline`).
         remaining: Pairs left to code per code name; no step asks for more.
+        unscored: Per code name, the coder's decisions on pairs not scored yet (they
+            join the screen once scored: no verdict is called out of reach for them).
 
     Returns:
         The advice about one code (or all codes when there is none to single out).
@@ -250,7 +270,13 @@ def advise(
             return (0 if reachable else 1, more or 0)
 
         name, report = min(open_codes, key=closeness)
-        return _undecided_action(report, name, audit=audit, remaining=left.get(name))
+        return _undecided_action(
+            report,
+            name,
+            audit=audit,
+            remaining=left.get(name),
+            unscored=dict(unscored or {}).get(name, 0),
+        )
     figures = ""
     shown = heads.get(next(iter(per_code))) if len(per_code) == 1 else heads.get(None)
     if shown is not None and shown.n:

@@ -13,8 +13,8 @@ default agreement. Kappa's 95% interval uses the large-sample standard error of 
 Cohen and Everitt (1969), so that it costs nothing after each decision; a constant rater
 has kappa 0 with a zero-width interval.
 
-:data:`PATTERN` renames the tiers wherever a user reads them, and :func:`pattern_line`
-never shows one without AUROC and kappa beside it.
+:data:`PATTERN` renames the tiers wherever a user reads them; what may be said of a
+group, tier and figures together, is decided in :mod:`screening.story`.
 """
 
 from __future__ import annotations
@@ -36,10 +36,9 @@ __all__ = [
     "Headline",
     "KappaInterval",
     "kappa_interval",
+    "left_to_code",
     "make_headline",
     "pattern",
-    "pattern_line",
-    "vrs_rows",
 ]
 
 #: The tier as users read it: a statement about the response pattern, not the model.
@@ -235,38 +234,14 @@ def _answered(who: str, label: str) -> str:
     return f"{who} answered {label} to"
 
 
-def _auroc_text(auroc: float) -> str:
-    return "n/a" if math.isnan(auroc) else f"{auroc:.2f}"
-
-
-def pattern_line(tier: str, headline: Headline | None) -> str:
-    """The tier renamed, with AUROC and kappa beside it: ``"response pattern: no
-    pathology found (tier Valid) · AUROC 0.50 · kappa 0.00 [0.00, 0.00]"``."""
-    line = f"response pattern: {pattern(tier)} (tier {tier})"
-    if headline is None:
-        return line
-    return f"{line} · AUROC {_auroc_text(headline.auroc)} · kappa {headline.kappa.text()}"
-
-
-def vrs_rows(
-    tier_rows: list[tuple[str, str]], headline: Headline | None, *, remaining: int | None = None
-) -> list[tuple[str, str]]:
-    """A VRS table's rows with AUROC and kappa right after the tier, so that the tier is
-    never read without them; ``remaining``: the pairs the study has left to code for the
-    group, said beside the distance to a verdict (whose estimates may exceed it)."""
-    out: list[tuple[str, str]] = []
-    for label, value in tier_rows:
-        if label == "Distance to a verdict" and remaining is not None:
-            value = f"{value}; {left_to_code(remaining)}"
-        out.append((label, value))
-        if label == "Tier classification" and headline is not None:
-            out.append(("AUROC (confidence for being right)", _auroc_text(headline.auroc)))
-            out.append(("Kappa, model vs coder (applies / not)", headline.kappa.text(3)))
-    return out
-
-
-def left_to_code(remaining: int) -> str:
-    """What the study has left for a distance to a verdict, in words."""
+def left_to_code(remaining: int, *, unscored: int = 0) -> str:
+    """What the study has left for a distance to a verdict, in words (``unscored``: the
+    coder's decisions on pairs not scored yet, which join the screen once scored)."""
+    if remaining <= 0 and unscored > 0:
+        return (
+            f"every pair is coded, and {unscored:,} decisions wait for their scores: the "
+            "screen sees them once they are scored"
+        )
     if remaining <= 0:
         return "every pair is coded: no verdict can be reached in this study"
     return (

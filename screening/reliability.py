@@ -277,6 +277,13 @@ def constant_rater(
     return None
 
 
+#: Largest share of resamples in which a coefficient may be undefined and still have an
+#: interval (our choice): beyond it the defined resamples are those that happened to draw
+#: a rare category, and their interval (often [1.00, 1.00]) would claim a certainty the
+#: units do not give.
+MAX_UNDEFINED_SHARE = 0.05
+
+
 def _estimate(point: float, draws: FloatArray, level: float, undefined: str) -> Estimate:
     if math.isnan(point):
         return Estimate(None, reason=undefined)
@@ -284,6 +291,15 @@ def _estimate(point: float, draws: FloatArray, level: float, undefined: str) -> 
     bad = int(draws.size - good.size)
     if good.size == 0:
         return Estimate(point, reason="no resample had a defined value", undefined_resamples=bad)
+    if bad > MAX_UNDEFINED_SHARE * draws.size:
+        return Estimate(
+            point,
+            reason=(
+                f"no interval: undefined in {bad} of {draws.size} resamples (a category too "
+                "rare among these units), so the rest would overstate the certainty"
+            ),
+            undefined_resamples=bad,
+        )
     tail = (1.0 - level) / 2.0
     low, high = np.quantile(good, [tail, 1.0 - tail])
     return Estimate(point, float(low), float(high), undefined_resamples=bad)

@@ -161,8 +161,9 @@ class VRSReport:
         """Response style of a non-Valid judged result, else ``""``."""
         return self.screen.response_style
 
-    def rows(self) -> list[tuple[str, str]]:
-        """The report as (row label, formatted value) pairs, in VRS order."""
+    def rows(self, *, remaining: int | None = None) -> list[tuple[str, str]]:
+        """The report as (row label, formatted value) pairs, in VRS order; ``remaining``:
+        the items the study has left, said beside each distance estimate above it."""
         s = self.screen
         t = self.table
         level = f"{s.confidence_level * 100:g}% CI"
@@ -208,7 +209,9 @@ class VRSReport:
             ("Response style", s.response_style or "None"),
         ]
         if s.tier == "Insufficient data":
-            rows.append(("Distance to a verdict", "; ".join(s.distance.describe())))
+            rows.append(
+                ("Distance to a verdict", "; ".join(s.distance.describe(remaining=remaining)))
+            )
         if not s.phase_b_allowed:
             rows.append(("Phase B", f"not shown: the screen is {s.tier}"))
         elif self.phase_b is not None:

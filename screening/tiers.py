@@ -133,12 +133,20 @@ class VerdictDistance:
         """Whether the current number of errors could ever certify L as Invalid."""
         return self.n_incorrect >= self.l_min_errors
 
-    def describe(self) -> tuple[str, ...]:
-        """Plain-language lines for the screening panel."""
+    def describe(self, *, remaining: int | None = None) -> tuple[str, ...]:
+        """Plain-language lines for the screening panel; ``remaining``: the items the
+        study has left, said beside each estimate above it (out of reach here)."""
+
+        def about(more: int, what: str = "annotated items") -> str:
+            text = f"about {more} more {what}"
+            if remaining is not None and more > remaining:
+                text += f" (more than the {remaining} left in this study: out of reach here)"
+            return text
+
         lines: list[str] = []
         for s in self.shortfalls:
             est = (
-                f"about {s.more_items} more annotated items at current rates"
+                f"{about(s.more_items)} at current rates"
                 if s.more_items is not None
                 else "no estimate yet (no items in this cell)"
             )
@@ -147,13 +155,13 @@ class VerdictDistance:
             )
         if self.shortfalls and self.more_items is not None:
             lines.append(
-                f"all cells reach {MIN_CELL_COUNT} after about {self.more_items} more items"
+                f"all cells reach {MIN_CELL_COUNT} after {about(self.more_items, 'items')}"
             )
         if self.l_certifiable:
             lines.append(f"{self.n_incorrect} errors: enough for L to be certified Invalid")
         else:
             tail = (
-                f"; about {self.more_items_for_l} more annotated items at the current error rate"
+                f"; {about(self.more_items_for_l)} at the current error rate"
                 if self.more_items_for_l is not None
                 else ""
             )

@@ -11,6 +11,8 @@ others see the scores arrive.
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +25,10 @@ from study.file.locking import ScoringLock
 if TYPE_CHECKING:
     from scoring.engine import BatchResult, ScoringEngine
     from study.store import Study
+
+
+#: Seconds of scoring between two records of the run's speed (kept also when it ends).
+KEEP_RATE_EVERY = 30.0
 
 
 @dataclass(frozen=True)
@@ -113,12 +119,18 @@ def _score(
     stored = 0
     batches = engine.iter_batches(pending)
     last: BatchResult | None = None
+    kept_at = 0.0
+    done = False
     try:
         for batch in batches:
             stored += study.scores.store(
                 config_id, batch.scores, feature_layout=engine.feature_layout
             )
             last = batch
+            if batch.elapsed - kept_at >= KEEP_RATE_EVERY:
+                # A run killed later still leaves its speed for the next one's estimate.
+                _keep_rate(study, config_id, batch)
+                kept_at = batch.elapsed
             if progress is not None:
                 progress(ScoreProgress(batch, stored, already + stored, total))
             if cancel is not None and cancel.is_set() and already + stored < total:
@@ -127,10 +139,16 @@ def _score(
                     f"scoring cancelled after {stored} pairs; {already + stored} of {total} "
                     "are scored and kept"
                 )
+        done = True
     finally:
         close = getattr(batches, "close", None)
         if close is not None:
             close()
+        if not done and last is not None:
+            # Interrupted (Ctrl-C, a model's failure): the speed so far is still the best
+            # estimate of the run that resumes it.
+            with contextlib.suppress(StudyError, sqlite3.Error, OSError):
+                _keep_rate(study, config_id, last)
     _keep_rate(study, config_id, last)
     return ScoreRun(
         config_id=config_id, pending=len(pending), stored=stored, already=already, total=total

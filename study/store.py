@@ -146,8 +146,12 @@ class Study:
         codebook: Codebook,
         overwrite: bool = False,
         durability: str = "normal",
+        codebook_source: Path | None = None,
     ) -> Study:
         """Create a study and open it for writing.
+
+        ``codebook_source``: the file the codebook was read from, recorded (as the
+        responses' file is) so that no output of a command ever replaces it.
 
         The file is built under a temporary name in the same folder and moved into place
         only when complete, so a failure never leaves a half-written study.
@@ -157,7 +161,13 @@ class Study:
             StudyLockedError: ``overwrite`` of a study open elsewhere.
         """
         p = Path(path)
-        lifecycle.create_file(p, responses=responses, codebook=codebook, overwrite=overwrite)
+        lifecycle.create_file(
+            p,
+            responses=responses,
+            codebook=codebook,
+            overwrite=overwrite,
+            codebook_source=codebook_source,
+        )
         return cls.open(p, durability=durability)
 
     @classmethod

@@ -796,10 +796,16 @@ class CodecurveApp(App[None]):
         from study.exchange.coders import decision_coders
         from tui.screens.export import ExportScreen
 
-        folder = Path.cwd() if self.export_folder is None else self.export_folder
-        default = folder / f"{self.study.path.stem}-coded"
         coders = decision_coders(self.study)
-        self.push_screen(ExportScreen(default, coders=coders), self._export_chosen)
+        if self.export_folder is not None:
+            # Served: a file name in the coder's own folder (the server's paths are not
+            # the coder's business), and the coder's own decisions or the reconciled ones.
+            default = Path(f"{self.study.path.stem}-coded")
+            screen = ExportScreen(default, coders=coders, own=self.session.coder)
+        else:
+            default = Path.cwd() / f"{self.study.path.stem}-coded"
+            screen = ExportScreen(default, coders=coders)
+        self.push_screen(screen, self._export_chosen)
 
     def _export_chosen(self, options: ExportOptions | None) -> None:
         if options is None:
@@ -809,14 +815,14 @@ class CodecurveApp(App[None]):
             target = options.path if options.path.is_absolute() else folder / options.path
             if target.resolve().parent != folder.resolve():
                 self.notify(
-                    f"Exports are written into {printable(folder.name)}/ beside the study "
-                    "and then downloaded: give a file name only.",
+                    "Exports are written into your own folder on the server and then "
+                    "downloaded: give a file name only.",
                     severity="warning",
                     markup=False,
                 )
                 return
             try:
-                folder.mkdir(exist_ok=True)
+                folder.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 self.notify(
                     f"Cannot create {printable(str(folder))}: {exc.strerror or exc}",
@@ -838,9 +844,8 @@ class CodecurveApp(App[None]):
 
     @on(ExportFinished)
     def _export_finished(self, message: ExportFinished) -> None:
-        self.notify(
-            f"Exported to {printable(str(message.path))}", title="Export", timeout=8, markup=False
-        )
+        shown = message.path.name if self.export_folder is not None else str(message.path)
+        self.notify(f"Exported to {printable(shown)}", title="Export", timeout=8, markup=False)
         if self.export_folder is not None and self.is_web:
             self.deliver_binary(message.path, save_filename=message.path.name)
 
@@ -866,11 +871,12 @@ class CodecurveApp(App[None]):
         from study.report.files import write_report as write_files
         from study.report.parallel import warm
         from tui.commands.outputs import check_output, recorded_sources
+        from tui.commands.report import REPORT_SUFFIXES
 
         protect = {"study": self.study.path}
         if self.export_folder is not None:
-            self.export_folder.mkdir(exist_ok=True)
-        check_output(path, protect=protect)
+            self.export_folder.mkdir(parents=True, exist_ok=True)
+        check_output(path, protect=protect, kinds=REPORT_SUFFIXES, what="HTML report")
         warm(len(self.study.codes))
         data = report_data(self.study, ReportOptions(coder=self.session.coder))
         sources = tuple(recorded_sources(protect).values())
@@ -879,8 +885,9 @@ class CodecurveApp(App[None]):
 
     @on(ReportFinished)
     def _report_finished(self, message: ReportFinished) -> None:
+        shown = message.path.name if self.export_folder is not None else str(message.path)
         self.notify(
-            f"Report written to {printable(str(message.path))}",
+            f"Report written to {printable(shown)}",
             title="Report",
             timeout=10,
             markup=False,
@@ -911,7 +918,7 @@ class CodecurveApp(App[None]):
             )
         if change.blind:
             state = "on" if self.session.blind_coding else "off"
-            self.notify(f"Blind double coding was turned {state} in another session.")
+            self.notify(f"Your blind double coding was turned {state} elsewhere.")
         if review is not None and review.composed:
             if change.structure or change.blind:
                 review.pair_queue.set_source(self.session.source)

@@ -392,7 +392,8 @@ ACTIONS: tuple[Action, ...] = (
         "space",
         "tick",
         "Tick",
-        "Tick: the checklist; mark the highlighted yes/no code as applying (again: untick)",
+        "Tick: the checklist; mark the highlighted yes/no code as applying (again: "
+        "untick); the cursor stays, arrows move it",
         show=False,
     ),
     Action(

@@ -112,7 +112,9 @@ def create_study(
     for message in table.messages:
         sys.stderr.write(printable(f"{responses}: {message}") + "\n")
     book, _read = load_codebook_file(codebook)
-    with Study.create(path, responses=table, codebook=book, overwrite=overwrite) as study:
+    with Study.create(
+        path, responses=table, codebook=book, overwrite=overwrite, codebook_source=codebook
+    ) as study:
         sys.stderr.write(
             f"created {path}: {plural(study.response_count(), 'response')} x "
             f"{plural(len(book.codable), 'code')}\n"

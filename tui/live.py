@@ -4,10 +4,12 @@ A team codes one study at once, each coder in their own app. :class:`Live` asks 
 on a timer whether another session committed (:meth:`study.store.Study.refresh`, one
 ``PRAGMA data_version`` read, so it costs nothing while nobody else works) and, when one
 did, brings the session up to date: another codebook version, another active
-configuration, blind double coding turned on or off. The app then repaints what shows
-counts, scores and decisions. Nothing here reads another coder's decisions: under blind
-double coding the queue keeps showing this coder's own (the session's source decides
-that), and :func:`team` gives only names and how many decisions each has made.
+configuration, this coder's blind double coding turned on or off in another session of
+theirs (each coder's setting is their own: another coder's never reaches this session).
+The app then repaints what shows counts, scores and decisions. Nothing here reads
+another coder's decisions: under blind double coding the queue keeps showing this
+coder's own (the session's source decides that), and :func:`team` gives only names and
+how many decisions each has made.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ class Change:
     Attributes:
         structure: The codebook or the responses (the queue's rows and the codes).
         config: The active configuration, now shown.
-        blind: Blind double coding was turned on or off.
+        blind: This coder's blind double coding was turned on or off elsewhere.
     """
 
     structure: bool
@@ -80,7 +82,7 @@ class Live:
             active = self.study.scores.active_config_id()
             config = active is not None and active != self.active and active != session.config_id
             self.active = active
-            setting = blind_setting(self.study)
+            setting = blind_setting(self.study, coder=session.coder)
         except StudyError:
             return None
         blind = setting.enabled != session.blind_coding

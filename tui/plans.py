@@ -41,7 +41,9 @@ def plan_for(study: Study, coder: str) -> tuple[DelegationPlan | None, str, str 
         )
     progress = study.audit.progress(coder=coder)
     coded = sum(p.progress.coded for p in progress.values())
-    audit = f"{coded:,} of {sample.total:,} audit pairs coded blind by you"
+    # The current codes' pairs (the status line's count): an archived code's stay drawn.
+    size = sum(p.progress.size for p in progress.values())
+    audit = f"{coded:,} of {size:,} audit pairs coded blind by you"
     if study.scores.active_config_id() is None:
         return None, f"No scores yet: press {key('review.score')} to score the pairs.", audit
     if not coded:

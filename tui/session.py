@@ -244,6 +244,16 @@ class ReviewSession:
         """Whether rows in ``order`` hide the model's answer until this coder decides."""
         return hides_model(order, blind_coding=self.blind_coding)
 
+    def code_columns(self, names: list[str]) -> list[str]:
+        """Which of the response columns ``names`` hold codes (other coders' decisions:
+        :mod:`study.audit.code_columns`)."""
+        from study.audit.code_columns import code_columns
+
+        try:
+            return code_columns(self.study, names)
+        except (sqlite3.Error, StudyError):  # unreadable now: hide them all, show no codes
+            return list(names)
+
     def toggle_blind_coding(self) -> Outcome:
         """Turn blind double coding on or off for the study (a recorded setting)."""
         try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TextIO
 
 #: Bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): they
 #: reorder what follows them up to the end of the line, so a text reads otherwise than it
@@ -57,6 +58,17 @@ def printable(text: str, *, single_line: bool = False) -> str:
         single_line: Replace line feeds and tabs as well.
     """
     return (_UNSAFE_LINE if single_line else _UNSAFE).sub(_picture, text)
+
+
+def for_stream(text: str, stream: TextIO) -> str:
+    """``text`` as data written to ``stream``: unchanged down a pipe or into a file (the
+    bytes are the data: a CSV keeps its cells as they are), made :func:`printable` on a
+    terminal, which would run an escape sequence in a cell instead of showing it."""
+    try:
+        terminal = stream.isatty()
+    except (AttributeError, ValueError):  # a closed or stand-in stream
+        terminal = False
+    return printable(text) if terminal else text
 
 
 #: Characters of a response shown from its start and its end: a 5 MB response would

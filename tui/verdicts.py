@@ -18,8 +18,9 @@ import numpy as np
 import numpy.typing as npt
 
 from screening.advice import Advice, to_verdict
-from screening.headline import Headline, pattern, pattern_line
+from screening.headline import Headline
 from screening.report import VRSReport
+from screening.story import pattern_line, story
 from tui.keymap import key
 
 if TYPE_CHECKING:
@@ -54,16 +55,20 @@ class GroupVerdict:
     def short(self) -> str:
         """A few words for the code selector and the per-code list: never the bare tier."""
         head = self.figures
-        if head is None or not head.n:
-            return pattern(self.tier)
-        if head.adds_nothing:
-            return "adds nothing"
+        told = story(self.tier, head)
+        if head is None or not head.n or told.adds_nothing:
+            return told.verdict
         return f"κ {head.kappa.text()}"
 
     @property
     def pattern(self) -> str:
         """The response pattern the screen found, with AUROC and kappa beside it."""
         return pattern_line(self.tier, self.figures)
+
+    @property
+    def shown_tier(self) -> str:
+        """The tier as it may be shown ("" where the model adds nothing: no tier)."""
+        return "" if story(self.tier, self.figures).adds_nothing else self.tier
 
 
 @dataclass(frozen=True)
@@ -121,6 +126,7 @@ def describe(
     figures: Headline | None = None,
     *,
     remaining: int | None = None,
+    unscored: int = 0,
 ) -> GroupVerdict:
     """Plain-language verdict of one group: the figures first (``figures``), then what
     the screen of its confidence found."""
@@ -130,7 +136,12 @@ def describe(
     if figures is not None and figures.n:
         words = figures.figures()
         lines.append(words[:1].upper() + words[1:] + ".")
-    if tier == "Insufficient data":
+    if story(tier, figures).adds_nothing:
+        headline = (
+            "No tier, no calibration: the model adds nothing here, so the pattern of its "
+            "confidence has nothing to show."
+        )
+    elif tier == "Insufficient data":
         headline = f"The screen cannot judge the confidence yet ({n} decisions so far)."
         distance = report.screen.distance
         for shortfall in distance.shortfalls:
@@ -144,7 +155,12 @@ def describe(
                 f"Need {shortfall.missing} more where {words} (have {shortfall.count}); {estimate}."
             )
         if distance.shortfalls and (distance.more_items is not None or remaining is not None):
-            verdict = to_verdict(report, None if code_id is None else name, remaining=remaining)
+            verdict = to_verdict(
+                report,
+                None if code_id is None else name,
+                remaining=remaining,
+                unscored=unscored,
+            )
             lines.append(f"In all: {verdict}.")
         if n and report.n_incorrect == 0:
             lines.append("The model has not disagreed with you yet: errors are needed to judge it.")
@@ -240,6 +256,7 @@ def summarise_study(
                 conf,
                 result.headline(name),
                 remaining=result.remaining.get(name),
+                unscored=result.unscored.get(name, 0),
             )
         )
     agreement = None

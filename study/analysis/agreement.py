@@ -163,6 +163,8 @@ class CodeAgreement:
                 continue
             if e.value is None:
                 out.append(f"{name} undefined: {e.reason}")
+            elif e.low is None and e.reason:
+                out.append(f"{name}: {e.reason}")
             elif e.undefined_resamples:
                 thin.setdefault(e.undefined_resamples, []).append(name)
         out += [

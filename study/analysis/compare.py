@@ -32,15 +32,17 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
+from study.analysis.coder_choice import CoderChoice, choose_coder
 from study.errors import NoBlindDecisionsError, StudyError
+from study.scores.labels import backend_name
 from study.store import Study
 
 Sample = Literal["all", "audit"]
@@ -81,6 +83,8 @@ class ConfigMetrics:
     auroc: float | None
     entropy: float
     off_scale: float
+    #: What the screen's story says (``"adds nothing"``, or the tier's plain words).
+    verdict: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -92,6 +96,7 @@ class ConfigMetrics:
             "kappa_weights": "quadratic" if self.weighted else "none",
             "rho": None if self.rho is None else _plain(self.rho),
             "tier": self.tier,
+            "verdict": self.verdict,
             "auroc": None if self.auroc is None else _plain(self.auroc),
             "mean_norm_entropy": _plain(self.entropy),
             "mean_off_scale_mass": _plain(self.off_scale),
@@ -134,16 +139,27 @@ class Comparison:
     n_pairs: int
     resamples: int
     level: float
+    #: Whose decisions, where taken by default among several coders ("" otherwise).
+    coder_note: str = ""
+    #: Code id -> its name, for the rows and differences (which carry ids).
+    code_names: Mapping[str, str] = field(default_factory=dict)
+
+    def code_name(self, code: str) -> str:
+        """A row's code as users know it: its name (``POOLED`` stays as it is)."""
+        return self.code_names.get(code, code)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "coder": self.coder,
+            "coder_note": self.coder_note,
             "sample": self.sample,
             "configs": [{"id": i, "label": label} for i, label in self.configs],
             "n_pairs": self.n_pairs,
             "bootstrap": {"resamples": self.resamples, "level": self.level, "unit": "pair"},
-            "rows": [r.to_dict() for r in self.rows],
-            "differences": [d.to_dict() for d in self.differences],
+            "rows": [{**r.to_dict(), "code_name": self.code_name(r.code)} for r in self.rows],
+            "differences": [
+                {**d.to_dict(), "code_name": self.code_name(d.code)} for d in self.differences
+            ],
         }
 
 
@@ -226,26 +242,21 @@ class _Group:
     ordinal: bool
 
 
-def _resolve_coder(study: Study, coder: str | None) -> str:
+def _resolve_coder(study: Study, coder: str | None) -> CoderChoice:
     coders = study.decisions.coders()
     human = [c for c in coders if study.decisions.count(coder=c)]
     if coder is not None:
         if coder not in human:
             known = ", ".join(human) or "none"
             raise StudyError(f"no decisions by coder {coder!r}; coders: {known}", path=study.path)
-        return coder
+        return CoderChoice(coder)
     if not human:
         raise StudyError(
             "no decisions to compare with: decide some pairs (or import a coder's decisions "
             "with 'codecurve import-codes') first",
             path=study.path,
         )
-    if len(human) > 1:
-        raise StudyError(
-            f"the study has decisions by {', '.join(human)}; choose one with --coder",
-            path=study.path,
-        )
-    return human[0]
+    return choose_coder({c: study.decisions.count(coder=c) for c in human}, None)
 
 
 def _frames(
@@ -291,7 +302,9 @@ def _audit_pairs(study: Study, coder: str) -> set[tuple[str, str]]:
     return pairs
 
 
-def _tiers(study: Study, config_id: int, coder: str, sample: Sample) -> dict[str, str]:
+def _tiers(study: Study, config_id: int, coder: str, sample: Sample) -> dict[str, tuple[str, str]]:
+    """Code id (or ``POOLED``) -> the screen's tier and what its story says of it
+    (:func:`screening.story.story`: ``"adds nothing"`` where the model adds nothing)."""
     from study.analysis.screen import screen_study
 
     try:
@@ -300,11 +313,12 @@ def _tiers(study: Study, config_id: int, coder: str, sample: Sample) -> dict[str
             screened = screen_study(study, config_id, coder=coder, sample=sample)
     except StudyError:
         return {}
-    tiers = {POOLED: str(screened.pooled.screen.tier)}
+    tiers = {POOLED: (str(screened.pooled.screen.tier), screened.story(None).verdict)}
     for code in study.codes:  # the screen names its per-code reports by code name
-        report = screened.per_code.get(code.name, screened.per_code.get(code.id))
+        name = code.name if code.name in screened.per_code else code.id
+        report = screened.per_code.get(name)
         if report is not None:
-            tiers[code.id] = str(report.screen.tier)
+            tiers[code.id] = (str(report.screen.tier), screened.story(name).verdict)
     return tiers
 
 
@@ -339,7 +353,8 @@ def compare_configs(
             "the study has no scoring configurations; run 'codecurve score' first",
             path=study.path,
         )
-    chosen = _resolve_coder(study, coder)
+    choice = _resolve_coder(study, coder)
+    chosen = choice.coder or ""
     frames = _frames(study, ids, chosen, sample=sample)
     common = None
     for frame in frames.values():
@@ -374,7 +389,7 @@ def compare_configs(
             for cid in ids
         }
         for cid in ids:
-            tier = tiers[cid].get(group.code, "")
+            tier, verdict = tiers[cid].get(group.code, ("", ""))
             # Beside every tier, whatever it is: the tier alone reads as a verdict.
             auroc = _auroc(group.agree[cid], group.confidence[cid])
             rows.append(
@@ -389,6 +404,7 @@ def compare_configs(
                     if group.ordinal
                     else None,
                     tier=tier or "-",
+                    verdict=verdict,
                     auroc=auroc,
                     entropy=float(np.nanmean(group.entropy[cid])),
                     off_scale=float(np.nanmean(group.off[cid])),
@@ -410,6 +426,8 @@ def compare_configs(
         n_pairs=len(pairs),
         resamples=resamples,
         level=level,
+        coder_note=choice.note,
+        code_names={c.id: c.name for c in study.codebook.codes},
     )
 
 
@@ -423,10 +441,11 @@ def _auroc(correct: FloatArray, confidence: FloatArray) -> float | None:
 
 
 def describe_config(study: Study, config_id: int) -> str:
-    """A short label: model, context, strictness and template."""
+    """A short label: model, the backend that ran it, context, strictness and template
+    (``embedded:SmolLM2-135M-Instruct (llama.cpp) [definition] chat-v1``)."""
     row = study.scores.config_row(config_id)
     strict = ", strict" if row.strict else ""
-    return f"{row.model.name} [{row.context}{strict}] {row.template_id}"
+    return f"{row.model.name} ({backend_name(row)}) [{row.context}{strict}] {row.template_id}"
 
 
 def _groups(

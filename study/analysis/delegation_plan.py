@@ -28,6 +28,7 @@ from study.analysis.screen import SCALE_CUT, Cut, StudyScreening, scale_cut, scr
 from study.errors import StudyError
 from study.log.delegation_scope import DelegationScope
 from study.log.delegations import CodePlan, DelegationPlan
+from study.scores.labels import backend_name
 from study.store import Study
 
 if TYPE_CHECKING:
@@ -203,8 +204,8 @@ def plan_delegation(
         level=lvl,
         config_id=config_id,
         config=(
-            f"{row.model.name}@{row.model.revision} ({row.template_id}, context "
-            f"{row.context}, key {row.key})"
+            f"{row.model.name}@{row.model.revision} ({backend_name(row)}; {row.template_id}, "
+            f"context {row.context}, key {row.key})"
         ),
         coder=screened.coder,
         seed=sample.seed,
@@ -251,10 +252,19 @@ def _plan_code(
         if report is not None and tier == "Insufficient data"
         else None
     )
+    told = screened.story(one.name)
     outlook = None
     if not len(rows):
         delegation = _refused(
             "no blind audit decisions on this code yet",
+            tier=tier,
+            max_error=eps,
+            level=code_level,
+        )
+    elif told.adds_nothing:
+        # Whatever the screen's tier: a model that adds nothing has nothing to delegate.
+        delegation = _refused(
+            f"delegation needs a model that adds something; {told.headline}",
             tier=tier,
             max_error=eps,
             level=code_level,
@@ -309,4 +319,5 @@ def _plan_code(
         skipped=len(skipped) if len(rows) else 0,
         stale_evidence=n_stale,
         audit_left=screened.remaining.get(one.name),
+        screen=told.verdict,
     )

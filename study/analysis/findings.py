@@ -48,6 +48,7 @@ from screening.prevalence import (
     difference,
     ppi_mean,
 )
+from study.analysis.coder_choice import CoderChoice, choose_coder
 from study.audit.sample import AuditSample
 from study.errors import StudyError
 from study.exchange.frames import long_frame
@@ -312,6 +313,8 @@ class Findings:
     differences: tuple[GroupDifference, ...] = ()
     notes: tuple[str, ...] = ()
     method: str = ""
+    #: Whose blind audit decisions, where taken by default among several ("" otherwise).
+    coder_note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -319,6 +322,7 @@ class Findings:
             "config_id": self.config_id,
             "config": self.config,
             "coder": self.coder,
+            "coder_note": self.coder_note,
             "level": self.level,
             "by": self.by,
             "population": self.population,
@@ -601,24 +605,22 @@ def _groups(
     return values, ordered
 
 
-def _choose_coder(blind: pd.DataFrame, coder: str | None, sample: AuditSample | None) -> str | None:
+def _choose_coder(
+    blind: pd.DataFrame, coder: str | None, sample: AuditSample | None
+) -> CoderChoice:
+    """Whose blind audit decisions are the labels: ``coder``, or the one with the most."""
     if sample is None or not len(blind):
-        return coder
+        return CoderChoice(coder)
     on_audit = blind[
         [sample.is_audit(r, c) for r, c in zip(blind["response_id"], blind["code_id"], strict=True)]
     ]
-    coders = sorted(set(on_audit["coder"]))
-    if coder is None:
-        if len(coders) > 1:
-            raise StudyError(
-                f"blind audit decisions by {', '.join(coders)}; choose one with --coder"
-            )
-        return coders[0] if coders else None
-    if coders and coder not in coders:
+    counts = on_audit["coder"].value_counts()
+    coders = sorted(counts.index)
+    if coder is not None and coders and coder not in coders:
         raise StudyError(
             f"no blind audit decisions by coder {coder!r}; coders: {', '.join(coders)}"
         )
-    return coder
+    return choose_coder({c: int(counts[c]) for c in coders}, coder, counted="blind audit decisions")
 
 
 def _resolve_code(codes: Sequence[Code], code: str) -> Code:
@@ -643,8 +645,8 @@ def study_findings(
     Args:
         study: An open study.
         by: A response column (an attribute of the responses, or ``wave``) to group by.
-        coder: Whose blind audit decisions are the labels (needed with several coders);
-            also whose decisions are the final codes.
+        coder: Whose blind audit decisions are the labels (by default the coder with
+            the most, said in ``coder_note``); also whose decisions are the final codes.
         code: Only this code (id or name).
         config: The scoring configuration of the predictions (the active one by default).
         level: The intervals' confidence level.
@@ -664,7 +666,8 @@ def study_findings(
     config_id, label = _read_config(study, config)
     sample = _read_audit(study)
     blind = _read_blind(study)
-    coder = _choose_coder(blind, coder, sample)
+    choice = _choose_coder(blind, coder, sample)
+    coder = choice.coder
     pairs = _read_pairs(study, config_id, coder)
     scales = _read_scales(study, config_id)
     notes: list[str] = []
@@ -759,6 +762,7 @@ def study_findings(
         differences=tuple(diffs),
         notes=tuple(notes),
         method=_method(level),
+        coder_note=choice.note,
     )
 
 

@@ -42,11 +42,13 @@ from screening.advice import Advice, advise
 from screening.apply import AgreementMode, ConfidenceKind
 from screening.headline import TIER_GLOSS, Headline, pattern
 from screening.sampling import pool_tables
+from screening.story import Story, story
 from screening.tiers import screen_table
+from study.analysis.coder_choice import CoderChoice, choose_coder
 from study.analysis.headlines import study_headlines
 from study.analysis.remaining import remaining_pairs
 from study.errors import NoBlindDecisionsError, StudyError
-from study.scores.labels import config_label, off_scale_warning, resolve_config
+from study.scores.labels import backend_name, config_label, off_scale_warning, resolve_config
 from study.store import Study
 
 Cut = float | Literal["median", "scale"]
@@ -140,13 +142,24 @@ class StudyScreening:
     headlines: Mapping[str | None, Headline] = field(default_factory=dict)
     #: Code name -> pairs the study has left to code for this screen.
     remaining: Mapping[str, int] = field(default_factory=dict)
+    #: Code name -> the coder's decisions on pairs not scored yet (not in the screen).
+    unscored: Mapping[str, int] = field(default_factory=dict)
 
     def headline(self, name: str | None) -> Headline | None:
         """The figures of one code (by name), or of all codes pooled (None)."""
         return self.headlines.get(name)
 
+    def story(self, name: str | None) -> Story:
+        """What one code's numbers (by name), or all codes' pooled (None), say."""
+        report = self.pooled if name is None else self.per_code.get(name)
+        tier = report.tier if report is not None else "Insufficient data"
+        return story(tier, self.headline(name))
+
     #: Blind audit decisions left out: made under an older definition of their code.
     stale_evidence: int = 0
+    #: Whose decisions, where the coder was taken by default among several ("" when
+    #: named or the only one): said once, at the start.
+    coder_note: str = ""
 
     def reports(self) -> list[VRSReport]:
         """The pooled report first, then one per code."""
@@ -166,6 +179,7 @@ class StudyScreening:
             "sample_note": self.sample_note,
             "pooling": self.pooling,
             "coder": self.coder,
+            "coder_note": self.coder_note,
             "n_decisions": self.n_decisions,
             "n_unscored": self.n_unscored,
             "headlines": {
@@ -175,10 +189,19 @@ class StudyScreening:
                 },
             },
             "remaining": dict(self.remaining),
+            "unscored": dict(self.unscored),
             "tier_gloss": TIER_GLOSS,
-            "pooled": {**self.pooled.to_dict(), "pattern": pattern(self.pooled.tier)},
+            "pooled": {
+                **self.pooled.to_dict(),
+                "pattern": pattern(self.pooled.tier),
+                "story": self.story(None).to_dict(),
+            },
             "per_code": {
-                name: {**r.to_dict(), "pattern": pattern(r.tier)}
+                name: {
+                    **r.to_dict(),
+                    "pattern": pattern(r.tier),
+                    "story": self.story(name).to_dict(),
+                }
                 for name, r in self.per_code.items()
             },
             "agreement": [a.to_dict() for a in self.agreements],
@@ -232,7 +255,8 @@ def screen_study(
         study: An open study.
         config_id: The scoring configuration; defaults to the study's active one.
         code: Screen only this code (id or name).
-        coder: Whose decisions; required when the study has several coders.
+        coder: Whose decisions; by default the only coder's, or among several the one
+            with the most blind audit decisions (said in ``coder_note``).
         cut: Binarisation of confidence: ``"scale"`` (default, each code's own
             scale-aware cut), a fixed cut in [0, 1] or ``"median"``.
         agreement: ``applies``, ``exact`` or ``within1``.
@@ -244,7 +268,7 @@ def screen_study(
 
     Raises:
         StudyError: no scores yet, an unknown configuration (the error lists those
-            that exist), an unknown code or coder, or an ambiguous coder.
+            that exist), an unknown code or coder.
         NoBlindDecisionsError: ``sample="audit"`` without a blind audit decision.
     """
     config_id = resolve_config(study, config_id)
@@ -255,17 +279,8 @@ def screen_study(
     frame = study.queries.annotated_pairs(config_id) if pairs is None else pairs
     human = frame[frame["source"] == "human"] if len(frame) else frame
     coders = sorted(set(human["coder"])) if len(human) else []
-    if coder is None:
-        if len(coders) > 1:
-            raise StudyError(
-                f"the study has decisions by {', '.join(coders)}; choose one with --coder",
-                path=study.path,
-            )
-        coder = coders[0] if coders else None
-    elif coder not in coders and coders:
-        raise StudyError(
-            f"no decisions by coder {coder!r}; coders: {', '.join(coders)}", path=study.path
-        )
+    choice = screen_coder(study, human, coder)
+    coder = choice.coder
     mine = human[human["coder"] == coder] if coder is not None else human
     code_ids = [c.id for c in study.codebook.codable]
     if code is not None:
@@ -322,6 +337,17 @@ def screen_study(
         agreements.extend(_coder_agreements(human, coders, code_ids))
     names = {c.id: c.name for c in study.codebook.codes}
     headlines = study_headlines(study, config_id, scored, {c: names.get(c, c) for c in code_ids})
+    # Calibration only where the group's story allows it (never for a model that adds
+    # nothing): every surface then reads the same report.
+    pooled = _as_told(pooled, headlines.get(None))
+    per_code = {name: _as_told(r, headlines.get(name)) for name, r in per_code.items()}
+    # The coder's decisions on pairs not scored yet (scoring still runs): not in the screen
+    # now, in it once scored, so no verdict is called out of reach for want of them.
+    waiting = mine[~mine["scored"].astype(bool)] if len(mine) else mine
+    unscored = {
+        names.get(str(c), str(c)): int(n)
+        for c, n in (waiting["code_id"].value_counts().items() if len(waiting) else ())
+    }
     everything = frame[frame["coder"] == coder] if coder is not None and len(frame) else frame
     remaining = remaining_pairs(
         study,
@@ -352,11 +378,62 @@ def screen_study(
             audit=chosen_sample == "audit",
             headlines=headlines,
             remaining=remaining,
+            unscored=unscored,
         ),
+        unscored=unscored,
         headlines=headlines,
         remaining=remaining,
         stale_evidence=stale[0] if chosen_sample == "audit" else 0,
+        coder_note=choice.note,
     )
+
+
+def screen_coder(study: Study, human: pd.DataFrame, coder: str | None) -> CoderChoice:
+    """Whose decisions a screen uses: ``coder``, or by default the one with the most
+    blind audit decisions (the most decisions where nobody has one), said in
+    :attr:`CoderChoice.note` (:mod:`study.analysis.coder_choice`).
+
+    Args:
+        human: Human decisions on the configuration's pairs (``annotated_pairs`` rows).
+
+    Raises:
+        StudyError: a named coder with no decisions.
+    """
+    coders = sorted(set(human["coder"])) if len(human) else []
+    if coder is not None and coder not in coders and coders:
+        raise StudyError(
+            f"no decisions by coder {coder!r}; coders: {', '.join(coders)}", path=study.path
+        )
+    audited = blind_audit_rows(study, human, None)
+    if len(audited):
+        counts = audited["coder"].value_counts()
+        return choose_coder(
+            {c: int(counts.get(c, 0)) for c in coders}, coder, counted="blind audit decisions"
+        )
+    decided = human["coder"].value_counts() if len(human) else None
+    return choose_coder({c: int(decided[c]) for c in coders} if decided is not None else {}, coder)
+
+
+def check_screen_coder(study: Study, coder: str | None, config_id: int | None = None) -> None:
+    """Refuse now a named ``coder`` a screen of ``config_id`` (the active configuration
+    by default) would refuse later: one with no decisions.
+
+    Raises:
+        StudyError: as :func:`screen_coder`.
+    """
+    config_id = resolve_config(study, config_id)
+    if config_id is None or coder is None:
+        return
+    frame = study.queries.annotated_pairs(config_id)
+    human = frame[frame["source"] == "human"] if len(frame) else frame
+    screen_coder(study, human, coder)
+
+
+def _as_told(report: VRSReport, headline: Headline | None) -> VRSReport:
+    """``report`` without phase B where its group's story withholds it."""
+    if report.phase_b is None or story(report.tier, headline).calibration:
+        return report
+    return replace(report, phase_b=None)
 
 
 def _stale_note(study: Study, frame: pd.DataFrame, coder: str | None) -> tuple[int, str]:
@@ -417,7 +494,7 @@ def _weighted_pool(
 
 def _source(study: Study, config_id: int) -> str:
     row = study.scores.config_row(config_id)
-    return f"{row.model.name} ({row.template_id}, context {row.context})"
+    return f"{row.model.name} ({backend_name(row)}; {row.template_id}, context {row.context})"
 
 
 def _screen_frame(

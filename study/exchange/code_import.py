@@ -71,6 +71,8 @@ class CodesFile:
         messages: What was done (ignored columns, flags, blanks, skipped unknowns,
             skipped empty rows), for the user to read.
         skipped_empty_rows: How many wholly empty rows were left out.
+        columns: The columns the decisions were read from (recorded with the import:
+            blind coding hides them where the responses carry them too).
     """
 
     path: Path
@@ -79,6 +81,7 @@ class CodesFile:
     responses: int
     messages: tuple[str, ...]
     skipped_empty_rows: int = 0
+    columns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -207,9 +210,15 @@ def read_codes(
                 continue
             names = [part.strip() for part in text.split(separator) if part.strip()]
             listed: dict[str, Code] = {}
+            # The codes an unknown name probably meant ('flag_anamolies'): left undecided
+            # in this row, never "does not apply" for a misspelling.
+            meant: set[str] = set()
             for name in names:
                 found = _lookup(by_key, name)
                 if found is None:
+                    likely = _likely_code(by_key, name)
+                    if likely is not None:
+                        meant.add(likely.id)
                     category = _lookup(categories, name)
                     if category is not None:
                         raise ResponsesError(
@@ -226,6 +235,8 @@ def read_codes(
                 continue
             coded_rows += 1
             for code in codable:
+                if code.id in meant and code.id not in listed:
+                    continue
                 scale = codebook.scale_for(code)
                 value = scale.options[-1].value if code.id in listed else scale.lowest.value
                 items.append((rid, code.id, value))
@@ -272,7 +283,7 @@ def read_codes(
         coded_rows = len({rid for rid, _, _ in items})
     if unknown_codes:
         shown = "; ".join(
-            f"{name!r} ({format_places(rows, place)})"
+            f"{name!r} ({format_places(rows, place)}{_did_you_mean(by_key, name)})"
             for name, rows in list(unknown_codes.items())[:MAX_LISTED]
         )
         more = (
@@ -306,6 +317,7 @@ def read_codes(
         responses=coded_rows,
         messages=tuple(messages),
         skipped_empty_rows=len(table.empty_rows),
+        columns=(list_col,) if list_col is not None else tuple(matrix),
     )
 
 
@@ -343,7 +355,7 @@ def import_codes(
         codes.items,
         coder=coder,
         replace=replace,
-        detail={"file": str(codes.path), "layout": codes.layout},
+        detail={"file": str(codes.path), "layout": codes.layout, "columns": list(codes.columns)},
     )
     return ImportReport(
         codes_file=codes, added=result.added, changed=result.changed, unchanged=result.unchanged
@@ -381,6 +393,18 @@ def _lookup(by_key: dict[str, Code], name: str) -> Code | None:
     if found is None:
         found = by_key.get(unguard_formula(name.strip()).casefold())
     return found
+
+
+def _likely_code(by_key: dict[str, Code], name: str) -> Code | None:
+    """The code an unknown name is most likely a misspelling of, if one is close."""
+    close = get_close_matches(name.strip().casefold(), list(by_key), n=1, cutoff=0.8)
+    return by_key[close[0]] if close else None
+
+
+def _did_you_mean(by_key: dict[str, Code], name: str) -> str:
+    """``"; did you mean 'flag_anomalies'?"`` for a misspelt code name, else ""."""
+    likely = _likely_code(by_key, name)
+    return f"; did you mean {likely.name!r}?" if likely is not None else ""
 
 
 def _close_hints(ignored: list[str], names: list[str]) -> str:

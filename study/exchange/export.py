@@ -19,9 +19,9 @@ Layouts:
           codebook revision removed) that has decisions follows the current codes of
           each response with ``archived`` true; its final value is the decision alone.
 ``wide``  one row per response, in file order: ``response_id, text``, the response's other
-          columns (numbers as numbers where every value is one), ``codes_decided`` (codes
-          with a coder's decision), ``memo``, then one column per code named by the code
-          holding the decision's value (0/1 on a yes/no code, the point of a 1-5 code,
+          columns (numbers as numbers where every value is one), ``codes_decided`` (current
+          codes with a coder's decision), ``memo``, then one column per code named by the
+          code holding the decision's value (0/1 on a yes/no code, the point of a 1-5 code,
           with a ``<code> (applies)`` 0/1 column beside a code whose values are not 0/1;
           blank where nobody decided, so that an unreviewed model pick never reads as a
           code), one ``<code> (confidence)``

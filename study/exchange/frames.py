@@ -467,7 +467,8 @@ def wide_frame(
     }
     for name, column in attr_columns.items():
         columns[column] = typed_column([r[3].get(name) for r in responses])
-    columns["codes_decided"] = decided.sum(axis=1).astype(int)
+    # Of the study's codes: an archived code's old decisions keep their column, not a count.
+    columns["codes_decided"] = decided[:, : len(codes)].sum(axis=1).astype(int)
     columns[memo_column] = [memo_of.get(int(r[0])) for r in responses]
     for j, code in enumerate(codes):
         columns[code.name] = pd.array(values[:, j], dtype="Float64").astype("Int64")
@@ -608,7 +609,7 @@ def _audit_provenance(study: StudyView) -> dict[str, str]:
     if sample is None:
         info["audit sample"] = "(none drawn)"
         return info
-    sizes = ", ".join(f"{_code_name(study, c)} {n}" for c, n in sample.sizes.items())
+    sizes = ", ".join(f"{c.name} {sample.size(c.id)}" for c in study.codes)
     info["audit sample"] = (
         f"blind random audit, seed {sample.seed}, drawn from {sample.population} responses, "
         f"last drawn or extended {sample.drawn_at}; pairs per code: {sizes} (columns audit: "

@@ -49,6 +49,7 @@ def create_file(
     codebook: Codebook,
     overwrite: bool = False,
     fill: Callable[[Path], None] | None = None,
+    codebook_source: Path | None = None,
 ) -> None:
     """Build a complete study at ``p`` (see :meth:`study.store.Study.create`).
 
@@ -60,6 +61,7 @@ def create_file(
         fill: Called with the finished temporary file before it is moved into place (to
             add decisions and notes, closing what it opened); whatever it raises leaves
             nothing behind.
+        codebook_source: The file the codebook was read from (recorded in ``meta``).
     """
     if p.is_dir():
         raise StudyError("is a directory; give a file name such as study.codecurve", path=p)
@@ -76,7 +78,7 @@ def create_file(
     remove_stale_temporaries(p.parent)
     tmp = p.with_name(f".{p.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
-        build(tmp, responses=responses, codebook=codebook)
+        build(tmp, responses=responses, codebook=codebook, codebook_source=codebook_source)
         if fill is not None:
             fill(tmp)
             fsync_file(tmp)
@@ -312,7 +314,13 @@ def _fold(text: str | None) -> str | None:
     return None if text is None else text.casefold()
 
 
-def build(tmp: Path, *, responses: ResponseTable, codebook: Codebook) -> None:
+def build(
+    tmp: Path,
+    *,
+    responses: ResponseTable,
+    codebook: Codebook,
+    codebook_source: Path | None = None,
+) -> None:
     """Write a complete study into ``tmp`` (closed and fsynced on return)."""
     conn = sqlite3.connect(str(tmp), isolation_level=None)
     try:
@@ -350,6 +358,7 @@ def build(tmp: Path, *, responses: ResponseTable, codebook: Codebook) -> None:
             "responses_source": "" if responses.path is None else str(responses.path),
             "responses_id_column": responses.id_column or "",
             "responses_text_column": responses.text_column or "",
+            "codebook_source": "" if codebook_source is None else str(codebook_source.resolve()),
         }
         conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", meta.items())
         schema.seed_iteration(conn)

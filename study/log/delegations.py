@@ -70,6 +70,8 @@ class CodePlan:
             the audit's random order have one): counted as errors in the certificate.
         stale_evidence: Blind audit decisions made under an older definition of the
             code: left out of the evidence.
+        screen: What the code's screen says, in the words of its story (``"adds
+            nothing"``, ``"no pathology found"``: :func:`screening.story.story`).
         audit_left: Responses the code's blind audit can still gain (None: not known):
             the ceiling of the outlook's "N more audit responses".
     """
@@ -90,6 +92,7 @@ class CodePlan:
     skipped: int = 0
     stale_evidence: int = 0
     audit_left: int | None = None
+    screen: str = ""
 
     @property
     def certified(self) -> bool:
@@ -145,6 +148,7 @@ class CodePlan:
             "skipped": self.skipped,
             "stale_evidence": self.stale_evidence,
             "guarantee": self.guarantee(),
+            "screen": self.screen,
         }
 
 

@@ -65,9 +65,9 @@ from study.refi.model import (
 )
 from study.refi.notes import join_note
 from study.rows import CONSENSUS
+from study.scores.labels import backend_name
 
 if TYPE_CHECKING:
-    from screening.report import VRSReport
     from study.analysis.screen import StudyScreening
     from study.store import Study
 
@@ -289,7 +289,9 @@ class _Exporter:
             out["audit"] = {
                 "seed": sample.seed,
                 "responses": sorted(sample.permutation),
-                "sizes": dict(sample.sizes),
+                # The project's codes only: an archived code is not in it, and a size
+                # for it would keep the sample from being restored.
+                "sizes": {c.id: sample.size(c.id) for c in self.study.codes},
                 "drawn_at": sample.drawn_at,
             }
         return out
@@ -350,7 +352,9 @@ class _Exporter:
             return self.user("model", model=True)
         row = self.study.scores.config_row(config_id)
         return self.user(
-            f"model {row.model.name} ({row.template_id}, context {row.context})", model=True
+            f"model {row.model.name} ({backend_name(row)}; {row.template_id}, context "
+            f"{row.context})",
+            model=True,
         )
 
     def decisions(
@@ -572,16 +576,14 @@ class _Exporter:
 def _screen_words(screened: StudyScreening) -> str:
     """The screen in the provenance's words: the figures first, each tier named as a
     response pattern with AUROC and kappa beside it (never a bare tier)."""
-    from screening.headline import pattern_line
-
     parts = []
-    groups: list[tuple[str, str | None, VRSReport]] = [("pooled", None, screened.pooled)]
-    groups += [(name, name, r) for name, r in screened.per_code.items()]
-    for label, key, report in groups:
-        head = screened.headline(key)
-        words = pattern_line(report.tier, head)
-        if head is not None and head.adds_nothing:
-            words = f"{head.sentence()}; {words}"
+    groups: list[tuple[str, str | None]] = [("pooled", None)]
+    groups += [(name, name) for name in screened.per_code]
+    for label, key in groups:
+        told = screened.story(key)
+        words = told.pattern_line(screened.headline(key))
+        if told.adds_nothing:
+            words = f"{told.headline}; {words}"
         parts.append(f"{label}: {words}")
     return "; ".join(parts) + " (the tier names a response pattern, not a verdict on the model)"
 

@@ -70,6 +70,7 @@ def sections(data: ReportData) -> tuple[Section, ...]:
     """The report's sections in reading order."""
     out = [
         _study(data),
+        _methods(data),
         _audit(data),
         _screen(data),
         _delegation(data),
@@ -92,6 +93,17 @@ def figures(data: ReportData) -> tuple[Figure, ...]:
 def tables(data: ReportData) -> tuple[Table, ...]:
     """Every table of the report, in reading order."""
     return tuple(t for s in sections(data) for t in s.tables)
+
+
+# -- the methods paragraph -------------------------------------------------------------
+
+
+def _methods(data: ReportData) -> Section:
+    from study.report.methods import cited, methods_paragraph
+
+    paragraph = methods_paragraph(data)
+    references = "References: " + " ".join(cited(paragraph))
+    return Section("methods", "For the methods section", lines=(paragraph, references))
 
 
 # -- the study -------------------------------------------------------------------------
@@ -230,6 +242,8 @@ def _screen(data: ReportData) -> Section:
         lines.append("Warning: " + _sentence(screen["study_warning"]))
     lines.append(f"Configuration {screen['config']['label']}; confidence cut: {screen['cut']}.")
     lines.append("Sample: " + _sentence(sample_words(screen)))
+    if screen.get("coder_note"):
+        lines.append("Coder: " + _sentence(screen["coder_note"]))
     if screen["sample_note"]:
         lines.append("Note: " + _sentence(screen["sample_note"]))
     tables_out = []
@@ -251,7 +265,16 @@ def _screen(data: ReportData) -> Section:
         code_plan = _code_plan(plan, name)
         figs.append(_risk_coverage(name, phase_b, screen, code_plan))
     notes = tuple(screen["warnings"])
-    if not figs:
+    nothing = [
+        name for name, report in _groups(screen) if report.get("story", {}).get("adds_nothing")
+    ]
+    if nothing:
+        notes += (
+            "No reliability diagram or risk-coverage curve for "
+            + ", ".join(nothing)
+            + ": the model adds nothing there, so its calibration would mean nothing.",
+        )
+    if not figs and len(nothing) < len(_groups(screen)):
         notes += (
             "No reliability diagram or risk-coverage curve: the screen allows them only "
             "where its tier is Valid or Indeterminate.",
@@ -389,7 +412,7 @@ def _delegation(data: ReportData) -> Section:
             *(
                 (
                     c["code_name"],
-                    c["tier"],
+                    c.get("screen") or c["tier"],
                     _num(c["threshold"]) if c["threshold"] is not None else "refused",
                     c["n"] if c["threshold"] is not None else "-",
                     c["errors"] if c["threshold"] is not None else "-",

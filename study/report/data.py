@@ -20,10 +20,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from codebooks.errors import CodecurveError
+from screening.story import vrs_rows as told_rows
 from study.analysis.agreement import MODEL, AgreementError, agreement_hint, study_agreement
 from study.analysis.compare import compare_configs
 from study.analysis.delegation_plan import plan_delegation
+from study.analysis.findings import study_findings
 from study.analysis.screen import StudyScreening, blind_audit_rows, screen_study
+from study.log.delegations import guarantee_sentences
 from study.queries.score_curves import code_entropies, surprisal_curves
 from study.scores.labels import config_label
 from study.store import Study
@@ -64,6 +67,8 @@ class ReportOptions:
     max_error: float = 0.05
     level: float = 0.95
     with_model: bool = False
+    #: The coders the inter-coder reliability compares (None: every coder).
+    coders: tuple[str, ...] | None = None
     resamples: int = 1000
     seed: int = 0
     examples: int = 3
@@ -142,8 +147,22 @@ def report_data(study: Study, options: ReportOptions | None = None) -> ReportDat
             missing["screen"] = missing["confusion"] = _message(exc)
         if screened is not None:
             sections["screen"] = screened.to_dict()
-            vrs_rows[POOLED] = tuple(screened.pooled.rows())
-            vrs_rows.update({n: tuple(r.rows()) for n, r in screened.per_code.items()})
+            # As the story of each group tells them (the tier never bare, no phase B
+            # where the model adds nothing), as the terminal and the panel show them.
+            vrs_rows[POOLED] = tuple(told_rows(screened.pooled.rows(), screened.headline(None)))
+            vrs_rows.update(
+                {
+                    n: tuple(
+                        told_rows(
+                            r.rows(remaining=screened.remaining.get(n)),
+                            screened.headline(n),
+                            remaining=screened.remaining.get(n),
+                            unscored=screened.unscored.get(n, 0),
+                        )
+                    )
+                    for n, r in screened.per_code.items()
+                }
+            )
             sections["confusion"] = _confusion(study, screened, pairs.of(config_id, screened.coder))
         try:
             plan = plan_delegation(
@@ -163,15 +182,22 @@ def report_data(study: Study, options: ReportOptions | None = None) -> ReportDat
             sections["delegation"] = plan.to_dict()
         except CodecurveError as exc:
             missing["delegation"] = _message(exc)
+        if screened is not None and study.audit.sample() is not None:
+            try:
+                sections["findings"] = study_findings(
+                    study, coder=screened.coder, config=config_id
+                ).to_dict()
+            except CodecurveError as exc:
+                missing["findings"] = _message(exc)
         entropies, curves = _curves(study, config_id, opts.examples)
         if entropies["codes"]:
             sections["entropy"] = entropies
             sections["curves"] = curves
         else:
             missing["entropy"] = missing["curves"] = NO_SCORES
-    coders = None
+    coders = None if opts.coders is None else [c for c in opts.coders if c != MODEL]
     if opts.with_model:
-        people = [c for c in study.decisions.coders() if c != MODEL]
+        people = coders or [c for c in study.decisions.coders() if c != MODEL]
         coders = [*people, MODEL]
     try:
         agreement = study_agreement(study, coders=coders, resamples=opts.resamples, seed=opts.seed)
@@ -230,6 +256,8 @@ def _overview(study: Study) -> dict[str, Any]:
         ],
         "coders": list(study.decisions.coders()),
         "configurations": configs,
+        # The delegations applied (not undone): code id -> its guarantee sentence.
+        "delegations": guarantee_sentences(study),
     }
 
 

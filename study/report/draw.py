@@ -47,7 +47,7 @@ def draw(figure: Figure) -> MplFigure:
     height = SIZE[1]
     if figure.kind in ("forest", "entropy"):
         count = len(figure.data["rows"] if figure.kind == "forest" else figure.data["codes"])
-        height = max(2.6, 1.2 + 0.45 * count)
+        height = max(2.6, 1.2 + 0.45 * count) + (0.3 if figure.kind == "forest" else 0.0)
     fig = MplFigure(figsize=(SIZE[0], height))
     ax = fig.add_subplot()
     DRAWERS[figure.kind](ax, figure.data)
@@ -56,7 +56,7 @@ def draw(figure: Figure) -> MplFigure:
     ax.set_xlabel(figure.xlabel)
     ax.set_ylabel(figure.ylabel)
     ax.spines[["top", "right"]].set_visible(False)
-    _margins(fig, ax, height, rotated=figure.kind in ROTATED)
+    _margins(fig, ax, height, rotated=figure.kind in ROTATED, legend=figure.kind == "forest")
     return fig
 
 
@@ -73,14 +73,19 @@ def ytick_labels(ax: Axes) -> list[str]:
     ]
 
 
-def _margins(fig: MplFigure, ax: Axes, height: float, *, rotated: bool) -> None:
-    """Fixed margins wide enough for the tick labels: a layout engine would measure
-    every text twice, and doubles the time to draw a figure."""
+def _margins(
+    fig: MplFigure, ax: Axes, height: float, *, rotated: bool, legend: bool = False
+) -> None:
+    """Fixed margins wide enough for the tick labels (and a legend under the axis): a
+    layout engine would measure every text twice, and doubles the time to draw a
+    figure."""
     widest = max((len(text) for text in ytick_labels(ax)), default=4)
     left = min(0.45, (0.45 + 0.075 * max(widest, 4)) / SIZE[0])
     bottom = 0.75 / height
     if rotated:
         bottom += 0.25 / height
+    if legend:
+        bottom += 0.3 / height
     fig.subplots_adjust(left=left, right=0.97, bottom=bottom, top=1 - 0.45 / height)
 
 
@@ -236,7 +241,18 @@ def _forest(ax: Axes, data: dict[str, Any]) -> None:
     ax.set_yticks(positions, [r["code"] for r in rows])
     ax.set_xlim(min(-0.1, ax.get_xlim()[0]), 1.05)
     if drawn:
-        ax.legend(loc="lower left", fontsize=8, frameon=False)
+        # Below the axis, under its label: a legend among the rows read as one more
+        # estimate (its markers sat at x = -0.05, an estimate below zero).
+        ax.legend(
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.32),
+            ncol=2,
+            fontsize=8,
+            frameon=False,
+            borderaxespad=0.2,
+            handletextpad=0.3,
+            columnspacing=1.0,
+        )
 
 
 def _confusion(ax: Axes, data: dict[str, Any]) -> None:

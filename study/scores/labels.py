@@ -26,12 +26,21 @@ LISTED = 12
 
 
 def config_label(row: ConfigRow) -> str:
-    """Short words for a configuration: ``"#2 SmolLM2-135M-Instruct · full · likert"``.
+    """Short words for a configuration:
+    ``"#2 SmolLM2-135M-Instruct (llama.cpp) · full · likert"``.
 
-    The model's name is cut to its last path part (a Hugging Face id or a folder).
+    The model's name is cut to its last path part (a Hugging Face id or a folder); the
+    backend that ran it follows (:func:`backend_name`): one weights file run by
+    transformers and by llama.cpp is two configurations, and reads as two.
     """
     name = row.model.name.rstrip("/").rsplit("/", 1)[-1] or row.model.name
-    return f"#{row.id} {name} · {row.context} · {row.template_id}"
+    return f"#{row.id} {name} ({backend_name(row)}) · {row.context} · {row.template_id}"
+
+
+def backend_name(row: ConfigRow) -> str:
+    """The backend that scored a configuration, without its version: ``transformers``,
+    ``llama.cpp``, ``openai``, ``fake`` (the version is in the ledger)."""
+    return row.model.backend.split(" ", 1)[0] or "unknown backend"
 
 
 def _config_ids(study: StudyView) -> list[int]:

@@ -249,3 +249,91 @@ def test_an_audit_can_be_drawn_before_scoring(
     drawn = audit_json(path, capsys, "--seed", "3")
     assert {c["size"] for c in drawn["codes"]} == {20}
     assert {c["verdict"] for c in drawn["codes"]} == {"not scored yet"}
+
+
+def test_a_draw_refused_for_its_coder_leaves_no_sample(
+    sim: tuple[Path, Truth], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A coder who decided nothing: the draw is refused before anything is drawn, so the
+    rerun with a coder the message names draws."""
+    path, truth = sim
+    with Study.open(path) as study:
+        pairs = sorted(truth)[:20]
+        study.decisions.import_decisions([(r, c, truth[(r, c)]) for r, c in pairs], coder="ana")
+        study.decisions.import_decisions([(r, c, truth[(r, c)]) for r, c in pairs], coder="ben")
+    before = file_digest(path)
+    assert exit_code(["audit", str(path), "--draw", "--coder", "nobody"]) == 1
+    err = one_line(capsys.readouterr().err)
+    assert "ana, ben" in err
+    assert file_digest(path) == before
+    with Study.open(path, read_only=True) as study:
+        assert study.audit.sample() is None
+    assert main(["audit", str(path), "--draw", "--coder", "ana"]) == 0
+    assert "Audit sample drawn" in capsys.readouterr().out
+
+
+def test_with_several_coders_each_command_says_whose_decisions_it_uses(
+    sim: tuple[Path, Truth], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Two coders, no --coder: audit, screen, delegate, findings, compare and report use
+    the coder with the most blind audit decisions and say so once, at the start; the
+    report keeps its screen and delegation sections."""
+    path, truth = sim
+    with Study.open(path) as study:
+        study.audit.draw(per_code=60, seed=2)
+        sample = study.audit.sample()
+        assert sample is not None
+        for code in study.codes:
+            rids = sample.pairs(code.id)
+            study.decisions.import_decisions(
+                [(r, code.id, truth[(r, code.id)]) for r in rids[:40]], coder="ben"
+            )
+            study.decisions.import_decisions(
+                [(r, code.id, truth[(r, code.id)]) for r in rids[:10]], coder="ana"
+            )
+    said = "Using the decisions of ben ("
+    also = "also coded: ana; choose another with --coder NAME."
+    report = tmp_path / "r.html"
+    for argv in (
+        ["audit", str(path)],
+        ["screen", str(path)],
+        ["delegate", str(path)],
+        ["findings", str(path)],
+        ["report", str(path), "-o", str(report)],
+    ):
+        assert main(argv) == 0, argv
+        err = capsys.readouterr().err
+        notes = [line for line in err.splitlines() if line.startswith("Using the decisions")]
+        assert len(notes) == 1, (argv, err)
+        assert notes[0].startswith(said), notes[0]
+        assert notes[0].endswith(also), notes[0]
+        assert "blind audit decisions, the most" in notes[0]
+    page = report.read_text(encoding="utf-8")
+    assert "Not available yet" not in page.split("The validity screen")[1].split("Delegation")[0]
+    assert "Using the decisions of ben" in page
+    # A named coder is used as named, without a word.
+    assert main(["screen", str(path), "--coder", "ana"]) == 0
+    assert "Using the decisions" not in capsys.readouterr().err
+    # Delegated decisions carry a coder's name: --apply never takes one by default.
+    assert main(["delegate", str(path), "--apply"]) == 2
+    assert "give --coder NAME" in capsys.readouterr().err
+
+
+def test_the_report_compares_the_coders_it_is_given(
+    sim: tuple[Path, Truth], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from study.report.data import ReportOptions, report_data
+
+    path, truth = sim
+    pairs = sorted(truth)[:60]
+    with Study.open(path) as study:
+        for coder in ("ana", "ben", "cy"):
+            study.decisions.import_decisions([(r, c, truth[(r, c)]) for r, c in pairs], coder=coder)
+        every = report_data(study, ReportOptions(resamples=50))
+        two = report_data(study, ReportOptions(coders=("ana", "cy"), resamples=50))
+    assert every.sections["agreement"]["coders"] == ["ana", "ben", "cy"]
+    assert two.sections["agreement"]["coders"] == ["ana", "cy"]
+    assert two.sections["agreement"]["pooled"]["kappa"] is not None
+    report = tmp_path / "r.html"
+    assert main(["report", str(path), "--coders", "ana,cy", "-o", str(report)]) == 0
+    assert "ana" in report.read_text(encoding="utf-8")

@@ -11,7 +11,7 @@ import pytest
 import study.analysis.delegation_plan as delegation_plan
 import study.analysis.screen as screen
 from screening.advice import to_verdict
-from screening.headline import pattern_line
+from screening.story import pattern_line
 from study import Study
 from tests.study.test_audit import code_audit_blind, simulated_study
 from tui.cli import main

@@ -62,3 +62,35 @@ def test_compare_prints_every_configuration(
     assert {row["code"] for row in data["rows"]} == {"pay", "hours", "All codes"}
     assert main(["compare", str(study), "--sample", "audit"]) == 1
     assert "no audit sample drawn" in capsys.readouterr().err
+
+
+def test_configurations_are_told_apart_by_backend_and_codes_named(
+    study: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One model file run by two backends is two configurations, and reads as two; codes
+    are named as the codebook names them, not by their ids."""
+    import dataclasses
+
+    from scoring.backend import ModelIdentity
+    from tests.factories import synthetic_config, synthetic_scores
+
+    with Study.open(study) as s:
+        for backend in ("transformers", "llama.cpp 0.3.16"):
+            model = ModelIdentity("embedded:SmolLM2", "r1", "float32", "cpu", backend)
+            config = dataclasses.replace(synthetic_config(s.codebook), model=model)
+            s.scores.store(s.scores.ensure_config(config), synthetic_scores(s, config))
+        items = [(rid, "hours", 1 + i % 5) for i, rid in enumerate(s.response_ids())]
+        s.decisions.import_decisions(items, coder="ana")
+    capsys.readouterr()
+    assert main(["compare", str(study), "--resamples", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "embedded:SmolLM2 (transformers) [" in out
+    assert "embedded:SmolLM2 (llama.cpp) [" in out
+    assert "Hours" in out
+    assert not any(line.startswith("hours") for line in out.splitlines())
+    with Study.open(study, read_only=True) as s:
+        from study.scores.labels import config_label
+
+        labels = [config_label(s.scores.config_row(c.id)) for c in s.scores.configs()]
+    assert any("SmolLM2 (transformers)" in label for label in labels)
+    assert any("SmolLM2 (llama.cpp)" in label for label in labels)

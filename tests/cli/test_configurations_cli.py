@@ -98,7 +98,7 @@ def test_screen_config_chooses_and_an_unknown_one_lists_those_that_exist(
     assert main(["screen", str(workflow), "--config", "9"]) == 1
     err = capsys.readouterr().err
     assert "no scoring configuration 9" in err
-    assert f"#{active} fake · full" in err
+    assert f"#{active} fake (fake) · full" in err
     assert f"({total} of {total} scored, active)" in err
     assert "Traceback" not in err
 
@@ -111,7 +111,7 @@ def test_export_config_9_lists_the_configurations(
     err = capsys.readouterr().err
     assert err.count("codecurve: error:") == 1
     assert "no scoring configuration 9" in err
-    assert "fake · full" in err
+    assert "fake (fake) · full" in err
     assert "scored" in err
     assert not out.exists()
 
@@ -227,7 +227,7 @@ def test_review_context_note_names_the_active_configuration(workflow: Path) -> N
     note = context_note(workflow, "definition")
     assert note is not None
     assert "starts a new configuration" in note
-    assert "fake · full" in note
+    assert "fake (fake) · full" in note
 
 
 def test_export_to_standard_output(

@@ -162,12 +162,13 @@ def test_a_refused_plan_applies_nothing(tmp_path: Path, capsys: pytest.CaptureFi
     assert file_digest(path) == before
 
 
-def test_a_constant_model_is_refused_for_its_empty_cells_not_for_too_few_decisions(
+def test_a_constant_model_is_refused_for_adding_nothing_not_for_too_few_decisions(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A model that answers every pair alike at one confidence leaves the screen's
-    low-confidence cells empty however much is coded: the refusal says so, instead of the
-    tier's "too few decisions", which would send the coder to code more in vain."""
+    """A model that answers every pair alike at one confidence adds nothing, and leaves
+    the screen's low-confidence cells empty however much is coded: the refusal says the
+    first, instead of the tier's "too few decisions", which would send the coder to code
+    more in vain."""
     path, truth = simulated_study(tmp_path / "c.codecurve", n=400, behaviour="constant", seed=3)
     with Study.open(path) as study:
         study.audit.draw(per_code=300, seed=5)
@@ -176,6 +177,42 @@ def test_a_constant_model_is_refused_for_its_empty_cells_not_for_too_few_decisio
     for code in plan["codes"].values():
         reason = code["reason"]
         assert code["tier"] == "Insufficient data"
-        assert "low confidence" in reason, reason
-        assert "so far" in reason, reason
+        assert "delegation needs a model that adds something" in reason, reason
+        assert "adds nothing here" in reason, reason
+        assert code["screen"] == "adds nothing"
         assert "too few decisions" not in reason, reason
+
+
+def test_a_coder_whose_pairs_others_decided_is_told_why_none_are_left(
+    study_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """lena's audit is coded, and another coder decided every pair outside it: nothing
+    is left for review (nobody's pair is undecided), and lena is told that her own
+    undecided pairs were decided by another coder, not that she has none."""
+    with Study.open(study_path) as study:
+        blind = [(r, c, v) for r, c, v in _audit_decisions(study, "ana")]
+        study.decisions.import_decisions(blind, coder="lena")
+        rest = [
+            (r, c.id, 1)
+            for c in study.codes
+            for r in study.response_ids()
+            if (r, c.id) not in {(a, b) for a, b, _ in blind}
+        ]
+        study.decisions.import_decisions(rest, coder="primary")
+    capsys.readouterr()
+    assert main(["delegate", str(study_path), "--coder", "lena"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Left for review counts the pairs nobody has decided; lena has 1,600 pairs" in out
+
+
+def _audit_decisions(study: Study, coder: str) -> list[tuple[str, str, int]]:
+    sample = study.audit.sample()
+    assert sample is not None
+    out = []
+    for code in study.codes:
+        for rid in sample.pairs(code.id):
+            d = study.decisions.decision(rid, code.id, coder=coder)
+            assert d is not None
+            assert d.value is not None
+            out.append((rid, code.id, d.value))
+    return out

@@ -168,3 +168,69 @@ def test_no_command_prints_a_raw_control_or_override(
         assert b"\x1b" not in stream, text
         assert not UNSAFE.search(text), (UNSAFE.findall(text), text)
     assert b"Traceback" not in err
+
+
+#: Data written to standard output: kept as it is down a pipe, shown safe on a terminal.
+DATA_COMMANDS = [
+    f"findings {{study}} --coder {ANA} --format csv",
+    f"findings {{study}} --coder {ANA} --by group --format csv",
+    f"findings {{study}} --coder {ANA} --co-occurrence --format csv",
+    f"findings {{study}} --coder {ANA} --code pay-31m-bold-red-bold-yap --list --format csv",
+    f"export {{study}} --coder {ANA} -o - --format csv",
+    f"export {{study}} --coder {ANA} -o - --format jsonl",
+]
+
+
+def on_a_terminal(argv: list[str]) -> bytes:
+    """What ``codecurve ARGV`` prints to a terminal (a pseudo-terminal), whole."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    master, slave = pty.openpty()
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui", *argv],
+        stdin=subprocess.DEVNULL,
+        stdout=slave,
+        stderr=slave,
+        env={**os.environ, "PYTHONPATH": str(root), "COLUMNS": "200"},
+        cwd=root,
+    )
+    os.close(slave)
+    out = bytearray()
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the other end closed: all is read
+            break
+        if not chunk:
+            break
+        out.extend(chunk)
+    os.close(master)
+    assert proc.wait(timeout=120) == 0, out.decode("utf-8", "replace")
+    return bytes(out)
+
+
+@pytest.mark.parametrize(
+    "command", DATA_COMMANDS, ids=[c.replace(ANA, "ANA") for c in DATA_COMMANDS]
+)
+def test_data_on_a_terminal_carries_no_raw_control(hostile: dict[str, Path], command: str) -> None:
+    argv = [part.format(**hostile) for part in command.split(" ")]
+    shown = on_a_terminal(argv)
+    text = shown.decode("utf-8", "replace")
+    assert text.count(",") >= 2 or "{" in text  # the data is there, made safe
+    assert b"\x1b" not in shown, text
+    assert not UNSAFE.search(text.replace("\r", "")), (UNSAFE.findall(text), text)
+
+
+def test_data_down_a_pipe_is_kept_as_it_is(
+    hostile: dict[str, Path], capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    command = DATA_COMMANDS[3]
+    argv = [part.format(**hostile) for part in command.split(" ")]
+    capfdbinary.readouterr()
+    assert main(argv) == 0
+    out, _ = capfdbinary.readouterr()
+    assert INJECTED.encode() in out  # a cell's bytes, for the program that reads them

@@ -17,7 +17,7 @@ from tui.cli import main
 
 def _two_coders_and_consensus(tmp_path: Path) -> Path:
     """ana (from make_study) and ben decide pay on r0..r39; consensus settles r0..r9."""
-    path = make_study(tmp_path / "c.codecurve", {"pay": (10, 10, 10, 10)})
+    path = make_study(tmp_path / "c.codecurve", {"pay": (10, 10, 10, 10)}, constant=True)
     with Study.open(path) as study:
         study.decisions.import_decisions(
             [(f"r{i}", "pay", 5 if i % 4 else 1) for i in range(40)], coder="ben"

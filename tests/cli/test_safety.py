@@ -116,6 +116,53 @@ def test_export_refuses_another_study(
     assert snapshot(other) == before
 
 
+def test_no_output_replaces_a_file_the_study_was_made_from(
+    study: Path, files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The responses file and the codebook a study was made from are its inputs: no
+    report, export or findings table of it replaces them (a report written over the
+    codebook was a codebook lost)."""
+    inputs = (files["responses"], files["codebook"])
+    before = snapshot(*inputs)
+    capsys.readouterr()
+    for argv, refused in (
+        (["report", str(study), "-o", str(files["codebook"])], "codebook"),
+        (["export", str(study), "--codebook", str(files["codebook"])], "codebook"),
+        (["export", str(study), "-o", str(files["responses"])], "responses file"),
+        (["findings", str(study), "-o", str(files["responses"])], "responses file"),
+    ):
+        assert main(argv) == 1, argv
+        line = one_error_line(capsys.readouterr().err)
+        assert f"refusing to overwrite the study's {refused}" in line, line
+    assert snapshot(*inputs) == before
+
+
+def test_no_output_replaces_a_file_of_another_kind(
+    study: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notes = tmp_path / "notes.yaml"
+    notes.write_text("a: 1\n", encoding="utf-8")
+    sheet = tmp_path / "sheet.xlsx"
+    sheet.write_bytes(b"PK not really a workbook")
+    before = snapshot(notes, sheet)
+    capsys.readouterr()
+    for argv, what in (
+        (
+            ["report", str(study), "-o", str(notes)],
+            "refusing to replace a .yaml file with the HTML",
+        ),
+        (["export", str(study), "-o", str(sheet), "--format", "csv"], "with the CSV dataset"),
+    ):
+        assert main(argv) == 1, argv
+        assert what in one_error_line(capsys.readouterr().err)
+    assert snapshot(notes, sheet) == before
+    # An earlier report of the same kind is replaced as asked.
+    old = tmp_path / "old.html"
+    old.write_text("<p>old</p>", encoding="utf-8")
+    assert main(["report", str(study), "-o", str(old)]) == 0
+    assert "<p>old</p>" not in old.read_text(encoding="utf-8")
+
+
 def test_score_refuses_to_overwrite_its_inputs(
     files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], no_model: None
 ) -> None:

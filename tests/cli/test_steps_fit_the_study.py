@@ -148,3 +148,22 @@ def test_the_vrs_tables_distance_to_a_verdict_says_what_is_left(
         assert "more annotated items" in flat
         assert "every pair is coded: no verdict can be reached in this study" in flat
         assert "the study has 1 pair left to code" in flat
+
+
+def test_each_distance_estimate_above_what_is_left_says_so_where_it_stands(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every "about N more" of the distance to a verdict that the study cannot give says
+    so beside it, not once at the end of the row."""
+    path = tmp_path / "four.codecurve"
+    constant_study(path, n=4, codes=("Pay", "Staff"))
+    with Study.open(path) as study:
+        study.decisions.clear("r3", "pay", coder="ana")
+    capsys.readouterr()
+    assert main(["screen", str(path), "--code", "Pay", "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if "Distance to a verdict" in line)
+    estimates = re.findall(r"about \d+ more [a-z ]+?(?: \([^)]*\))?(?= at|;|$| \|)", row)
+    assert estimates, row
+    for estimate in estimates:
+        assert "more than the 1 left in this study: out of reach here" in estimate, row

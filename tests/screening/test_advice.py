@@ -9,8 +9,9 @@ import pytest
 
 from screening import ScreeningWarning
 from screening.advice import GLOSSES, advise, gloss, to_verdict
-from screening.headline import Headline, kappa_interval, make_headline, pattern_line
+from screening.headline import Headline, kappa_interval, make_headline
 from screening.report import VRSReport, screen_report
+from screening.story import pattern_line
 
 
 def report(a: int, b: int, c: int, d: int) -> VRSReport:

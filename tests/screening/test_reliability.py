@@ -328,3 +328,18 @@ def test_a_constant_rater_is_not_called_the_kappa_paradox() -> None:
     assert result.paradox.startswith("model gave no to every item: a constant rater")
     assert "(not the kappa paradox)" in result.paradox
     assert "comes from prevalence" not in result.paradox
+
+
+def test_a_category_too_rare_for_the_bootstrap_gets_no_interval() -> None:
+    """One coder used a code once in 24 units, the other agreed: kappa is 1, but most
+    resamples miss that unit (kappa undefined there), and the rest would give a certain
+    looking [1.00, 1.00]: no interval, and why."""
+    first = [0] * 23 + [1]
+    result = reliability([first, first], resamples=1000, seed=1)
+    assert result.kappa is not None
+    assert result.kappa.value == pytest.approx(1.0)
+    assert result.kappa.low is None
+    assert result.kappa.high is None
+    assert result.kappa.reason is not None
+    assert "too rare" in result.kappa.reason
+    assert result.kappa.undefined_resamples > 50

@@ -66,6 +66,8 @@ def test_no_access_file_means_nobody_gets_in(study_path: Path) -> None:
         ("a\u200bb", "control characters"),
         (" ana", "start or end with spaces"),
         ("x" * 65, "at most 64"),
+        ("--no-model", "cannot start with '-'"),
+        ("-ana", "cannot start with '-'"),
         ("consensus", "reconciliation records under"),
         ("Consensus", "reconciliation records under"),
     ],

@@ -197,7 +197,7 @@ def test_an_export_is_written_beside_the_study_and_downloaded(
         got = downloads / "harbourview-survey-coded_long.csv"
         wait_until(got.exists, what="the export's download")
         wait_until(lambda: "/download/" in served.log, what="the download's request")
-    written = study_path.with_name("harbourview-survey-exports") / got.name
+    written = study_path.with_name("harbourview-survey-exports") / "ana" / got.name
     assert got.read_bytes() == written.read_bytes()
 
 

@@ -33,3 +33,6 @@ async def test_a_study_that_will_not_open_is_said_in_the_browser(
 
 def test_the_exports_folder_lies_beside_the_study(study_path: Path) -> None:
     assert child.exports_folder(study_path) == study_path.with_name("harbourview-survey-exports")
+    assert child.exports_folder(study_path, "ana") == (
+        study_path.with_name("harbourview-survey-exports") / "ana"
+    )

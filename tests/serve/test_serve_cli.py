@@ -57,6 +57,7 @@ def test_add_coder_prints_a_link_once_and_revoke_ends_it(
         (["--add-coder", ""], 1, "a coder name cannot be empty"),
         (["--add-coder", "a\tb"], 1, "control characters"),
         (["--add-coder", "consensus"], 1, "reconciliation records under"),
+        (["--add-coder=--no-model"], 1, "cannot start with '-'"),
         (["--revoke-coder", "nobody"], 1, "'nobody' has no link to revoke"),
         (["--host", "0.0.0.0"], 1, "must be encrypted: give --certfile"),
         (["--host", "192.0.2.7"], 1, "must be encrypted"),

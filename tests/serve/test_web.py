@@ -6,12 +6,13 @@ browser tests run the app.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
-from aiohttp import WSMsgType, WSServerHandshakeError, web
+from aiohttp import ClientTimeout, WSMsgType, WSServerHandshakeError, web
 from aiohttp.test_utils import TestClient, TestServer
 
 from tests.serve.conftest import study_words
@@ -51,7 +52,9 @@ def slept() -> Recorder:
 
 
 @pytest.fixture
-def server(study_path: Path, slept: Recorder) -> Server:
+def server(study_path: Path, slept: Recorder, monkeypatch: pytest.MonkeyPatch) -> Server:
+    # A held refusal waits in one sleep here (the recorder's, which returns at once).
+    monkeypatch.setattr(web_module, "WAIT_STEP", 3600.0)
     guard = Guard(AccessList(study_path), secure=False, backoff=Backoff(free=3), sleep=slept)
     options = ServeOptions(study=study_path, title=study_path.stem, app_args=("--no-model",))
     return Server(options, guard, watch_interval=3600)
@@ -151,6 +154,20 @@ async def test_a_forged_cookie_is_refused_like_no_token(client: Client) -> None:
     assert (status, body) == (REFUSAL_STATUS, REFUSAL_BODY)
 
 
+async def test_an_empty_token_leaves_the_session_signed_in(
+    client: Client, study_path: Path
+) -> None:
+    token = AccessList(study_path).add("ana")
+    async with client.get(f"/?token={token}") as response:
+        assert response.status == 200
+    async with client.get("/?token=") as response:  # a link cut short, with the cookie
+        assert response.status == 200
+        assert "for ana" in await response.text()
+    client.session.cookie_jar.clear()
+    status, body, _ = await refusal_of(client, "/?token=")  # and without it: refused
+    assert (status, body) == (REFUSAL_STATUS, REFUSAL_BODY)
+
+
 async def test_repeated_failures_are_slowed_and_a_valid_link_is_not(
     client: Client, study_path: Path, slept: Recorder
 ) -> None:
@@ -164,6 +181,91 @@ async def test_repeated_failures_are_slowed_and_a_valid_link_is_not(
     client.session.cookie_jar.clear()
     await refusal_of(client, "/")  # no token at all counts the same as a wrong one
     assert slept.delays[-1] == 4.0
+
+
+class Gate:
+    """Stands in for ``asyncio.sleep``: each step of a hold takes a moment, and the
+    back-off below is days long, so a held refusal stays held until its client goes
+    away or the server stops."""
+
+    def __init__(self) -> None:
+        self.waits = 0
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits += 1
+        await asyncio.sleep(0.01)
+
+
+async def gated_client(study_path: Path, gate: Gate) -> tuple[Client, Guard]:
+    backoff = Backoff(free=0, base=1e6, cap=1e6)
+    guard = Guard(AccessList(study_path), secure=False, backoff=backoff, sleep=gate)
+    options = ServeOptions(study=study_path, title=study_path.stem, app_args=("--no-model",))
+    test_server = TestServer(Server(options, guard, watch_interval=3600).application())
+    await test_server.start_server()
+    client: Client = TestClient(test_server)
+    await client.start_server()
+    return client, guard
+
+
+async def until(condition: Callable[[], object], what: str) -> None:
+    for _ in range(2000):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def test_a_flood_of_refusals_is_answered_at_once_but_one(study_path: Path) -> None:
+    """A client failing in parallel has one refusal held for its back-off; every other is
+    answered at once (none queue), and a valid link signs in meanwhile."""
+    gate = Gate()
+    client, guard = await gated_client(study_path, gate)
+    token = AccessList(study_path).add("ana")
+    try:
+        held = asyncio.create_task(refusal_of(client, "/?token=first"))
+        await until(lambda: guard._waiting, "a held refusal")
+        answers = await asyncio.gather(*(refusal_of(client, f"/?token=g{i}") for i in range(50)))
+        assert {(status, body) for status, body, _ in answers} == {(REFUSAL_STATUS, REFUSAL_BODY)}
+        assert not held.done()  # the first is still held, alone
+        assert len(guard._waiting) == 1
+        async with client.get(f"/?token={token}") as response:
+            assert response.status == 200
+        await guard.stop()
+        assert (await asyncio.wait_for(held, 30))[0] == REFUSAL_STATUS
+    finally:
+        await client.close()
+
+
+async def test_a_held_refusal_is_dropped_when_its_client_goes_away(study_path: Path) -> None:
+    gate = Gate()
+    client, guard = await gated_client(study_path, gate)
+    try:
+        with pytest.raises(TimeoutError):
+            async with client.get("/?token=guess", timeout=ClientTimeout(total=0.3)) as response:
+                await response.read()
+        await until(lambda: not guard._waiting, "the abandoned refusal to be dropped")
+    finally:
+        await client.close()
+
+
+async def test_stopping_answers_the_held_refusals(study_path: Path) -> None:
+    gate = Gate()
+    client, guard = await gated_client(study_path, gate)
+    try:
+        held = asyncio.create_task(refusal_of(client, "/?token=guess"))
+        await until(lambda: guard._waiting, "a held refusal")
+        await guard.stop()
+        assert (await asyncio.wait_for(held, 5))[0] == REFUSAL_STATUS
+    finally:
+        await client.close()
+
+
+def test_the_backoff_keeps_a_bounded_number_of_failures_per_client() -> None:
+    backoff = Backoff(free=3, base=0.5, cap=30.0)
+    for _ in range(20_000):
+        delay = backoff.failed("10.0.0.1")
+    assert delay == 30.0
+    assert backoff.failures("10.0.0.1") < 40
 
 
 async def test_revoking_a_link_ends_its_browser_sessions(
@@ -222,7 +324,7 @@ def test_the_app_command_is_fixed_and_quoted(study_path: Path) -> None:
     options = ServeOptions(study=study_path, app_args=("--model", "fake"))
     command = app_command(options, "ana; rm -rf / #")
     assert command.startswith("exec ")
-    assert "'ana; rm -rf / #'" in command
+    assert "'--coder=ana; rm -rf / #'" in command
     assert command.endswith("--model fake")
 
 

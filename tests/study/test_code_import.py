@@ -237,3 +237,20 @@ def test_an_unknown_column_is_listed_with_the_code_it_may_mean(
     (message,) = [m for m in report.codes_file.messages if "name no code" in m]
     assert "'Workloa', 'notes'" in message
     assert "did you mean 'Workload' for 'Workloa'?" in message
+
+
+def test_a_misspelt_code_is_named_with_the_code_it_may_mean_and_never_a_no(
+    study: Study, tmp_path: Path
+) -> None:
+    """A second coder's 'Workloda' is not 'does not apply' for Workload (a disagreement
+    nobody had): the import says which code it may mean, and --skip-unknown leaves that
+    code undecided in the row."""
+    path = write(tmp_path, "m.csv", "id,codes\nr1,Pay;Workloda\nr2,Pay\n")
+    with pytest.raises(ResponsesError, match=r"'Workloda' \(row 2; did you mean 'Workload'\?\)"):
+        import_codes(study, path, coder="ann")
+    assert study.decisions.count() == 0
+    import_codes(study, path, coder="ann", skip_unknown=True)
+    assert study.decisions.decision("r1", "pay").value == 5  # type: ignore[union-attr]
+    assert study.decisions.decision("r1", "workload") is None  # what 'Workloda' meant
+    assert study.decisions.decision("r1", "team").value == 0  # type: ignore[union-attr]
+    assert study.decisions.decision("r2", "workload").value == 1  # type: ignore[union-attr]

@@ -175,7 +175,7 @@ def test_final_decisions_credit_the_model(
     valid(project_bytes(project))
     users = {u.guid: u.name for u in project.users}
     model = [name for name in users.values() if name.startswith("model ")]
-    assert model == ["model fake:test (test-v1, context definition)"]
+    assert model == ["model fake:test (fake; test-v1, context definition)"]
     r10 = next(s for s in project.sources if s.name == "r10")
     team = [c for c in r10.codings if "accepted by bob" in c.description]
     assert team

@@ -38,3 +38,23 @@ def test_text_is_svg_text_not_glyph_outlines(figures: tuple[Figure, ...]) -> Non
         assert f">{figure.title}</text>" in svg.replace("&#39;", "'"), figure.name
         assert 'id="DejaVuSans-' not in svg  # no glyph paths defined
         assert svg.startswith("<svg")
+
+
+def test_the_forest_plots_legend_lies_outside_its_rows(figures: tuple[Figure, ...]) -> None:
+    """Among the rows, the legend's markers read as one more estimate (below zero): it
+    lies below the axis and its label, and nothing of the figure is cut off."""
+    forest = next(f for f in figures if f.kind == "forest")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = draw.draw(forest)
+    ax = fig.axes[0]
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()  # places the axis label
+    renderer = canvas.get_renderer()
+    legend = ax.get_legend()
+    assert legend is not None
+    box = legend.get_window_extent(renderer)
+    axis = ax.get_window_extent(renderer)
+    label = ax.xaxis.label.get_window_extent(renderer)
+    assert box.y1 <= label.y0 < axis.y0
+    assert box.y0 >= 0

@@ -111,3 +111,25 @@ def test_engine_on_another_codebook_is_refused(big: Study, codebook: Codebook) -
     other = replace(codebook, name="other")
     with pytest.raises(StudyError, match="another codebook"):
         score_study(big, ScoringEngine(FakeBackend(), other))
+
+
+def test_an_interrupted_run_keeps_its_speed_for_the_next_estimate(big: Study) -> None:
+    """Ctrl-C (or a model's failure) mid-run: the speed measured so far is kept, so the
+    run that resumes estimates its time from it, not from nothing."""
+    config_id = big.scores.ensure_config(
+        ScoringEngine(FakeBackend(), big.codebook, batch_size=4).config
+    )
+    assert big.scores.measured_rate(config_id) is None
+
+    def interrupt(step: ScoreProgress) -> None:
+        if step.stored >= 40:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        score_study(
+            big, ScoringEngine(FakeBackend(), big.codebook, batch_size=4), progress=interrupt
+        )
+    rate = big.scores.measured_rate(config_id)
+    assert rate is not None
+    assert rate.rate > 0
+    assert rate.pairs > 0

@@ -49,7 +49,7 @@ def test_choices_list_every_configuration_with_its_scored_count(tmp_path: Path) 
     choices = config_choices(study)
     assert [c.config_id for c in choices] == [first, second]
     assert [c.active for c in choices] == [False, True]
-    assert choices[1].label.startswith(f"#{second} fake · full · ")
+    assert choices[1].label.startswith(f"#{second} fake (fake) · full · ")
     assert choices[1].words() == f"{choices[1].label} (30 of 30 scored, active)"
     assert choices[0].words().endswith("(30 of 30 scored)")
     study.close()
@@ -158,7 +158,7 @@ async def test_the_panel_compares_the_configurations_on_the_chosen_code(tmp_path
         pooled = panel.comparison_text
         assert "Configurations on every code" in pooled
         assert f"#{first} synthetic" in pooled
-        assert f"#{second} fake [full]" in pooled
+        assert f"#{second} fake (fake) [full]" in pooled
         assert "n 80" in pooled
         assert "κ" in pooled
         panel.select_code("workload")
@@ -170,8 +170,9 @@ async def test_the_panel_compares_the_configurations_on_the_chosen_code(tmp_path
         row = next(r for r in comparison.rows if r.code == "workload" and r.config_id == first)
         assert f"agree {row.agreement:.0%}" in text
         assert f"κ {row.kappa.point:.2f} [{row.kappa.low:.2f}, {row.kappa.high:.2f}]" in text
-        # The tier in words (the screen's "response pattern"), never bare.
-        assert f"pattern: {pattern(row.tier)}" in text
+        # The screen's story in words ("adds nothing", or the tier's), never a bare tier.
+        assert f"pattern: {row.verdict or pattern(row.tier)}" in text
+        assert row.verdict
     study.close()
 
 

@@ -59,7 +59,7 @@ async def test_review_without_options_opens_on_the_active_configuration(tmp_path
         assert row is not None
         assert row.pick is not None
         status = str(app.review.status_line.render())
-        assert f"#{full} fake · full" in status
+        assert f"#{full} fake (fake) · full" in status
         assert not any("new configuration" in n for n in notes(app))
     assert study.scores.active_config_id() == full
     assert len(study.scores.configs()) == 1
@@ -89,7 +89,7 @@ async def test_another_context_says_a_new_configuration_starts(tmp_path: Path) -
         assert row is not None
         assert row.pick is not None
         status = str(app.review.status_line.render())
-        assert f"#{full} fake · full" in status
+        assert f"#{full} fake (fake) · full" in status
         assert f"r scores #{new}" in status
         # Scoring with it makes it the one shown and the active one.
         await pilot.press("r")
@@ -97,7 +97,7 @@ async def test_another_context_says_a_new_configuration_starts(tmp_path: Path) -
         await pilot.pause()
         assert app.session.config_id == new
         assert study.scores.active_config_id() == new
-        assert f"#{new} fake · definition" in str(app.review.status_line.render())
+        assert f"#{new} fake (fake) · definition" in str(app.review.status_line.render())
     study.close()
 
 

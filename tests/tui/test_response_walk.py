@@ -139,14 +139,15 @@ async def test_the_checklist_records_ticked_codes_yes_and_the_rest_no(tmp_path: 
         assert isinstance(screen, ResponseScreen)
         first = screen.response_id
         codes = [r.code_id for r in screen.rows]
-        await pilot.press("down", "space")  # tick the second code; the cursor moves on
+        await pilot.press("down", "space")  # tick the second code; the cursor stays on it
+        assert screen.ticked == {codes[1]}
+        assert screen.current().code_id == codes[1]  # type: ignore[union-attr]
+        assert "☑ tick" in str(screen.codes_table.get_row(codes[1])[5])
+        await pilot.press("down", "space")  # the third: arrows move, space ticks
+        assert screen.ticked == {codes[1], codes[2]}
+        await pilot.press("space")  # and untick it: a toggle, on the same code
         assert screen.ticked == {codes[1]}
         assert screen.current().code_id == codes[2]  # type: ignore[union-attr]
-        assert "☑ tick" in str(screen.codes_table.get_row(codes[1])[5])
-        await pilot.press("space")  # tick the third, the last: the cursor stays
-        assert screen.ticked == {codes[1], codes[2]}
-        await pilot.press("space")  # and untick it: a toggle
-        assert screen.ticked == {codes[1]}
         await pilot.press("enter")
         await settle(pilot)
         decided = {code: study.decisions.decision(first, code, coder="tester") for code in codes}

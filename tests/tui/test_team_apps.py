@@ -36,8 +36,9 @@ async def test_two_apps_see_each_others_progress_and_nothing_of_their_decisions(
 ) -> None:
     path = tmp_path / "s.codecurve"
     build_study(path, n=20).close()
-    with Study.open(path) as lead:
-        set_blind_coding(lead, True, coder="lead")
+    with Study.open(path) as lead:  # each coder's own setting
+        set_blind_coding(lead, True, coder="ana")
+        set_blind_coding(lead, True, coder="ben")
     ana = make_app(path, coder="ana")
     ben = make_app(path, coder="ben")
     async with ana.run_test(size=(140, 40)) as pa, ben.run_test(size=(140, 40)) as pb:

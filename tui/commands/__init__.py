@@ -12,6 +12,8 @@ Error tree of the command line (the rest is drawn in :mod:`codebooks.errors`)::
 
 from __future__ import annotations
 
+import sys
+
 from codebooks.errors import CodecurveError
 
 
@@ -21,3 +23,13 @@ class UsageError(CodecurveError, ValueError):
     argparse reports what it can check itself (exit status 2); this is the same kind of
     error found by a command after parsing, and exits with the same status.
     """
+
+
+def tell(note: str) -> None:
+    """Say ``note`` once on standard error, as a sentence ("" says nothing): what a
+    command chose for the user (whose decisions it uses), before its output."""
+    if note:
+        from tui.text import printable
+
+        sentence = note[:1].upper() + note[1:] + "."
+        sys.stderr.write(printable(sentence, single_line=True) + "\n")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codebooks.errors import InputError
-from tui.commands import UsageError
+from tui.commands import UsageError, tell
 from tui.commands.types import parse_cut, positive_int, seed
 
 if TYPE_CHECKING:
@@ -84,6 +84,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from screening.sampling import DEFAULT_AUDIT_PER_CODE
     from study import Study, StudyError
+    from study.analysis.screen import check_screen_coder
     from tui.text import printable
 
     if args.extend is not None and args.seed is not None:
@@ -108,6 +109,9 @@ def run(args: argparse.Namespace) -> int:
             path=args.study,
         )
     with Study.open(args.study) as study:
+        # What could refuse the report after the draw is checked before it: a failed
+        # command leaves no sample behind.
+        check_screen_coder(study, args.coder)
         if action == "extended":
             study.audit.extend(args.extend, codes=args.code)
         else:
@@ -123,7 +127,8 @@ def _show(study: Study, args: argparse.Namespace, *, action: str) -> int:
     sample = study.audit.sample()
     assert sample is not None
     progress = study.audit.progress(coder=args.coder)
-    verdicts = _verdicts(study, args.coder, cut=args.cut)
+    verdicts, note = _verdicts(study, args.coder, cut=args.cut)
+    tell(note)
     codes = [study.code(c) for c in args.code] if args.code else list(study.codes)
     rows = []
     for code in codes:
@@ -168,11 +173,14 @@ def _show(study: Study, args: argparse.Namespace, *, action: str) -> int:
     return 0
 
 
-def _verdicts(study: Study, coder: str | None, *, cut: str) -> dict[str, dict[str, str]]:
+def _verdicts(
+    study: Study, coder: str | None, *, cut: str
+) -> tuple[dict[str, dict[str, str]], str]:
     """code id -> the code's figures and response pattern (never a bare tier), how far it
-    is from a verdict and from delegation, in words, no step larger than what is left."""
+    is from a verdict and from delegation, in words, no step larger than what is left;
+    and whose decisions, where taken by default among several coders ("" otherwise)."""
     from screening.advice import to_verdict
-    from screening.headline import pattern_line
+    from screening.story import pattern_line
     from study.analysis.delegation_plan import plan_delegation
     from study.analysis.screen import screen_study
     from study.errors import NoBlindDecisionsError
@@ -180,12 +188,12 @@ def _verdicts(study: Study, coder: str | None, *, cut: str) -> dict[str, dict[st
     chosen = parse_cut(cut)
     if study.scores.active_config_id() is None:
         note = "not scored yet"
-        return {c.id: {"verdict": note, "delegation": note} for c in study.codes}
+        return {c.id: {"verdict": note, "delegation": note} for c in study.codes}, ""
     try:
         screened = screen_study(study, coder=coder, sample="audit", cut=chosen)
     except NoBlindDecisionsError:
         note = "no blind audit decision yet"
-        return {c.id: {"verdict": note, "delegation": note} for c in study.codes}
+        return {c.id: {"verdict": note, "delegation": note} for c in study.codes}, ""
     plan = plan_delegation(study, coder=coder, cut=chosen, screened=screened)
     out: dict[str, dict[str, str]] = {}
     for one in plan.codes:
@@ -197,9 +205,10 @@ def _verdicts(study: Study, coder: str | None, *, cut: str) -> dict[str, dict[st
             verdict = "no blind audit decision yet"
         else:
             tier = report.tier
-            verdict = pattern_line(report.tier, head)
-            if head is not None and head.adds_nothing:
-                verdict = f"{head.sentence()}; {verdict}"
+            told = screened.story(one.code_name)
+            verdict = told.pattern_line(head)
+            if told.adds_nothing:
+                verdict = f"{told.headline}; {verdict}"
             elif report.tier == "Insufficient data":
                 verdict = to_verdict(report, one.code_name, audit=True, remaining=left)
                 verdict += f" ({pattern_line(report.tier, head)})"
@@ -210,7 +219,7 @@ def _verdicts(study: Study, coder: str | None, *, cut: str) -> dict[str, dict[st
         else:
             delegation = one.delegation.reason
         out[one.code_id] = {"verdict": verdict, "delegation": delegation, "tier": tier}
-    return out
+    return out, screened.coder_note
 
 
 def next_steps(

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tui.commands import tell
 from tui.commands.types import seed, whole_number
 
 if TYPE_CHECKING:
@@ -90,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
             resamples=args.resamples,
             seed=args.seed,
         )
+    tell(result.coder_note)
     if args.format == "json":
         from tui.text import json_text
 
@@ -116,7 +118,7 @@ def _cells(row: ConfigMetrics) -> list[str]:
         _num(row.agreement),
         _num(k.point) + ci + (" q" if row.weighted else ""),
         _num(row.rho),
-        pattern(row.tier) if row.tier != "-" else "-",
+        row.verdict or (pattern(row.tier) if row.tier != "-" else "-"),
         _num(row.auroc),
         _num(row.entropy),
         _num(row.off_scale, 3),
@@ -150,7 +152,8 @@ def _footer(result: Comparison) -> list[str]:
     )
     for d in clear:
         lines.append(
-            f"  {printable(d.code, single_line=True)}: {d.a} - {d.b} = {_num(d.kappa.point)} "
+            f"  {printable(result.code_name(d.code), single_line=True)}: {d.a} - {d.b} = "
+            f"{_num(d.kappa.point)} "
             f"[{_num(d.kappa.low)}, {_num(d.kappa.high)}]"
         )
     lines.append("q: quadratic-weighted kappa (ordinal scale); pooled kappa is on applies.")
@@ -166,7 +169,7 @@ def to_text(result: Comparison) -> str:
 
     rows = []
     for code, metrics in _by_code(result).items():
-        rows.append([printable(code, single_line=True), *[""] * len(HEADERS)])
+        rows.append([printable(result.code_name(code), single_line=True), *[""] * len(HEADERS)])
         rows.extend(["", *_cells(m)] for m in metrics)
     headers = ["code", *HEADERS]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
@@ -183,6 +186,7 @@ def to_markdown(result: Comparison) -> str:
     out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for code, metrics in _by_code(result).items():
         for m in metrics:
-            cells = [printable(code, single_line=True).replace("|", "\\|"), *_cells(m)]
+            name = printable(result.code_name(code), single_line=True).replace("|", "\\|")
+            cells = [name, *_cells(m)]
             out.append("| " + " | ".join(cells) + " |")
     return "\n".join([*out, "", *_footer(result)])

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codebooks.errors import InputError
-from tui.commands import UsageError
+from tui.commands import UsageError, tell
 from tui.commands.types import parse_cut, unit_interval
 
 if TYPE_CHECKING:
+    from study import Study
     from study.analysis.screen import StudyScreening
     from study.log.delegations import DelegationPlan
 
@@ -113,6 +114,13 @@ def run(args: argparse.Namespace) -> int:
             )  # fmt: skip
         else:
             screened = None  # plan_delegation says what is missing
+        if screened is not None:
+            if args.apply and args.coder is None and screened.coder_note:
+                raise UsageError(
+                    "--apply records decisions under a coder's name, and the study has "
+                    "several coders: give --coder NAME"
+                )
+            tell(screened.coder_note)
         plan = plan_delegation(
             study,
             max_error=args.max_error,
@@ -124,6 +132,9 @@ def run(args: argparse.Namespace) -> int:
             study_wide=args.study_wide,
             screened=screened,
         )
+        # The pairs this coder has not decided though another coder has: not delegated
+        # (a decision is never recorded over another's), and not "left for review" either.
+        others = _decided_by_others(study, plan) if plan.coder is not None else 0
         applied = None
         if args.apply:
             coder = args.coder or plan.coder
@@ -142,6 +153,15 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json_text(payload) + "\n")
         return 0
     _print_plan(plan, screened)
+    if others:
+        print(
+            printable(
+                f"Left for review counts the pairs nobody has decided; {plan.coder} has "
+                f"{plural(others, 'pair')} of their own still undecided that another coder "
+                "decided (never delegated: a delegated decision is never recorded over "
+                "another coder's)."
+            )
+        )
     standing = sum(applied.unchanged.values()) if applied is not None else 0
     if applied is not None and applied.event_id is None:
         print(
@@ -196,7 +216,7 @@ def _print_plan(plan: DelegationPlan, screened: StudyScreening | None) -> None:
         auroc = "-" if head is None or head.auroc != head.auroc else f"{head.auroc:.2f}"
         table.add_row(
             Text(printable(code.code_name, single_line=True)),
-            "adds nothing" if head is not None and head.adds_nothing else pattern(d.tier),
+            code.screen or pattern(d.tier),
             auroc,
             head.kappa.text() if head is not None else "-",
             f"{d.threshold:.3f}" if d.threshold is not None else "refused",
@@ -222,3 +242,20 @@ def _print_plan(plan: DelegationPlan, screened: StudyScreening | None) -> None:
         note = left_out(code)
         if note is not None:
             console.print(Text("  " + printable(note)))
+
+
+def _decided_by_others(study: Study, plan: DelegationPlan) -> int:
+    """Pairs of the planned codes ``plan.coder`` has not decided and another coder has
+    (a human decision, not a delegated one)."""
+    codes = [c.code_id for c in plan.codes]
+    if not codes:
+        return 0
+    with study.query() as conn:
+        row = conn.execute(
+            "SELECT COUNT(*) FROM (SELECT DISTINCT rid, cid FROM annotations "
+            "WHERE coder != ? AND source != 'delegated' AND cid IN "
+            f"({', '.join('?' * len(codes))}) EXCEPT SELECT rid, cid FROM annotations "
+            "WHERE coder = ?)",
+            [plan.coder, *(study.index.code_key(c) for c in codes), plan.coder],
+        ).fetchone()
+    return int(row[0])

@@ -177,7 +177,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("-o - writes the dataset to standard output: add --format csv or jsonl")
     outputs = [o for o in (args.output, args.codebook, project) if o is not None and not to_stdout]
     for output in outputs:
-        check_output(output, protect={"study": args.study}, streams=output == args.output)
+        check_output(
+            output,
+            protect={"study": args.study},
+            streams=output == args.output,
+            **output_kind(output, args),
+        )
     if len({o.resolve() for o in outputs}) < len(outputs):
         raise UsageError("-o, --codebook and --project name the same file; give one name each")
     with Study.open(args.study, read_only=True) as study:
@@ -206,6 +211,18 @@ def run(args: argparse.Namespace) -> int:
         if project is not None:
             write_project(study, args)
     return 0
+
+
+def output_kind(output: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """What a file may hold to be replaced by ``output``: the dataset written with
+    ``--format`` replaces only a file of that format (``-o codes.yaml --format csv`` would
+    replace a codebook with a table); the rest are written as their suffix says."""
+    from study.exchange.writers import FORMATS
+
+    if output != args.output or not args.format:
+        return {}
+    kinds = tuple(suffix for suffix, fmt in FORMATS.items() if fmt == args.format)
+    return {"kinds": kinds, "what": f"{args.format.upper()} dataset"}
 
 
 def check_project_options(args: argparse.Namespace) -> None:
@@ -322,7 +339,12 @@ def stream_export(study: Study, args: argparse.Namespace) -> None:
         export_study(study, table, **table_options(args))
         with table.open("rb") as source:
             try:
-                shutil.copyfileobj(source, sys.stdout.buffer)
+                if sys.stdout.isatty():  # shown, not kept: no cell's escape sequence runs
+                    from tui.text import printable
+
+                    sys.stdout.write(printable(source.read().decode("utf-8", "replace")))
+                else:
+                    shutil.copyfileobj(source, sys.stdout.buffer)
                 sys.stdout.flush()
             except BrokenPipeError:
                 # The reader stopped early (``| head``): not an error of the export.

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codebooks.errors import InputError
-from tui.commands import UsageError
+from tui.commands import UsageError, tell
+from tui.text import printable
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -118,16 +119,19 @@ def run(args: argparse.Namespace) -> int:
             top=args.top,
         )
         info = findings_provenance(study, result)
+    tell(result.coder_note)
     if args.output is not None:
         written = write_table(_with_differences(result), args.output, info=info)
-        sys.stdout.write(f"wrote {written}\n")
+        sys.stdout.write(printable(f"wrote {written}", single_line=True) + "\n")
         return 0
     if args.format == "json":
         from tui.text import json_text
 
         sys.stdout.write(json_text(result.to_dict()) + "\n")
     elif args.format == "csv":
-        sys.stdout.write(_with_differences(result).to_csv(index=False))
+        from tui.text import for_stream
+
+        sys.stdout.write(for_stream(_with_differences(result).to_csv(index=False), sys.stdout))
     elif args.format == "markdown":
         sys.stdout.write(markdown(result))
     else:
@@ -232,7 +236,6 @@ def _header(result: Findings) -> list[str]:
 
 def markdown(result: Findings) -> str:
     """The findings as Markdown: header, tables, then each code's sentence and notes."""
-    from tui.text import printable
 
     def table(headers: tuple[str, ...], rows: list[list[str]]) -> list[str]:
         out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
@@ -259,8 +262,6 @@ def _rich_table(title: str, headers: tuple[str, ...], rows: list[list[str]]) -> 
     from rich.table import Table
     from rich.text import Text
 
-    from tui.text import printable
-
     table = Table(title=title, header_style="bold")
     for header in headers:  # a header may be a code's name: text, never markup
         table.add_column(Text(printable(header, single_line=True)))
@@ -272,8 +273,6 @@ def _rich_table(title: str, headers: tuple[str, ...], rows: list[list[str]]) -> 
 def _print_table(result: Findings) -> None:
     from rich.console import Console
     from rich.text import Text
-
-    from tui.text import printable
 
     console = Console()
     for line in _header(result):
@@ -315,7 +314,7 @@ def _emit_frame(
 
     if args.output is not None:
         written = write_table(frame, args.output, info=info)
-        sys.stdout.write(f"wrote {written}\n")
+        sys.stdout.write(printable(f"wrote {written}", single_line=True) + "\n")
         return 0
     if args.format == "json":
         from tui.text import json_text
@@ -324,14 +323,14 @@ def _emit_frame(
         sys.stdout.write(json_text(records) + "\n")
         return 0
     if args.format == "csv":
-        sys.stdout.write(frame.to_csv(index=False))
+        from tui.text import for_stream
+
+        sys.stdout.write(for_stream(frame.to_csv(index=False), sys.stdout))
         return 0
     rows = [
         ["" if v is None or v != v else str(v) for v in r] for r in frame.itertuples(index=False)
     ]
     if args.format == "markdown":
-        from tui.text import printable
-
         lines = [f"## {title}", "", "| " + " | ".join(frame.columns) + " |"]
         lines.append("|" + "---|" * len(frame.columns))
         lines += [
@@ -358,9 +357,11 @@ def _emit_co_occurrence(table: CoOccurrence, args: argparse.Namespace, info: dic
             from study.analysis.findings import write_table
 
             written = write_table(long, args.output, info=info)
-            sys.stdout.write(f"wrote {written}\n")
+            sys.stdout.write(printable(f"wrote {written}", single_line=True) + "\n")
         else:
-            sys.stdout.write(long.to_csv(index=False))
+            from tui.text import for_stream
+
+            sys.stdout.write(for_stream(long.to_csv(index=False), sys.stdout))
         return 0
     if args.format == "json":
         from tui.text import json_text
@@ -378,8 +379,6 @@ def _emit_co_occurrence(table: CoOccurrence, args: argparse.Namespace, info: dic
         rows.append(row)
     source_line = f"Final codes by source: {_sources(table.sources)}."
     if args.format == "markdown":
-        from tui.text import printable
-
         lines = [source_line, "", "| code | " + " | ".join(names) + " |"]
         lines.append("|" + "---|" * (len(names) + 1))
         lines += ["| " + " | ".join(r) + " |" for r in rows]
@@ -387,8 +386,6 @@ def _emit_co_occurrence(table: CoOccurrence, args: argparse.Namespace, info: dic
         return 0
     from rich.console import Console
     from rich.text import Text
-
-    from tui.text import printable
 
     console = Console()
     console.print(Text(printable(source_line)), style="dim")

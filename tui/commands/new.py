@@ -180,7 +180,13 @@ def create_from_args(
             )
             + "\n"
         )
-    study = Study.create(args.study, responses=table, codebook=codebook, overwrite=overwrite)
+    study = Study.create(
+        args.study,
+        responses=table,
+        codebook=codebook,
+        overwrite=overwrite,
+        codebook_source=args.codebook,
+    )
     sys.stderr.write(printable(columns_line(table, args)) + "\n")
     sys.stderr.write(
         f"created {args.study}: {plural(study.response_count(), 'response')} x "

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from codebooks.errors import InputError
@@ -47,8 +47,9 @@ def refuse_inputs(path: Path, *, protect: Mapping[str, Path | None]) -> None:
 
 
 def recorded_sources(protect: Mapping[str, Path | None]) -> dict[str, Path]:
-    """The responses file each protected study was made from, as the study records it
-    (an export must not replace the file a study was made from)."""
+    """The responses file (or project) and the codebook each protected study was made
+    from, as the study records them (an output must not replace the files a study was
+    made from)."""
     from codebooks.errors import CodecurveError
     from study import Study
 
@@ -58,21 +59,32 @@ def recorded_sources(protect: Mapping[str, Path | None]) -> dict[str, Path]:
             continue
         try:
             with Study.open(path, read_only=True) as study:
-                source = study.meta().get("responses_source", "")
+                meta = study.meta()
         except (CodecurveError, OSError):
             continue
+        source = meta.get("responses_source", "")
         if source:  # a study made from a REFI-QDA project records the project
             made_from = Path(source).suffix.lower() in (".qdpx", ".qde")
             found[f"{what}'s {'project' if made_from else 'responses file'}"] = Path(source)
+        if meta.get("codebook_source"):
+            found[f"{what}'s codebook"] = Path(meta["codebook_source"])
     return found
 
 
 def check_output(
-    path: Path, *, protect: Mapping[str, Path | None] = {}, streams: bool = False
+    path: Path,
+    *,
+    protect: Mapping[str, Path | None] = {},
+    streams: bool = False,
+    kinds: Sequence[str] = (),
+    what: str = "output",
 ) -> None:
     """Fail now, with one clear line, if ``path`` cannot be written as an output file.
 
-    Refused: one of the inputs in ``protect``; an existing study; a folder; something
+    Refused: one of the inputs in ``protect`` or the files the studies among them were
+    made from; an existing file of another kind than the output's (``kinds``: the
+    suffixes the output, named ``what``, may replace, e.g. ``(".html", ".htm")``: a
+    report never replaces ``codebook.yaml``); an existing study; a folder; something
     that is not a regular file (a device, a pipe), unless ``streams`` lets a pipe or a
     character device such as ``/dev/stdout`` through (a quick command's output, whose
     failure to write comes at once; a long one learns of a full ``/dev/full`` only
@@ -93,6 +105,15 @@ def check_output(
             raise InputError("is not a regular file (a device or a pipe); give a file", path=path)
         if is_study(path):
             raise InputError("refusing to overwrite a study (or another SQLite file)", path=path)
+        suffix = path.suffix.lower()
+        # /dev/stdout sent to a file is the caller's redirection, not a file to replace.
+        stream = streams and path.parts[:2] == ("/", "dev")
+        if kinds and suffix not in kinds and not stream:
+            its = f"a {suffix} file" if suffix else "a file with no suffix"
+            raise InputError(
+                f"refusing to replace {its} with the {what}; give a name ending in {kinds[0]}",
+                path=path,
+            )
     check_folder(path)
 
 

@@ -15,8 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from codebooks.errors import InputError
-from tui.commands import UsageError
-from tui.commands.types import resamples, seed, unit_interval
+from tui.commands import UsageError, tell
+from tui.commands.types import coder_names, resamples, seed, unit_interval
+
+#: What a report may replace: an earlier report (never a codebook or a data file).
+REPORT_SUFFIXES = (".html", ".htm")
 
 DESCRIPTION = """\
 Write a study report for a methods section, a supervisor or an ethics board: one HTML
@@ -48,12 +51,29 @@ def register(subparsers: Any) -> None:
         "-o", "--output", type=Path, metavar="FILE", help="the HTML report to write"
     )
     parser.add_argument(
+        "--methods",
+        action="store_true",
+        help="print the paragraph a methods section needs (model, audit, reliability, "
+        "screen, delegation, prevalence; each number from the study) and its references",
+    )
+    parser.add_argument(
         "--figures",
         type=Path,
         metavar="DIR",
         help="also write each figure (SVG and PNG, 300 dpi) and each table (CSV) into DIR",
     )
-    parser.add_argument("--coder", help="whose decisions (needed when there are several coders)")
+    parser.add_argument(
+        "--coder",
+        help="whose decisions the screen, delegation and confusion use (default: the only "
+        "coder, or the one with the most blind audit decisions, said at the start)",
+    )
+    parser.add_argument(
+        "--coders",
+        type=coder_names,
+        metavar="A,B,...",
+        help="the coders the inter-coder reliability compares (default: every coder; two "
+        "give Cohen's kappa)",
+    )
     parser.add_argument(
         "--config",
         type=int,
@@ -91,19 +111,23 @@ def run(args: argparse.Namespace) -> int:
     from tui.commands.outputs import check_output, recorded_sources
     from tui.text import plural, printable
 
-    if args.output is None and args.figures is None:
-        raise UsageError("give -o FILE for the report, --figures DIR for its figures, or both")
+    if args.output is None and args.figures is None and not args.methods:
+        raise UsageError(
+            "give -o FILE for the report, --figures DIR for its figures, --methods for its "
+            "methods paragraph, or several"
+        )
     if not args.study.exists():
         raise InputError("no such study file", path=args.study)
     protect = {"study": args.study}
     if args.output is not None:
-        check_output(args.output, protect=protect)
+        check_output(args.output, protect=protect, kinds=REPORT_SUFFIXES, what="HTML report")
     if args.figures is not None:
         check_figures(args.figures, protect={**protect, **recorded_sources(protect)})
     with Study.open(args.study, read_only=True) as study:
         # The drawing processes start first: their imports (matplotlib) then overlap
         # those of the analyses (pandas, scipy), as well as the analyses themselves.
-        warm(len(study.codes))
+        if args.output is not None or args.figures is not None:
+            warm(len(study.codes))
         from study.report.data import ReportOptions, report_data
         from study.report.files import write_report
 
@@ -113,11 +137,25 @@ def run(args: argparse.Namespace) -> int:
             max_error=args.max_error,
             level=args.level,
             with_model=args.with_model,
+            coders=None if args.coders is None else tuple(args.coders),
             resamples=args.resamples,
             seed=args.seed,
         )
         data = report_data(study, options)
+        screen = data.section("screen")
+        tell(screen.get("coder_note", "") if screen is not None else "")
         sources = tuple(recorded_sources(protect).values())
+    if args.methods:
+        from study.report.methods import cited, methods_paragraph
+
+        paragraph = methods_paragraph(data)
+        print(printable(paragraph))
+        print()
+        print("References:")
+        for reference in cited(paragraph):
+            print(printable(f"- {reference}"))
+        if args.output is None and args.figures is None:
+            return 0
     written = write_report(data, args.output, figures=args.figures, protect=(args.study, *sources))
     if written.path is not None:
         print(printable(f"Report written to {written.path}", single_line=True))

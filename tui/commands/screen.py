@@ -80,6 +80,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from study import Study
     from study.analysis.screen import screen_study
+    from tui.commands import tell
     from tui.text import json_text, plural, printable
 
     cut = parse_cut(args.cut)
@@ -97,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
             phase_b=args.phase_b,
             sample=args.sample,
         ).labelled()
+    tell(result.coder_note)
     advice = result.advice
     if args.format == "json":
         sys.stdout.write(json_text(result.to_dict()) + "\n")
@@ -109,14 +111,20 @@ def run(args: argparse.Namespace) -> int:
         parts += [
             "\n## All codes pooled\n",
             glossed_markdown(
-                result.pooled, result.headline(None), remaining=pooled_remaining(result)
+                result.pooled,
+                result.headline(None),
+                remaining=pooled_remaining(result),
+                unscored=sum(result.unscored.values()),
             ),
         ]
         for name, report in result.per_code.items():
             parts += [
                 f"\n## {name}\n",
                 glossed_markdown(
-                    report, result.headline(name), remaining=result.remaining.get(name)
+                    report,
+                    result.headline(name),
+                    remaining=result.remaining.get(name),
+                    unscored=result.unscored.get(name, 0),
                 ),
             ]
         if result.agreements:
@@ -159,7 +167,13 @@ def run(args: argparse.Namespace) -> int:
         )
     for name, report in result.per_code.items():
         console.print(
-            vrs_table(report, name, result.headline(name), remaining=result.remaining.get(name))
+            vrs_table(
+                report,
+                name,
+                result.headline(name),
+                remaining=result.remaining.get(name),
+                unscored=result.unscored.get(name, 0),
+            )
         )
     if result.agreements:
         table = Table(title="Agreement", header_style="bold")
@@ -184,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
 def headline_lines(result: StudyScreening) -> list[str]:
     """Per group, pooled first: the headline in words, the figures, and the response
     pattern the screen found with AUROC and kappa beside it."""
-    from screening.headline import pattern_line
+    from screening.story import pattern_line
 
     groups: list[tuple[str | None, str, VRSReport]] = []
     if len(result.per_code) != 1:
@@ -215,7 +229,9 @@ def _sample_lines(result: StudyScreening) -> list[str]:
     for name, report in result.per_code.items():
         if report.tier == "Insufficient data":
             left = result.remaining.get(name)
-            lines.append(f"To a verdict: {to_verdict(report, name, audit=True, remaining=left)}.")
+            waiting = result.unscored.get(name, 0)
+            verdict = to_verdict(report, name, audit=True, remaining=left, unscored=waiting)
+            lines.append(f"To a verdict: {verdict}.")
     return lines
 
 
@@ -225,6 +241,7 @@ def vrs_table(
     headline: Headline | None = None,
     *,
     remaining: int | None = None,
+    unscored: int = 0,
 ) -> Table:
     """The report as a Rich table (tier coloured, with AUROC and kappa right after it),
     every cell shown as text: a code's name is the user's, so it is never read as markup
@@ -233,15 +250,17 @@ def vrs_table(
     from rich.text import Text
 
     from screening.advice import GLOSSES
-    from screening.headline import vrs_rows
     from screening.report import TIER_STYLES
+    from screening.story import vrs_rows
     from tui.text import printable
 
     title = Text(f"Validity report (VRS): {printable(name, single_line=True)}")
     table = Table(title=title, show_header=True, header_style="bold")
     table.add_column("Row", style="dim", no_wrap=True)
     table.add_column("Value")
-    for label, value in vrs_rows(report.rows(), headline, remaining=remaining):
+    for label, value in vrs_rows(
+        report.rows(remaining=remaining), headline, remaining=remaining, unscored=unscored
+    ):
         style = TIER_STYLES.get(value, "") if label == "Tier classification" else ""
         words = GLOSSES.get(label)
         shown = Text(printable(label))
@@ -270,15 +289,21 @@ def header_lines(result: StudyScreening) -> list[str]:
 
 
 def glossed_markdown(
-    report: VRSReport, headline: Headline | None = None, *, remaining: int | None = None
+    report: VRSReport,
+    headline: Headline | None = None,
+    *,
+    remaining: int | None = None,
+    unscored: int = 0,
 ) -> str:
     """The report as a two-column Markdown table, each index label glossed, AUROC and
     kappa right after the tier."""
     from screening.advice import gloss
-    from screening.headline import vrs_rows
+    from screening.story import vrs_rows
 
     lines = ["| VRS row | Value |", "|---|---|"]
-    for label, value in vrs_rows(report.rows(), headline, remaining=remaining):
+    for label, value in vrs_rows(
+        report.rows(remaining=remaining), headline, remaining=remaining, unscored=unscored
+    ):
         lines.append(f"| {gloss(label)} | {value.replace('|', chr(92) + '|')} |")
     return "\n".join(lines) + "\n"
 

@@ -164,14 +164,29 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = bindings("dialog.cancel")
 
-    def __init__(self, default_path: Path, *, coders: Sequence[str] = ()) -> None:
+    def __init__(
+        self, default_path: Path, *, coders: Sequence[str] = (), own: str | None = None
+    ) -> None:
+        """
+        Args:
+            default_path: The default file (its name a stem the format completes).
+            coders: The study's coders with decisions.
+            own: A served coder: only their own decisions, or the reconciled ones, may
+                be exported (the dialog says so), never another coder's.
+        """
         super().__init__()
         self._default = default_path
         # The field shows the default path with its control characters as stand-ins (a
         # study's name may carry them); left as shown, the real path is the one used.
         self._named_path = self._default_path("csv", "long")
         self._named = printable(str(self._named_path), single_line=True)
-        self._coders = coder_choices(coders)
+        self._own = own
+        if own is None:
+            self._coders = coder_choices(coders)
+        else:
+            self._coders = [(f"Yours ({printable(own, single_line=True)})", own)]
+            if CONSENSUS in coders:
+                self._coders.insert(0, (f"Reconciled ({CONSENSUS})", CONSENSUS))
 
     def _default_path(self, format: str, layout: Layout) -> Path:
         return self._default.with_name(
@@ -197,7 +212,16 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
                     with ChoiceSet(id="export-layout"):
                         for i, (label, value) in enumerate(LAYOUTS):
                             yield RadioButton(label, value=i == 0, name=value)
-            if self._coders:
+            if self._own is not None:
+                yield Static(
+                    "You may export your own decisions"
+                    + (" or the reconciled ones" if len(self._coders) > 1 else "")
+                    + ", into your own folder on the server; the file is then downloaded "
+                    "to this browser.",
+                    id="export-own",
+                    markup=False,
+                )
+            if len(self._coders) > 1 or (self._coders and self._own is None):
                 yield Label("Whose decisions", id="export-coder-label")
                 with ChoiceSet(id="export-coder"):
                     for label, value in self._coders:
@@ -228,6 +252,8 @@ class ExportScreen(ModalScreen[ExportOptions | None]):
         the study has one coder, ``""`` while several coders wait for a choice."""
         if not self._coders:
             return None
+        if self._own is not None and len(self._coders) == 1:
+            return self._own
         return self.query_one("#export-coder", ChoiceSet).value
 
     def choose(

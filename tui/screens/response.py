@@ -117,6 +117,8 @@ class ResponseScreen(Screen[None]):
         self._initial_code = code_id
         self._rows: list[Row] = []
         self._width = 0
+        #: Whether a response column holds codes, by name (asked of the study once).
+        self._code_columns: dict[str, bool] = {}
 
     @property
     def codes_table(self) -> DataTable[object]:
@@ -259,7 +261,7 @@ class ResponseScreen(Screen[None]):
         box.border_title = f"Response {markup_safe(self.response_id)}"
         self._show_place()
         self.query_one("#response-text", Static).update(Text(printable(shown_part(response.text))))
-        attrs = attributes_text(response.attrs)
+        attrs = attributes_text(response.attrs, hidden=self._hidden_columns(response.attrs))
         memo = self.session.memo(self.response_id)
         if memo:
             if attrs:
@@ -268,6 +270,18 @@ class ResponseScreen(Screen[None]):
             attrs.append(printable(memo))
         self.query_one("#response-attrs", Static).update(attrs)
         box.scroll_home(animate=False)
+
+    def _hidden_columns(self, attrs: Any) -> list[str]:
+        """The response's columns that hold codes, while this coder works blind: other
+        coders' decisions, hidden with the rest of them."""
+        if not self.session.hides_model(self.order):
+            return []
+        names = [str(n) for n in dict(attrs or {})]
+        unknown = [n for n in names if n not in self._code_columns]
+        if unknown:
+            coded = set(self.session.code_columns(unknown))
+            self._code_columns.update({n: n in coded for n in unknown})
+        return [n for n in names if self._code_columns[n]]
 
     def _load(self) -> None:
         """Read the response's rows again and redraw the table, keeping the cursor's
@@ -457,9 +471,11 @@ class ResponseScreen(Screen[None]):
     # -- the checklist ----------------------------------------------------------------
 
     def action_tick(self) -> None:
-        """Tick (or untick) the highlighted code, then go to the next one: a checklist
-        of the codes that apply, for yes/no codes only (an ordinal scale has no single
-        "applies"; its codes are decided with their digits)."""
+        """Tick (or untick) the highlighted code, and stay on it: a checklist of the codes
+        that apply, for yes/no codes only (an ordinal scale has no single "applies"; its
+        codes are decided with their digits). The cursor moves only with the arrows, so
+        that a tick lands on the code the coder sees highlighted (one that also moved on
+        put a quick second tick on the next code)."""
         row = self.current()
         if row is None:
             return
@@ -481,7 +497,7 @@ class ResponseScreen(Screen[None]):
             else coded_text(row, value_label(scale, row.decision))
         )
         self.codes_table.update_cell(row.code_id, "coded", cell)
-        self._select(min(index + 1, len(self._rows) - 1))
+        self._select(index)
 
     def action_record_ticks(self) -> None:
         """Record the checklist: each ticked code Yes, each undecided yes/no code not
@@ -527,14 +543,20 @@ class ResponseScreen(Screen[None]):
         self.dismiss(None)
 
 
-def attributes_text(attrs: Any) -> Text:
-    """The response's other columns (the survey question, service, site), one a line."""
+def attributes_text(attrs: Any, *, hidden: list[str] | tuple[str, ...] = ()) -> Text:
+    """The response's other columns (the survey question, service, site), one a line;
+    those ``hidden`` are named at the end, their values left out."""
     text = Text()
     for name, value in dict(attrs or {}).items():
-        if value is None or value == "":
+        if value is None or value == "" or str(name) in hidden:
             continue
         if text:
             text.append("\n")
         text.append(f"{one_line(str(name))}: ", style="bold dim")
         text.append(one_line(str(value)))
+    if hidden:
+        if text:
+            text.append("\n")
+        names = ", ".join(one_line(str(n)) for n in hidden)
+        text.append(f"hidden while you code blind (they hold codes): {names}", style="dim italic")
     return text

@@ -56,7 +56,8 @@ def access_path(study_path: Path) -> Path:
 def check_coder_name(name: str) -> str:
     """A coder name a link may carry, or :class:`InputError` saying why not.
 
-    Refused: an empty name, surrounding spaces, control or invisible format characters,
+    Refused: an empty name, surrounding spaces, a leading ``-`` (an option, passed on),
+    control or invisible format characters,
     more than :data:`MAX_NAME` characters, and ``consensus`` (the name reconciliation
     records under: a person codes under their own name and settles as consensus in the
     disagreements view).
@@ -70,6 +71,9 @@ def check_coder_name(name: str) -> str:
         )
     if name != name.strip():
         raise InputError(f"a coder name cannot start or end with spaces: {name!r}")
+    if name.startswith("-"):
+        # It would read as an option wherever the name is passed on (the coder's app).
+        raise InputError(f"a coder name cannot start with '-': {name!r}")
     if len(name) > MAX_NAME:
         raise InputError(f"a coder name has at most {MAX_NAME} characters")
     if name.casefold() == CONSENSUS:

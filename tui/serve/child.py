@@ -10,15 +10,19 @@ traceback, and the browser is not left on a blank page.
 The app ends with its browser tab (the server asks it to quit), and also when the
 server itself is gone, however it ended.
 
-Exports are written into ``STUDY-exports/`` beside the study, and offered to the
-browser as a download.
+Exports are written into the coder's own folder, ``STUDY-exports/CODER/`` beside the
+study, and offered to the browser as a download: one coder's export never replaces
+another's, and a served coder exports their own decisions (or the reconciled ones), not
+every coder's.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import os
+import re
 import sqlite3
 import sys
 import threading
@@ -32,9 +36,22 @@ if TYPE_CHECKING:
     from textual.app import App
 
 
-def exports_folder(study: Path) -> Path:
-    """Where the served app writes exports: ``STUDY-exports`` beside the study."""
-    return study.with_name(f"{study.stem}-exports")
+def exports_folder(study: Path, coder: str | None = None) -> Path:
+    """Where the served app writes exports: ``STUDY-exports`` beside the study, and in it
+    a folder of each coder's own (:func:`coder_folder`)."""
+    folder = study.with_name(f"{study.stem}-exports")
+    return folder if coder is None else folder / coder_folder(coder)
+
+
+def coder_folder(coder: str) -> str:
+    """A folder name for ``coder``: the name where it is plain letters, digits, ``_``
+    and ``-``; otherwise those with a hash of the name, so that two names never share a
+    folder and no name leaves the exports folder (no ``/``, no ``..``)."""
+    plain = re.sub(r"[^A-Za-z0-9_-]+", "_", coder)
+    if plain == coder:
+        return plain
+    digest = hashlib.blake2b(coder.encode("utf-8"), digest_size=4).hexdigest()
+    return f"{plain}-{digest}"
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -64,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             context=args.context,
             batch_size=args.batch_size,
             keys=keys,
-            export_folder=exports_folder(args.study),
+            export_folder=exports_folder(args.study, args.coder),
         )
     except (CodecurveError, OSError, sqlite3.Error) as exc:
         notice(str(exc) or type(exc).__name__)

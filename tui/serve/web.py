@@ -4,9 +4,13 @@ Every request passes :class:`Guard` first. Only two things let one through: a va
 token on ``GET /`` (the coder's personal link), which starts a browser session and sets
 its cookie, or that session's cookie. Anything else, whatever the path, gets the same
 refusal (:data:`REFUSAL_STATUS`, :data:`REFUSAL_BODY`, the same headers) whether the token
-was missing, wrong or revoked, after the client's back-off delay; the refusal names
-nothing of the study. The cookie is HttpOnly, SameSite=Strict, Secure under TLS, and
-holds a random session id, not the token.
+was missing, wrong or revoked; the refusal names nothing of the study. A client that
+keeps failing has its next refusal held for its back-off delay, but only one at a time:
+every other refusal of that client is answered at once, at most :data:`MAX_WAITING`
+are held in all, and a held one is dropped as soon as its client goes away or the
+server stops. A flood of bad requests is thus answered as it comes, never queued. The
+cookie is HttpOnly, SameSite=Strict, Secure under TLS, and holds a random session id,
+not the token.
 
 The websocket (``/ws``) checks its Origin against the page's host, then runs the app
 through textual-serve's :class:`~textual_serve.app_service.AppService` with a command
@@ -55,6 +59,10 @@ REFUSAL_BODY = (
 GRANT = web.RequestKey("codecurve.grant", Grant)
 #: The session cookie's name.
 COOKIE = "codecurve_session"
+#: Refusals held for a back-off at once, over all clients (one per client at most).
+MAX_WAITING = 64
+#: Seconds between two looks, while a refusal is held, at whether its client has gone.
+WAIT_STEP = 0.25
 #: Seconds between two readings of the access list (revocations end live sessions).
 WATCH_INTERVAL = 1.0
 #: Apps one coder may have running at once (tabs, a reload overlapping its old page).
@@ -97,8 +105,7 @@ def app_command(options: ServeOptions, coder: str) -> str:
         "-m",
         "tui.serve.child",
         str(options.study),
-        "--coder",
-        coder,
+        f"--coder={coder}",  # one argument, whatever the name
         *options.app_args,
     ]
     return "exec " + shlex.join(argv)
@@ -160,12 +167,16 @@ class Guard:
         self.backoff = backoff or Backoff()
         self.sleep = sleep
         self.sessions: dict[str, Grant] = {}
-        self._queues: dict[str, tuple[asyncio.Lock, int]] = {}
+        #: Clients with a refusal held now (one each).
+        self._waiting: set[str] = set()
+        self._stopping = False
 
     def admit(self, request: web.Request) -> tuple[Grant | None, str | None]:
         """The grant a request carries, and a new session id when it signs in now."""
         grants = self.access.grants()
-        token = request.query.get("token")
+        # An empty ``?token=`` (a link cut short) signs nobody in, nor out: the
+        # session's cookie still counts.
+        token = request.query.get("token") or None
         if token is not None:
             if request.path != "/" or request.method != "GET":
                 return None, None
@@ -189,28 +200,40 @@ class Guard:
                 del self.sessions[sid]
 
     async def refuse(self, request: web.Request) -> web.Response:
-        """The one refusal, after this client's back-off (its failures answered in turn)."""
+        """The one refusal: held for this client's back-off delay when it is the only
+        one of the client's held and there is room, at once otherwise."""
         client = request.remote or "?"
-        lock, users = self._queues.get(client) or (asyncio.Lock(), 0)
-        self._queues[client] = (lock, users + 1)
+        delay = self.backoff.failed(client)
+        if delay:
+            failures = self.backoff.failures(client)
+            over = failures - self.backoff.free
+            if over & (over - 1) == 0:  # the first delayed failure, then 2, 4, 8 ... over
+                log.warning("%s: %d failed sign-ins; slowing it down", client, failures)
+        held = client in self._waiting or len(self._waiting) >= MAX_WAITING
+        if not delay or held or self._stopping:
+            return refusal()
+        self._waiting.add(client)
         try:
-            async with lock:
-                delay = self.backoff.failed(client)
-                if delay:
-                    log.warning(
-                        "%s: %d failed sign-ins; waiting %.1fs",
-                        client,
-                        self.backoff.failures(client),
-                        delay,
-                    )
-                    await self.sleep(delay)
+            await self._hold(request, delay)
         finally:
-            lock, users = self._queues[client]
-            if users <= 1:
-                del self._queues[client]
-            else:
-                self._queues[client] = (lock, users - 1)
+            self._waiting.discard(client)
         return refusal()
+
+    async def _hold(self, request: web.Request, delay: float) -> None:
+        """Wait out ``delay`` in short steps; no longer once the client has gone or the
+        server stops."""
+        left = delay
+        while left > 0 and not self._stopping:
+            transport = request.transport
+            if transport is None or transport.is_closing():
+                return
+            step = min(WAIT_STEP, left)
+            await self.sleep(step)
+            left -= step
+
+    async def stop(self, app: web.Application | None = None) -> None:
+        """Answer every held refusal now (the server is stopping)."""
+        self._stopping = True
 
     @web.middleware
     async def middleware(
@@ -274,6 +297,7 @@ class Server:
             ]
         )
         app.on_startup.append(self._start_watch)
+        app.on_shutdown.append(self.guard.stop)
         app.on_shutdown.append(self._shutdown)
         return app
 

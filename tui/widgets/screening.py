@@ -21,8 +21,9 @@ from textual.containers import VerticalScroll
 from textual.widgets import Select, Static
 
 from screening.advice import GLOSSES
-from screening.headline import pattern, vrs_rows
+from screening.headline import pattern
 from screening.report import TIER_STYLES
+from screening.story import vrs_rows
 from tui.keymap import bindings
 from tui.messages import (
     AuditRequested,
@@ -133,7 +134,10 @@ def comparison_renderable(
             Text.assemble(
                 (label, "bold"),
                 f"\n  n {row.n}  agree {agree}  κ {interval}  AUROC {auroc}  ",
-                (f"pattern: {pattern(row.tier)}", TIER_STYLES.get(row.tier, "")),
+                (
+                    f"pattern: {row.verdict or pattern(row.tier)}",
+                    "" if row.verdict == "adds nothing" else TIER_STYLES.get(row.tier, ""),
+                ),
             )
         )
     clear = [
@@ -158,7 +162,7 @@ def verdict_renderable(group: GroupVerdict) -> Group:
     name = printable(group.name, single_line=True)
     title = Text(f"{name} · {group.n} coded by you", style="dim")
     parts: list[RenderableType] = [title, Text(printable(group.headline), style="bold")]
-    parts.append(Text(printable(group.pattern), style=TIER_STYLES.get(group.tier, "")))
+    parts.append(Text(printable(group.pattern), style=TIER_STYLES.get(group.shown_tier, "")))
     parts += [Text("• " + printable(line)) for line in group.lines]
     if group.report is not None:
         table = Table.grid(padding=(0, 1))
@@ -352,7 +356,7 @@ class ScreeningPanel(VerticalScroll, can_focus=True):
                 (f"{g.short:<22}", "bold" if g.figures and g.figures.adds_nothing else ""),
                 f" {printable(g.name, single_line=True)} ",
                 (f"({g.n}) ", "dim"),
-                (printable(g.pattern), TIER_STYLES.get(g.tier, "")),
+                (printable(g.pattern), TIER_STYLES.get(g.shown_tier, "")),
             )
             for g in self._summary.groups[1:]
         ]
