@@ -99,9 +99,10 @@ class StatusLine(Widget):
     def _update(self) -> None:
         if self._facts is None:
             return
-        # In full; the learned curve in short; every fact in short. The last one leaves
+        # In full; the learned curve in short; every fact in short. The last two leave
         # the learned curve out, so that a figure is never cut off from what it is not
-        # ("CV AUROC 0.84" without "not the audit's").
+        # ("CV AUROC 0.84" without "not the audit's"); the very last names the
+        # configuration by its number alone.
         full, short = self._learning
         facts = self._facts
         forms = [self._line(**facts, learning=full, compact=False)]
@@ -109,6 +110,7 @@ class StatusLine(Widget):
             forms.append(self._line(**facts, learning=short, compact=False))
             forms.append(self._line(**facts, learning=short, compact=True))
         forms.append(self._line(**facts, learning="", compact=True))
+        forms.append(self._line(**facts, learning="", compact=True, tight=True))
         if tuple(forms) != self._forms:
             self._forms = tuple(forms)
             self.refresh()
@@ -131,10 +133,12 @@ class StatusLine(Widget):
         learning: str,
         *,
         compact: bool,
+        tight: bool = False,
     ) -> Text:
         """The line in full, or ``compact`` for a narrow terminal: the same facts in
         fewer words; the configuration keeps its number, model and state (``#1 SmolLM2 ·
-        no model``) and leaves out context and template."""
+        no model``) and leaves out context and template; ``tight``, its number and state
+        only (``#1 · no model``)."""
         text = Text(no_wrap=True, overflow="ellipsis")
         gap = " " if compact else "  "
         if mode:
@@ -159,6 +163,8 @@ class StatusLine(Widget):
         if model:
             parts = model.split(" · ")
             shown = " · ".join([parts[0], parts[-1]]) if compact and len(parts) > 2 else model
+            if tight and len(parts) > 1:
+                shown = " · ".join([parts[0].split(" ")[0], parts[-1]])
             text.append(gap, style="dim")
             text.append(printable(shown, single_line=True), style="italic")
         # The learned curve before the order too (the order matters least: the queue shows it).
