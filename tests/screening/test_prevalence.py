@@ -162,8 +162,9 @@ def test_with_no_weight_on_the_model_the_score_interval_is_wilsons(k: int, n: in
 
     y = np.r_[np.ones(k), np.zeros(n - k)]
     est = ppi_mean(y, np.zeros(n), np.zeros(500), binary=True)
-    wilson = proportion_confint(k, n, alpha=0.05, method="wilson")
-    z = float(stats.norm.ppf(0.975))
+    # At Student's quantile with n - 1 degrees of freedom.
+    z = float(stats.t.ppf(0.975, n - 1))
+    wilson = proportion_confint(k, n, alpha=2 * float(stats.norm.sf(z)), method="wilson")
     assert est.lam == 0.0
     assert est.estimate == pytest.approx(k / n)
     # Towards 1/2 Wilson's bound (or the normal one, when wider); away from 1/2 the
@@ -244,4 +245,5 @@ def test_an_audit_all_on_one_side_gets_wilsons_upper_bound() -> None:
     est = ppi_mean(np.zeros(80), np.zeros(80), np.r_[np.zeros(300), np.ones(20)], binary=True)
     assert est.ok
     assert est.lower == 0.0
-    assert est.upper == pytest.approx(audit_proportion(np.zeros(80)).upper)
+    z = float(stats.t.ppf(0.975, 79))
+    assert est.upper == pytest.approx(z * z / (80 + z * z))  # Wilson's bound for 0 / 80

@@ -116,7 +116,9 @@ def test_the_interval_covers_in_every_cell(model: str, prevalence: float, audit:
     assert result["coverage"] >= bar(REPS), result
     if model in ("useless", "constant"):
         assert result["width_ratio"] <= 1.1, result
-    if model == "good" and prevalence >= 0.05 and audit >= 50:
+    if model == "good" and prevalence * audit >= 10:
+        # Where the audit expects 10 "applies" or more, a good model narrows the interval
+        # (with fewer than 5 it is given no weight, and the interval is the audit's).
         assert result["width_ratio"] < 1.0, result
 
 
