@@ -132,6 +132,22 @@ def _xlsx_cell(value: Any) -> Any:
     return value
 
 
+def _exact_float(sheet: Any, value: Any) -> Any:
+    """A float as a number cell holding its shortest exact digits.
+
+    openpyxl writes floats with 16 significant digits, a unit in the last place off for
+    about a quarter of them: a confidence exactly at a threshold (0.75) would read back
+    below it, and a screen recomputed from the export would differ from the study's.
+    """
+    if not isinstance(value, float) or isinstance(value, bool):
+        return value
+    from openpyxl.cell import WriteOnlyCell
+
+    cell = WriteOnlyCell(sheet, value=repr(value))
+    cell.data_type = "n"
+    return cell
+
+
 def write_xlsx(
     frame: pd.DataFrame, path: Path, *, info: dict[str, str], sheet: str = "data"
 ) -> None:
@@ -142,7 +158,7 @@ def write_xlsx(
     rows = book.create_sheet(sheet)
     rows.append([_xlsx_cell(str(c)) for c in data.columns])
     for record in data.itertuples(index=False, name=None):
-        rows.append([_xlsx_cell(v) for v in record])
+        rows.append([_exact_float(rows, c) for c in (_xlsx_cell(v) for v in record)])
     prov = book.create_sheet("provenance")
     prov.append(["field", "value"])
     for key, value in info.items():
@@ -238,4 +254,5 @@ def read_export(path: str | Path) -> pd.DataFrame:
         return pd.read_excel(p, sheet_name=0, dtype={"response_id": str})
     if fmt == "parquet":
         return pd.read_parquet(p)
-    return pd.read_json(p, lines=True, dtype={"response_id": str})
+    # precise_float: pandas' fast parser can be a unit in the last place off.
+    return pd.read_json(p, lines=True, dtype={"response_id": str}, precise_float=True)

@@ -9,10 +9,12 @@ model's picks, and a simple random audit; the interval printed (``ppi_mean`` wit
 ``binary=True``: PPI++'s normal interval with at least 40 decisions on each side of the
 audit, else the score interval) must cover the prevalence the responses come from.
 
-Monte Carlo: with ``REPS`` = 2,000 repetitions a 95% interval's coverage is estimated
-with a standard error of sqrt(0.95 * 0.05 / 2000) = 0.0049; the bar is 0.935, three
-standard errors below 0.95. An interval that covers at its level fails a cell about once
-in 700. The fast subset (default suite) runs the cells where the normal interval failed,
+Monte Carlo: with ``REPS`` = 4,000 repetitions a 95% interval's coverage is estimated
+with a standard error of sqrt(0.95 * 0.05 / 4000) = 0.0034; the bar is 0.935, 4.4
+standard errors below 0.95, so that over the 120 cells an interval covering at its level
+fails none by chance, and one at 0.943 (the discreteness of the binomial: the normal
+interval's exact coverage at prevalence 0.5 and audit 300) fails a cell about once in
+100. At 2,000 repetitions that cell fell to 0.931 in one run. The fast subset (default suite) runs the cells where the normal interval failed,
 with ``FAST_REPS`` = 600 repetitions (s.e. 0.0089) against 0.95 - 3 * 0.0089 = 0.923; the
 full grid is marked ``slow``. ``python -m tests.screening.test_prevalence_rare_simulation``
 prints the table of docs/method.md.
@@ -30,7 +32,7 @@ from screening.prevalence import ppi_mean
 
 LEVEL = 0.95
 POPULATION = 2000
-REPS = 2000
+REPS = 4000
 FAST_REPS = 600
 PREVALENCES = (0.02, 0.05, 0.10, 0.30, 0.50)
 AUDITS = (30, 50, 100, 150, 300, 500)
