@@ -16,8 +16,9 @@ fails none by chance, and one at 0.943 (the discreteness of the binomial: the no
 interval's exact coverage at prevalence 0.5 and audit 300) fails a cell about once in
 100. At 2,000 repetitions that cell fell to 0.931 in one run. The fast subset (default
 suite) runs cells where the normal interval failed, with ``FAST_REPS`` = 600 repetitions
-(s.e. 0.0089) against 0.95 - 3 * 0.0089 = 0.923; the full grid is marked ``slow``. ``python -m tests.screening.test_prevalence_rare_simulation``
-prints the table of docs/method.md.
+(s.e. 0.0089) against 0.95 - 3 * 0.0089 = 0.923; the full grid is marked ``slow``.
+``python -m tests.screening.test_prevalence_rare_simulation`` prints the table of
+docs/method.md.
 """
 
 from __future__ import annotations
