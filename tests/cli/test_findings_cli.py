@@ -209,3 +209,10 @@ def test_an_output_never_replaces_the_file_the_study_was_made_from(
     err = capsys.readouterr().err
     assert "refusing to overwrite the study's responses file" in err
     assert responses.read_bytes() == before
+
+
+def test_the_table_says_which_interval(built: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["findings", str(built)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "interval" in text
+    assert "a score interval (" in text or "the normal interval of PPI++ (" in text
