@@ -14,9 +14,10 @@ with a standard error of sqrt(0.95 * 0.05 / 4000) = 0.0034; the bar is 0.935, 4.
 standard errors below 0.95, so that over the 120 cells an interval covering at its level
 fails none by chance, and one at 0.943 (the discreteness of the binomial: the normal
 interval's exact coverage at prevalence 0.5 and audit 300; 0.940 at audit 150) fails a
-cell about once in 100. At 2,000 repetitions the first fell to 0.931 in one run. The fast subset (default
-suite) runs cells where the normal interval failed, with ``FAST_REPS`` = 600 repetitions
-(s.e. 0.0089) against 0.95 - 3 * 0.0089 = 0.923; the full grid is marked ``slow``.
+cell about once in 100. At 2,000 repetitions the first fell to 0.931 in one run. The
+fast subset (default suite) runs cells where the normal interval failed, with
+``FAST_REPS`` = 600 repetitions (s.e. 0.0089) against 0.95 - 3 * 0.0089 = 0.923; the
+full grid is marked ``slow``.
 ``python -m tests.screening.test_prevalence_rare_simulation`` prints the table of
 docs/method.md.
 """
