@@ -17,7 +17,7 @@ Procedure (:func:`certify_delegation`):
    of "Learn then Test", Angelopoulos et al. 2021). The level delta is split between two
    starting points fixed by the counts alone: :data:`FIRST_SHARE` on the highest
    threshold whose audit pairs could pass with one error, the rest on the highest whose
-   audit pairs could pass with errors at :data:`START_RATE` of the rate allowed. Going
+   audit pairs could pass with errors at :data:`START_RATE` of the maximum rate. Going
    down the list, each threshold is tested at its own share plus, when the threshold
    above it was rejected, the whole level that one was tested at; a failure passes
    nothing on but does not end the search, so the second start is tested however the
@@ -87,7 +87,7 @@ Procedure = Literal["fallback", "fixed sequence"]
 #: The fallback procedure's share of the level for its first (highest) starting point.
 FIRST_SHARE = 0.3
 #: Its second starting point: the first threshold whose counts would pass with errors at
-#: this share of the rate allowed.
+#: this share of the maximum error rate.
 START_RATE = 0.5
 #: :func:`audit_needed` gives up beyond this many audit pairs (returns None).
 MAX_AUDIT_PAIRS = 10_000_000
@@ -358,7 +358,7 @@ class Delegation:
             f"error level split between two starting points fixed by the counts alone: "
             f"{FIRST_SHARE:.0%} on the highest threshold with enough audit pairs to pass "
             f"with one error, {1 - FIRST_SHARE:.0%} on the highest with enough to pass "
-            f"with errors at {START_RATE:.0%} of the rate allowed; a rejected threshold "
+            f"with errors at {START_RATE:.0%} of the maximum rate; a rejected threshold "
             "passes its level to the next, a failed one passes nothing on but does not "
             "end the search"
         )
@@ -555,14 +555,8 @@ def certify_delegation(
         levels = np.full(stop, delta)
     elif procedure == "fallback":
         # Where each start's counts would pass at its own share of the level: the highest
-        # with one audit error, the second with errors at START_RATE of the rate the test
-        # allows the audit (eps, or eps * d / m of the pairs outside it when some of those
-        # are decided by people and cannot be delegated).
-        if remainder is None:
-            allowed = np.full(n_at.shape, eps)
-        else:
-            allowed = eps * np.where(m_at > 0, d_at / np.maximum(m_at, 1), 1.0)
-        errors_at = np.floor(START_RATE * allowed * n_at + 1e-9).astype(np.int64)
+        # with one audit error, the second with errors at START_RATE of the maximum rate.
+        errors_at = np.floor(START_RATE * eps * n_at + 1e-9).astype(np.int64)
         one = np.ones_like(n_at)
         if remainder is None:
             first_p = stats.binom.cdf(one, n_at, eps)
@@ -646,7 +640,7 @@ def fallback_weights(
     Two starting points split the level: :data:`FIRST_SHARE` goes to the first (highest)
     threshold whose counts could pass with one audit error at that share
     (``first_ready``), the rest to the first threshold whose counts could pass with
-    errors at :data:`START_RATE` of the rate allowed, at its share (``second_ready``).
+    errors at :data:`START_RATE` of the maximum rate, at its share (``second_ready``).
     When the second start is no lower than the first, or either is missing, the one
     there is takes the whole level (a single fixed sequence). Both depend on the counts
     alone (audit pairs, pairs outside the audit, delegable pairs), never on the errors,
