@@ -115,6 +115,38 @@ def test_a_good_model_narrows_a_rare_code_and_a_useless_one_costs_little() -> No
     assert useless["width_ratio"] <= 1.1, useless
 
 
+@pytest.mark.parametrize(
+    ("model", "first", "second", "audit"),
+    [("missing", 0.05, 0.10, 150), ("good", 0.02, 0.06, 300), ("useless", 0.10, 0.10, 100)],
+)
+def test_the_difference_of_two_groups_covers(
+    model: str, first: float, second: float, audit: int
+) -> None:
+    """Two independent groups of POPULATION / 2 responses each, audited alike: the
+    square-and-add interval of their two printed intervals covers the difference of the
+    prevalences (the same Monte Carlo bar as the fast subset)."""
+    from screening.prevalence import difference
+
+    sensitivity, false_positive = MODELS[model]
+    rng = np.random.default_rng(round(first * 1000) + audit)
+    half = POPULATION // 2
+    covered = 0
+    for _ in range(FAST_REPS):
+        estimates = []
+        for prevalence in (first, second):
+            truth = rng.random(half) < prevalence
+            noise = rng.random(half)
+            pick = np.where(truth, noise < sensitivity, noise < false_positive).astype(float)
+            order = rng.permutation(half)
+            labelled, rest = order[: audit // 2], order[audit // 2 :]
+            estimates.append(
+                ppi_mean(truth[labelled].astype(float), pick[labelled], pick[rest], binary=True)
+            )
+        d = difference(estimates[0], estimates[1])
+        covered += d.lower <= first - second <= d.upper
+    assert covered / FAST_REPS >= bar(FAST_REPS), covered / FAST_REPS
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("model", "prevalence", "audit"), GRID)
 def test_the_interval_covers_in_every_cell(model: str, prevalence: float, audit: int) -> None:
