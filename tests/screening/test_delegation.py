@@ -513,3 +513,14 @@ def test_exact_bounds_match_scipys_binomial_test(n: int, level: float) -> None:
         assert clopper_pearson_upper(errors, n, level=level) == pytest.approx(
             upper, rel=1e-9, abs=1e-12
         )
+
+
+def test_a_refusal_names_the_scope_it_tested() -> None:
+    conf = np.linspace(1.0, 0.6, 300)
+    outside = np.linspace(1.0, 0.6, 500)
+    refused = certify_delegation(conf, np.ones(300, bool), tier="Invalid", outside=outside)
+    assert refused.threshold is None
+    assert refused.scope == "delegated"
+    assert json.loads(json.dumps(refused.to_dict()))["scope"] == "delegated"
+    alone = certify_delegation(conf, np.ones(300, bool), tier="Invalid")
+    assert alone.scope == "above"
