@@ -87,8 +87,11 @@ Procedure = Literal["fallback", "fixed sequence"]
 #: The fallback procedure's share of the level for its first (highest) starting point.
 FIRST_SHARE = 0.3
 #: Its second starting point: the first threshold whose counts would pass with errors at
-#: this share of the maximum error rate.
+#: this share of the maximum error rate ...
 START_RATE = 0.5
+#: ... provided at most this share of the audit pairs lie at or above it; deeper, the
+#: whole level goes to the first start (a single fixed sequence).
+SECOND_DEPTH = 0.55
 #: :func:`audit_needed` gives up beyond this many audit pairs (returns None).
 MAX_AUDIT_PAIRS = 10_000_000
 
@@ -564,8 +567,10 @@ def certify_delegation(
         else:
             first_p = _remainder_p(one, n_at, m_at, d_at, eps)
             second_p = _remainder_p(errors_at, n_at, m_at, d_at, eps)
+        # A second start deeper than SECOND_DEPTH of the audit pairs is no start at all.
+        shallow = n_at <= SECOND_DEPTH * n_audit
         weights = fallback_weights(
-            first_p <= FIRST_SHARE * delta, second_p <= (1 - FIRST_SHARE) * delta
+            first_p <= FIRST_SHARE * delta, (second_p <= (1 - FIRST_SHARE) * delta) & shallow
         )
         levels = _fallback_levels(p, weights, delta)
         stop = _last_shown(p, levels)
