@@ -17,7 +17,9 @@ Procedure (:func:`certify_delegation`):
    of "Learn then Test", Angelopoulos et al. 2021). The level delta is split between two
    starting points fixed by the counts alone: :data:`FIRST_SHARE` on the highest
    threshold whose audit pairs could pass with one error, the rest on the highest whose
-   audit pairs could pass with errors at :data:`START_RATE` of the maximum rate. Going
+   audit pairs could pass with errors at :data:`START_RATE` of the maximum rate, if at
+   most :data:`SECOND_DEPTH` of the audit pairs lie at or above it (else the first start
+   has the whole level). Going
    down the list, each threshold is tested at its own share plus, when the threshold
    above it was rejected, the whole level that one was tested at; a failure passes
    nothing on but does not end the search, so the second start is tested however the
@@ -361,7 +363,9 @@ class Delegation:
             f"error level split between two starting points fixed by the counts alone: "
             f"{FIRST_SHARE:.0%} on the highest threshold with enough audit pairs to pass "
             f"with one error, {1 - FIRST_SHARE:.0%} on the highest with enough to pass "
-            f"with errors at {START_RATE:.0%} of the maximum rate; a rejected threshold "
+            f"with errors at {START_RATE:.0%} of the maximum rate, if it lies among the "
+            f"{SECOND_DEPTH:.0%} most confident audit pairs (else the highest has it all); "
+            "a rejected threshold "
             "passes its level to the next, a failed one passes nothing on but does not "
             "end the search"
         )

@@ -15,6 +15,7 @@ from scipy import stats
 from screening import ScreeningWarning, screen_report
 from screening.delegation import (
     FIRST_SHARE,
+    SECOND_DEPTH,
     START_RATE,
     audit_needed,
     audit_outlook,
@@ -438,6 +439,7 @@ def _fallback_reference(
             j
             for j, n in enumerate(counts)
             if p_value(int(np.floor(START_RATE * eps * n + 1e-9)), n) <= (1 - FIRST_SHARE) * delta
+            and n <= SECOND_DEPTH * conf.size
         ),
         None,
     )
