@@ -243,11 +243,11 @@ def test_a_curve_learned_outside_the_audit_keeps_the_guarantees() -> None:
     [
         # Class-balanced weights make the learned probabilities miscalibrated (too
         # many "applies"); the audit measures the curve as it is, so no matter.
-        # Measured: delegates in 99.8% of draws, exceedance 0.5%.
+        # Measured: delegates in 99.5% of draws, exceedance 0.5%.
         ("rare, class-balanced", 0.8),
         # An error floor at 4%: the delegated pairs err near eps, delegation is rare
         # and any of it is at risk; the bound must still hold (measured: delegates in
-        # 5% and 8% of draws, exceedance 1.5% and 0.8%).
+        # 3% and 6% of draws, exceedance 2.0% and 0.5%).
         ("common, coder flips 4%", 0.0),
         ("rare, coder flips 4%", 0.0),
         # An under-regularised model trained by the rule: the audit sees its real
