@@ -612,7 +612,8 @@ def certify_delegation(
     )
     accepted = [t for t in tests if t.rejected]
     if not accepted:
-        first = tests[0]
+        # The first threshold actually tested (one before a start has no level).
+        first = next((t for t in tests if t.level > 0), tests[0])
         return refuse(
             f"no threshold qualifies: the {first.n} audit pairs with confidence >= "
             f"{first.threshold:.3f} have {_errors(first.errors)}, upper bound "

@@ -526,3 +526,17 @@ def test_a_refusal_names_the_scope_it_tested() -> None:
     assert json.loads(json.dumps(refused.to_dict()))["scope"] == "delegated"
     alone = certify_delegation(conf, np.ones(300, bool), tier="Invalid")
     assert alone.scope == "above"
+
+
+def test_a_fallback_refusal_quotes_a_threshold_it_tested() -> None:
+    # A chance-level model at 20% errors: nothing passes; the reason quotes the first
+    # start's evidence, not a threshold above it that had no level.
+    rng = np.random.default_rng(9)
+    conf = rng.uniform(0.5, 1.0, 600)
+    correct = rng.random(600) >= 0.2
+    result = certify_delegation(conf, correct, tier="Valid")
+    assert result.threshold is None
+    first = next(t for t in result.tests if t.level > 0)
+    assert f"the {first.n} audit pairs with confidence >= {first.threshold:.3f}" in result.reason
+    assert "upper bound 100.0%" not in result.reason
+    assert "no later starting point passed" in result.reason
