@@ -13,10 +13,26 @@ Procedure (:func:`certify_delegation`):
    p-value P(Binomial(n, eps) <= k) is at most delta = 1 - level; equivalently when the
    one-sided Clopper-Pearson upper bound Beta.ppf(level, k + 1, n - k) (1 when k = n)
    is at most eps.
-3. Fixed-sequence testing (Bauer 1991; "Learn then Test", Angelopoulos et al. 2021):
-   go down the list while H0 is rejected, stop at the first failure; the chosen
-   threshold is the last one rejected. Stopping at the first failure is what makes the
-   search over thresholds free of a multiplicity correction.
+3. The fallback procedure (Wiens 2003; a graph of Bretz et al. 2009 over the sequence
+   of "Learn then Test", Angelopoulos et al. 2021). The level delta is split between two
+   starting points fixed by the counts alone: :data:`FIRST_SHARE` on the highest
+   threshold whose audit pairs could pass with one error, the rest on the highest whose
+   audit pairs could pass with errors at :data:`START_RATE` of the maximum rate, if at
+   most :data:`SECOND_DEPTH` of the audit pairs lie at or above it (else the first start
+   has the whole level). Going
+   down the list, each threshold is tested at its own share plus, when the threshold
+   above it was rejected, the whole level that one was tested at; a failure passes
+   nothing on but does not end the search, so the second start is tested however the
+   first fared. The chosen threshold is the lowest one rejected. The family-wise error
+   over all thresholds is at most delta (a Bonferroni-based graph), so every threshold
+   rejected, the lowest included, keeps the guarantee.
+
+   ``procedure="fixed sequence"`` is the former rule: the whole level from the highest
+   threshold down, stopping at the first failure (Bauer 1991). One early failure then
+   ends everything: when the errors are spread thinly (a confident half with a flat 2%
+   error rate), the first thresholds tested hold a handful of audit pairs and about as
+   many errors as they may, and nearly every audit stopped there, delegating nothing,
+   while a threshold deeper down would have passed by far.
 
 **Our choice**: thresholds with fewer than :func:`min_audit_pairs` (0 errors) audit pairs
 at or above them are not tested. With distinct confidences the highest threshold has
@@ -68,6 +84,16 @@ __all__ = [
 
 #: Projection used by :func:`audit_needed`.
 Projection = Literal["clean", "current rate"]
+#: How the thresholds are tested (module docstring).
+Procedure = Literal["fallback", "fixed sequence"]
+#: The fallback procedure's share of the level for its first (highest) starting point.
+FIRST_SHARE = 0.3
+#: Its second starting point: the first threshold whose counts would pass with errors at
+#: this share of the maximum error rate ...
+START_RATE = 0.5
+#: ... provided at most this share of the audit pairs lie at or above it; deeper, the
+#: whole level goes to the first start (a single fixed sequence).
+SECOND_DEPTH = 0.55
 #: :func:`audit_needed` gives up beyond this many audit pairs (returns None).
 MAX_AUDIT_PAIRS = 10_000_000
 
@@ -258,6 +284,9 @@ class ThresholdTest:
         rejected: Whether H0 "error rate > eps" was rejected (p_value <= 1 - level).
         outside: Pairs outside the audit at or above t (0 without a remainder).
         delegable: Of those, the pairs that would be delegated (no human decision).
+        level: The significance level the threshold was tested at (its share of
+            1 - level plus what the threshold above passed on); the upper bound is at
+            one minus it.
     """
 
     threshold: float
@@ -268,6 +297,7 @@ class ThresholdTest:
     rejected: bool
     outside: int = 0
     delegable: int = 0
+    level: float = 0.05
 
 
 @dataclass(frozen=True)
@@ -294,6 +324,8 @@ class Delegation:
             threshold, audited or not (the audit alone was given); ``"delegated"``, the
             delegated pairs themselves (the pairs outside the audit were given too).
         delegable: With scope ``"delegated"``, the pairs the threshold delegates.
+        procedure: How the thresholds were tested: ``"fallback"`` or ``"fixed sequence"``.
+        tested_at: The significance level the chosen threshold was tested at.
     """
 
     threshold: float | None
@@ -310,17 +342,42 @@ class Delegation:
     reason: str
     scope: Literal["above", "delegated"] = "above"
     delegable: int = 0
+    procedure: Procedure = "fallback"
+    tested_at: float = math.nan
 
     @property
     def certified(self) -> bool:
         """Whether a threshold was certified."""
         return self.threshold is not None
 
+    def procedure_words(self) -> str:
+        """How the thresholds were tested, in words a methods section can quote."""
+        if self.procedure == "fixed sequence":
+            return (
+                "thresholds tested in a fixed sequence from the highest down, the whole "
+                "level on each, stopping at the first that failed (Bauer 1991)"
+            )
+        return (
+            "thresholds tested from the highest down by the fallback procedure (Wiens "
+            f"2003; Learn then Test, Angelopoulos et al. 2021), the {_pct(1 - self.level)} "
+            f"error level split between two starting points fixed by the counts alone: "
+            f"{FIRST_SHARE:.0%} on the highest threshold with enough audit pairs to pass "
+            f"with one error, {1 - FIRST_SHARE:.0%} on the highest with enough to pass "
+            f"with errors at {START_RATE:.0%} of the maximum rate, if it lies among the "
+            f"{SECOND_DEPTH:.0%} most confident audit pairs (else the highest has it all); "
+            "a rejected threshold "
+            "passes its level to the next, a failed one passes nothing on but does not "
+            "end the search"
+        )
+
     def guarantee(self, code: str | None = None) -> str:
         """One sentence a methods section can quote (or the refusal and its reason)."""
         what = f"{code} pairs" if code else "pairs"
         if self.threshold is None:
             return f"Nothing delegated for {what}: {self.reason}."
+        tested = (
+            "" if math.isnan(self.tested_at) else f", the chosen one at level {self.tested_at:.3g}"
+        )
         if self.scope == "delegated":
             return (
                 f"With {_pct(self.level)} confidence, the model's error rate among the "
@@ -328,15 +385,15 @@ class Delegation:
                 f"outside the audit, decided by no one) is at most {self.max_error:.1%} "
                 f"(blind random audit: {self.n} pairs at or above the threshold, "
                 f"{_errors(self.errors)}; finite-population (hypergeometric) upper bound "
-                f"{self.upper_bound:.1%} on the delegated pairs; thresholds tested in a "
-                f"fixed sequence from the highest down)."
+                f"{self.upper_bound:.1%} on the delegated pairs; "
+                f"{self.procedure_words()}{tested})."
             )
         return (
             f"With {_pct(self.level)} confidence, the model's error rate among {what} with "
             f"confidence >= {self.threshold:.3f} is at most {self.max_error:.1%} "
             f"(blind random audit: {self.n} such pairs, {_errors(self.errors)}, one-sided "
-            f"Clopper-Pearson upper bound {self.upper_bound:.1%}; thresholds tested in a "
-            f"fixed sequence from the highest down)."
+            f"Clopper-Pearson upper bound {self.upper_bound:.1%}; "
+            f"{self.procedure_words()}{tested})."
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -359,6 +416,9 @@ class Delegation:
             "reason": self.reason,
             "scope": self.scope,
             "delegable": self.delegable,
+            "procedure": self.procedure,
+            "procedure_words": self.procedure_words(),
+            "tested_at": num(self.tested_at),
             "tests": [asdict(t) for t in self.tests],
         }
 
@@ -373,6 +433,7 @@ def certify_delegation(
     outside: npt.ArrayLike | None = None,
     delegable: npt.ArrayLike | None = None,
     screen_finding: str | None = None,
+    procedure: Procedure = "fallback",
 ) -> Delegation:
     """Find the lowest confidence threshold whose error rate is certified at most eps.
 
@@ -398,6 +459,10 @@ def certify_delegation(
         level: The confidence level 1 - delta, in (0, 1).
         screen_finding: What the screen found, in words, where the tier's own words
             would mislead (:func:`insufficient_reason`); default the tier's pattern.
+        procedure: ``"fallback"`` (default; the level split between the highest
+            threshold and later starting points, a failure passing nothing on but ending
+            nothing) or ``"fixed sequence"`` (the whole level down from the highest,
+            ending at the first failure).
 
     Returns:
         The certified threshold with its audit evidence, or a refusal with its reason.
@@ -429,6 +494,7 @@ def certify_delegation(
         raise ValueError("no audit decisions: delegation needs a coded blind audit sample")
     min_pairs = _min_pairs(0, eps, delta)
     n_errors = int((~ok).sum())
+    scope: Literal["above", "delegated"] = "above" if remainder is None else "delegated"
 
     def refuse(reason: str, tests: tuple[ThresholdTest, ...] = ()) -> Delegation:
         return Delegation(
@@ -444,6 +510,8 @@ def certify_delegation(
             tests=tests,
             tier=str(tier),
             reason=reason,
+            scope=scope,
+            procedure=procedure,
         )
 
     if tier != "Valid":
@@ -488,15 +556,46 @@ def certify_delegation(
         p = stats.binom.cdf(k_at, n_at, eps)
     else:
         p = _remainder_p(k_at, n_at, m_at, d_at, eps)
-    failed = np.flatnonzero(p > delta)
-    stop = int(failed[0]) + 1 if failed.size else thresholds.size
+    if procedure == "fixed sequence":
+        failed = np.flatnonzero(p > delta)
+        stop = int(failed[0]) + 1 if failed.size else thresholds.size
+        levels = np.full(stop, delta)
+    elif procedure == "fallback":
+        # Where each start's counts would pass at its own share of the level: the highest
+        # with one audit error, the second with errors at START_RATE of the maximum rate.
+        errors_at = np.floor(START_RATE * eps * n_at + 1e-9).astype(np.int64)
+        one = np.ones_like(n_at)
+        if remainder is None:
+            first_p = stats.binom.cdf(one, n_at, eps)
+            second_p = stats.binom.cdf(errors_at, n_at, eps)
+        else:
+            first_p = _remainder_p(one, n_at, m_at, d_at, eps)
+            second_p = _remainder_p(errors_at, n_at, m_at, d_at, eps)
+        # A second start deeper than SECOND_DEPTH of the audit pairs is no start at all.
+        shallow = n_at <= SECOND_DEPTH * n_audit
+        weights = fallback_weights(
+            first_p <= FIRST_SHARE * delta, (second_p <= (1 - FIRST_SHARE) * delta) & shallow
+        )
+        levels = _fallback_levels(p, weights, delta)
+        stop = _last_shown(p, levels)
+        levels = levels[:stop]
+    else:
+        raise ValueError(f"procedure must be 'fallback' or 'fixed sequence', not {procedure!r}")
+    p = p[:stop]
     n_at, k_at, m_at, d_at = n_at[:stop], k_at[:stop], m_at[:stop], d_at[:stop]
+    rejected = (p <= levels) & (levels > 0)
+    # Each threshold's bound at the level it was tested at (1 where it had none).
+    bound_level = np.clip(1.0 - levels, 0.0, 1.0)
     if remainder is None:
         upper = np.ones(stop)
-        below = k_at < n_at
-        upper[below] = stats.beta.ppf(lvl, k_at[below] + 1, n_at[below] - k_at[below])
+        below = (k_at < n_at) & (levels > 0)
+        upper[below] = stats.beta.ppf(
+            bound_level[below], k_at[below] + 1, n_at[below] - k_at[below]
+        )
     else:
-        upper = _remainder_upper(n_at, k_at, m_at, d_at, delta)
+        upper = np.ones(stop)
+        some = levels > 0
+        upper[some] = _remainder_upper(n_at[some], k_at[some], m_at[some], d_at[some], levels[some])
     tests = tuple(
         ThresholdTest(
             threshold=float(thresholds[j]),
@@ -504,19 +603,22 @@ def certify_delegation(
             errors=int(k_at[j]),
             p_value=float(p[j]),
             upper_bound=float(upper[j]),
-            rejected=bool(p[j] <= delta),
+            rejected=bool(rejected[j]),
             outside=int(m_at[j]),
             delegable=int(d_at[j]),
+            level=float(levels[j]),
         )
         for j in range(stop)
     )
     accepted = [t for t in tests if t.rejected]
     if not accepted:
-        first = tests[0]
+        # The first threshold actually tested (one before a start has no level).
+        first = next((t for t in tests if t.level > 0), tests[0])
         return refuse(
             f"no threshold qualifies: the {first.n} audit pairs with confidence >= "
             f"{first.threshold:.3f} have {_errors(first.errors)}, upper bound "
-            f"{first.upper_bound:.1%} > {eps:.1%}",
+            f"{first.upper_bound:.1%} > {eps:.1%}"
+            + ("" if procedure == "fixed sequence" else ", and no later starting point passed"),
             tests,
         )
     best = accepted[-1]
@@ -533,9 +635,73 @@ def certify_delegation(
         tests=tests,
         tier=str(tier),
         reason="",
-        scope="above" if remainder is None else "delegated",
+        scope=scope,
         delegable=best.delegable,
+        procedure=procedure,
+        tested_at=best.level,
     )
+
+
+def fallback_weights(
+    first_ready: npt.ArrayLike, second_ready: npt.ArrayLike
+) -> npt.NDArray[np.float64]:
+    """The share of the level each threshold of the sequence starts with (sums to 1).
+
+    Two starting points split the level: :data:`FIRST_SHARE` goes to the first (highest)
+    threshold whose counts could pass with one audit error at that share
+    (``first_ready``), the rest to the first threshold whose counts could pass with
+    errors at :data:`START_RATE` of the maximum rate, at its share (``second_ready``).
+    When the second start is no lower than the first, or either is missing, the one
+    there is takes the whole level (a single fixed sequence). Both depend on the counts
+    alone (audit pairs, pairs outside the audit, delegable pairs), never on the errors,
+    so the procedure is fixed before any error is seen.
+
+    Args:
+        first_ready: Shape (J,), bool, highest threshold first.
+        second_ready: Shape (J,), bool.
+    """
+    first = np.flatnonzero(np.asarray(first_ready, dtype=bool))
+    second = np.flatnonzero(np.asarray(second_ready, dtype=bool))
+    weights = np.zeros(np.asarray(first_ready).size)
+    if not weights.size:
+        return weights
+    if first.size and second.size and second[0] > first[0]:
+        weights[first[0]] = FIRST_SHARE
+        weights[second[0]] = 1.0 - FIRST_SHARE
+    elif first.size or second.size:
+        start = min(
+            first[0] if first.size else weights.size, second[0] if second.size else weights.size
+        )
+        weights[start] = 1.0
+    else:
+        weights[0] = 1.0
+    return weights
+
+
+def _fallback_levels(
+    p: npt.NDArray[np.float64], weights: npt.NDArray[np.float64], delta: float
+) -> npt.NDArray[np.float64]:
+    """Each threshold's level under the fallback procedure (Wiens 2003).
+
+    A threshold is tested at its own share of delta plus, when the threshold above it
+    was rejected, the whole level that one was tested at; a failure passes nothing on.
+    """
+    levels = np.zeros(p.size)
+    carried = 0.0
+    for j in range(p.size):
+        levels[j] = weights[j] * delta + carried
+        carried = levels[j] if levels[j] > 0 and p[j] <= levels[j] else 0.0
+    return levels
+
+
+def _last_shown(p: npt.NDArray[np.float64], levels: npt.NDArray[np.float64]) -> int:
+    """How many tests to report: through the first failure after the last rejection, or
+    through the last starting point when nothing was rejected."""
+    rejected = np.flatnonzero((p <= levels) & (levels > 0))
+    if rejected.size:
+        return min(int(rejected[-1]) + 2, p.size)
+    tested = np.flatnonzero(levels > 0)
+    return int(tested[-1]) + 1 if tested.size else p.size
 
 
 def _remainder_p(
@@ -568,7 +734,7 @@ def _remainder_upper(
     k: npt.NDArray[np.int_],
     m: npt.NDArray[np.int_],
     d: npt.NDArray[np.int_],
-    delta: float,
+    delta: float | npt.NDArray[np.float64],
 ) -> npt.NDArray[np.float64]:
     """Upper bounds at level 1 - delta of the error rate among ``d`` delegable pairs.
 

@@ -64,6 +64,7 @@ def _refused(reason: str, *, tier: str, max_error: float, level: float) -> Deleg
         tests=(),
         tier=tier,
         reason=reason,
+        scope="delegated",
     )
 
 

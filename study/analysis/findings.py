@@ -41,6 +41,8 @@ import pandas as pd
 
 from codebooks.model import Code, Scale
 from screening.prevalence import (
+    MIN_SIDE,
+    NORMAL_SIDE,
     Difference,
     Estimate,
     audit_mean,
@@ -232,6 +234,8 @@ class CodeFinding:
         points: Ordinal scales: the share of each point.
         sentence: What a results section can quote.
         notes: Cautions and refusals, one line each.
+        exact: Every pair has a final value decided by a person: the count is the
+            figure itself, exactly, and needs no interval.
     """
 
     code_id: str
@@ -248,6 +252,7 @@ class CodeFinding:
     points: tuple[PointShare, ...] = ()
     sentence: str = ""
     notes: tuple[str, ...] = ()
+    exact: bool = False
 
     @property
     def best(self) -> Estimate:
@@ -272,6 +277,7 @@ class CodeFinding:
             "points": [p.to_dict() for p in self.points],
             "sentence": self.sentence,
             "notes": list(self.notes),
+            "exact": self.exact,
         }
 
 
@@ -345,6 +351,7 @@ class Findings:
                 "ppi_lower": f.ppi.lower,
                 "ppi_upper": f.ppi.upper,
                 "ppi_lambda": f.ppi.lam,
+                "ppi_interval": f.ppi.interval,
                 "ppi_prob": f.ppi_probability.estimate,
                 "ppi_prob_lower": f.ppi_probability.lower,
                 "ppi_prob_upper": f.ppi_probability.upper,
@@ -354,6 +361,7 @@ class Findings:
                 "count_share": f.count.share,
                 "count_applies": f.count.applies,
                 "count_descriptive": f.count.descriptive,
+                "count_exact": f.exact,
                 "sentence": f.sentence,
                 "notes": "; ".join(f.notes),
             }
@@ -374,6 +382,7 @@ class Findings:
                     "audit_difference": d.audit.estimate,
                     "audit_lower": d.audit.lower,
                     "audit_upper": d.audit.upper,
+                    "method": d.ppi.method,
                     "reason": d.ppi.reason,
                 }
                 for d in self.differences
@@ -518,8 +527,14 @@ def _estimate(
         mean=mean,
         points=points,
         notes=tuple(notes),
+        exact=_decided_by_people(count, int(rows.sum())),
     )
     return _with_sentence(finding, context)
+
+
+def _decided_by_people(count: PlainCount, pairs: int) -> bool:
+    """Whether a person decided every pair: the count is then exact (a census)."""
+    return pairs > 0 and count.valued == pairs and count.sources.get("human", 0) == pairs
 
 
 def _renamed(estimate: Estimate, method: str) -> Estimate:
@@ -537,13 +552,21 @@ def _interval(e: Estimate) -> str:
 def _with_sentence(finding: CodeFinding, context: str) -> CodeFinding:
     where = "" if finding.group is None else f" in {finding.group}"
     ppi, audit = finding.ppi, finding.audit
+    count = finding.count
+    if finding.exact:
+        text = (
+            f"{finding.code_name} applies to exactly {count.applies} of the "
+            f"{finding.pairs:,} responses{where} ({_pct(count.share)}): a person decided "
+            "every one, so this is a count, not an estimate, and needs no interval"
+        )
+        return replace(finding, sentence=text + ".")
     if ppi.ok:
         text = (
             f"{finding.code_name} applies to an estimated {_pct(ppi.estimate)} of the "
-            f"{finding.pairs:,} responses{where} ({_interval(ppi)}; prediction-powered "
-            f"inference (PPI++, lambda = {ppi.lam:.2f}) combining {context} on all "
-            f"{finding.pairs:,} responses with {finding.labelled} blind random audit "
-            f"decisions)"
+            f"{finding.pairs:,} responses{where} ({_interval(ppi)}, {ppi.why or 'normal'}; "
+            f"prediction-powered inference (PPI++, lambda = {ppi.lam:.2f}) combining "
+            f"{context} on all {finding.pairs:,} responses with {finding.labelled} blind "
+            "random audit decisions)"
         )
         if ppi.lam < 0.05:
             text += (
@@ -563,7 +586,6 @@ def _with_sentence(finding: CodeFinding, context: str) -> CodeFinding:
         )
     else:
         text = f"No estimate for {finding.code_name}{where}: {audit.reason or ppi.reason}"
-    count = finding.count
     if count.valued and count.descriptive:
         model = count.valued - count.sources.get("human", 0)
         text += (
@@ -771,10 +793,19 @@ def _method(level: float) -> str:
         f"Prevalence of each code with {round(100 * level)}% intervals: prediction-powered "
         "inference (PPI++ with power tuning; Angelopoulos et al. 2023) combining the "
         "model's pick on every response with the blind decisions on a simple random audit "
-        "sample drawn independently of the scores; beside it the audit alone (Wilson score "
-        "interval). Group differences: the difference of the estimates with the "
-        "square-and-add interval (independent groups). The count of final codes mixes the "
-        "coder's and the model's values and is descriptive, not an estimate."
+        "sample drawn independently of the scores. Its interval is the normal one (as the "
+        f"authors' ppi_py) where the audit holds at least {NORMAL_SIDE} decisions each of "
+        "applies and does not apply, and otherwise a score interval that takes the "
+        "variance of the human decisions at each prevalence tested, as Wilson's interval "
+        "does (with the model's predictions given no weight when a side has fewer than "
+        f"{MIN_SIDE}); simulated coverage at least 0.935 for prevalences of 2-50% and "
+        "audits of 30-500, where the normal interval alone fell to 0.42-0.93. Beside it "
+        "the audit alone (Wilson score interval). Group differences: the difference of the "
+        "estimates with the square-and-add interval (MOVER; Newcombe 1998, Zou and Donner "
+        "2008) of the two groups' intervals (independent groups). A code a person decided "
+        "on every response is reported as its exact count, with no interval. The count of "
+        "final codes otherwise mixes the coder's and the model's values and is "
+        "descriptive, not an estimate."
     )
 
 
@@ -819,7 +850,7 @@ def _differences(
                 data.code.name,
                 a,
                 b,
-                difference(found[a].ppi, found[b].ppi),
+                _ppi_difference(found[a], found[b]),
                 difference(found[a].audit, found[b].audit),
             )
         )
@@ -837,11 +868,25 @@ def _differences(
                 data.code.name,
                 name,
                 "all other responses",
-                difference(found[name].ppi, others.ppi),
+                _ppi_difference(found[name], others),
                 difference(found[name].audit, others.audit),
             )
         )
     return out
+
+
+def _ppi_difference(first: CodeFinding, second: CodeFinding) -> Difference:
+    """PPI's difference of two groups; exact when people decided every pair of both."""
+    if first.exact and second.exact:
+        d = first.count.share - second.count.share
+        return Difference(
+            d,
+            d,
+            d,
+            level=first.ppi.level,
+            method="exact: a person decided every response of both groups (a count, no interval)",
+        )
+    return difference(first.ppi, second.ppi)
 
 
 def _code_data(

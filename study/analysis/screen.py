@@ -529,12 +529,17 @@ def _screen_frame(
         threshold: float | Literal["median"] = (
             scale_cut(len(values), confidence) if cut == SCALE_CUT else cut
         )
+        # p_max is the stored confidence: the one the delegation certifies on and the long
+        # export writes, so that both recompute to the same pairs (max(probs) may differ
+        # from it in the last place).
+        p_max = group["p_max"].to_numpy(float)
         screened = screen_coded(
             group["pick"].to_numpy(float),
             group["value"].to_numpy(float),
             option_values=option_values,
             codes=group["code_id"].map(lambda c: names.get(c, c)).to_numpy(object),
-            probabilities=probs,
+            probabilities=None if confidence == "pmax" else probs,
+            p_max=p_max if confidence == "pmax" else None,
             applies_from=applies_from,
             threshold=threshold,
             **common,
@@ -564,11 +569,7 @@ def _screen_frame(
                 applies_from=applies_from,
             )
         )
-        conf = (
-            probs.max(axis=1)
-            if confidence == "pmax"
-            else 1.0 - group["norm_entropy"].to_numpy(float)
-        )
+        conf = p_max if confidence == "pmax" else 1.0 - group["norm_entropy"].to_numpy(float)
         conf_parts.append(conf)
         if not isinstance(threshold, str):
             high_parts.append(conf >= threshold)

@@ -141,6 +141,22 @@ def _xlsx_cell(sheet: Any, value: Any) -> Any:
     return value
 
 
+def _exact_float(sheet: Any, value: Any) -> Any:
+    """A float as a number cell holding its shortest exact digits.
+
+    openpyxl writes floats with 16 significant digits, a unit in the last place off for
+    about a quarter of them: a confidence exactly at a threshold (0.75) would read back
+    below it, and a screen recomputed from the export would differ from the study's.
+    """
+    if not isinstance(value, float) or isinstance(value, bool):
+        return value
+    from openpyxl.cell import WriteOnlyCell
+
+    cell = WriteOnlyCell(sheet, value=repr(value))
+    cell.data_type = "n"
+    return cell
+
+
 def write_xlsx(
     frame: pd.DataFrame, path: Path, *, info: dict[str, str], sheet: str = "data"
 ) -> None:
@@ -151,7 +167,7 @@ def write_xlsx(
     rows = book.create_sheet(sheet)
     rows.append([_xlsx_cell(rows, str(c)) for c in data.columns])
     for record in data.itertuples(index=False, name=None):
-        rows.append([_xlsx_cell(rows, v) for v in record])
+        rows.append([_exact_float(rows, c) for c in (_xlsx_cell(rows, v) for v in record)])
     prov = book.create_sheet("provenance")
     prov.append(["field", "value"])
     for key, value in info.items():
@@ -262,4 +278,5 @@ def read_export(path: str | Path) -> pd.DataFrame:
         reader = pyreadstat.read_sav if fmt == "sav" else pyreadstat.read_dta
         frame, meta = reader(str(p))
         return frame.rename(columns=dict(zip(meta.column_names, meta.column_labels, strict=True)))
-    return pd.read_json(p, lines=True, dtype={"response_id": str})
+    # precise_float: pandas' fast parser can be a unit in the last place off.
+    return pd.read_json(p, lines=True, dtype={"response_id": str}, precise_float=True)

@@ -95,7 +95,14 @@ def table_csv(table: content.Table) -> str:
 
 
 def _neutral(cell: str) -> str:
-    """A cell a spreadsheet will not read as a formula."""
+    """A cell a spreadsheet will not read as a formula.
+
+    A leading ``+`` before a digit (a signed figure such as ``+0.129, p = 0.002``) is
+    dropped: the number reads the same, and the cell needs no guard that would stay in
+    it as a stray ``'``. Other formula starts are guarded with ``'``.
+    """
+    if cell[:1] == "+" and cell[1:2].isdigit():
+        cell = cell[1:]
     return "'" + cell if cell[:1] in ("=", "+", "@", "\t", "\r") else cell
 
 

@@ -104,6 +104,13 @@ OFF_SCALE_ADVICE = (
     "the model is not answering in the scale's format: {off} of {n} scored pairs put most "
     "of their probability off the scale; try --no-chat, another template or a larger model"
 )
+#: The same, for a configuration scored with plain completion prompts already.
+OFF_SCALE_ADVICE_PLAIN = (
+    "the model is not answering in the scale's format: {off} of {n} scored pairs put most "
+    "of their probability off the scale under plain completion prompts (template {template}, "
+    "as with --no-chat); try a chat model with its chat template, another template or a "
+    "larger model"
+)
 
 
 #: The last off-scale warning per study handle and configuration, with the score
@@ -140,7 +147,19 @@ def _read_off_scale(study: StudyView, config_id: int) -> str | None:
     n, off = int(row[0]), int(row[1])
     if n == 0 or off / n <= OFF_SCALE_SHARE:
         return None
+    template = study.scores.config_row(config_id).template_id
+    if not _chat_template(template):
+        return OFF_SCALE_ADVICE_PLAIN.format(off=off, n=n, template=template)
     return OFF_SCALE_ADVICE.format(off=off, n=n)
+
+
+def _chat_template(template_id: str) -> bool:
+    """Whether a template renders through the model's chat template (an unknown id: not
+    known to be plain, so the advice to try plain prompts stands)."""
+    from scoring.templates import TEMPLATES
+
+    known = TEMPLATES.get(template_id)
+    return known.chat if known is not None else True
 
 
 def active_context(study: StudyView, default: Context = "definition") -> Context:

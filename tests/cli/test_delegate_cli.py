@@ -70,6 +70,10 @@ def test_plan_changes_nothing(study_path: Path, capsys: pytest.CaptureFixture[st
     text = capsys.readouterr().out
     assert "Total" in text
     assert "Left for review" in text
+    assert "Procedure: thresholds tested from the highest down by the fallback procedure" in (
+        " ".join(text.split())
+    )
+    assert "fallback procedure (Wiens 2003" in pay["guarantee"]
     assert "--apply" in text
     assert file_digest(study_path) == before
 
@@ -157,6 +161,8 @@ def test_a_refused_plan_applies_nothing(tmp_path: Path, capsys: pytest.CaptureFi
     plan = delegate_json(path, capsys)
     assert plan["delegated"] == 0
     assert all(c["threshold"] is None and c["reason"] for c in plan["codes"].values())
+    # The plan tests the delegated pairs themselves, refused or not.
+    assert {c["scope"] for c in plan["codes"].values()} == {"delegated"}
     assert main(["delegate", str(path), "--apply"]) == 1
     assert "nothing to delegate" in one_line(capsys.readouterr().err)
     assert file_digest(path) == before

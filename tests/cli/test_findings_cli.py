@@ -78,17 +78,26 @@ def test_by_groups_and_differences_match_pandas_on_the_export(
         for site, part in rows.groupby("site"):
             expected[site] = reference(part)
             ppi = got[site]["ppi"]
-            assert (ppi["estimate"], ppi["lower"], ppi["upper"]) == pytest.approx(expected[site])
+            assert ppi["estimate"] == pytest.approx(expected[site][0])
+            if ppi["interval"] == "normal":
+                assert (ppi["lower"], ppi["upper"]) == pytest.approx(expected[site][1:])
+            else:
+                # Fewer than 40 audit decisions on a side: the score interval, never
+                # narrower than ppi_py's normal one towards 1/2.
+                assert ppi["interval"] == "score"
+                assert "score interval" in ppi["why"]
+                if ppi["estimate"] <= 0.5:
+                    assert ppi["upper"] >= expected[site][2] - 1e-12
             audit = part[part["blind"].fillna(False).astype(bool)]
             assert got[site]["audit"]["estimate"] == pytest.approx(audit["decision"].mean())
             assert got[site]["count"]["share"] == pytest.approx(part["final_applies"].mean())
         diff = next(d for d in result["differences"] if d["code_id"] == code)
         assert diff["ppi"]["estimate"] == pytest.approx(expected["A"][0] - expected["B"][0])
-        half_a = (expected["A"][2] - expected["A"][1]) / 2
-        half_b = (expected["B"][2] - expected["B"][1]) / 2
+        a, b = got["A"]["ppi"], got["B"]["ppi"]
         assert diff["ppi"]["upper"] - diff["ppi"]["estimate"] == pytest.approx(
-            np.hypot(half_a, half_b)
+            np.hypot(a["upper"] - a["estimate"], b["estimate"] - b["lower"])
         )
+        assert "square-and-add" in diff["ppi"]["method"]
 
 
 def test_co_occurrence_counts_match_pandas_on_the_export(
@@ -200,3 +209,10 @@ def test_an_output_never_replaces_the_file_the_study_was_made_from(
     err = capsys.readouterr().err
     assert "refusing to overwrite the study's responses file" in err
     assert responses.read_bytes() == before
+
+
+def test_the_table_says_which_interval(built: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["findings", str(built)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "interval" in text
+    assert "a score interval (" in text or "the normal interval of PPI++ (" in text

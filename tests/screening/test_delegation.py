@@ -14,6 +14,9 @@ from scipy import stats
 
 from screening import ScreeningWarning, screen_report
 from screening.delegation import (
+    FIRST_SHARE,
+    SECOND_DEPTH,
+    START_RATE,
     audit_needed,
     audit_outlook,
     binomial_p_value,
@@ -102,7 +105,7 @@ def test_binomial_p_value_edges() -> None:
 
 def test_sequence_stops_at_the_first_error_that_breaks_the_bound() -> None:
     conf, correct = _ranked(200, [70, 150])
-    result = certify_delegation(conf, correct, tier="Valid")
+    result = certify_delegation(conf, correct, tier="Valid", procedure="fixed sequence")
     # n = 59..69 have no error (0.95^59 = .0485 <= .05); n = 70 has 1 (p = .13): stop.
     assert [t.n for t in result.tests] == list(range(59, 71))
     assert [t.rejected for t in result.tests] == [True] * 11 + [False]
@@ -119,7 +122,7 @@ def test_an_early_error_refuses_even_if_lower_thresholds_would_pass() -> None:
     # With one error at rank 30, n = 59 fails (p = .20), though 93 pairs with 1 error
     # would pass: fixed-sequence testing never looks past the first failure.
     conf, correct = _ranked(300, [30])
-    result = certify_delegation(conf, correct, tier="Valid")
+    result = certify_delegation(conf, correct, tier="Valid", procedure="fixed sequence")
     assert result.threshold is None
     assert len(result.tests) == 1
     assert (result.tests[0].n, result.tests[0].errors) == (59, 1)
@@ -131,7 +134,7 @@ def test_tied_confidences_form_one_threshold() -> None:
     conf = np.r_[np.full(93, 0.99), np.linspace(0.9, 0.5, 50)]
     correct = np.ones(conf.size, bool)
     correct[[10, 93]] = False  # one error among the 93 tied, one just below them
-    result = certify_delegation(conf, correct, tier="Valid")
+    result = certify_delegation(conf, correct, tier="Valid", procedure="fixed sequence")
     assert result.tests[0].threshold == 0.99
     assert (result.tests[0].n, result.tests[0].errors) == (93, 1)
     assert (result.threshold, result.n, result.errors) == (0.99, 93, 1)
@@ -140,10 +143,13 @@ def test_tied_confidences_form_one_threshold() -> None:
 
 def test_everything_correct_delegates_every_pair() -> None:
     conf = np.linspace(1.0, 0.6, 300)
-    result = certify_delegation(conf, np.ones(300, bool), tier="Valid", max_error=0.1)
-    assert result.threshold == pytest.approx(0.6)
-    assert result.n == 300
-    assert all(t.rejected for t in result.tests)
+    for procedure in ("fallback", "fixed sequence"):
+        result = certify_delegation(
+            conf, np.ones(300, bool), tier="Valid", max_error=0.1, procedure=procedure
+        )
+        assert result.threshold == pytest.approx(0.6)
+        assert result.n == 300
+        assert all(t.rejected for t in result.tests if t.level > 0)
 
 
 @pytest.mark.parametrize("tier", ["Invalid", "Indeterminate", "Insufficient data"])
@@ -167,7 +173,9 @@ def test_the_gate_uses_the_screen_of_the_same_audit_sample() -> None:
         tier = screen_report(correct, conf, threshold=0.75).tier
     assert tier == "Insufficient data"
     assert certify_delegation(conf, correct, tier=tier).threshold is None
-    assert certify_delegation(conf, correct, tier="Valid").threshold == pytest.approx(0.9)
+    assert certify_delegation(
+        conf, correct, tier="Valid", procedure="fixed sequence"
+    ).threshold == pytest.approx(0.9)
 
 
 def test_too_small_an_audit_refuses_with_the_needed_size() -> None:
@@ -210,15 +218,22 @@ def test_bad_audit_arrays() -> None:
 
 def test_guarantee_sentence_and_dict() -> None:
     conf, correct = _ranked(200, [70])
-    result = certify_delegation(conf, correct, tier="Valid")
+    result = certify_delegation(conf, correct, tier="Valid", procedure="fixed sequence")
     sentence = result.guarantee("Workload")
     assert sentence.startswith(
         "With 95% confidence, the model's error rate among Workload pairs with confidence >= "
     )
     assert "is at most 5.0% (blind random audit: 69 such pairs, 0 errors" in sentence
+    assert "fixed sequence from the highest down, the whole level on each, stopping" in sentence
     data = json.loads(json.dumps(result.to_dict()))
     assert data["n"] == 69
     assert len(data["tests"]) == 12
+    assert data["procedure"] == "fixed sequence"
+    fallback = certify_delegation(conf, correct, tier="Valid")
+    words = fallback.guarantee("Workload")
+    assert "fallback procedure (Wiens 2003" in words
+    assert "a failed one passes nothing on but does not end the search" in words
+    assert json.loads(json.dumps(fallback.to_dict()))["procedure_words"] in words
     strict = certify_delegation(conf, correct, tier="Valid", max_error=0.1, level=0.975)
     assert strict.guarantee().startswith(
         "With 97.5% confidence, the model's error rate among pairs"
@@ -363,7 +378,9 @@ def test_search_matches_the_rules(
     audit: tuple[np.ndarray, np.ndarray], eps: float, level: float, rnd: object
 ) -> None:
     conf, correct = audit
-    result = certify_delegation(conf, correct, tier="Valid", max_error=eps, level=level)
+    result = certify_delegation(
+        conf, correct, tier="Valid", max_error=eps, level=level, procedure="fixed sequence"
+    )
     chosen, tested = _reference(conf, correct, eps, level)
     event("certified" if chosen else "refused")
     assert [(t.threshold, t.n, t.errors) for t in result.tests] == tested
@@ -385,9 +402,102 @@ def test_search_matches_the_rules(
     order = list(range(conf.size))
     rnd.shuffle(order)  # type: ignore[attr-defined]
     assert (
-        certify_delegation(conf[order], correct[order], tier="Valid", max_error=eps, level=level)
+        certify_delegation(
+            conf[order],
+            correct[order],
+            tier="Valid",
+            max_error=eps,
+            level=level,
+            procedure="fixed sequence",
+        )
         == result
     )
+
+
+def _fallback_reference(
+    conf: np.ndarray, correct: np.ndarray, eps: float, level: float
+) -> float | None:
+    """The fallback rule written from its description, pair by pair, with scipy's
+    binomtest: the candidate thresholds of the fixed sequence; the two starts; levels
+    passed on by rejections only; the lowest threshold rejected."""
+    delta = 1 - level
+    fixed = certify_delegation(
+        conf, correct, tier="Valid", max_error=eps, level=level, procedure="fixed sequence"
+    )
+    if fixed.reason.startswith(f"{conf.size} audit pairs"):
+        return None
+    first_n = min_audit_pairs(0, max_error=eps, level=level)
+    candidates = [t for t in np.unique(conf)[::-1] if int((conf >= t).sum()) >= first_n]
+
+    def p_value(errors: int, n: int) -> float:
+        return float(stats.binomtest(errors, n, p=eps, alternative="less").pvalue)
+
+    counts = [int((conf >= t).sum()) for t in candidates]
+    first = next((j for j, n in enumerate(counts) if p_value(1, n) <= FIRST_SHARE * delta), None)
+    second = next(
+        (
+            j
+            for j, n in enumerate(counts)
+            if p_value(int(np.floor(START_RATE * eps * n + 1e-9)), n) <= (1 - FIRST_SHARE) * delta
+            and n <= SECOND_DEPTH * conf.size
+        ),
+        None,
+    )
+    share = [0.0] * len(candidates)
+    if first is not None and second is not None and second > first:
+        share[first], share[second] = FIRST_SHARE, 1 - FIRST_SHARE
+    elif first is not None or second is not None:
+        share[min(j for j in (first, second) if j is not None)] = 1.0
+    elif candidates:
+        share[0] = 1.0
+    chosen, carried = None, 0.0
+    for j, t in enumerate(candidates):
+        at = share[j] * delta + carried
+        errors = int((~correct[conf >= t]).sum())
+        rejected = at > 0 and p_value(errors, counts[j]) <= at
+        carried = at if rejected else 0.0
+        if rejected:
+            chosen = float(t)
+    return chosen
+
+
+@FAST
+@given(
+    audits(),
+    st.sampled_from([0.05, 0.1, 0.2]),
+    st.sampled_from([0.9, 0.95]),
+)
+def test_the_fallback_matches_its_rules(
+    audit: tuple[np.ndarray, np.ndarray], eps: float, level: float
+) -> None:
+    conf, correct = audit
+    result = certify_delegation(conf, correct, tier="Valid", max_error=eps, level=level)
+    event("certified" if result.certified else "refused")
+    assert result.procedure == "fallback"
+    assert result.threshold == _fallback_reference(conf, correct, eps, level)
+    if result.certified:
+        assert result.tested_at <= 1 - level + 1e-12
+        assert result.upper_bound <= eps + 1e-12
+
+
+def test_an_early_failure_does_not_end_the_fallback() -> None:
+    # The confident half errs at a flat 2%: the first thresholds hold a few errors too
+    # many for their handful of pairs, and the fixed sequence stops there; the second
+    # start (where the counts could pass at half the maximum rate) certifies far deeper.
+    rng = np.random.default_rng(4)
+    conf = rng.uniform(0.5, 1.0, 1000)
+    top = np.flatnonzero(conf >= np.median(conf))
+    correct = rng.random(1000) >= 0.3
+    correct[top] = True
+    correct[rng.choice(top, 10, replace=False)] = False
+    fixed = certify_delegation(conf, correct, tier="Valid", procedure="fixed sequence")
+    fallback = certify_delegation(conf, correct, tier="Valid")
+    assert fixed.threshold is None or fixed.n < 200
+    assert fallback.certified
+    assert fallback.n >= 450
+    first_failure = next(t for t in fallback.tests if t.level > 0 and not t.rejected)
+    assert fallback.threshold is not None
+    assert first_failure.threshold > fallback.threshold
 
 
 @pytest.mark.parametrize("n", [1, 7, 59, 300, 2000])
@@ -405,3 +515,28 @@ def test_exact_bounds_match_scipys_binomial_test(n: int, level: float) -> None:
         assert clopper_pearson_upper(errors, n, level=level) == pytest.approx(
             upper, rel=1e-9, abs=1e-12
         )
+
+
+def test_a_refusal_names_the_scope_it_tested() -> None:
+    conf = np.linspace(1.0, 0.6, 300)
+    outside = np.linspace(1.0, 0.6, 500)
+    refused = certify_delegation(conf, np.ones(300, bool), tier="Invalid", outside=outside)
+    assert refused.threshold is None
+    assert refused.scope == "delegated"
+    assert json.loads(json.dumps(refused.to_dict()))["scope"] == "delegated"
+    alone = certify_delegation(conf, np.ones(300, bool), tier="Invalid")
+    assert alone.scope == "above"
+
+
+def test_a_fallback_refusal_quotes_a_threshold_it_tested() -> None:
+    # A chance-level model at 20% errors: nothing passes; the reason quotes the first
+    # start's evidence, not a threshold above it that had no level.
+    rng = np.random.default_rng(9)
+    conf = rng.uniform(0.5, 1.0, 600)
+    correct = rng.random(600) >= 0.2
+    result = certify_delegation(conf, correct, tier="Valid")
+    assert result.threshold is None
+    first = next(t for t in result.tests if t.level > 0)
+    assert f"the {first.n} audit pairs with confidence >= {first.threshold:.3f}" in result.reason
+    assert "upper bound 100.0%" not in result.reason
+    assert "no later starting point passed" in result.reason

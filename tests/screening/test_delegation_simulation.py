@@ -87,10 +87,11 @@ def _simulate(make: Callable[[np.random.Generator], Population], seed: int) -> t
 @pytest.mark.parametrize(
     ("make", "min_delegated"),
     [
-        # Enough draws delegate for the check to mean something (measured: 85%, 50%,
-        # 4%); the boundary case delegates rarely by design.
+        # Enough draws delegate for the check to mean something (measured with the
+        # fallback procedure: 86%, 22%, 2.5%; the fixed sequence: 85%, 50%, 4%); the
+        # boundary case delegates rarely by design.
         (_calibrated, 0.5),
-        (_overconfident, 0.2),
+        (_overconfident, 0.15),
         (_at_the_boundary, 0.0),
     ],
     ids=["calibrated", "overconfident", "boundary"],

@@ -229,11 +229,12 @@ def _check_guarantees(result: Outcome, min_delegated: float) -> None:
 
 
 def test_a_curve_learned_outside_the_audit_keeps_the_guarantees() -> None:
-    # Measured: delegates in 92% of draws (46% of the delegable pairs on average);
-    # exceedance 2.3% (remainder) and 1.5% (all pairs above); coverage 98.5% of the
-    # study's own prevalence, 93.8% of the prevalence of the model it was drawn from.
+    # Measured: delegates in 77% of draws (38% of the delegable pairs on average; the
+    # fixed sequence, with the whole level on its first start: 92%, 46%); exceedance
+    # 2.3% (remainder) and 1.5% (all pairs above); coverage 98.5% of the study's own
+    # prevalence, 93.8% of the prevalence of the model it was drawn from.
     cell, seed = CELLS["common"]
-    _check_guarantees(simulate(cell, reps=REPS, seed=seed), min_delegated=0.8)
+    _check_guarantees(simulate(cell, reps=REPS, seed=seed), min_delegated=0.7)
 
 
 @pytest.mark.slow
@@ -242,11 +243,11 @@ def test_a_curve_learned_outside_the_audit_keeps_the_guarantees() -> None:
     [
         # Class-balanced weights make the learned probabilities miscalibrated (too
         # many "applies"); the audit measures the curve as it is, so no matter.
-        # Measured: delegates in 99.8% of draws, exceedance 0.5%.
+        # Measured: delegates in 99.5% of draws, exceedance 0.5%.
         ("rare, class-balanced", 0.8),
         # An error floor at 4%: the delegated pairs err near eps, delegation is rare
         # and any of it is at risk; the bound must still hold (measured: delegates in
-        # 5% and 8% of draws, exceedance 1.5% and 0.8%).
+        # 3% and 6% of draws, exceedance 2.0% and 0.5%).
         ("common, coder flips 4%", 0.0),
         ("rare, coder flips 4%", 0.0),
         # An under-regularised model trained by the rule: the audit sees its real

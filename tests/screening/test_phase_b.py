@@ -155,3 +155,15 @@ def test_phase_b_metrics_kappa_needs_both_decisions() -> None:
     )
     assert res.kappa == 1.0
     assert res.kappa_weights == "quadratic"
+
+
+def test_the_readme_says_what_the_gate_does() -> None:
+    # The gate above: Valid, and Indeterminate with a caveat; never Invalid or
+    # Insufficient data. The README's promise must say the same.
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    start = readme.index("Calibration numbers")
+    said = " ".join(readme[start : readme.index("See", start)].split())
+    assert "for a Valid screen, and for an Indeterminate one with a warning" in said
+    assert "never for Invalid or Insufficient data" in said

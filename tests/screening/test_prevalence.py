@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 from screening.prevalence import (
+    NORMAL_SIDE,
     audit_mean,
     audit_proportion,
     clopper_pearson_interval,
@@ -118,11 +119,69 @@ def test_malformed_input_raises() -> None:
         audit_mean(np.ones((2, 2)))
 
 
-def test_a_lopsided_audit_is_noted() -> None:
+def test_a_prevalence_with_40_on_each_side_keeps_ppi_pys_normal_interval() -> None:
+    y, f, f_unl = _data(1, 200, 1800, accuracy=0.75)
+    assert min(y.sum(), (1 - y).sum()) >= NORMAL_SIDE
+    mine = ppi_mean(y, f, f_unl, binary=True)
+    lower, upper = ppi_py.ppi_mean_ci(y, f, f_unl, alpha=0.05, lam=None)
+    assert mine.interval == "normal"
+    assert (mine.lower, mine.upper) == pytest.approx(
+        (float(np.squeeze(lower)), float(np.squeeze(upper))), abs=1e-12
+    )
+    assert "normal interval of PPI++" in mine.why
+
+
+def test_a_rare_code_gets_the_score_interval_and_says_why() -> None:
+    y = np.zeros(150)
+    y[:8] = 1
+    f = y.copy()
+    f[8:11] = 1  # three false positives
+    est = ppi_mean(y, f, np.r_[np.zeros(1500), np.ones(90)], binary=True)
+    _, upper = ppi_py.ppi_mean_ci(y, f, np.r_[np.zeros(1500), np.ones(90)], alpha=0.05)
+    assert est.interval == "score"
+    assert "8 audit decision(s) of applies" in est.why
+    assert "fewer than 40" in est.why
+    # Never narrower than the normal interval towards 1/2, where a rare code's misses are.
+    assert est.upper >= float(np.squeeze(upper)) - 1e-12
+    assert est.lower <= est.estimate <= est.upper
+    assert 0.0 < est.lam <= 1.0
+
+
+def _cc_wilson_lower(k: int, n: int, z: float) -> float:
+    # Newcombe (1998), method 4: the continuity-corrected score interval's lower bound.
+    p = k / n
+    if k == 0:
+        return 0.0
+    root = z * math.sqrt(z * z - 2 - 1 / n + 4 * p * (n * (1 - p) + 1))
+    return max(0.0, (2 * n * p + z * z - 1 - root) / (2 * (n + z * z)))
+
+
+@pytest.mark.parametrize(("k", "n"), [(3, 50), (1, 30), (12, 100), (0, 80), (30, 100)])
+def test_with_no_weight_on_the_model_the_score_interval_is_wilsons(k: int, n: int) -> None:
+    from statsmodels.stats.proportion import proportion_confint
+
+    y = np.r_[np.ones(k), np.zeros(n - k)]
+    est = ppi_mean(y, np.zeros(n), np.zeros(500), binary=True)
+    # At Student's quantile with n - 1 degrees of freedom.
+    z = float(stats.t.ppf(0.975, n - 1))
+    wilson = proportion_confint(k, n, alpha=2 * float(stats.norm.sf(z)), method="wilson")
+    assert est.lam == 0.0
+    assert est.estimate == pytest.approx(k / n)
+    # Towards 1/2 Wilson's bound (or the normal one, when wider); away from 1/2 the
+    # continuity-corrected one, which mends Wilson's dips in coverage for rare codes.
+    assert est.upper == pytest.approx(
+        max(wilson[1], k / n + z * math.sqrt(k / n * (1 - k / n) / n))
+    )
+    assert est.lower == pytest.approx(_cc_wilson_lower(k, n, z), abs=1e-12)
+
+
+def test_fewer_than_five_on_a_side_gives_the_model_no_weight() -> None:
     y = np.zeros(60)
     y[:2] = 1
     est = ppi_mean(y, y, np.zeros(500), binary=True)
-    assert "only 2 audit pair(s)" in est.note
+    assert est.lam == 0.0
+    assert est.estimate == pytest.approx(2 / 60)
+    assert "no weight" in est.why
     assert est.lower >= 0.0
 
 
@@ -182,8 +241,9 @@ def test_to_dict_is_plain() -> None:
     assert out["reason"] == "no audit pairs"
 
 
-def test_an_audit_all_on_one_side_gets_no_normal_interval() -> None:
+def test_an_audit_all_on_one_side_gets_wilsons_upper_bound() -> None:
     est = ppi_mean(np.zeros(80), np.zeros(80), np.r_[np.zeros(300), np.ones(20)], binary=True)
-    assert not est.ok
-    assert "applies to none of the 80 audit pairs" in est.reason
-    assert audit_proportion(np.zeros(80)).upper > 0.04
+    assert est.ok
+    assert est.lower == 0.0
+    z = float(stats.t.ppf(0.975, 79))
+    assert est.upper == pytest.approx(z * z / (80 + z * z))  # Wilson's bound for 0 / 80

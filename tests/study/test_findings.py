@@ -142,8 +142,14 @@ def test_by_groups_and_their_difference_against_pandas(built: tuple[Path, Truth]
     diff = next(d for d in result.differences if d.code_id == "wait")
     assert (diff.group, diff.versus) == ("A", "B")  # the larger group first
     assert diff.ppi.estimate == pytest.approx(estimates["A"].estimate - estimates["B"].estimate)
-    half = 1.959963984540054 * np.hypot(estimates["A"].se, estimates["B"].se)
-    assert diff.ppi.upper - diff.ppi.lower == pytest.approx(2 * half)
+    a, b = estimates["A"], estimates["B"]
+    # Square-and-add of the two groups' intervals (score intervals here: small groups).
+    assert {a.interval, b.interval} == {"score"}
+    lower = diff.ppi.estimate - np.hypot(a.estimate - a.lower, b.upper - b.estimate)
+    upper = diff.ppi.estimate + np.hypot(a.upper - a.estimate, b.estimate - b.lower)
+    assert (diff.ppi.lower, diff.ppi.upper) == pytest.approx((lower, upper))
+    assert "square-and-add" in diff.ppi.method
+    assert "score" in diff.ppi.method
 
 
 def test_more_than_two_groups_compare_each_with_the_rest(built: tuple[Path, Truth]) -> None:
@@ -320,3 +326,32 @@ def test_scores_from_an_earlier_definition_are_noted(tmp_path: Path) -> None:
         staff, wait = study_findings(study).codes
     assert any("120 pair(s) were scored under an earlier text" in n for n in staff.notes)
     assert not any("scored under" in n for n in wait.notes)
+
+
+def test_a_code_decided_by_people_on_every_response_is_its_exact_count(tmp_path: Path) -> None:
+    path = tmp_path / "census.codecurve"
+    truth = findings_study(path, n=125, audit=125)
+    with Study.open(path, read_only=True) as study:
+        result = study_findings(study, by="site")
+    staff = next(f for f in result.codes if f.code_id == "staff")
+    applies = sum(v for (_, code), v in truth.items() if code == "staff")
+    assert staff.exact
+    assert staff.count.applies == applies
+    assert f"applies to exactly {applies} of the 125 responses" in staff.sentence
+    assert "CI" not in staff.sentence
+    assert "needs no interval" in staff.sentence
+    diff = next(d for d in result.differences if d.code_id == "staff")
+    a, b = (next(g for g in result.groups if g.code_id == "staff" and g.group == s) for s in "AB")
+    assert diff.ppi.lower == diff.ppi.upper == pytest.approx(a.count.share - b.count.share)
+    assert diff.ppi.method.startswith("exact")
+
+
+def test_the_sentence_says_which_interval_and_why(built: tuple[Path, Truth]) -> None:
+    path, _ = built
+    with Study.open(path, read_only=True) as study:
+        result = study_findings(study, by="site")
+    for finding in (*result.codes, *result.groups):
+        assert finding.ppi.why in finding.sentence
+        assert finding.ppi.interval in ("normal", "score")
+    assert "score interval" in result.method
+    assert "ppi_py" in result.method

@@ -2,10 +2,11 @@
 
 Per code, on the blind audit decisions: the screen must be Valid; then the lowest
 confidence threshold whose error rate is at most the maximum, at the chosen level, is
-certified (one-sided Clopper-Pearson bounds tested in a fixed sequence from the highest
-threshold down). Without ``--apply`` a plan; with it, the model's picks on the uncoded
-pairs at or above each threshold are recorded as ``delegated`` decisions, in one
-undoable action.
+certified (exact finite-population bounds on the delegated pairs, thresholds tested from
+the highest down by the fallback procedure: the level split between two starting points,
+an early failure not ending the search). Without ``--apply`` a plan; with it, the
+model's picks on the uncoded pairs at or above each threshold are recorded as
+``delegated`` decisions, in one undoable action.
 """
 
 from __future__ import annotations
@@ -202,6 +203,9 @@ def _print_plan(plan: DelegationPlan, screened: StudyScreening | None) -> None:
         f"blind audit decisions of {printable(str(plan.coder), single_line=True)}; "
         f"model {printable(plan.config, single_line=True)}."
     )
+    if plan.codes:
+        words = plan.codes[0].delegation.procedure_words()
+        console.print(Text(printable(f"Procedure: {words}.")))
     table = Table(header_style="bold")
     for column in ("Code", "Response pattern", "AUROC", "Kappa"):
         table.add_column(column, justify="left" if column != "AUROC" else "right")

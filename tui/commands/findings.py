@@ -177,14 +177,28 @@ def _cell(e: Estimate) -> str:
     return f"{_pct(e.estimate)} [{_pct(e.lower)}, {_pct(e.upper)}]"
 
 
-def _count_cell(applies: int, valued: int, share: float, descriptive: bool) -> str:
+def _count_cell(
+    applies: int, valued: int, share: float, descriptive: bool, exact: bool = False
+) -> str:
     if not valued:
         return "n/a"
     text = f"{_pct(share)} ({applies}/{valued})"
+    if exact:
+        return text + " exact"
     return text + " descriptive" if descriptive else text
 
 
-HEADERS = ("code", "group", "responses", "PPI++ [CI]", "lambda", "audit [CI]", "audit n", "count")
+HEADERS = (
+    "code",
+    "group",
+    "responses",
+    "PPI++ [CI]",
+    "lambda",
+    "interval",
+    "audit [CI]",
+    "audit n",
+    "count",
+)
 
 
 def _rows(result: Findings) -> list[list[str]]:
@@ -195,9 +209,12 @@ def _rows(result: Findings) -> list[list[str]]:
             f"{f.pairs:,}",
             _cell(f.ppi),
             "n/a" if math.isnan(f.ppi.lam) else f"{f.ppi.lam:.2f}",
+            "exact count" if f.exact else (f.ppi.interval or "n/a"),
             _cell(f.audit),
             str(f.labelled),
-            _count_cell(f.count.applies, f.count.valued, f.count.share, f.count.descriptive),
+            _count_cell(
+                f.count.applies, f.count.valued, f.count.share, f.count.descriptive, f.exact
+            ),
         ]
         for f in (*result.codes, *result.groups)
     ]

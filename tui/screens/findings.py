@@ -51,7 +51,9 @@ def findings_table(result: Findings) -> Table:
         table.add_row(
             Text(printable(f.code_name, single_line=True)),
             _pct(best),
-            best.method if best.ok else "n/a",
+            "exact count"
+            if f.exact
+            else (f"{best.method} ({best.interval})" if best.ok else "n/a"),
             _pct(f.audit),
             str(f.labelled),
             "n/a" if not count.valued else f"{100 * count.share:.1f}%",
