@@ -33,8 +33,8 @@ every local backend; :attr:`LocalBackend.feature_layout` names it):
   ``hidden_states[L // 2]``, llama.cpp's ``l_out-{L // 2 - 1}``). A linear read of a
   middle layer says more about a text than the last layer does, which is shaped to
   predict the next token: on the NHS comments at 100 decisions per code in the app's
-  order, the learned curve's mean AUROC on a blind audit was 0.80 from the middle layer
-  against 0.76 from the last.
+  order, the learned curve's mean AUROC on a blind audit was 0.79 from the middle layer
+  against 0.76 from the last (``benchmarks/bench_learning.py``).
 * Two vectors of that layer: its state at the *answer position* (the prompt's last token,
   where the options are read), and its mean over every token of the response. ``first``
   is the number of tokens of the prompt's text before the response, ``last`` one less
