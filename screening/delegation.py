@@ -433,7 +433,7 @@ def certify_delegation(
     outside: npt.ArrayLike | None = None,
     delegable: npt.ArrayLike | None = None,
     screen_finding: str | None = None,
-    procedure: Procedure = "fallback",
+    procedure: Procedure = "fixed sequence",
 ) -> Delegation:
     """Find the lowest confidence threshold whose error rate is certified at most eps.
 
@@ -459,10 +459,11 @@ def certify_delegation(
         level: The confidence level 1 - delta, in (0, 1).
         screen_finding: What the screen found, in words, where the tier's own words
             would mislead (:func:`insufficient_reason`); default the tier's pattern.
-        procedure: ``"fallback"`` (default; the level split between the highest
-            threshold and later starting points, a failure passing nothing on but ending
-            nothing) or ``"fixed sequence"`` (the whole level down from the highest,
-            ending at the first failure).
+        procedure: ``"fixed sequence"`` (default: the whole level down from the highest,
+            ending at the first failure) or ``"fallback"`` (the level split between the
+            highest threshold and later starting points, a failure passing nothing on but
+            ending nothing: more delegated where errors are spread evenly, less where a
+            calibrated model's top thresholds are nearly clean, so not yet the default).
 
     Returns:
         The certified threshold with its audit evidence, or a refusal with its reason.

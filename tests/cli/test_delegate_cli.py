@@ -70,10 +70,10 @@ def test_plan_changes_nothing(study_path: Path, capsys: pytest.CaptureFixture[st
     text = capsys.readouterr().out
     assert "Total" in text
     assert "Left for review" in text
-    assert "Procedure: thresholds tested from the highest down by the fallback procedure" in (
+    assert "Procedure: thresholds tested in a fixed sequence from the highest down" in (
         " ".join(text.split())
     )
-    assert "fallback procedure (Wiens 2003" in pay["guarantee"]
+    assert "fixed sequence from the highest down" in pay["guarantee"]
     assert "--apply" in text
     assert file_digest(study_path) == before
 

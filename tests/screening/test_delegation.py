@@ -229,7 +229,7 @@ def test_guarantee_sentence_and_dict() -> None:
     assert data["n"] == 69
     assert len(data["tests"]) == 12
     assert data["procedure"] == "fixed sequence"
-    fallback = certify_delegation(conf, correct, tier="Valid")
+    fallback = certify_delegation(conf, correct, tier="Valid", procedure="fallback")
     words = fallback.guarantee("Workload")
     assert "fallback procedure (Wiens 2003" in words
     assert "a failed one passes nothing on but does not end the search" in words
@@ -471,7 +471,9 @@ def test_the_fallback_matches_its_rules(
     audit: tuple[np.ndarray, np.ndarray], eps: float, level: float
 ) -> None:
     conf, correct = audit
-    result = certify_delegation(conf, correct, tier="Valid", max_error=eps, level=level)
+    result = certify_delegation(
+        conf, correct, tier="Valid", max_error=eps, level=level, procedure="fallback"
+    )
     event("certified" if result.certified else "refused")
     assert result.procedure == "fallback"
     assert result.threshold == _fallback_reference(conf, correct, eps, level)
@@ -491,7 +493,7 @@ def test_an_early_failure_does_not_end_the_fallback() -> None:
     correct[top] = True
     correct[rng.choice(top, 10, replace=False)] = False
     fixed = certify_delegation(conf, correct, tier="Valid", procedure="fixed sequence")
-    fallback = certify_delegation(conf, correct, tier="Valid")
+    fallback = certify_delegation(conf, correct, tier="Valid", procedure="fallback")
     assert fixed.threshold is None or fixed.n < 200
     assert fallback.certified
     assert fallback.n >= 450
@@ -534,7 +536,7 @@ def test_a_fallback_refusal_quotes_a_threshold_it_tested() -> None:
     rng = np.random.default_rng(9)
     conf = rng.uniform(0.5, 1.0, 600)
     correct = rng.random(600) >= 0.2
-    result = certify_delegation(conf, correct, tier="Valid")
+    result = certify_delegation(conf, correct, tier="Valid", procedure="fallback")
     assert result.threshold is None
     first = next(t for t in result.tests if t.level > 0)
     assert f"the {first.n} audit pairs with confidence >= {first.threshold:.3f}" in result.reason
