@@ -3,8 +3,8 @@
 Per code, on the blind audit decisions: the screen must be Valid; then the lowest
 confidence threshold whose error rate is at most the maximum, at the chosen level, is
 certified (exact finite-population bounds on the delegated pairs, thresholds tested from
-the highest down by the fallback procedure: the level split between two starting points,
-an early failure not ending the search). Without ``--apply`` a plan; with it, the
+the highest down in a fixed sequence, the first failure ending the search). Without
+``--apply`` a plan; with it, the
 model's picks on the uncoded pairs at or above each threshold are recorded as
 ``delegated`` decisions, in one undoable action.
 """
