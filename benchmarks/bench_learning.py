@@ -281,7 +281,7 @@ def run_refit(args: argparse.Namespace) -> dict[str, Any]:
     from scoring.fake import FakeBackend
     from scoring.score import Score, ScoreConfig
     from study import ResponseTable, Study
-    from study.analysis.learning import learn
+    from study.analysis.learning import ReadMemory, learn
 
     n, width = args.pairs, 1024
     rng = np.random.default_rng(0)
@@ -331,20 +331,71 @@ def run_refit(args: argparse.Namespace) -> dict[str, Any]:
         with study.snapshot() as conn:
             feature_bytes = conn.execute("SELECT SUM(LENGTH(vec)) FROM features").fetchone()[0]
         learn(study, coder="coder", code=code.id, activate=True)  # imports, warm caches
-        times = []
-        for _ in range(args.rounds):
-            started = time.perf_counter()
-            learn(study, coder="coder", code=code.id, activate=True)
-            times.append(time.perf_counter() - started)
+        memory = ReadMemory()
+        learn(study, coder="coder", code=code.id, activate=True, memory=memory)
+        cold: list[float] = []
+        app: list[float] = []
+        waits: list[float] = []
+        for round_ in range(args.rounds):
+            # Taken in turns, the order swapped every round (the machine is shared).
+            for kind in ("cold", "app") if round_ % 2 == 0 else ("app", "cold"):
+                with DecisionProbe(study, n, args.decisions) as probe:
+                    started = time.perf_counter()
+                    learn(
+                        study,
+                        coder="coder",
+                        code=code.id,
+                        activate=True,
+                        memory=memory if kind == "app" else None,
+                    )
+                    (cold if kind == "cold" else app).append(time.perf_counter() - started)
+                waits.extend(probe.waits)
     size = sum(p.stat().st_size for p in folder.iterdir())
     return {
         "pairs": n,
         "decisions": args.decisions,
-        "refit_seconds_median": statistics.median(times),
-        "refit_seconds_max": max(times),
+        "refit_seconds_median": statistics.median(cold),
+        "refit_seconds_max": max(cold),
+        "app_refit_seconds_median": statistics.median(app),
+        "app_refit_seconds_max": max(app),
+        "decision_wait_ms_median": 1000 * statistics.median(waits) if waits else None,
+        "decision_wait_ms_max": 1000 * max(waits) if waits else None,
+        "decisions_during_refits": len(waits),
         "feature_bytes_per_pair": feature_bytes / n,
         "study_bytes_per_pair": size / n,
     }
+
+
+class DecisionProbe:
+    """A coder deciding while a refit runs: another thread records a decision (of another
+    coder, on pairs the refit does not learn from) every 50 ms on the same study handle,
+    as the app's key does, and keeps how long each one took to save."""
+
+    def __init__(self, study: Any, pairs: int, skip: int) -> None:
+        import threading
+
+        self._study = study
+        self._next = skip
+        self._pairs = pairs
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.waits: list[float] = []
+
+    def __enter__(self) -> DecisionProbe:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.05):
+            rid = f"r{self._next % self._pairs}"
+            self._next += 1
+            started = time.perf_counter()
+            self._study.decisions.record(rid, "wait", 1, coder="probe")
+            self.waits.append(time.perf_counter() - started)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

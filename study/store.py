@@ -65,7 +65,7 @@ from study.codec import blob_to_floats, floats_to_blob, natural_key
 from study.errors import StudyChangedError, StudyError, StudyLockedError
 from study.file import lifecycle, locking, schema
 from study.file.checkpoint import WalCheckpointer
-from study.file.locking import CoderLock, Holder, StudyLock
+from study.file.locking import CoderLock, Holder, StudyLock, TurnLock
 from study.file.readers import Readers
 from study.index import StudyIndex
 from study.intake.responses import Response, ResponseTable
@@ -114,7 +114,7 @@ class Study:
         self._conn: sqlite3.Connection | None = conn
         self._file_lock = lock
         self._coder_lock = coder_lock
-        self._mutex = threading.RLock()
+        self._mutex = TurnLock()
         #: Per thread: how deep it is in blocks on the writing connection.
         self._on_writer = threading.local()
         self._readers: Readers | None = None

@@ -630,9 +630,11 @@ class CodecurveApp(App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="learning", name="learn")
     def learn_curves(self, request: Request) -> None:
         """Do a learning request (:func:`tui.learning.run_request`: seconds of fitting and
-        rescoring, each code written in one transaction); a failure is told by the worker
-        handler, and nothing of the code it was on is half-written."""
-        learned = run_request(self.study, coder=self.session.coder, request=request)
+        rescoring, written in blocks a decision can slip between); a failure is told by the
+        worker handler, and a code whose rescoring was cut short is refitted whole."""
+        learned = run_request(
+            self.study, coder=self.session.coder, request=request, memory=self.learner.memory
+        )
         self.post_message(LearningFinished(learned))
 
     @on(LearningFinished)

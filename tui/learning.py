@@ -30,6 +30,7 @@ from study.errors import StudyError
 
 if TYPE_CHECKING:
     from codebooks.model import Scale
+    from study.analysis.learning import ReadMemory
     from study.audit.sample import AuditSample
     from study.store import Study
     from tui.session import ReviewSession
@@ -141,6 +142,11 @@ class Learner:
         self._new: dict[str, int] = {}
         self._sample: AuditSample | None = None
         self._sample_read = False
+        from study.analysis.learning import ReadMemory
+
+        #: The last code a refit read, features and all, for the next refit of it (the
+        #: worker's only: one request is worked on at a time).
+        self.memory: ReadMemory = ReadMemory()
 
     # -- requests ----------------------------------------------------------------------
 
@@ -305,10 +311,13 @@ def _needs(counts: Mapping[int, int], values: tuple[int, ...]) -> dict[int, int]
 # -- the work, in the app's worker thread ---------------------------------------------------
 
 
-def run_request(study: Study, *, coder: str, request: Request) -> Learned:
+def run_request(
+    study: Study, *, coder: str, request: Request, memory: ReadMemory | None = None
+) -> Learned:
     """Do ``request``: read where the codes stand and, when it asks to learn and a code
     has enough decisions of each value, refit with :func:`~study.analysis.learning.learn`
     (the learned configuration made the active one). Slow (seconds): call it in a worker.
+    ``memory`` keeps the last code read for the next refit (:attr:`Learner.memory`).
 
     The first refit, one of every code, and one after new scores (a wave, a new code)
     refit every code, so that the learned configuration has a curve for every scored pair
@@ -353,6 +362,7 @@ def run_request(study: Study, *, coder: str, request: Request) -> Learned:
         coder=coder,
         code=None if whole else request.code_id,
         config_id=base.id,
+        memory=memory,
         # The coder's own curves are shown in their session (the app's show_config), not
         # made the study's active configuration: another coder's open session, and its
         # queue, stay as they are.

@@ -42,6 +42,7 @@ from scoring.learned import (
 from study.errors import StudyError
 from study.rows import ConfigRow
 from study.scores import learned as stored
+from study.scores.learned import ReadMemory as ReadMemory
 from study.stamps import now
 from study.store import Study
 
@@ -228,6 +229,7 @@ def learn(
     code: str | None = None,
     config_id: int | None = None,
     activate: bool = True,
+    memory: ReadMemory | None = None,
 ) -> LearnRun:
     """Fit the learned configuration of ``coder`` on ``config_id`` (default the active
     configuration) and rescore its pairs from the stored features.
@@ -238,6 +240,9 @@ def learn(
         code: Learn this code only (name or id); default every codable code.
         config_id: The base (zero-shot) configuration.
         activate: Make the learned configuration the active one (the queue's order).
+        memory: Keeps the last code read, features and all, for the next call (the app's
+            refits of one code); its features are reused while the code's scores are of
+            the same pairs, texts and definition.
 
     Raises:
         StudyError: no scores, no decisions, an unknown coder or code, or features
@@ -264,10 +269,7 @@ def learn(
     # several are checked in SQL and read one at a time (never all codes' at once).
     preread: stored.CodeScores | None = None
     if len(codes) == 1:
-        with study.snapshot() as conn:
-            preread = stored.code_scores(
-                conn, base.id, study.index.code_key(codes[0].id), with_features=layout is not None
-            )
+        preread = _read_code(study, codes[0], base, layout, memory)
     if layout is not None:
         for chosen in codes:
             if preread is None or preread.missing_features:
@@ -293,7 +295,17 @@ def learn(
             + "): the curves learn from the zero-shot curve alone"
         )
     results = [
-        _learn_code(study, chosen, codebook, base, learned_id, who, version, layout, preread)
+        _learn_code(
+            study,
+            chosen,
+            codebook,
+            base,
+            learned_id,
+            who,
+            version,
+            layout,
+            preread if preread is not None else _read_code(study, chosen, base, layout, memory),
+        )
         for chosen in codes
     ]
     # The codes not learned now keep what they have under the learned configuration, or
@@ -397,6 +409,26 @@ def _check_features(study: Study, code: Code, base: ConfigRow) -> None:
         )
 
 
+def _read_code(
+    study: Study,
+    code: Code,
+    base: ConfigRow,
+    layout: str | None,
+    memory: ReadMemory | None,
+) -> stored.CodeScores:
+    """A code's scores under ``base``, with its features when it keeps some (those kept
+    in ``memory`` when still valid); the read is kept in ``memory``."""
+    cid = study.index.code_key(code.id)
+    known = memory.recall(base.id, cid, layout) if memory is not None else None
+    with study.snapshot() as conn:
+        scores = stored.code_scores(
+            conn, base.id, cid, with_features=layout is not None, known=known
+        )
+    if memory is not None:
+        memory.keep(base.id, cid, layout, scores)
+    return scores
+
+
 def _learn_code(
     study: Study,
     code: Code,
@@ -406,16 +438,13 @@ def _learn_code(
     coder: str,
     version: int,
     layout: str | None,
-    scores: stored.CodeScores | None = None,
+    scores: stored.CodeScores,
 ) -> CodeLearning:
     started = time.perf_counter()
     index = study.index
     cid = index.code_key(code.id)
     scale = codebook.scale_for(code)
     values = [int(v) for v in scale.values]
-    if scores is None:
-        with study.snapshot() as conn:
-            scores = stored.code_scores(conn, base.id, cid, with_features=layout is not None)
     if layout is not None and scores.missing_features:
         _check_features(study, code, base)  # features went missing since the check
     decisions, left_out = training_decisions(study, code, coder)

@@ -15,6 +15,8 @@ blocks anyone):
   :class:`~study.errors.StudyLockedError` naming where the first runs (host, pid, since).
   :func:`sessions` lists the coders whose sessions are live (the app shows who else is
   coding).
+- :class:`TurnLock` is the one lock inside a process: the threads of one handle (the
+  app's keys, its workers) take the writing connection in turns.
 - :class:`ScoringLock` (``STUDY.scoring.lock``): scores are computed by one process at a
   time; the other sessions see them arrive as each batch is stored.
 
@@ -39,7 +41,9 @@ import json
 import os
 import socket
 import sys
+import threading
 import time
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -159,6 +163,62 @@ def _drop(handle: IO[bytes] | None, path: Path) -> None:
     with contextlib.suppress(OSError):
         _unlock(handle)
     handle.close()
+
+
+class TurnLock:
+    """A re-entrant lock the threads of one process take in turns.
+
+    ``threading.RLock`` lets the thread that releases it take it straight back: a worker
+    writing a code's rescoring in blocks, one transaction each, kept the writing
+    connection for every block in a row while a coder's decision waited for all of them
+    (335 ms for 20,000 pairs). Here a thread that asks while others wait queues behind
+    them, so a decision waits for one block at most.
+    """
+
+    def __init__(self) -> None:
+        self._state = threading.Condition(threading.Lock())
+        self._owner: int | None = None
+        self._depth = 0
+        self._queue: deque[int] = deque()
+
+    def acquire(self) -> None:
+        me = threading.get_ident()
+        with self._state:
+            if self._owner == me:
+                self._depth += 1
+                return
+            self._queue.append(me)
+            try:
+                while self._owner is not None or self._queue[0] != me:
+                    self._state.wait()
+            except BaseException:  # interrupted while waiting: out of the queue
+                self._queue.remove(me)
+                self._state.notify_all()
+                raise
+            self._queue.popleft()
+            self._owner, self._depth = me, 1
+
+    def release(self) -> None:
+        with self._state:
+            if self._owner != threading.get_ident():
+                raise RuntimeError("cannot release a lock held by another thread")
+            self._depth -= 1
+            if self._depth == 0:
+                self._owner = None
+                self._state.notify_all()
+
+    @property
+    def waiting(self) -> int:
+        """How many threads wait for the lock."""
+        with self._state:
+            return len(self._queue)
+
+    def __enter__(self) -> TurnLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
 
 class StudyLock:

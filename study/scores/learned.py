@@ -82,9 +82,19 @@ class CodeScores:
 
 
 def code_scores(
-    conn: sqlite3.Connection, config_id: int, cid: int, *, with_features: bool
+    conn: sqlite3.Connection,
+    config_id: int,
+    cid: int,
+    *,
+    with_features: bool,
+    known: CodeScores | None = None,
 ) -> CodeScores:
-    """Every score of code ``cid`` under ``config_id``, with its features if asked."""
+    """Every score of code ``cid`` under ``config_id``, with its features if asked.
+
+    ``known``: an earlier read of the same code and configuration (:class:`ReadMemory`);
+    its features are taken instead of read again when the scores are still of the same
+    pairs with the same text and definition, which is what the features are kept for.
+    """
     rows = conn.execute(
         "SELECT rid, surprisal, text_hash, code_hash, prompt_hash, truncated, token_set "
         "FROM scores WHERE config_id = ? AND cid = ? ORDER BY rid",
@@ -99,7 +109,17 @@ def code_scores(
     code_hash = tuple(r[3] for r in rows)
     features: npt.NDArray[np.float16] | None = None
     missing = 0
-    if with_features and n:
+    if (
+        with_features
+        and n
+        and known is not None
+        and known.features is not None
+        and np.array_equal(known.rids, rids)
+        and known.text_hash == text_hash
+        and known.code_hash == code_hash
+    ):
+        features = known.features
+    elif with_features and n:
         # Read in the index's order and matched here: a join on the five columns cost
         # a look-up of the score per pair.
         found = conn.execute(
@@ -129,6 +149,37 @@ def code_scores(
         features=features,
         missing_features=missing,
     )
+
+
+class ReadMemory:
+    """The last code read for a refit, kept for the next refit of the same code.
+
+    The app refits the code the coder is working on again and again, every few decisions;
+    its features (2 KB a pair: 200 MB for a code of 100,000 pairs) are the slow part of
+    the read, and they change only when the code is scored again. One code is kept, of
+    one configuration and feature layout; :func:`code_scores` checks that the scores are
+    still of the same pairs, texts and definition before it takes the kept features.
+    Used from one thread at a time (the app's learning worker).
+    """
+
+    def __init__(self) -> None:
+        self._key: tuple[int, int, str | None] | None = None
+        self._scores: CodeScores | None = None
+
+    def recall(self, config_id: int, cid: int, layout: str | None) -> CodeScores | None:
+        """The kept read of code ``cid`` under ``config_id`` and ``layout``, if it is the
+        one kept."""
+        return self._scores if self._key == (config_id, cid, layout) else None
+
+    def keep(self, config_id: int, cid: int, layout: str | None, scores: CodeScores) -> None:
+        """Keep ``scores`` (replacing what was kept) when it holds features."""
+        if scores.features is None:
+            self.forget()
+            return
+        self._key, self._scores = (config_id, cid, layout), scores
+
+    def forget(self) -> None:
+        self._key, self._scores = None, None
 
 
 #: Score rows written per transaction when a code is rescored: a coder's decision waits

@@ -359,3 +359,48 @@ def test_features_of_another_layout_are_recaptured_by_scoring(study: Study) -> N
     assert study.scores.feature_layout(config) == engine.feature_layout
     assert study.scores.pending_pairs(config, features=True, layout=engine.feature_layout) == []
     assert study.queries.annotated_pairs(config).probs.tolist() == before
+
+
+def test_a_refit_reuses_the_features_it_read_while_the_pairs_are_the_same(
+    tmp_path: Path,
+) -> None:
+    from dataclasses import replace
+
+    from study.analysis.learning import ReadMemory
+    from study.scores import learned as stored
+
+    with (
+        scored_study(tmp_path / "a.codecurve") as remembered,
+        scored_study(tmp_path / "b.codecurve") as fresh,
+    ):
+        zero_shot = remembered.scores.active_config_id()
+        assert zero_shot is not None
+        cid = remembered.index.code_key("wait")
+        layout = remembered.scores.feature_layout(zero_shot)
+        memory = ReadMemory()
+        decide_outside_audit(remembered, "wait", 60)
+        learn(remembered, coder="ana", code="wait", memory=memory)
+        kept = memory.recall(zero_shot, cid, layout)
+        assert kept is not None
+        assert kept.features is not None
+        decide_outside_audit(remembered, "wait", 110)
+        again = learn(remembered, coder="ana", code="wait", memory=memory)
+        # The kept features were taken, not read again ...
+        recalled = memory.recall(zero_shot, cid, layout)
+        assert recalled is not None
+        assert recalled.features is kept.features
+        # ... and the numbers are those of a study that read everything.
+        decide_outside_audit(fresh, "wait", 110)
+        first = learn(fresh, coder="ana", code="wait")
+        assert again.codes[0].params_hash == first.codes[0].params_hash
+        assert [r[:-1] for r in learned_score_rows(remembered, again.config_id)] == [
+            r[:-1] for r in learned_score_rows(fresh, first.config_id)
+        ]
+        # Another layout, or scores of another text, are never answered from memory.
+        assert memory.recall(zero_shot, cid, "h1:old") is None
+        changed = replace(kept, text_hash=("x", *kept.text_hash[1:]))
+        with remembered.snapshot() as conn:
+            read = stored.code_scores(conn, zero_shot, cid, with_features=True, known=changed)
+        assert read.features is not None
+        assert read.features is not kept.features
+        assert np.array_equal(read.features, kept.features)
