@@ -256,7 +256,7 @@ def long_frame(
         chosen = chosen_decisions(conn, coder=coder)
         notes = conn.execute("SELECT rid, cid, coder, note FROM notes").fetchall()
         memo_of = memos(study, coder=coder)
-        sample = read_audit(conn)
+        sample = read_audit(conn, study.index)
     rids = np.repeat(np.array([r[0] for r in responses], dtype=np.int64), len(codable))
     cids = np.tile(np.array(codable, dtype=np.int64), len(responses))
     frame = pd.DataFrame({"rid": rids, "cid": cids})
@@ -600,7 +600,7 @@ def _code_name(study: StudyView, code_id: str) -> str:
 def _audit_provenance(study: StudyView) -> dict[str, str]:
     """The codebook version and the audit sample, as the long layout's columns read them."""
     with study.snapshot() as conn:
-        sample = read_audit(conn)
+        sample = read_audit(conn, study.index)
         version = revisions.current_version(conn)
     info = {
         "codebook version": f"{version} (column codebook_version: the version each decision "
