@@ -81,6 +81,10 @@ class PairScope:
         """Whether some code applies to only some responses."""
         return bool(self._rids)
 
+    def limited(self, cid: int) -> bool:
+        """Whether code ``cid`` applies to only some responses (it is scoped)."""
+        return cid in self._rids
+
     def applies(self, rid: int, cid: int) -> bool:
         """Whether the study has the pair (response ``rid``, code ``cid``)."""
         rids = self._rids.get(cid)
