@@ -108,6 +108,21 @@ class PairScope:
         """The question response ``rid`` answers (None: unscoped, or none named)."""
         return self._question_of.get(rid)
 
+    def check(self, rid: int, cid: int, *, response: str, code: Code) -> None:
+        """Refuse the pair (``response``, ``code``) when the study does not have it.
+
+        Raises:
+            StudyError: the code is scoped to questions the response does not answer.
+        """
+        if self.applies(rid, cid):
+            return
+        answered = self.question_of(rid)
+        raise StudyError(
+            f"code {code.name!r} does not apply to response {response!r}: it answers "
+            + ("no question" if answered is None else f"question {answered!r}")
+            + f", and the code applies to {', '.join(code.questions)} only"
+        )
+
     def sql(self, rid: str, cid: str) -> str:
         """An SQL condition true for the pairs the study has, over the columns (or
         expressions) ``rid`` and ``cid``: ``1`` when every pair exists."""
