@@ -75,6 +75,16 @@ class StudyIndex:
         """Which (response, code) pairs the study has (:mod:`study.scope`)."""
         return self._scope
 
+    def needless(self, response_id: str, code_id: str, value: int) -> bool:
+        """Whether a decision is "does not apply" on a pair the study does not have (a
+        code scoped to questions the response does not answer): it agrees with the
+        scoping, so an import leaves it out (a file listing the codes that apply implies
+        "does not apply" for every other code)."""
+        rid, cid = self._rid_of.get(str(response_id)), self._cid_of.get(code_id)
+        if rid is None or cid is None or self._scope.applies(rid, cid):
+            return False
+        return value == self._codebook.scale_for(self._code_of[cid]).lowest.value
+
     def scoped_members(self) -> Mapping[str, frozenset[str]]:
         """code id -> the response ids it applies to, for each code scoped to
         questions (the others apply to every response)."""

@@ -16,8 +16,8 @@ from scoring.fake import FakeBackend
 from study import ResponseTable, Study
 from study.errors import StudyError
 from study.intake.responses import Response
-from study.score_run import score_study
 from study.scope import question_value
+from study.score_run import score_study
 
 QUESTIONS = ("q1", "q2", "q3")
 
@@ -91,7 +91,8 @@ def test_scoring_scores_only_the_study_pairs(scoped: Study) -> None:
     assert scoped.scores.scored_count(config_id) == 48
     assert scoped.scores.pending_pairs(config_id) == []
     rows = scoped.queries.page(config_id, order="entropy", limit=1000)
-    assert len(rows) == 48 and all(r.pick is not None for r in rows)
+    assert len(rows) == 48
+    assert all(r.pick is not None for r in rows)
 
 
 def test_each_scoped_code_audits_its_own_question(scoped: Study) -> None:
@@ -120,7 +121,7 @@ def test_default_audit_sizes_follow_each_codes_population(tmp_path: Path) -> Non
 
 
 def test_a_decision_off_the_codes_questions_is_refused(scoped: Study) -> None:
-    with pytest.raises(StudyError, match="'Privacy' does not apply to response 'r7'.*'q2'"):
+    with pytest.raises(StudyError, match=r"'Privacy' does not apply to response 'r7'.*'q2'"):
         scoped.decisions.record("r7", "privacy", 1, coder="ana")
     with pytest.raises(StudyError, match="does not apply"):
         scoped.decisions.import_decisions([("r1", "privacy", 1), ("r13", "tech", 0)], coder="ana")
@@ -131,25 +132,26 @@ def test_exports_and_findings_follow_the_questions(scoped: Study) -> None:
     from study.analysis.findings import study_findings
     from study.exchange.frames import long_frame, wide_frame
 
-    scoped.audit.draw(seed=3)  # every pair: each code's default covers its population
-    decisions = [
-        (r, c, int(r in ("r1", "r2", "r7", "r13"))) for r, c in scoped.audit.sample().queue()
-    ]
+    sample = scoped.audit.draw(seed=3)  # every pair: each code's default covers its population
+    decisions = [(r, c, int(r in ("r1", "r2", "r7", "r13"))) for r, c in sample.queue()]
     scoped.decisions.import_decisions(decisions, coder="ana")
     long = long_frame(scoped, config_id=None)
     assert len(long) == 48
     wide = wide_frame(scoped, config_id=None)
     assert len(wide) == 18
     on_q3 = wide[wide["question_id"] == "q3"]
-    assert on_q3["Privacy"].isna().all() and on_q3["Alternatives"].notna().all()
+    assert on_q3["Privacy"].isna().all()
+    assert on_q3["Alternatives"].notna().all()
     assert wide["codes_decided"].tolist() == [3] * 6 + [3] * 6 + [2] * 6
     findings = study_findings(scoped, by="question_id")
     overall = {f.code_id: f for f in findings.codes}
-    assert overall["privacy"].pairs == 6 and overall["tone"].pairs == 18
+    assert overall["privacy"].pairs == 6
+    assert overall["tone"].pairs == 18
     # Privacy applies to r1 and r2 of q1's six answers.
     assert overall["privacy"].audit.estimate == pytest.approx(2 / 6)
     groups = {(f.code_id, f.group) for f in findings.groups}
-    assert ("privacy", "q1") in groups and ("privacy", "q2") not in groups
+    assert ("privacy", "q1") in groups
+    assert ("privacy", "q2") not in groups
     assert {g for c, g in groups if c == "stress"} == {"q1", "q2"}
     assert {g for c, g in groups if c == "tone"} == set(QUESTIONS)
 

@@ -200,6 +200,8 @@ def create_from_args(
 def scope_note(study: Study) -> str:
     """``; each code only on the answers to its questions (3 questions of question_id)``
     when codes are scoped to survey questions, else nothing."""
+    from tui.text import plural
+
     book = study.codebook
     if not book.scoped or book.question_column is None:
         return ""
