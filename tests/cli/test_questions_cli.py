@@ -139,7 +139,7 @@ def test_three_questions_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixtur
     }
 
     findings = cli_json(capsys, "findings", str(study), "--by", "question_id")
-    groups = {}
+    groups: dict[str, dict[str, int]] = {}
     for g in findings["groups"]:
         groups.setdefault(g["code_id"], {})[g["group"]] = g["pairs"]
     assert groups["privacy"] == {"q1": 30}
