@@ -4,6 +4,8 @@ The layout, shared by the YAML and JSON formats::
 
     name: Working life survey            # required
     question: How well does "{code}" apply to this response?   # optional
+    question_column: question_id         # optional: the response column naming the
+                                         # survey question each response answers
     description: ...                     # optional
     scale: 1-5                           # 1-5 | 1-9 | binary | a mapping (see below)
     codes:                               # required, a list
@@ -17,6 +19,8 @@ The layout, shared by the YAML and JSON formats::
         codable: true                    # false for a grouping category
         color: "#aa3300"
         scale: binary                    # this code's own scale, if it differs
+        questions: [q1, q2]              # the questions it applies to (values of the
+                                         # question_column); nested codes inherit them
         codes: [...]                     # nested children, another way to give parents
     sets:                                # optional
       - {name: Core, codes: [workload]}  # codes by id or name
@@ -60,9 +64,10 @@ CODE_KEYS = (
     "codable",
     "color",
     "scale",
+    "questions",
     "codes",
 )
-TOP_KEYS = ("name", "description", "question", "scale", "codes", "sets")
+TOP_KEYS = ("name", "description", "question", "question_column", "scale", "codes", "sets")
 _SET_KEYS = ("name", "codes")
 _SCALE_KEYS = ("name", "applies_from", "options")
 _OPTION_KEYS = ("label", "value", "anchor", "variants")
@@ -112,6 +117,7 @@ def codebook_from_mapping(
     collector.collect(raw_codes, parent=None, where="codes", places=code_places)
     codes = collector.resolved()
     sets = _parse_sets(data.get("sets"), codes, path=path)
+    question_column = _text(data, "question_column", path=path, where="question_column")
     try:
         return Codebook(
             name=name,
@@ -120,6 +126,7 @@ def codebook_from_mapping(
             question=_text(data, "question", path=path, where="question") or DEFAULT_QUESTION,
             description=_text(data, "description", path=path, where="description"),
             sets=sets,
+            question_column=question_column or None,
         )
     except CodebookError as exc:
         raise CodebookError(exc.message, path=path) from None
@@ -204,6 +211,7 @@ class _CodeCollector:
         parent: str | None,
         where: str,
         places: Sequence[str] | None = None,
+        questions: tuple[str, ...] = (),
     ) -> None:
         path = self.path
         for i, raw in enumerate(raw_codes):
@@ -214,16 +222,25 @@ class _CodeCollector:
                 raise CodebookError(
                     "each code must be a mapping with a 'name'", path=path, where=here
                 )
-            code = self._code(raw, parent=parent, where=here)
+            code = self._code(raw, parent=parent, where=here, questions=questions)
             self.codes.append(code)
             self.places.append(here)
             children = raw.get("codes")
             if children is not None:
                 if not isinstance(children, list):
                     raise CodebookError("nested 'codes' must be a list", path=path, where=here)
-                self.collect(children, parent=code.id, where=f"{here}.codes")
+                self.collect(
+                    children, parent=code.id, where=f"{here}.codes", questions=code.questions
+                )
 
-    def _code(self, raw: Mapping[Any, Any], *, parent: str | None, where: str) -> Code:
+    def _code(
+        self,
+        raw: Mapping[Any, Any],
+        *,
+        parent: str | None,
+        where: str,
+        questions: tuple[str, ...] = (),
+    ) -> Code:
         path = self.path
         _check_keys(raw, CODE_KEYS, "key", path=path, where=where)
         name = _text(raw, "name", path=path, where=where)
@@ -259,6 +276,7 @@ class _CodeCollector:
         color = raw.get("color")
         if color is not None and not isinstance(color, str):
             raise CodebookError("'color' must be text like \"#aa3300\"", path=path, where=where)
+        own_questions = _questions(raw.get("questions"), path=path, where=where)
         raw_scale = raw.get("scale")
         scale = None
         if raw_scale is not None:
@@ -275,6 +293,8 @@ class _CodeCollector:
                 codable=codable,
                 color=color.strip() if color else None,
                 scale=scale,
+                # A nested code without questions of its own inherits its parent's.
+                questions=own_questions if own_questions is not None else questions,
             )
         except CodebookError as exc:
             raise CodebookError(exc.message, path=path, where=where) from None
@@ -297,6 +317,22 @@ class _CodeCollector:
                 code = replace(code, parent=parent_id)
             resolved.append(code)
         return resolved
+
+
+def _questions(raw: Any, *, path: PathLike, where: str) -> tuple[str, ...] | None:
+    """A code's ``questions``: a list of question values (or one); None when not given."""
+    if raw is None:
+        return None
+    if _is_scalar(raw):
+        raw = [raw]
+    if not isinstance(raw, list) or not raw or not all(_is_scalar(q) for q in raw):
+        raise CodebookError(
+            "'questions' must be a list of the questions the code applies to (values of "
+            "the codebook's question_column)",
+            path=path,
+            where=where,
+        )
+    return tuple(str(q).strip() for q in raw)
 
 
 def _parse_sets(
@@ -392,6 +428,8 @@ def codebook_to_mapping(codebook: Codebook) -> dict[str, Any]:
         data["description"] = codebook.description
     if codebook.question != DEFAULT_QUESTION:
         data["question"] = codebook.question
+    if codebook.question_column is not None:
+        data["question_column"] = codebook.question_column
     data["scale"] = scale_to_value(codebook.scale)
     data["codes"] = [code_to_mapping(c) for c in codebook.codes]
     if codebook.sets:
@@ -417,6 +455,8 @@ def code_to_mapping(code: Code) -> dict[str, Any]:
         data["color"] = code.color
     if code.scale is not None:
         data["scale"] = scale_to_value(code.scale)
+    if code.questions:
+        data["questions"] = list(code.questions)
     return data
 
 

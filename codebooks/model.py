@@ -231,6 +231,9 @@ class Code:
         color: Optional ``#rrggbb`` (or ``#rgb``) colour, kept as written for REFI-QDA
             round trips.
         scale: A scale of its own, overriding the codebook's.
+        questions: The survey questions the code applies to (values of the codebook's
+            ``question_column``); empty: every response. Not part of what a prompt
+            shows, so not of :meth:`content_hash` either.
     """
 
     id: str
@@ -243,6 +246,7 @@ class Code:
     codable: bool = True
     color: str | None = None
     scale: Scale | None = None
+    questions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not str(self.id).strip():
@@ -253,16 +257,30 @@ class Code:
             raise CodebookError(
                 f"code {self.name!r}: colour {self.color!r} is not #rrggbb or #rgb hex"
             )
+        dup = _first_duplicate(self.questions)
+        if dup is not None:
+            raise CodebookError(f"code {self.name!r} names question {dup!r} twice")
+        if any(not q.strip() for q in self.questions):
+            raise CodebookError(f"code {self.name!r} names an empty question")
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["examples"] = list(self.examples)
         data["scale"] = None if self.scale is None else self.scale.to_dict()
+        # Left out when empty, so that an unscoped code's snapshot (and hash) is what it
+        # was before codes could be scoped to questions.
+        if self.questions:
+            data["questions"] = list(self.questions)
+        else:
+            del data["questions"]
         return data
 
     def content_hash(self) -> str:
-        """Hash of everything about the code that a prompt may show."""
-        return _hash(self.to_dict())
+        """Hash of everything about the code that a prompt may show (its questions are
+        not shown: scoping a code keeps its scores)."""
+        data = self.to_dict()
+        data.pop("questions", None)
+        return _hash(data)
 
 
 @dataclass(frozen=True)
@@ -276,6 +294,10 @@ class Codebook:
         question: The question put to the model; ``{code}`` is replaced by the code name.
         description: Free text about the codebook.
         sets: Named groups of code ids (REFI-QDA sets).
+        question_column: The response column naming the survey question a response
+            answers (``question_id``), when codes are scoped to questions
+            (:attr:`Code.questions`, :meth:`applies`); None: every code applies to
+            every response.
     """
 
     name: str
@@ -284,6 +306,7 @@ class Codebook:
     question: str = DEFAULT_QUESTION
     description: str = ""
     sets: tuple[tuple[str, tuple[str, ...]], ...] = field(default=())
+    question_column: str | None = None
 
     def __post_init__(self) -> None:
         if not self.codes:
@@ -318,6 +341,30 @@ class Codebook:
             for member in members:
                 if member not in known:
                     raise CodebookError(f"set {set_name!r} names an unknown code {member!r}")
+        if self.question_column is not None and not self.question_column.strip():
+            raise CodebookError("'question_column' must name a column of the responses")
+        scoped = next((c for c in self.codes if c.questions), None)
+        if scoped is not None and self.question_column is None:
+            raise CodebookError(
+                f"code {scoped.name!r} names questions, but the codebook names no "
+                "'question_column' (the response column that says which question a "
+                "response answers)"
+            )
+
+    def applies(self, code: Code, question: str | None) -> bool:
+        """Whether ``code`` applies to a response answering ``question`` (its value in
+        :attr:`question_column`; None when it has none). The one rule every pair of a
+        study follows: a code without questions applies to every response."""
+        return not code.questions or (question is not None and question in code.questions)
+
+    @property
+    def scoped(self) -> bool:
+        """Whether any code is scoped to questions."""
+        return any(c.questions for c in self.codes)
+
+    def scoped_questions(self) -> tuple[str, ...]:
+        """Every question a code names, in the order they first appear."""
+        return tuple(dict.fromkeys(q for c in self.codes for q in c.questions))
 
     @property
     def codable(self) -> tuple[Code, ...]:
@@ -356,6 +403,7 @@ class Codebook:
             "scale": self.scale.to_dict(),
             "codes": [c.to_dict() for c in self.codes],
             "sets": [{"name": n, "codes": list(m)} for n, m in self.sets],
+            **({} if self.question_column is None else {"question_column": self.question_column}),
         }
 
     @classmethod
@@ -373,6 +421,7 @@ class Codebook:
                 codable=bool(c.get("codable", True)),
                 color=c.get("color"),
                 scale=None if not c.get("scale") else Scale.from_dict(c["scale"]),
+                questions=tuple(str(q) for q in c.get("questions") or ()),
             )
             for c in data["codes"]
         )
@@ -383,6 +432,9 @@ class Codebook:
             question=str(data.get("question") or DEFAULT_QUESTION),
             description=str(data.get("description") or ""),
             sets=tuple((str(s["name"]), tuple(s["codes"])) for s in data.get("sets") or ()),
+            question_column=None
+            if data.get("question_column") is None
+            else str(data["question_column"]),
         )
 
     def content_hash(self) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from codebooks.errors import CodebookError
 from codebooks.model import Code, Codebook
 from study.errors import StudyError
+from study.scope import PairScope
 
 
 class StudyIndex:
@@ -24,6 +25,8 @@ class StudyIndex:
         codebook: The study's codebook snapshot.
         responses: ``(rid, id)`` of every response.
         codes: ``(cid, id)`` of every code of the codebook, in codebook order.
+        questions: ``rid`` -> the question the response answers, when the codebook
+            scopes codes to questions (:mod:`study.scope`).
 
     Raises:
         StudyError: a code key names a code the codebook lacks (a damaged file).
@@ -36,6 +39,7 @@ class StudyIndex:
         codebook: Codebook,
         responses: Iterable[tuple[int, str]],
         codes: Iterable[tuple[int, str]],
+        questions: Mapping[int, str | None] | None = None,
     ) -> None:
         self._path = path
         self._codebook = codebook
@@ -59,6 +63,38 @@ class StudyIndex:
             self._code_of[int(cid)] = code
         self._codable = tuple(cid for cid, c in self._code_of.items() if c.codable)
         self._codable_sql = ",".join(str(c) for c in self._codable)
+        self._members: dict[str, frozenset[str]] | None = None
+        self._scope = PairScope(
+            codebook,
+            {cid: self._code_of[cid] for cid in self._codable},
+            questions if questions is not None else dict.fromkeys(self._id_of),
+        )
+
+    @property
+    def scope(self) -> PairScope:
+        """Which (response, code) pairs the study has (:mod:`study.scope`)."""
+        return self._scope
+
+    def needless(self, response_id: str, code_id: str, value: int) -> bool:
+        """Whether a decision is "does not apply" on a pair the study does not have (a
+        code scoped to questions the response does not answer): it agrees with the
+        scoping, so an import leaves it out (a file listing the codes that apply implies
+        "does not apply" for every other code)."""
+        rid, cid = self._rid_of.get(str(response_id)), self._cid_of.get(code_id)
+        if rid is None or cid is None or self._scope.applies(rid, cid):
+            return False
+        return value == self._codebook.scale_for(self._code_of[cid]).lowest.value
+
+    def scoped_members(self) -> Mapping[str, frozenset[str]]:
+        """code id -> the response ids it applies to, for each code scoped to
+        questions (the others apply to every response)."""
+        if self._members is None:
+            self._members = {
+                self._code_of[cid].id: frozenset(self._id_of[r] for r in self._scope.rids(cid))
+                for cid in self._codable
+                if self._code_of[cid].questions
+            }
+        return self._members
 
     @property
     def codable_keys(self) -> tuple[int, ...]:

@@ -359,8 +359,9 @@ class Study:
         return self._index.response_count
 
     def pair_count(self) -> int:
-        """Number of (response, codable code) pairs."""
-        return self._index.response_count * len(self._index.codable_keys)
+        """Number of (response, codable code) pairs: where codes are scoped to survey
+        questions, only the pairs whose code applies (:mod:`study.scope`)."""
+        return self._index.scope.total
 
     def response_ids(self) -> list[str]:
         """Response ids in natural order (``r2`` before ``r10``)."""

@@ -731,11 +731,19 @@ def study_findings(
     by_group: list[CodeFinding] = []
     diffs: list[GroupDifference] = []
     groups_array = None if group_of is None else group_of[in_draw].to_numpy(dtype=object)
+    members = study.index.scoped_members()
     for c in codes:
-        data = _code_data(
-            c, scales[c.id], pairs, population["response_id"], pos, n_pop, sample, mine
-        )
-        every = np.ones(n_pop, dtype=bool)
+        # A code scoped to survey questions is estimated over the responses it applies
+        # to: its prevalence is among the answers to its own questions.
+        ids, code_pos, code_n, code_groups = population["response_id"], pos, n_pop, groups_array
+        if c.id in members:
+            own = population["response_id"].isin(members[c.id]).to_numpy(dtype=bool)
+            ids = population["response_id"][own]
+            code_pos = {r: i for i, r in enumerate(ids)}
+            code_n = len(ids)
+            code_groups = None if groups_array is None else groups_array[own]
+        data = _code_data(c, scales[c.id], pairs, ids, code_pos, code_n, sample, mine)
+        every = np.ones(code_n, dtype=bool)
         finding = _estimate(
             data, every, group=None, level=level, scored_reason=scored_reason, context=context
         )
@@ -753,11 +761,16 @@ def study_findings(
                 "makes the model's picks answer the current question",
             )
         overall.append(finding)
-        if groups_array is None:
+        if code_groups is None:
             continue
         found: dict[str, CodeFinding] = {}
-        for name in group_names:
-            rows = groups_array == name
+        names = group_names
+        if c.id in members and group_of is not None:
+            # Only the groups holding responses the code applies to (by question: its own).
+            applies = responses["response_id"].isin(members[c.id]).to_numpy(dtype=bool)
+            names = [n for n in group_names if bool((group_of[applies] == n).any())]
+        for name in names:
+            rows = code_groups == name
             if not rows.any():
                 all_rows = int((group_of == name).sum()) if group_of is not None else 0
                 found[name] = _empty_group(finding, name, all_rows, level)
@@ -768,9 +781,7 @@ def study_findings(
             if not found[name].labelled:
                 found[name] = _noted(found[name], "no audit pairs in this group")
         by_group.extend(found.values())
-        diffs.extend(
-            _differences(data, groups_array, group_names, found, level, scored_reason, context)
-        )
+        diffs.extend(_differences(data, code_groups, names, found, level, scored_reason, context))
     return Findings(
         study=study.path.name,
         config_id=config_id,

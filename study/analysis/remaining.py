@@ -43,12 +43,14 @@ def remaining_pairs(
             p = progress.get(code_id)
             if p is None:
                 continue
-            left = sample.population - p.progress.coded - p.unblind
+            # A code scoped to survey questions: only the answers to them are left.
+            left = sample.population_of(code_id) - p.progress.coded - p.unblind
             out[names.get(code_id, code_id)] = max(0, left)
         return out
-    total = study.response_count()
+    scope = study.index.scope
     kept = decisions[decisions["source"] != "delegated"] if len(decisions) else decisions
     for code_id in code_ids:
         done = kept.loc[kept["code_id"] == code_id, "response_id"].nunique() if len(kept) else 0
+        total = scope.count(study.index.code_key(code_id))
         out[names.get(code_id, code_id)] = max(0, total - int(done))
     return out

@@ -323,7 +323,14 @@ def screen_study(
         caught.append(stale[1])
     pooling = ""
     if chosen_sample == "audit" and len(per_code) > 1:
-        pooled, pooling = _weighted_pool(pooled, per_code, population=study.response_count())
+        # Each code's pairs: every response, or the answers to its questions when scoped.
+        scope = study.index.scope
+        pairs_of: dict[str, int] | int = (
+            {c.name: scope.count(study.index.code_key(c.id)) for c in study.codes}
+            if scope.scoped
+            else study.response_count()
+        )
+        pooled, pooling = _weighted_pool(pooled, per_code, population=pairs_of)
     agreements = []
     if len(scored):
         agreements.append(
@@ -475,7 +482,7 @@ def blind_audit_rows(study: Study, frame: pd.DataFrame, coder: str | None) -> pd
 
 
 def _weighted_pool(
-    pooled: VRSReport, per_code: Mapping[str, VRSReport], *, population: int
+    pooled: VRSReport, per_code: Mapping[str, VRSReport], *, population: Mapping[str, int] | int
 ) -> tuple[VRSReport, str]:
     """The pooled report of audit decisions, weighted where codes' sampling fractions differ."""
     tables = {name: report.table for name, report in per_code.items()}

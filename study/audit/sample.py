@@ -54,6 +54,10 @@ class AuditSample:
         event_id: The latest ``audit`` event.
         drawn_at: When it was drawn or last extended (ISO 8601 UTC).
         draws: Ids of every ``audit`` event, oldest first.
+        members: code id -> the responses it applies to, for each code scoped to survey
+            questions (:mod:`study.scope`): its audit pairs are the first ``size`` of
+            *those* responses in the permutation, a simple random sample of its own
+            population. Codes not in it apply to every response.
     """
 
     seed: int
@@ -63,6 +67,9 @@ class AuditSample:
     drawn_at: str
     draws: tuple[int, ...] = ()
     _positions: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
+    members: Mapping[str, frozenset[str]] = field(default_factory=dict, compare=False)
+    _orders: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False, compare=False)
+    _ranks: dict[str, dict[str, int]] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self._positions:
@@ -73,6 +80,22 @@ class AuditSample:
     def population(self) -> int:
         """Responses the permutation is of."""
         return len(self.permutation)
+
+    def order(self, code_id: str) -> tuple[str, ...]:
+        """The responses code ``code_id`` applies to, in audit order."""
+        members = self.members.get(code_id)
+        if members is None:
+            return self.permutation
+        found = self._orders.get(code_id)
+        if found is None:
+            found = tuple(r for r in self.permutation if r in members)
+            self._orders[code_id] = found
+            self._ranks[code_id] = {r: i for i, r in enumerate(found)}
+        return found
+
+    def population_of(self, code_id: str) -> int:
+        """How many responses of the permutation code ``code_id`` applies to."""
+        return len(self.order(code_id))
 
     @property
     def total(self) -> int:
@@ -85,7 +108,7 @@ class AuditSample:
 
     def pairs(self, code_id: str) -> tuple[str, ...]:
         """The response ids of a code's audit pairs, in audit order."""
-        return self.permutation[: self.size(code_id)]
+        return self.order(code_id)[: self.size(code_id)]
 
     def position(self, response_id: str) -> int | None:
         """A response's 0-based place in the audit order (None: not in the population).
@@ -100,6 +123,13 @@ class AuditSample:
         Response first: a response's audit pairs on all codes come together (one
         reading), responses in audit order, codes in codebook order.
         """
+        if self.members:
+            return tuple(
+                (rid, code)
+                for rid in self.permutation
+                for code in self.sizes
+                if self.is_audit(rid, code)
+            )
         deepest = max(self.sizes.values(), default=0)
         return tuple(
             (rid, code)
@@ -110,7 +140,11 @@ class AuditSample:
 
     def is_audit(self, response_id: str, code_id: str) -> bool:
         """Whether the pair is in the audit sample."""
-        pos = self._positions.get(response_id)
+        if code_id in self.members:
+            self.order(code_id)
+            pos = self._ranks[code_id].get(response_id)
+        else:
+            pos = self._positions.get(response_id)
         return pos is not None and pos < self.size(code_id)
 
 
@@ -142,8 +176,9 @@ def _decode(detail: str | None, event_id: int) -> dict[str, Any]:
     return data
 
 
-def read_audit(conn: sqlite3.Connection) -> AuditSample | None:
-    """The audit sample recorded in the log, or None when none was drawn."""
+def read_audit(conn: sqlite3.Connection, index: StudyIndex) -> AuditSample | None:
+    """The audit sample recorded in the log, or None when none was drawn; ``index``
+    says which responses each code applies to (:meth:`StudyIndex.scoped_members`)."""
     rows = events.of_kind(conn, "audit", ("id", "at", "detail"))
     if not rows:
         return None
@@ -158,6 +193,7 @@ def read_audit(conn: sqlite3.Connection) -> AuditSample | None:
         drawn_at=str(last_at),
         draws=tuple(int(r[0]) for r in rows),
         _positions=positions,
+        members=index.scoped_members(),
     )
 
 
@@ -207,7 +243,7 @@ class Audit:
     def sample(self) -> AuditSample | None:
         """The study's audit sample, or None when none has been drawn."""
         with self._study.snapshot() as conn:
-            return read_audit(conn)
+            return read_audit(conn, self._index)
 
     def draw(
         self,
@@ -250,7 +286,22 @@ class Audit:
                 per_code = {
                     self._index.code_at(self._index.code_key(c)).id: n for c, n in per_code.items()
                 }
-            sizes = audit_sizes(chosen, population=population, per_code=per_code)
+            members = self._index.scoped_members()
+            if members:
+                # Each code's sample is of the responses it applies to: sized on those.
+                sizes = {}
+                for code in chosen:
+                    own = per_code.get(code) if isinstance(per_code, Mapping) else per_code
+                    own_population = len(members[code]) if code in members else population
+                    sizes.update(
+                        audit_sizes(
+                            [code],
+                            population=own_population,
+                            per_code=None if own is None else {code: own},
+                        )
+                    )
+            else:
+                sizes = audit_sizes(chosen, population=population, per_code=per_code)
             seed = new_audit_seed() if seed is None else seed
             permutation = audit_permutation(self._study.response_ids(), seed=seed)
         except ValueError as exc:
@@ -264,14 +315,14 @@ class Audit:
             "responses": sorted(permutation),
         }
         with self._study.transaction() as conn:
-            if read_audit(conn) is not None:
+            if read_audit(conn, self._index) is not None:
                 raise StudyError(
                     "the study already has an audit sample; extend it (--extend N) rather "
                     "than drawing another, which would let a sample be chosen",
                     path=self._study.path,
                 )
             events.append(conn, "audit", detail=json.dumps(detail))
-            sample = read_audit(conn)
+            sample = read_audit(conn, self._index)
         assert sample is not None
         return sample
 
@@ -313,10 +364,10 @@ class Audit:
             "restored_from": source,
         }
         with self._study.transaction() as conn:
-            if read_audit(conn) is not None:
+            if read_audit(conn, self._index) is not None:
                 raise StudyError("the study already has an audit sample", path=self._study.path)
             events.append(conn, "audit", detail=json.dumps(detail))
-            sample = read_audit(conn)
+            sample = read_audit(conn, self._index)
         assert sample is not None
         return sample
 
@@ -337,7 +388,7 @@ class Audit:
         if isinstance(more, bool) or not isinstance(more, int) or more < 1:
             raise StudyError(f"an audit grows by at least 1 response, not {more!r}")
         with self._study.transaction() as conn:
-            sample = read_audit(conn)
+            sample = read_audit(conn, self._index)
             if sample is None:
                 raise StudyError(
                     "the study has no audit sample to extend; draw one first", path=self._study.path
@@ -347,7 +398,7 @@ class Audit:
             for code in chosen:
                 current = sample.size(code)
                 try:
-                    audit_extension(sample.permutation, current=current, size=current + more)
+                    audit_extension(sample.order(code), current=current, size=current + more)
                 except ValueError as exc:
                     name = self._index.code_at(self._index.code_key(code)).name
                     raise StudyError(
@@ -363,7 +414,7 @@ class Audit:
                 "draw": sample.draws[0],
             }
             events.append(conn, "audit", detail=json.dumps(detail))
-            extended = read_audit(conn)
+            extended = read_audit(conn, self._index)
         assert extended is not None
         return extended
 
@@ -408,7 +459,7 @@ class Audit:
             StudyError: the study has no audit sample.
         """
         with self._study.snapshot() as conn:
-            sample = read_audit(conn)
+            sample = read_audit(conn, self._index)
             if sample is None:
                 raise StudyError("the study has no audit sample yet", path=self._study.path)
             sql = "SELECT rid, cid, blind, source FROM annotations"

@@ -34,6 +34,7 @@ The import is one transaction: all decisions or none. Decisions are stored as th
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from dataclasses import dataclass
@@ -351,6 +352,18 @@ def import_codes(
         sheet=sheet,
         skip_unknown=skip_unknown,
     )
+    needless = [item for item in codes.items if study.index.needless(*item)]
+    if needless:
+        kept = tuple(item for item in codes.items if not study.index.needless(*item))
+        codes = dataclasses.replace(
+            codes,
+            items=kept,
+            messages=(
+                *codes.messages,
+                f"{len(needless)} 'does not apply' value(s) on codes that do not apply to the "
+                "response's question were left out (the study has no such pairs)",
+            ),
+        )
     result = study.decisions.import_decisions(
         codes.items,
         coder=coder,

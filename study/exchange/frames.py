@@ -256,9 +256,20 @@ def long_frame(
         chosen = chosen_decisions(conn, coder=coder)
         notes = conn.execute("SELECT rid, cid, coder, note FROM notes").fetchall()
         memo_of = memos(study, coder=coder)
-        sample = read_audit(conn)
+        sample = read_audit(conn, study.index)
     rids = np.repeat(np.array([r[0] for r in responses], dtype=np.int64), len(codable))
     cids = np.tile(np.array(codable, dtype=np.int64), len(responses))
+    scope = study.index.scope
+    if scope.scoped:
+        # Only the study's pairs: a code scoped to survey questions has none on the
+        # responses to another question (the wide layout leaves those cells empty).
+        keep = np.ones(len(rids), dtype=bool)
+        for cid in codable:
+            if scope.limited(cid):
+                rows = cids == cid
+                own = np.fromiter(scope.rids(cid), dtype=np.int64)
+                keep[rows] = np.isin(rids[rows], own)
+        rids, cids = rids[keep], cids[keep]
     frame = pd.DataFrame({"rid": rids, "cid": cids})
     score_frame = pd.DataFrame.from_records(scores, columns=["rid", "cid", *_SCORE_COLUMNS])
     frame = frame.merge(score_frame, on=["rid", "cid"], how="left")
@@ -447,6 +458,16 @@ def wide_frame(
     taken.add(memo_column)
     attr_columns = {a: (a if a not in taken else f"{a} (attribute)") for a in attr_names}
     shape = (len(responses), len(codes) + len(archived))
+    if study.index.scope.scoped:
+        # Codes scoped to survey questions have no pair on another question's response:
+        # the grid's cells there stay empty.
+        grid = pd.DataFrame(
+            {
+                "response_id": np.repeat([r[1] for r in responses], shape[1]),
+                "code_id": np.tile([c.id for c in (*codes, *archived)], len(responses)),
+            }
+        )
+        long = grid.merge(long, on=["response_id", "code_id"], how="left")
     decided = long["decision"].notna().to_numpy().reshape(shape)
     applies = long["final_applies"].astype("Float64").to_numpy("float64", na_value=np.nan)
     applies = applies.reshape(shape)
@@ -574,7 +595,12 @@ def source_counts(
             }
         )
     codable = set(study.index.codable_keys)
-    latest = {(int(r[0]), int(r[1])): str(r[2]) for r in rows if int(r[1]) in codable}
+    scope = study.index.scope
+    latest = {
+        (int(r[0]), int(r[1])): str(r[2])
+        for r in rows
+        if int(r[1]) in codable and scope.applies(int(r[0]), int(r[1]))
+    }
     by_source = {"human": "coder", "model": "accepted", "delegated": "delegated"}
     counts = dict.fromkeys(("coder", "accepted", "delegated", "model", "none"), 0)
     for source in latest.values():
@@ -584,7 +610,12 @@ def source_counts(
     if unresolved:
         counts["unresolved"] = len(unresolved)
     counts["model"] = sum(
-        1 for pair in scored if pair not in latest and pair not in unresolved and pair[1] in codable
+        1
+        for pair in scored
+        if pair not in latest
+        and pair not in unresolved
+        and pair[1] in codable
+        and scope.applies(*pair)
     )
     counts["none"] = study.pair_count() - sum(counts.values())
     return counts
@@ -600,7 +631,7 @@ def _code_name(study: StudyView, code_id: str) -> str:
 def _audit_provenance(study: StudyView) -> dict[str, str]:
     """The codebook version and the audit sample, as the long layout's columns read them."""
     with study.snapshot() as conn:
-        sample = read_audit(conn)
+        sample = read_audit(conn, study.index)
         version = revisions.current_version(conn)
     info = {
         "codebook version": f"{version} (column codebook_version: the version each decision "

@@ -23,6 +23,7 @@ from study.file import schema
 from study.file.locking import StudyLock
 from study.intake.responses import ResponseTable
 from study.log import events
+from study.scope import check_scope
 from study.stamps import now, software_version
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,14 @@ def create_file(
         raise StudyError(f"codebook {codebook.name!r} has no codable codes", path=p)
     if not len(responses):
         raise StudyError("there are no responses to put in the study", path=p)
+    try:
+        check_scope(
+            codebook,
+            (r.attrs for r in responses.responses),
+            columns=responses.attribute_columns,
+        )
+    except StudyError as exc:
+        raise StudyError(exc.message, path=responses.path) from None
     if not p.parent.exists():
         raise StudyError(f"folder {p.parent} does not exist", path=p)
     # A study half-built by a killed 'new' is left under its temporary name: removed

@@ -31,6 +31,7 @@ from scoring.score import Pair, text_hash
 from study.errors import StudyError
 from study.index import StudyIndex
 from study.log import events
+from study.scope import attrs_of, check_scope, question_value
 from study.stamps import now
 
 
@@ -157,11 +158,18 @@ def index_codebook(conn: sqlite3.Connection, codebook: Codebook, *, path: Path) 
 
 def load_index(path: Path, conn: sqlite3.Connection, codebook: Codebook) -> StudyIndex:
     """The study's index: its responses, and its codes with the archived ones."""
+    questions = None
+    if codebook.scoped and codebook.question_column is not None:
+        questions = {
+            int(rid): question_value(attrs_of(attrs), codebook.question_column)
+            for rid, attrs in conn.execute("SELECT rid, attrs FROM responses")
+        }
     return StudyIndex(
         path=path,
         codebook=index_codebook(conn, codebook, path=path),
         responses=conn.execute("SELECT rid, id FROM responses"),
         codes=conn.execute("SELECT cid, id FROM codes ORDER BY cid"),
+        questions=questions,
     )
 
 
@@ -191,6 +199,10 @@ def plan_revision(
         raise StudyError("the revised codebook is the same as the current one", path=path)
     if not revised.codable:
         raise StudyError("cannot revise the codebook: it has no codable codes", path=path)
+    try:
+        check_scope(revised, (attrs_of(r[0]) for r in conn.execute("SELECT attrs FROM responses")))
+    except StudyError as exc:
+        raise StudyError(f"cannot revise the codebook: {exc.message}", path=path) from None
     for change in diff.of_kind("changed"):
         assert change.old_id is not None
         decided = _decided(conn, change.old_id)

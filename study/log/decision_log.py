@@ -102,6 +102,7 @@ def resolve_items(
     for response_id, code_id, value in items:
         rid, cid = index.response_key(response_id), index.code_key(code_id)
         code = index.code_at(cid)
+        index.scope.check(rid, cid, response=response_id, code=code)
         scale = codebook.scale_for(code)
         if value not in scale.values:
             raise StudyError(

@@ -63,6 +63,7 @@ class Decisions:
             StudyError: unknown pair, a value off the scale, a bad source, read-only.
         """
         rid, cid = self._index.response_key(response_id), self._index.code_key(code_id)
+        self._index.scope.check(rid, cid, response=response_id, code=self._index.code_at(cid))
         value = decisions.check_value(self._study.codebook, self._index.code_at(cid), value)
         if source not in SOURCES:
             raise StudyError(f"source must be one of {', '.join(SOURCES)}, not {source!r}")

@@ -35,7 +35,7 @@ class DelegationScope:
         self._conn = conn
         self._index = index
         self._config_id = config_id
-        self._sample: AuditSample | None = read_audit(conn)
+        self._sample: AuditSample | None = read_audit(conn, index)
         # No ORDER BY: the covering index on confidence answers it without reading the
         # scores' rows (their curves); sorted by code here.
         rows = conn.execute(
@@ -71,6 +71,15 @@ class DelegationScope:
     def _coded_of(self, cid: int) -> _Array:
         return self._coded.get(cid, np.zeros(0, dtype=np.int64))
 
+    def _population(self, cid: int) -> _Array:
+        """The responses code ``cid`` applies to (all of them unless it is scoped to
+        survey questions, :mod:`study.scope`)."""
+        if not self._index.scope.scoped:
+            return self._everyone
+        return np.intersect1d(
+            self._everyone, np.fromiter(self._index.scope.rids(cid), dtype=np.int64)
+        )
+
     def _audit_of(self, code_id: str) -> _Array:
         if self._sample is None:
             return np.zeros(0, dtype=np.int64)
@@ -81,19 +90,21 @@ class DelegationScope:
         """:func:`study.log.delegations.barred` of ``code_id``."""
         cid = self._index.code_key(code_id)
         audit = np.unique(self._audit_of(code_id))
+        outside = np.setdiff1d(self._everyone, self._population(cid))
+        new = np.setdiff1d(self._new, outside)
         stale = np.setdiff1d(
             np.fromiter(
                 revisions.stale_keys(self._conn, self._index, self._config_id, cid),
                 dtype=np.int64,
             ),
-            np.union1d(audit, self._new),
+            np.union1d(audit, new),
         )
-        keys = np.union1d(np.union1d(audit, self._new), stale)
+        keys = np.union1d(np.union1d(np.union1d(audit, new), stale), outside)
         self._barred[cid] = keys
         coded = self._coded_of(cid)
         return Barred(
             json.dumps([int(k) for k in keys]),
-            int(np.setdiff1d(self._new, coded).size),
+            int(np.setdiff1d(new, coded).size),
             int(np.setdiff1d(stale, coded).size),
         )
 
@@ -118,7 +129,8 @@ class DelegationScope:
         cid = self._index.code_key(code_id)
         audit = self._audit_of(code_id)
         coded = self._coded_of(cid)
-        free = ~np.isin(self._everyone, coded) & ~np.isin(self._everyone, audit)
+        population = self._population(cid)
+        free = ~np.isin(population, coded) & ~np.isin(population, audit)
         uncoded = int(free.sum())
         at = self._scores_of(cid)
         rids = self._rids[at]

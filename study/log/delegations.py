@@ -237,7 +237,7 @@ class DelegationApplied:
 
 def audit_keys(conn: sqlite3.Connection, index: StudyIndex, code_id: str) -> str:
     """The ``rid`` of a code's audit pairs, as the JSON array :data:`_UNCODED` takes."""
-    sample = read_audit(conn)
+    sample = read_audit(conn, index)
     if sample is None:
         return "[]"
     return json.dumps([index.response_key(r) for r in sample.pairs(code_id)])
@@ -264,7 +264,7 @@ class Barred:
 def barred(conn: sqlite3.Connection, index: StudyIndex, config_id: int, code_id: str) -> Barred:
     """What delegation leaves out of one code besides its audit pairs, and why."""
     cid = index.code_key(code_id)
-    sample = read_audit(conn)
+    sample = read_audit(conn, index)
     audit = set() if sample is None else {index.response_key(r) for r in sample.pairs(code_id)}
     drawn = set() if sample is None else {index.response_key(r) for r in sample.permutation}
     coded = {
@@ -274,9 +274,11 @@ def barred(conn: sqlite3.Connection, index: StudyIndex, config_id: int, code_id:
         )
     }
     everyone = {int(r[0]) for r in conn.execute("SELECT rid FROM responses")}
-    new = everyone - drawn if sample is not None else set()
+    # A code scoped to survey questions has no pair on another question's response.
+    outside = everyone - index.scope.rids(cid)
+    new = (everyone - drawn if sample is not None else set()) - outside
     stale = revisions.stale_keys(conn, index, config_id, cid) - audit - new
-    keys = sorted(audit | new | stale)
+    keys = sorted(audit | new | stale | outside)
     return Barred(json.dumps(keys), len(new - coded), len(stale - coded))
 
 
@@ -300,7 +302,8 @@ def delegable(
     uncoded = int(
         conn.execute(
             "SELECT COUNT(*) FROM responses s, (SELECT ? AS cid) c WHERE "
-            + _UNCODED.replace("s.cid", "c.cid"),
+            + _UNCODED.replace("s.cid", "c.cid")
+            + f" AND {index.scope.sql('s.rid', 'c.cid')}",
             (cid, audit),
         ).fetchone()[0]
     )

@@ -34,6 +34,9 @@ def pair_filters(
     # A code a codebook revision removed (archived) keeps its decisions but leaves the queue.
     clauses: list[str] = [f"{cid} NOT IN (SELECT cid FROM codes WHERE archived = 1)"]
     params: list[Any] = []
+    scope = study.index.scope
+    if scope.scoped:  # only the pairs whose code applies to the response's question
+        clauses.append(scope.sql(rid, cid))
     if wave is not None:
         clauses.append(f"{rid} IN (SELECT rid FROM responses WHERE wave = ?)")
         params.append(wave)
@@ -117,7 +120,8 @@ def decided_driver(
         clauses += more
         params += more_params
     where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-    pairs = study.response_count() if code_id is not None else study.pair_count()
+    scope = study.index.scope
+    pairs = scope.count(study.index.code_key(code_id)) if code_id is not None else scope.total
     bound = max(256, isqrt(max(1, rows) * pairs // 3))
     decided = conn.execute(
         f"SELECT COUNT(*) FROM (SELECT 1 FROM annotations a{where} LIMIT ?)", [*params, bound]

@@ -48,7 +48,7 @@ def audit_listing(study: StudyView, conn: sqlite3.Connection) -> str:
     kept = _AUDIT_LISTINGS.get(study)
     if kept is not None and kept[0] == key:
         return kept[1]
-    sample = read_audit(conn)
+    sample = read_audit(conn, study.index)
     assert sample is not None
     known = set(codes)
     listing = json.dumps(

@@ -387,7 +387,7 @@ class Queries:
                 config_id,
                 coder,
                 f"SELECT r.rid, c.cid FROM responses r JOIN codes c ON c.cid IN ({codable}) "
-                "WHERE r.rid = ?",
+                f"WHERE r.rid = ? AND {study.index.scope.sql('r.rid', 'c.cid')}",
                 [rid],
                 "p.cid",
             )
@@ -439,21 +439,28 @@ class Queries:
                     wave,
                     audit=audit_listing(study, conn) if status == "review" else "[]",
                 )
-            codes = 1 if code_id is not None else len(study.index.codable_keys)
-            if code_id is not None:
-                study.index.code_key(code_id)
+            cids = (
+                [study.index.code_key(code_id)]
+                if code_id is not None
+                else list(study.index.codable_keys)
+            )
+            scope = study.index.scope
             if search or wave is not None:
                 folded = (search or "").casefold()
-                responses = int(
+                # Every pair of the matching responses, or (codes scoped to questions)
+                # those whose code applies to the response.
+                base = int(
                     conn.execute(
-                        "SELECT COUNT(*) FROM responses WHERE (instr(cc_fold(text), ?) > 0 "
-                        "OR instr(cc_fold(id), ?) > 0) AND (? IS NULL OR wave = ?)",
+                        "SELECT COUNT(*) FROM responses r JOIN codes c "
+                        f"ON c.cid IN ({','.join(map(str, cids))}) "
+                        f"WHERE {scope.sql('r.rid', 'c.cid')} AND "
+                        "(instr(cc_fold(r.text), ?) > 0 OR instr(cc_fold(r.id), ?) > 0) "
+                        "AND (? IS NULL OR r.wave = ?)",
                         (folded, folded, wave, wave),
                     ).fetchone()[0]
                 )
             else:
-                responses = study.response_count()
-            base = responses * codes
+                base = sum(scope.count(cid) for cid in cids)
             if status is None:
                 return base
             if status == "disagreement":
@@ -668,12 +675,13 @@ class Queries:
                 f"FROM scores s WHERE s.config_id = ? AND s.rid = r.rid AND s.cid IN ({codable})"
             )
             mine = "(? IS NULL OR {}.coder = ?)"
+            scope_sql = study.index.scope.sql("a.rid", "a.cid")
             sql = (
                 # A snippet needs the start of the text only.
                 "SELECT r.rid, substr(r.text, 1, 600), "
                 f"(SELECT MAX(s.norm_entropy) {scores}), (SELECT COUNT(*) {scores}), "
                 "(SELECT COUNT(DISTINCT a.cid) FROM annotations a WHERE a.rid = r.rid "
-                f"AND a.cid IN ({codable}) AND {mine.format('a')}), "
+                f"AND a.cid IN ({codable}) AND {scope_sql} AND {mine.format('a')}), "
                 f"EXISTS (SELECT 1 FROM memos m WHERE m.rid = r.rid AND {mine.format('m')}), "
                 "EXISTS (SELECT 1 FROM notes n WHERE n.rid = r.rid "
                 f"AND n.cid IN ({codable}) AND {mine.format('n')}) "
@@ -682,7 +690,8 @@ class Queries:
             config = -1 if config_id is None else config_id
             params = [config, config, coder, coder, coder, coder, coder, coder, json.dumps(rids)]
             found = {int(row[0]): row for row in conn.execute(sql, params)}
-        count = len(study.index.codable_keys)
+        scope = study.index.scope
+        codable_keys = study.index.codable_keys
         return [
             ResponseRow(
                 response_id=study.index.response_id(rid),
@@ -690,7 +699,7 @@ class Queries:
                 max_entropy=None if found[rid][2] is None else float(found[rid][2]),
                 scored=int(found[rid][3]),
                 decided=int(found[rid][4]),
-                codes=count,
+                codes=sum(1 for cid in codable_keys if scope.applies(rid, cid)),
                 memo=bool(found[rid][5]),
                 noted=bool(found[rid][6]),
             )
@@ -710,8 +719,13 @@ class Queries:
         study = self._study
         if config_id is not None:
             study.scores.config_row(config_id)
-        n = study.response_count()
-        where, params = ("WHERE coder = ?", [coder]) if coder is not None else ("", [])
+        scope = study.index.scope
+        # Only the study's pairs count: with codes scoped to questions, a decision
+        # imported for a code on another question's response is not one of them.
+        where = f"WHERE {scope.sql('rid', 'cid')}"
+        params: list[Any] = []
+        if coder is not None:
+            where, params = f"{where} AND coder = ?", [coder]
         with study.snapshot() as conn:
             decided = dict(
                 conn.execute(
@@ -732,7 +746,8 @@ class Queries:
             if config_id is not None:
                 scored = dict(
                     conn.execute(
-                        "SELECT cid, COUNT(*) FROM scores WHERE config_id = ? GROUP BY cid",
+                        "SELECT cid, COUNT(*) FROM scores WHERE config_id = ? "
+                        f"AND {scope.sql('rid', 'cid')} GROUP BY cid",
                         (config_id,),
                     ).fetchall()
                 )
@@ -740,6 +755,7 @@ class Queries:
         for cid in study.index.codable_keys:
             code = study.index.code_at(cid)
             d = int(decided.get(cid, 0))
+            n = scope.count(cid)
             by_code[code.id] = {
                 "name": code.name,
                 "total": n,
@@ -749,7 +765,7 @@ class Queries:
                 "model": by_source.get((cid, "model"), 0),
                 "scored": None if config_id is None else int(scored.get(cid, 0)),
             }
-        total = n * len(study.index.codable_keys)
+        total = scope.total
         decided_total = sum(c["decided"] for c in by_code.values())
         return {
             "total": total,

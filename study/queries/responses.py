@@ -238,18 +238,38 @@ def _with_undecided(
     the small ``annotations`` table, not a probe per pair (which costs some 80 ms on
     30,000 pairs, too slow for a key)."""
     if code_id is not None:
-        codes, count = str(study.index.code_key(code_id)), 1
+        cids: tuple[int, ...] = (study.index.code_key(code_id),)
     else:
-        codes, count = study.index.codable_sql, len(study.index.codable_keys)
+        cids = study.index.codable_keys
+    codes, count = ",".join(map(str, cids)), len(cids)
     mine = " AND a.coder = ?" if coder is not None else ""
-    complete = {
-        int(row[0])
-        for row in conn.execute(
-            f"SELECT a.rid FROM annotations a WHERE a.cid IN ({codes}){mine} "
-            "GROUP BY a.rid HAVING COUNT(DISTINCT a.cid) >= ?",
-            [*([coder] if coder is not None else []), count],
+    scope = study.index.scope
+    if scope.scoped:
+        # A response is complete when every code that applies to its question is decided.
+        decided = dict(
+            conn.execute(
+                f"SELECT a.rid, COUNT(DISTINCT a.cid) FROM annotations a WHERE a.cid IN "
+                f"({codes}) AND {scope.sql('a.rid', 'a.cid')}{mine} GROUP BY a.rid",
+                [coder] if coder is not None else [],
+            ).fetchall()
         )
-    }
+        needed: dict[str | None, int] = {}
+        complete = set()
+        for rid in study.index.response_ids_by_key():
+            question = scope.question_of(rid)
+            if question not in needed:
+                needed[question] = sum(1 for c in cids if scope.applies(rid, c))
+            if decided.get(rid, 0) >= needed[question]:
+                complete.add(rid)
+    else:
+        complete = {
+            int(row[0])
+            for row in conn.execute(
+                f"SELECT a.rid FROM annotations a WHERE a.cid IN ({codes}){mine} "
+                "GROUP BY a.rid HAVING COUNT(DISTINCT a.cid) >= ?",
+                [*([coder] if coder is not None else []), count],
+            )
+        }
     clauses: list[str] = []
     params: list[Any] = []
     if wave is not None:

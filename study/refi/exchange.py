@@ -174,7 +174,12 @@ def import_project_codes(
     project, report = read_project(source)
     decided, notes, found = decisions_from_project(project, study, coder=coder, user=user)
     messages = ([report.summary()] if report else []) + list(found)
-    items = decided.get(coder, ())
+    # "Does not apply" for a code off the source's question is no pair of the study.
+    items = tuple(
+        d
+        for d in decided.get(coder, ())
+        if not study.index.needless(d.response_id, d.code_id, d.value)
+    )
     if not items:
         why = "".join(f"; {m}" for m in found if "ordinal" in m)
         raise ProjectFileError(f"the project holds no codings to import{why}", path=Path(source))
@@ -203,7 +208,7 @@ def _store_decisions(
     source: str | Path,
     replace: bool = False,
 ) -> int:
-    items = list(items)
+    items = [d for d in items if not study.index.needless(d.response_id, d.code_id, d.value)]
     triples = [(d.response_id, d.code_id, d.value) for d in items]
     # A pick the coder accepted from the model stays one (codecurve's own record says so).
     sources = {(d.response_id, d.code_id): d.source for d in items if d.source != "human"}

@@ -148,7 +148,8 @@ def pending(conn: sqlite3.Connection, index: StudyIndex, config_id: int) -> list
     codable = index.codable_sql
     rows = conn.execute(
         "SELECT r.rid, r.text, c.cid FROM responses r JOIN codes c "
-        f"WHERE c.cid IN ({codable}) AND NOT EXISTS (SELECT 1 FROM scores s "
+        f"WHERE c.cid IN ({codable}) AND {index.scope.sql('r.rid', 'c.cid')} "
+        "AND NOT EXISTS (SELECT 1 FROM scores s "
         "WHERE s.config_id = ? AND s.rid = r.rid AND s.cid = c.cid) "
         "ORDER BY r.rid, c.cid",
         (config_id,),

@@ -147,7 +147,8 @@ class Scores:
         codable = self._study.index.codable_sql
         with self._study.query() as conn:
             row = conn.execute(
-                f"SELECT COUNT(*) FROM scores WHERE config_id = ? AND cid IN ({codable})",
+                f"SELECT COUNT(*) FROM scores WHERE config_id = ? AND cid IN ({codable}) "
+                f"AND {self._study.index.scope.sql('rid', 'cid')}",
                 (config_id,),
             ).fetchone()
         return int(row[0])

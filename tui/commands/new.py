@@ -190,9 +190,23 @@ def create_from_args(
     sys.stderr.write(printable(columns_line(table, args)) + "\n")
     sys.stderr.write(
         f"created {args.study}: {plural(study.response_count(), 'response')} x "
-        f"{plural(len(study.codes), 'code')} ({plural(study.pair_count(), 'pair')})\n"
+        f"{plural(len(study.codes), 'code')} ({plural(study.pair_count(), 'pair')}"
+        + scope_note(study)
+        + ")\n"
     )
     return study
+
+
+def scope_note(study: Study) -> str:
+    """``; each code only on the answers to its questions (3 questions of question_id)``
+    when codes are scoped to survey questions, else nothing."""
+    from tui.text import plural
+
+    book = study.codebook
+    if not book.scoped or book.question_column is None:
+        return ""
+    asked = plural(len(book.scoped_questions()), "question")
+    return f": each code only on the answers to its questions ({asked} of {book.question_column})"
 
 
 def columns_line(table: ResponseTable, args: argparse.Namespace) -> str:
