@@ -88,8 +88,9 @@ class Evidence:
         total_sentences: Sentences in the response, before :func:`bounded` kept the
             longest.
         reason: Why there are no sentences (``one sentence``, ``no sentence``), else "".
-        variants_tokens: Prompt tokens the model read for the variants (0 when unknown or
-            cached): the cost of the explanation.
+        variants_tokens: Prompt tokens the model read for the pair and its variants (a
+            chunk's tokens shared out by variants; 0 when unknown or cached): the cost of
+            the explanation.
     """
 
     response_id: str
@@ -177,43 +178,50 @@ def explain(
     variants_total = sum(len(spans) + 1 for _, spans, _ in planned)
     started = time.monotonic()
     pairs_done = variants_done = 0
-    chunk: list[tuple[Pair, list[Span], int]] = []
-    size = 0
-    for index, item in enumerate(planned):
-        chunk.append(item)
-        size += len(item[1]) + 1
-        if size < CHUNK_VARIANTS and index < len(planned) - 1:
-            continue
+    for chunk in _chunks(planned):
         asked = [p for pair, spans, _ in chunk for p in _variants(pair, spans)]
         scores: list[Score] = []
-        tokens: list[int] = []
-
-        def note(batch: BatchResult, asked: int = len(asked)) -> None:
-            tokens.append(batch.tokens)
+        read = 0
+        for batch in engine.iter_batches(asked):
+            scores.extend(batch.scores)
+            read += batch.tokens
             if progress is not None:
+                elapsed = time.monotonic() - started
                 progress(
                     ExplainProgress(
                         pairs_done,
                         len(planned),
                         variants_done + batch.done,
                         variants_total,
-                        time.monotonic() - started,
+                        elapsed,
                         batch,
                     )
                 )
-
-        for batch in engine.iter_batches(asked):
-            scores.extend(batch.scores)
-            note(batch)
             if cancel is not None and cancel.is_set():
                 return
         by_id = {s.response_id: s for s in scores}
-        read = sum(tokens)
         for pair, spans, total in chunk:
-            yield _evidence(pair, spans, total, by_id, read * len(spans) // max(len(asked), 1))
+            share = read * (len(spans) + 1) // max(len(asked), 1)
+            yield _evidence(pair, spans, total, by_id, share)
         pairs_done += len(chunk)
         variants_done += len(asked)
-        chunk, size = [], 0
+
+
+_Planned = tuple[Pair, list[Span], int]
+
+
+def _chunks(planned: list[_Planned]) -> Iterator[list[_Planned]]:
+    """Consecutive pairs of about :data:`CHUNK_VARIANTS` variants (a pair is never split)."""
+    chunk: list[_Planned] = []
+    size = 0
+    for item in planned:
+        chunk.append(item)
+        size += len(item[1]) + 1
+        if size >= CHUNK_VARIANTS:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
 
 
 def _variants(pair: Pair, spans: list[Span]) -> list[Pair]:
