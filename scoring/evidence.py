@@ -205,6 +205,11 @@ def explain(
             yield _evidence(pair, spans, total, by_id, share)
         pairs_done += len(chunk)
         variants_done += len(asked)
+        if progress is not None:
+            elapsed = time.monotonic() - started
+            progress(
+                ExplainProgress(pairs_done, len(planned), variants_done, variants_total, elapsed)
+            )
 
 
 _Planned = tuple[Pair, list[Span], int]
