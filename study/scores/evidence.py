@@ -29,6 +29,7 @@ from scoring.score import Pair, text_hash
 from study.codec import blob_to_floats
 from study.errors import StudyError
 from study.handle import StudyHandle
+from study.scores.learned import LEARNED_BACKEND
 from study.stamps import now
 
 _COLUMNS = (
@@ -77,6 +78,20 @@ class EvidenceLedger:
                 rows,
             )
         return len(rows)
+
+    def measured_config(self, config_id: int) -> int:
+        """The configuration the evidence of ``config_id``'s scores is measured under:
+        itself, or the base of a learned configuration (whose classifier is not kept, so
+        variants are measured on the model's zero-shot curve; :mod:`study.analysis.evidence`).
+        """
+        with self._study.query() as conn:
+            row = conn.execute(
+                "SELECT model_backend, model_revision FROM configs WHERE id = ?", (config_id,)
+            ).fetchone()
+            if row is None or row[0] != LEARNED_BACKEND:
+                return config_id
+            base = conn.execute("SELECT id FROM configs WHERE key = ?", (row[1],)).fetchone()
+        return config_id if base is None else int(base[0])
 
     def get(self, config_id: int, response_id: str, code_id: str) -> Evidence | None:
         """The pair's valid evidence under ``config_id``, or None (never computed, or

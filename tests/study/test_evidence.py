@@ -143,3 +143,39 @@ def test_a_version_6_study_gains_the_evidence_table(tmp_path, codebook):
     cols = [r[1] for r in con.execute("PRAGMA table_info(evidence)")]
     con.close()
     assert cols[:5] == ["config_id", "cid", "rid", "text_hash", "code_hash"]
+
+
+def test_the_long_export_carries_the_top_sentence(scored):
+    from study.exchange.frames import long_frame
+
+    study, engine = scored
+    plan = plan_explain(study, code="staff")
+    explain_study(study, engine, plan)
+    frame = long_frame(study).set_index(["response_id", "code_id"])
+    row = frame.loc[("r1", "staff")]
+    kept = study.evidence.get(plan.config.id, "r1", "staff")
+    assert kept is not None
+    assert kept.top is not None
+    text = TEXTS["r1"]
+    assert (row["evidence_start"], row["evidence_end"]) == (kept.top.start, kept.top.end)
+    assert row["evidence_text"] == text[kept.top.start : kept.top.end]
+    assert row["evidence_effect"] == pytest.approx(kept.top.applies_effect, abs=1e-6)
+    for key in [("r2", "staff"), ("r1", "wait")]:  # one sentence; not explained
+        assert frame.loc[key, "evidence_text"] is None
+        assert frame.loc[key, ["evidence_start", "evidence_effect"]].isna().all()
+
+
+def test_a_learned_configuration_is_explained_on_its_base(scored):
+    from study.exchange.frames import long_frame
+    from study.scores.learned import learned_config
+
+    study, engine = scored
+    base = study.scores.config_row(study.scores.active_config_id())
+    learned_id = study.scores.ensure_config(learned_config(base, "ana"), activate=True)
+    plan = plan_explain(study, code="staff")
+    assert (plan.config.id, plan.learned_id) == (base.id, learned_id)
+    explain_study(study, engine, plan)
+    assert study.evidence.measured_config(learned_id) == base.id
+    assert study.evidence.measured_config(base.id) == base.id
+    frame = long_frame(study, config_id=learned_id).set_index(["response_id", "code_id"])
+    assert frame.loc[("r1", "staff"), "evidence_text"] is not None
