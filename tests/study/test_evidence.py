@@ -179,3 +179,34 @@ def test_a_learned_configuration_is_explained_on_its_base(scored):
     assert study.evidence.measured_config(base.id) == base.id
     frame = long_frame(study, config_id=learned_id).set_index(["response_id", "code_id"])
     assert frame.loc[("r1", "staff"), "evidence_text"] is not None
+
+
+def test_a_qdpx_project_codes_the_models_evidence_and_keeps_it(tmp_path):
+    import xmlschema
+
+    from study.refi import project_bytes, project_from_study, read_project, write_qdpx
+    from tests.scoring.test_evidence import KeywordBackend
+
+    book = Codebook(
+        name="NHS", codes=(Code("staff", "Staff attitude", definition="Staff.", scale=BINARY),)
+    )
+    texts = {
+        "a": "The ward was clean. The nurse was rude to my mother. Parking was fine.",
+        "b": "Rude porter",  # applies, one sentence: the whole text
+        "c": "Fine food. Kind nurse.",  # does not apply: its twin, the whole text
+    }
+    path = tmp_path / "k.codecurve"
+    with Study.create(path, responses=ResponseTable.from_texts(texts), codebook=book) as study:
+        engine = ScoringEngine(KeywordBackend(), study.codebook, template="base-v1")
+        score_study(study, engine)
+        explain_study(study, engine, plan_explain(study))
+        project = project_from_study(study)
+    schema = xmlschema.XMLSchema(str(Path(__file__).parent / "data" / "Project.xsd"))
+    schema.validate(project_bytes(project).decode("utf-8"))
+    target = write_qdpx(project, tmp_path / "k.qdpx")
+    back, _ = read_project(target)
+    spans = {s.name: sorted((c.start, c.end) for c in s.codings) for s in back.sources}
+    rude = texts["a"].index("The nurse")
+    assert spans["a"] == [(rude, rude + len("The nurse was rude to my mother."))]
+    assert spans["b"] == [(0, len(texts["b"]))]
+    assert spans["c"] == [(0, len(texts["c"]))]
