@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -152,7 +153,7 @@ def test_the_long_export_carries_the_top_sentence(scored):
     plan = plan_explain(study, code="staff")
     explain_study(study, engine, plan)
     frame = long_frame(study).set_index(["response_id", "code_id"])
-    row = frame.loc[("r1", "staff")]
+    row: Any = frame.loc[("r1", "staff")]
     kept = study.evidence.get(plan.config.id, "r1", "staff")
     assert kept is not None
     assert kept.top is not None
