@@ -16,6 +16,7 @@ the handle's protocol (:class:`study.handle.StudyHandle`)::
     study.audit        the blind audit sample              study.audit.sample.Audit
     study.delegations  certified delegation                study.log.delegations.Delegations
     study.versions     codebook revisions, waves           study.iteration.versions.Versions
+    study.evidence     the sentences that moved the model  study.scores.evidence.EvidenceLedger
 
 Below them: :mod:`study.log.events` (the event log's one writer: each kind and its
 columns), :mod:`study.file.lifecycle` (create, open, upgrade, check the file),
@@ -76,6 +77,7 @@ from study.log.decisions import Decisions
 from study.log.delegations import Delegations
 from study.queries.pairs import Queries
 from study.rows import CONSENSUS, StudyUpdate
+from study.scores.evidence import EvidenceLedger
 from study.scores.ledger import Scores
 from study.stamps import now, software_version
 
@@ -100,7 +102,7 @@ class Study:
 
     The handle reads responses and the file's details; the rest is in its namespaces:
     :attr:`scores`, :attr:`decisions`, :attr:`queries`, :attr:`audit`,
-    :attr:`delegations`, :attr:`versions` (see the module docstring).
+    :attr:`delegations`, :attr:`versions`, :attr:`evidence` (see the module docstring).
     """
 
     def __init__(
@@ -134,6 +136,7 @@ class Study:
         self.audit = Audit(self)
         self.delegations = Delegations(self)
         self.versions = Versions(self)
+        self.evidence = EvidenceLedger(self)
 
     # --- lifecycle -------------------------------------------------------------------
 

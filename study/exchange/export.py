@@ -14,7 +14,10 @@ Layouts:
           quotes), ``note``); the pair's audit membership ``audit`` and its response's
           1-based place in the audit's random order ``audit_rank``; the response's
           ``memo``; and the final decision (``final, final_label, final_applies,
-          final_from``). ``blind`` is true for a decision made without
+          final_from``); the pair's evidence, the sentence whose absence lowered the
+          model's P(applies) most (``evidence_start, evidence_end``: its characters in
+          the text, ``evidence_text``, ``evidence_effect``: the drop; empty where it was
+          not measured, ``codecurve explain``). ``blind`` is true for a decision made without
           seeing the model's answer (the blind audit, imports). An archived code (one a
           codebook revision removed) that has decisions follows the current codes of
           each response with ``archived`` true; its final value is the decision alone.

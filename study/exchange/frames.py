@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from codebooks.model import Code
+from scoring.evidence import SentenceEffect
 from study.audit.sample import AuditSample, read_audit
 from study.errors import StudyError
 from study.exchange.coders import (
@@ -72,6 +73,10 @@ LONG_COLUMNS = (
     "final_label",
     "final_applies",
     "final_from",
+    "evidence_start",
+    "evidence_end",
+    "evidence_text",
+    "evidence_effect",
 )
 
 
@@ -346,7 +351,34 @@ def long_frame(
     for column in ("codebook_version", "delegation"):
         frame[column] = frame[column].astype("Float64").astype("Int64")
     frame["audit"], frame["audit_rank"] = _audit_columns(study, sample, frame, codes)
+    _evidence_columns(study, cfg, frame, {r[1]: r[2] for r in responses})
     return frame[list(LONG_COLUMNS)]
+
+
+def _evidence_columns(
+    study: StudyView, cfg: int | None, frame: pd.DataFrame, text_of: dict[str, str]
+) -> None:
+    """The top sentence of each pair's evidence (:mod:`study.scores.evidence`): where it
+    stands in the response (characters), its text and its effect on P(applies); empty
+    where none was measured."""
+    found: dict[tuple[str, str], SentenceEffect] = {}
+    if cfg is not None:
+        for e in study.evidence.for_config(study.evidence.measured_config(cfg)):
+            top = e.top
+            if top is not None:
+                found[(e.response_id, e.code_id)] = top
+    keys = list(zip(frame["response_id"].tolist(), frame["code_id"].tolist(), strict=True))
+    tops = [found.get(key) for key in keys]
+    frame["evidence_start"] = pd.array([None if t is None else t.start for t in tops], "Int64")
+    frame["evidence_end"] = pd.array([None if t is None else t.end for t in tops], "Int64")
+    frame["evidence_text"] = pd.Series(
+        [None if t is None else t.text(text_of[k[0]]) for t, k in zip(tops, keys, strict=True)],
+        index=frame.index,
+        dtype=object,
+    )
+    frame["evidence_effect"] = pd.array(
+        [None if t is None else round(t.applies_effect, 6) for t in tops], "Float64"
+    )
 
 
 def _audit_columns(

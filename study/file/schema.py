@@ -83,6 +83,12 @@ points) that came with a coder's decision, as a QDA program codes segments. Each
 the event of the decision it came with: a segment belongs to the pair's current decision
 only while ``annotations.event_id`` is that event (a decision made again leaves it
 behind, an undo back to it brings it back), so nothing ever edits or deletes one.
+
+Version 7 adds ``evidence`` (:mod:`study.scores.evidence`): per (config, response, code),
+the sentences of the response and what leaving each out did to the pair's P(applies)
+and expected value (JSON), with the text and code hashes it was measured on, so that a
+changed text or definition makes it invalid (it is read only while both match the
+study's current ones). Derived data, not a record: computing it again replaces it.
 """
 
 from __future__ import annotations
@@ -94,7 +100,7 @@ from collections.abc import Callable
 APPLICATION_ID = 0x63637276
 
 #: The schema version this code reads and writes.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 _V1 = """
 CREATE TABLE meta (
@@ -469,6 +475,30 @@ def _to_v6(conn: sqlite3.Connection) -> None:
 
 
 MIGRATIONS[6] = _to_v6
+
+_V7 = """
+CREATE TABLE evidence (
+    config_id   INTEGER NOT NULL REFERENCES configs(id),
+    cid         INTEGER NOT NULL REFERENCES codes(cid),
+    rid         INTEGER NOT NULL REFERENCES responses(rid),
+    text_hash   TEXT NOT NULL,
+    code_hash   TEXT NOT NULL,
+    applies     REAL NOT NULL,
+    expected    REAL,
+    sentences   INTEGER NOT NULL CHECK (sentences >= 0),
+    effects     TEXT NOT NULL,
+    computed_at TEXT NOT NULL,
+    PRIMARY KEY (config_id, cid, rid)
+) WITHOUT ROWID
+"""
+
+
+def _to_v7(conn: sqlite3.Connection) -> None:
+    """Evidence of scored pairs (see the module docstring)."""
+    conn.execute(_V7)
+
+
+MIGRATIONS[7] = _to_v7
 
 
 #: ``durability`` choices of :func:`configure` and ``PRAGMA synchronous`` for each.

@@ -9,7 +9,9 @@ response            ``TextSource`` named by the response id, text in
                     ``sources/<guid>.txt``
 response's columns  ``Variables``, and one ``Case`` per response holding its values
                     (also on the source itself, for programs that read them there)
-decision            a ``Coding`` spanning the whole text: of the code where it applies
+decision            a ``Coding`` spanning the whole text (a coder's segments where the
+                    decision came with some; for the model's coding, its evidence
+                    sentence where ``codecurve explain`` measured one): of the code where it applies
                     (value >= the scale's ``applies_from``), else of its twin
                     ``<code> (does not apply)`` (children of the category
                     ``codecurve: does not apply``); its selection's ``Description``
@@ -194,6 +196,7 @@ class _Exporter:
         archived = sorted({d.code_id for d in decisions if d.code_id not in current})
         decisions = [d for d in decisions if d.code_id in current]
         segments = self.segments()
+        evidence = self.evidence(config_id)
         for d in decisions:
             code = book.code(d.code_id)
             scale = book.scale_for(code)
@@ -205,8 +208,11 @@ class _Exporter:
             key = (d.response_id, code.id, user)
             if not applies:  # the twin's coding, under a GUID of its own
                 key = (d.response_id, f"{code.id}{NOT_APPLIES_SUFFIX}", user)
-            # A decision that came with segments is written back as those segments.
+            # A decision that came with segments is written back as those segments; the
+            # model's coding as its evidence, where measured (``codecurve explain``).
             spans = segments.get((d.response_id, code.id, d.coder or ""), []) if applies else []
+            if applies and not spans and user in self.model_users:
+                spans = evidence.get((d.response_id, code.id), [])
             for start, end in spans or [(0, lengths[d.response_id])]:
                 part = (*key, str(start), str(end)) if spans else key
                 codings[d.response_id].append(
@@ -440,6 +446,19 @@ class _Exporter:
                     coder=str(who),
                 )
             )
+        return out
+
+    def evidence(self, config_id: int | None) -> dict[tuple[str, str], list[tuple[int, int]]]:
+        """(response id, code id) -> the span of the sentence that moved the model most
+        towards "applies", where its evidence was measured and the effect is positive."""
+        if config_id is None:
+            return {}
+        ledger = self.study.evidence
+        out: dict[tuple[str, str], list[tuple[int, int]]] = {}
+        for e in ledger.for_config(ledger.measured_config(config_id)):
+            top = e.top
+            if top is not None and top.applies_effect > 0:
+                out[(e.response_id, e.code_id)] = [(top.start, top.end)]
         return out
 
     def segments(self) -> dict[tuple[str, str, str], list[tuple[int, int]]]:
