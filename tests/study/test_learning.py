@@ -404,3 +404,30 @@ def test_a_refit_reuses_the_features_it_read_while_the_pairs_are_the_same(
         assert read.features is not None
         assert read.features is not kept.features
         assert np.array_equal(read.features, kept.features)
+
+
+def test_a_refit_after_the_base_was_rescored_writes_the_new_identity(study: Study) -> None:
+    # A refit updates only the curves in place; the base's pairs rescored under another
+    # prompt must not leave the learned rows with the old prompt's hash.
+    zero_shot = study.scores.active_config_id()
+    assert zero_shot is not None
+    decide_outside_audit(study, "wait", 60)
+    run = learn(study, coder="ana", code="wait")
+    cid = study.index.code_key("wait")
+    with study.transaction() as conn:
+        conn.execute(
+            "UPDATE scores SET prompt_hash = 'rescored' WHERE config_id = ? AND cid = ? "
+            "AND rid = (SELECT MIN(rid) FROM scores WHERE config_id = ? AND cid = ?)",
+            (zero_shot, cid, zero_shot, cid),
+        )
+    learn(study, coder="ana", code="wait")
+    with study.snapshot() as conn:
+        hashes = [
+            r[0]
+            for r in conn.execute(
+                "SELECT prompt_hash FROM scores WHERE config_id = ? AND cid = ? ORDER BY rid",
+                (run.config_id, cid),
+            )
+        ]
+    assert hashes[0] == "rescored"
+    assert "rescored" not in hashes[1:]
