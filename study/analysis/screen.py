@@ -223,6 +223,43 @@ class StudyScreening:
         )
 
 
+#: An export's provenance screens at most this many coders (each one a screen).
+MAX_SCREENED = 10
+
+
+def screen_words(screened: StudyScreening) -> str:
+    """The screen in an export's provenance: the figures first, each tier named as a
+    response pattern with AUROC and kappa beside it (never a bare tier), and a model that
+    adds nothing said so before anything else."""
+    parts = []
+    groups: list[tuple[str, str | None]] = [("pooled", None)]
+    groups += [(name, name) for name in screened.per_code]
+    for label, key in groups:
+        told = screened.story(key)
+        words = told.pattern_line(screened.headline(key))
+        if told.adds_nothing:
+            words = f"{told.headline}; {words}"
+        parts.append(f"{label}: {words}")
+    return "; ".join(parts) + " (the tier names a response pattern, not a verdict on the model)"
+
+
+def screen_lines(study: Study, config_id: int | None, coder: str | None) -> list[str]:
+    """``screen tier against <coder>: ...`` for the coder exported (every coder when
+    None, up to :data:`MAX_SCREENED`), or why it was not computed; empty when nothing is
+    scored. What every export's provenance says of the screen."""
+    if config_id is None:
+        return []
+    lines = []
+    for who in [coder] if coder is not None else study.decisions.coders()[:MAX_SCREENED]:
+        try:
+            screened = screen_study(study, config_id, coder=who)
+        except (StudyError, ValueError) as exc:
+            lines.append(f"screen tier against {who}: not computed ({exc})")
+            continue
+        lines.append(f"screen tier against {who}: " + screen_words(screened))
+    return lines
+
+
 def sample_label(dataset: str, sample: Sample, n: int) -> str:
     """A report's data set with the sample it used and its size."""
     if sample == "audit":

@@ -109,6 +109,8 @@ from study.exchange.writers import (
     write_xlsx,
 )
 from study.intake.cells import FORMULA_STARTS, neutralise
+from study.rows import CONSENSUS
+from study.scores.labels import resolve_config
 
 if TYPE_CHECKING:
     from study.store import Study
@@ -247,6 +249,7 @@ def export_study(
     info = provenance(
         study, config_id=config_id, layout=layout, coder=coder, fill=fill, all_coders=all_coders
     )
+    info |= _screen_provenance(study, config_id, coder)
     if fmt == "xlsx":
         return atomic_write(target, lambda tmp: write_xlsx(frame, tmp, info=info), protect=protect)
     if fmt == "parquet":
@@ -311,3 +314,19 @@ def export_codebook(
             path=study.path,
         )
     return save_codebook(versions[version].codebook, Path(path), flavour=flavour)
+
+
+def _screen_provenance(
+    study: Study, config_id: int | str | None, coder: str | None
+) -> dict[str, str]:
+    """What the validity screen says, against the coder exported (every coder for a
+    reconciled export), in the words of the terminal, the app and the report."""
+    from study.analysis.screen import screen_lines
+
+    resolved = resolve_config(study, config_id)
+    who = None if coder in (None, CONSENSUS) else coder
+    info = {}
+    for line in screen_lines(study, resolved, who):
+        key, _, value = line.partition(": ")
+        info[key] = value
+    return info

@@ -70,7 +70,6 @@ from study.rows import CONSENSUS
 from study.scores.labels import backend_name
 
 if TYPE_CHECKING:
-    from study.analysis.screen import StudyScreening
     from study.store import Study
 
 #: ``format`` of codecurve's record in a ``.qdpx``.
@@ -84,7 +83,6 @@ NOT_APPLIES = "codecurve: does not apply"
 NOT_APPLIES_SUFFIX = " (does not apply)"
 _PAGE = 2000
 #: Coders whose screen the provenance note reports (the first, by name).
-_MAX_SCREENED = 10
 
 
 @dataclass(frozen=True)
@@ -576,35 +574,9 @@ class _Exporter:
 
     def screen_tiers(self, config_id: int | None, coder: str | None) -> list[str]:
         """The validity screen's tier per coder (pooled, then per code), where it can run."""
-        from study.analysis.screen import screen_study
-        from study.errors import StudyError
+        from study.analysis.screen import screen_lines
 
-        if config_id is None:
-            return []
-        lines = []
-        for who in [coder] if coder is not None else self.study.decisions.coders()[:_MAX_SCREENED]:
-            try:
-                screened = screen_study(self.study, config_id, coder=who)
-            except (StudyError, ValueError) as exc:
-                lines.append(f"screen tier against {who}: not computed ({exc})")
-                continue
-            lines.append(f"screen tier against {who}: " + _screen_words(screened))
-        return lines
-
-
-def _screen_words(screened: StudyScreening) -> str:
-    """The screen in the provenance's words: the figures first, each tier named as a
-    response pattern with AUROC and kappa beside it (never a bare tier)."""
-    parts = []
-    groups: list[tuple[str, str | None]] = [("pooled", None)]
-    groups += [(name, name) for name in screened.per_code]
-    for label, key in groups:
-        told = screened.story(key)
-        words = told.pattern_line(screened.headline(key))
-        if told.adds_nothing:
-            words = f"{told.headline}; {words}"
-        parts.append(f"{label}: {words}")
-    return "; ".join(parts) + " (the tier names a response pattern, not a verdict on the model)"
+        return screen_lines(self.study, config_id, coder)
 
 
 @dataclass(frozen=True)

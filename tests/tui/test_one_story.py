@@ -131,6 +131,29 @@ def test_the_projects_provenance_tells_it(tmp_path: Path) -> None:
     assert not re.search(r"\bValid\b", line.replace("(Valid: no pathological", "")), line
 
 
+@pytest.mark.parametrize("suffix", [".csv", ".xlsx"])
+def test_an_exports_provenance_tells_it(tmp_path: Path, suffix: str) -> None:
+    # CSV and XLSX carried no screen at all: a reader of the export had the model's picks
+    # and no word that they add nothing.
+    import openpyxl
+
+    path = audited_constant_study(tmp_path)
+    target = tmp_path / f"coded{suffix}"
+    assert main(["export", str(path), "-o", str(target), "--coder", "ana"]) == 0
+    if suffix == ".csv":
+        sidecar = json.loads((tmp_path / "coded.csv-metadata.json").read_text(encoding="utf-8"))
+        text = "\n".join(f"{k}: {v}" for k, v in sidecar["dc:provenance"].items())
+    else:
+        sheet = openpyxl.load_workbook(target)["provenance"]
+        text = "\n".join(" ".join(str(c.value) for c in row) for row in sheet.iter_rows())
+    flat = " ".join(text.split())
+    assert "screen tier against ana" in flat
+    line = next(x for x in text.splitlines() if "screen tier against ana" in x)
+    assert f"{VALID_CODE}: the model answered No to all 150 pairs of this code" in line
+    assert "adds nothing here" in line
+    assert not re.search(r"\bValid\b", line.replace("(Valid: no pathological", "")), line
+
+
 async def test_the_panel_tells_it(tmp_path: Path) -> None:
     path = audited_constant_study(tmp_path, coder="tester")
     app = make_app(Study.open(path), coder="tester", close_study=True)
