@@ -59,8 +59,12 @@ def test_a_scoped_project_has_a_set_per_question(scoped: Study, tmp_path: Path) 
     assert order.index("Notes") < order.index("Sets") < order.index("NoteRef")
     sets = root.findall("p:Sets/p:Set", NS)
     assert [s.get("name") for s in sets] == [f"question_id: {q}" for q in QUESTIONS]
-    code_name = {c.get("guid"): c.get("name") for c in root.iter("{urn:QDA-XML:project:1.0}Code")}
-    source_name = {s.get("guid"): s.get("name") for s in root.findall("p:Sources/p:TextSource", NS)}
+    code_name = {
+        c.get("guid"): str(c.get("name")) for c in root.iter("{urn:QDA-XML:project:1.0}Code")
+    }
+    source_name = {
+        s.get("guid"): str(s.get("name")) for s in root.findall("p:Sources/p:TextSource", NS)
+    }
     members = {
         s.get("name"): (
             sorted(code_name[m.get("targetGUID")] for m in s.findall("p:MemberCode", NS)),
