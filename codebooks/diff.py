@@ -4,7 +4,7 @@ Codes are matched by id first; a code whose id is new but whose name (case-insen
 is that of a code whose id is gone is the same code under a new id. Everything else is
 added or removed. For each matched code the change says what differs: its name, its id,
 the text a prompt shows (definition, inclusion, exclusion, examples), its scale, whether
-it can be decided, and where it sits in the hierarchy.
+it can be decided, the survey questions it applies to, and where it sits in the hierarchy.
 """
 
 from __future__ import annotations
@@ -18,7 +18,18 @@ from codebooks.model import Code, Codebook
 ChangeKind = Literal["added", "removed", "renamed", "changed", "moved"]
 
 #: The fields of a code compared as its content, in the order they are reported.
-CONTENT_FIELDS = ("definition", "inclusion", "exclusion", "examples", "scale", "codable", "color")
+#: ``questions`` (the survey questions it applies to) changes the study's pairs, not what
+#: a prompt shows.
+CONTENT_FIELDS = (
+    "definition",
+    "inclusion",
+    "exclusion",
+    "examples",
+    "scale",
+    "codable",
+    "color",
+    "questions",
+)
 
 
 @dataclass(frozen=True)
@@ -79,8 +90,8 @@ class CodebookDiff:
     Attributes:
         changes: Per code, in the new codebook's order, removed codes last.
         matches: ``(old id, new id)`` of every code present in both.
-        codebook_fields: Codebook-wide fields that differ (name, question, scale,
-            description, sets).
+        codebook_fields: Codebook-wide fields that differ (name, question,
+            question_column, scale, description, sets).
     """
 
     changes: tuple[CodeChange, ...]
@@ -130,6 +141,7 @@ def _match(old: Codebook, new: Codebook) -> dict[str, str]:
 def _content(code: Code, codebook: Codebook) -> dict[str, Any]:
     data = code.to_dict()
     data["scale"] = codebook.scale_for(code).to_dict()
+    data["questions"] = list(code.questions)  # left out of to_dict() when empty
     return {f: data[f] for f in CONTENT_FIELDS}
 
 
@@ -180,7 +192,7 @@ def diff_codebooks(old: Codebook, new: Codebook) -> CodebookDiff:
     old_dict, new_dict = old.to_dict(), new.to_dict()
     fields = tuple(
         f
-        for f in ("name", "question", "description", "scale", "sets")
+        for f in ("name", "question", "question_column", "description", "scale", "sets")
         if old_dict.get(f) != new_dict.get(f)
     )
     return CodebookDiff(

@@ -10,8 +10,12 @@ Writing follows ``Codebook.xsd`` (namespace ``urn:QDA-XML:codebook:1.0``)::
           </Code>
         </Code>
       </Codes>
-      <Sets>                       (only when the codebook has sets)
+      <Sets>                       (only when the codebook has sets or questions)
         <Set guid="..." name="Pressures"><MemberCode guid="..."/></Set>
+        <Set guid="..." name="question_id: q1">   (a code scoped to question q1)
+          <Description>... (codecurve: question_column "question_id", question "q1").
+          </Description><MemberCode guid="..."/>
+        </Set>
       </Sets>
     </CodeBook>
 
@@ -32,7 +36,8 @@ A value running over several lines continues on lines indented by two spaces. A 
 the definition that would read as a label is written with a leading backslash. On import,
 a Description without labels is the definition; ``Inclusion criteria:``,
 ``Examples:`` (one example per line, bullets allowed) and ``Definition:`` are understood
-too, in any case. The scale and the question are not part of REFI-QDA: an imported
+too, in any case. Codes scoped to survey questions travel as one marked set per question
+(:mod:`codebooks.question_sets`). The scale and the question are not part of REFI-QDA: an imported
 codebook gets the default scale, and its name from the file.
 
 Reading accepts what real tools write: the ``urn:QDA-XML:codebook:0:4`` namespace (or
@@ -64,6 +69,13 @@ from codebooks.errors import CodebookError
 from codebooks.files import read_bytes
 from codebooks.mapping import slugify
 from codebooks.model import COLOR, LIKERT_5, Code, Codebook
+from codebooks.question_sets import (
+    parse_set_description,
+    question_members,
+    set_description,
+    set_name,
+    with_scoping,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -228,16 +240,25 @@ def qdc_bytes(codebook: Codebook) -> bytes:
                 description, code, "definition, criteria or examples"
             )
         stack.extend((child, element, (*path, child.name)) for child in reversed(children[code.id]))
-    if codebook.sets:
+    groups = [(name, members, "") for name, members in codebook.sets]
+    column = codebook.question_column
+    if column is not None:  # the scoping to questions, as marked sets (question_sets)
+        groups += [
+            (set_name(column, question), members, set_description(column, question))
+            for question, members in question_members(codebook)
+        ]
+    if groups:
         sets_element = ET.SubElement(root, "Sets")
         seen: dict[str, int] = defaultdict(int)
-        for name, members in codebook.sets:
+        for name, members, description in groups:
             if _NOT_XML.search(name):
                 raise CodebookError(f"set {name!r}: its name holds a character XML cannot hold")
             set_element = ET.SubElement(
                 sets_element, "Set", {"guid": set_guid(name, seen[name]), "name": name}
             )
             seen[name] += 1
+            if description:
+                ET.SubElement(set_element, "Description").text = description
             for member in members:
                 ET.SubElement(set_element, "MemberCode", {"guid": guids[member]})
     try:
@@ -300,11 +321,15 @@ def parse_qdc(data: bytes, *, path: str | Path | None = None, name: str | None =
     codes = importer.codes()
     if not codes:
         raise CodebookError("the codebook has no codes", path=path, where="CodeBook/Codes")
-    sets = importer.sets(_child(root, "Sets"))
+    sets, questions = importer.sets(_child(root, "Sets"))
     if name is None:
         name = Path(path).stem if path is not None else "codebook"
     try:
-        return Codebook(name=name, codes=tuple(codes), scale=LIKERT_5, sets=sets)
+        book = Codebook(name=name, codes=tuple(codes), scale=LIKERT_5, sets=sets)
+        if questions:
+            column = questions[0][0]
+            book = with_scoping(book, column, [(q, m) for c, q, m in questions if c == column])
+        return book
     except CodebookError as exc:
         raise CodebookError(exc.message, path=path) from None
 
@@ -404,10 +429,15 @@ class _Importer:
     def codes(self) -> list[Code]:
         return self._codes
 
-    def sets(self, sets_element: ET.Element | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    def sets(
+        self, sets_element: ET.Element | None
+    ) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], list[tuple[str, str, tuple[str, ...]]]]:
+        """The codebook's own sets (name, code ids), and the sets codecurve marked as a
+        question's (column, question, code ids: :mod:`codebooks.question_sets`)."""
         if sets_element is None:
-            return ()
+            return (), []
         sets = []
+        questions: list[tuple[str, str, tuple[str, ...]]] = []
         for i, element in enumerate((s for s in sets_element if _local(s.tag) == "Set"), 1):
             name = element.get("name", "").strip() or f"Set {i}"
             members: list[str] = []
@@ -424,8 +454,15 @@ class _Importer:
                     )
                 elif code_id not in members:
                     members.append(code_id)
-            sets.append((name, tuple(members)))
-        return tuple(sets)
+            description = _child(element, "Description")
+            marked = parse_set_description(
+                "" if description is None else "".join(description.itertext())
+            )
+            if marked is not None:
+                questions.append((*marked, tuple(members)))
+            else:
+                sets.append((name, tuple(members)))
+        return tuple(sets), questions
 
     def _unique_name(self, name: str, parent_id: str | None) -> str:
         # Tools allow the same name under different parents ("Other" under each

@@ -31,6 +31,7 @@ __all__ = [
     "qdc_bytes",
     "save_codebook",
     "taguette_csv_bytes",
+    "unkept",
     "yaml_bytes",
 ]
 
@@ -81,6 +82,30 @@ WRITERS: dict[str, Callable[[Codebook], bytes]] = {
 FLAVOURS: dict[tuple[str, str], Callable[[Codebook], bytes]] = {
     (".csv", "taguette"): taguette_csv_bytes,
 }
+
+
+#: Writers whose format has no place for a codebook's scoping to survey questions.
+_UNSCOPED = frozenset({csv_bytes, taguette_csv_bytes})
+
+
+def unkept(codebook: Codebook, path: str | Path, *, flavour: str | None = None) -> tuple[str, ...]:
+    """One line per part of ``codebook`` that writing it to ``path`` (in ``flavour``)
+    leaves out, for the caller to show as a warning: a table cannot hold the codes'
+    scoping to survey questions. Empty when the format keeps all that matters."""
+    p = Path(path)
+    writer = (
+        FLAVOURS.get((p.suffix.lower(), flavour))
+        if flavour is not None
+        else WRITERS.get(p.suffix.lower())
+    )
+    if writer not in _UNSCOPED or codebook.question_column is None:
+        return ()
+    scoped = sum(1 for c in codebook.codes if c.questions)
+    return (
+        f"{p.name}: a {p.suffix or 'table'} codebook cannot hold the scoping to questions "
+        f"(question_column {codebook.question_column!r}, {scoped} scoped code(s)); it is "
+        "left out: save as .yaml, .json or .qdc to keep it",
+    )
 
 
 def save_codebook(codebook: Codebook, path: str | Path, *, flavour: str | None = None) -> Path:

@@ -51,7 +51,16 @@ def after_revision(study: Study, diff: CodebookDiff, *, shown: str) -> list[str]
     """Lines after a codebook revision recorded ``diff`` (``shown``: the study's path)."""
     lines = []
     sample = study.audit.sample()
-    changed = [c for c in diff.of_kind("changed") if set(c.fields) - {"color"}]
+    # Neither a colour nor the questions a code applies to change what a prompt shows.
+    changed = [c for c in diff.of_kind("changed") if set(c.fields) - {"color", "questions"}]
+    rescoped = [c for c in diff.of_kind("changed") if "questions" in c.fields]
+    if rescoped:
+        names = _names(study, [c.code_id for c in rescoped])
+        lines.append(
+            f"{names} now apply to other questions: pairs off their questions leave the "
+            "queue, the counts, the screen and the exports; decisions on them stay in the "
+            "file, uncounted, and count again if a later revision gives the questions back."
+        )
     if changed:
         names = _names(study, [c.code_id for c in changed])
         lines.append(

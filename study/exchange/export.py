@@ -113,6 +113,7 @@ from study.rows import CONSENSUS
 from study.scores.labels import resolve_config
 
 if TYPE_CHECKING:
+    from codebooks.model import Codebook
     from study.store import Study
 
 __all__ = [
@@ -305,15 +306,24 @@ def export_codebook(
         from codebooks.writers import save_codebook
     except ImportError:
         raise StudyError("this codecurve cannot write codebook files yet") from None
+    return save_codebook(codebook_version(study, version), Path(path), flavour=flavour)
+
+
+def codebook_version(study: Study, version: int | None = None) -> Codebook:
+    """The study's codebook, or its version ``version``.
+
+    Raises:
+        InputError: the study has no codebook version ``version``.
+    """
     if version is None:
-        return save_codebook(study.codebook, Path(path), flavour=flavour)
+        return study.codebook
     versions = {v.version: v for v in study.versions.all()}
     if version not in versions:
         raise InputError(
             f"no codebook version {version}; the study has versions 1 to {max(versions)}",
             path=study.path,
         )
-    return save_codebook(versions[version].codebook, Path(path), flavour=flavour)
+    return versions[version].codebook
 
 
 def _screen_provenance(

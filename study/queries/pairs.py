@@ -807,6 +807,7 @@ class Queries:
                 [config_id if config_id is not None else -1, *params],
             ).fetchall()
         records = []
+        scope = study.index.scope
         for (
             rid,
             cid,
@@ -825,6 +826,10 @@ class Queries:
             off,
             trunc,
         ) in rows:
+            if not scope.applies(rid, cid):
+                # A decision made before a revision scoped its code away from this
+                # response's question: kept in the file, no pair of the study now.
+                continue
             code = study.index.code_at(cid)
             scale = pair_scale(study, config_id, code)
             p = None if probs is None else blob_to_floats(probs)

@@ -4,7 +4,7 @@ Public names (modules in brackets)::
 
     Project, User, ProjectCode,     a project as frozen dataclasses [model]
     Variable, Case, TextSource,
-    Coding, Note
+    Coding, Note, ProjectSet
     ReadReport, Skipped             what reading left out, in one summary [model]
     ProjectFileError                a project file that cannot be read or written [study.errors]
     write_qdpx, write_qde,          writing (``project.qde`` valid against Project.xsd)
@@ -48,6 +48,7 @@ from study.refi.model import (
     Project,
     ProjectCode,
     ProjectFileError,
+    ProjectSet,
     ReadReport,
     Skipped,
     TextSource,
@@ -67,6 +68,7 @@ __all__ = [
     "ProjectCode",
     "ProjectFileError",
     "ProjectImport",
+    "ProjectSet",
     "ReadReport",
     "Skipped",
     "StudyInputs",

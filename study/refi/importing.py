@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from codebooks.errors import CodebookError
 from codebooks.model import BINARY, SCALES, Code, Codebook, Scale
 from codebooks.qdc import parse_qdc
+from codebooks.question_sets import parse_set_description, with_scoping
 from study.intake.responses import Response, ResponseTable
 from study.refi.mapping import (
     EXTRA_FORMAT,
@@ -31,7 +32,14 @@ from study.refi.mapping import (
     ImportedNote,
     StudyInputs,
 )
-from study.refi.model import Project, ProjectCode, ProjectFileError, Skipped, Value
+from study.refi.model import (
+    Project,
+    ProjectCode,
+    ProjectFileError,
+    ProjectSet,
+    Skipped,
+    Value,
+)
 from study.refi.notes import parts_match, split_note
 from study.rows import SOURCES
 
@@ -287,6 +295,11 @@ def _codebook(project: Project, name: str, messages: list[str]) -> tuple[Codeboo
     if not order:
         raise ProjectFileError("the project has no codes")
     extra = _extra(project)
+    messages.extend(
+        f"set {group.name!r}: not imported (codecurve keeps only its own sets of a survey question)"
+        for group in project.sets
+        if parse_set_description(group.description) is None
+    )
     if extra is not None:
         try:
             stored = Codebook.from_dict(extra["codebook"])
@@ -325,7 +338,35 @@ def _codebook(project: Project, name: str, messages: list[str]) -> tuple[Codeboo
                 f"a second code named {project_code.name!r} is called {parsed_code.name!r}"
             )
     book = Codebook(name=name, codes=parsed.codes, scale=BINARY, description=project.description)
-    return book, {pc.guid: c for pc, c in zip(order, book.codes, strict=True)}
+    code_of = {pc.guid: c for pc, c in zip(order, book.codes, strict=True)}
+    book = _question_scoping(project, book, code_of, messages)
+    return book, {guid: book.code(c.id) for guid, c in code_of.items()}
+
+
+def _question_scoping(
+    project: Project, book: Codebook, code_of: dict[str, Code], messages: list[str]
+) -> Codebook:
+    """``book`` scoped to survey questions as codecurve's question sets say (a project
+    exported from a scoped study and changed in a QDA program: its record no longer
+    fits, but its sets still name each question's codes)."""
+    found: list[tuple[str, str, ProjectSet]] = []
+    for group in project.sets:
+        mark = parse_set_description(group.description)
+        if mark is not None:
+            found.append((*mark, group))
+    if not found:
+        return book
+    column = found[0][0]
+    members = [
+        (question, [code_of[g].id for g in group.code_guids if g in code_of])
+        for col, question, group in found
+        if col == column
+    ]
+    try:
+        return with_scoping(book, column, members)
+    except CodebookError as exc:
+        messages.append(f"the project's questions are not kept: {exc.message}")
+        return book
 
 
 def _scales_from_codings(

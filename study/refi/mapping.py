@@ -21,6 +21,8 @@ coder               ``User`` of the same name; the model (name, template, contex
 notes and memo      one ``Note`` per response and coder (:mod:`study.refi.notes`),
                     dated, holding a ``PlainTextSelection`` of the whole text, with a
                     ``NoteRef`` on the source
+survey questions    one ``Set`` per question of a scoped study: its codes
+                    (``MemberCode``) and the sources answering it (``MemberSource``)
 provenance          a project ``Note`` (its text a file, as a journal): model,
                     configuration, screen tiers and each delegated code's guarantee
 archived code       left out (the project holds the current codebook); named in the
@@ -49,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from codebooks.model import Code, Codebook, Scale
 from codebooks.qdc import describe
+from codebooks.question_sets import question_members, set_description, set_name
 from study import stamps
 from study.file.lifecycle import study_uuid
 from study.intake.responses import Response, ResponseTable
@@ -60,6 +63,7 @@ from study.refi.model import (
     Project,
     ProjectCode,
     ProjectFileError,
+    ProjectSet,
     TextSource,
     User,
     Value,
@@ -67,6 +71,7 @@ from study.refi.model import (
 )
 from study.refi.notes import join_note
 from study.rows import CONSENSUS
+from study.scope import question_value
 from study.scores.labels import backend_name
 
 if TYPE_CHECKING:
@@ -228,6 +233,7 @@ class _Exporter:
             coder=None if all_coders else coder, sources=source_guids, lengths=lengths
         )
         provenance = self.provenance(config_id, coder, left_out=archived)
+        sets = self.question_sets(responses, source_guids, code_guids)
         sources = tuple(
             TextSource(
                 guid=source_guids[r.id],
@@ -266,6 +272,7 @@ class _Exporter:
             sources=sources,
             notes=(*notes, provenance),
             project_notes=(provenance.guid,),
+            sets=sets,
             description=book.description or "",
             created=study.meta().get("created_at") or None,
             extra=extra,
@@ -299,6 +306,37 @@ class _Exporter:
                 "drawn_at": sample.drawn_at,
             }
         return out
+
+    def question_sets(
+        self,
+        responses: list[Response],
+        source_guids: Mapping[str, str],
+        code_guids: Mapping[str, str],
+    ) -> tuple[ProjectSet, ...]:
+        """One set per survey question of a scoped study: the codes scoped to it and the
+        sources answering it (:mod:`codebooks.question_sets`); none for a study without
+        scoping, whose project stays as before."""
+        column = self.book.question_column
+        if column is None:
+            return ()
+        answering: dict[str, list[str]] = defaultdict(list)
+        for r in responses:
+            question = question_value(r.attrs, column)
+            if question is not None:
+                answering[question].append(source_guids[r.id])
+        members = dict(question_members(self.book))
+        order = [*members, *sorted((q for q in answering if q not in members), key=str)]
+        return tuple(
+            ProjectSet(
+                guid=self.guid("question", column, question),
+                name=set_name(column, question),
+                description=set_description(column, question),
+                code_guids=tuple(code_guids[c] for c in members.get(question, ())),
+                source_guids=tuple(answering.get(question, ())),
+            )
+            for question in order
+            if members.get(question) or answering.get(question)
+        )
 
     def codes(self) -> tuple[ProjectCode, ...]:
         children: dict[str | None, list[Code]] = defaultdict(list)

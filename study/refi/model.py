@@ -32,6 +32,7 @@ __all__ = [
     "Project",
     "ProjectCode",
     "ProjectFileError",
+    "ProjectSet",
     "ReadReport",
     "Skipped",
     "TextSource",
@@ -172,6 +173,27 @@ class Note:
 
 
 @dataclass(frozen=True)
+class ProjectSet:
+    """A named group of codes and sources (REFI-QDA's ``Set``): codecurve writes one per
+    survey question of a scoped study (:mod:`study.scope`), holding the codes scoped to
+    it and the sources answering it.
+
+    Attributes:
+        guid: Its id.
+        name: Its name (codecurve: the question, a value of the question column).
+        description: Free text.
+        code_guids: Its member codes.
+        source_guids: Its member sources.
+    """
+
+    guid: str
+    name: str
+    description: str = ""
+    code_guids: tuple[str, ...] = ()
+    source_guids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Project:
     """A whole project.
 
@@ -184,6 +206,7 @@ class Project:
         sources: Text sources (others are not kept; the reader reports them).
         notes: Notes.
         project_notes: Guids of the notes about the project as a whole.
+        sets: Groups of codes and sources (codecurve: one per survey question).
         description: The project's description.
         origin: The program that wrote it.
         created: ``creationDateTime`` (ISO 8601), if known.
@@ -199,6 +222,7 @@ class Project:
     sources: tuple[TextSource, ...] = ()
     notes: tuple[Note, ...] = ()
     project_notes: tuple[str, ...] = ()
+    sets: tuple[ProjectSet, ...] = ()
     description: str = ""
     origin: str = ""
     created: str | None = None

@@ -46,6 +46,7 @@ from study.refi.model import (
     Project,
     ProjectCode,
     ProjectFileError,
+    ProjectSet,
     ReadReport,
     Skipped,
     TextSource,
@@ -407,7 +408,8 @@ class _Parser:
         for ref in _children(root, "NoteRef"):
             self.targets[_key(ref.get("targetGUID"))].append("")
         notes = self.notes(root)
-        for kind in ("Sets", "Links", "Graphs"):
+        sets = self.sets(root)
+        for kind in ("Links", "Graphs"):
             container = _child(root, kind)
             if container is not None and len(container):
                 self.skip(kind.lower(), kind, f"{len(container)} not imported")
@@ -420,6 +422,7 @@ class _Parser:
             sources=sources,
             notes=notes,
             project_notes=tuple(n.guid for n in notes if "" in self.targets[n.guid]),
+            sets=sets,
             description=_text(_child(root, "Description")),
             origin=root.get("origin", ""),
             created=root.get("creationDateTime"),
@@ -723,6 +726,26 @@ class _Parser:
         except DocxError as exc:
             self.skip("source", name, f"its rich text {reference} cannot be read: {exc}; skipped")
             return None
+
+    def sets(self, root: ET.Element) -> tuple[ProjectSet, ...]:
+        """The sets (codecurve's are a scoped study's questions; others' are kept for
+        the importer to say what it did with them). An empty set is left out."""
+        sets = []
+        for i, element in enumerate(_children(_section(root, "Sets"), "Set"), 1):
+            codes = tuple(_key(m.get("targetGUID")) for m in _children(element, "MemberCode"))
+            sources = tuple(_key(m.get("targetGUID")) for m in _children(element, "MemberSource"))
+            if not codes and not sources:
+                continue
+            sets.append(
+                ProjectSet(
+                    guid=_key(element.get("guid")) or f"set:{i}",
+                    name=element.get("name") or f"Set {i}",
+                    description=_text(_child(element, "Description")),
+                    code_guids=tuple(g for g in codes if g),
+                    source_guids=tuple(g for g in sources if g),
+                )
+            )
+        return tuple(sets)
 
     def notes(self, root: ET.Element) -> tuple[Note, ...]:
         notes = []

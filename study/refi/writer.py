@@ -34,6 +34,7 @@ from study.refi.model import (
     Project,
     ProjectCode,
     ProjectFileError,
+    ProjectSet,
     TextSource,
     Value,
 )
@@ -195,6 +196,10 @@ class _Builder:
             notes = ET.SubElement(root, "Notes")
             for note in project.notes:
                 self.note(notes, note, inline_text=inline_text)
+        if project.sets:  # after Links (none), before Graphs (none), as the schema orders
+            sets = ET.SubElement(root, "Sets")
+            for group in project.sets:
+                self.group(sets, group)
         if project.description:
             ET.SubElement(root, "Description").text = self.text(
                 project.description, "project description"
@@ -302,6 +307,21 @@ class _Builder:
             holder = ET.SubElement(element, "VariableValue")
             ET.SubElement(holder, "VariableRef", {"targetGUID": guid})
             ET.SubElement(holder, f"{kind}Value").text = self.text(_value_text(value, kind), where)
+
+    def group(self, sets: ET.Element, group: ProjectSet) -> None:
+        element = ET.SubElement(
+            sets,
+            "Set",
+            {"guid": guid_of(group.guid), "name": self.text(group.name, "set name")},
+        )
+        if group.description:
+            ET.SubElement(element, "Description").text = self.text(
+                group.description, f"set {group.name!r}"
+            )
+        for guid in group.code_guids:
+            ET.SubElement(element, "MemberCode", {"targetGUID": guid_of(guid)})
+        for guid in group.source_guids:
+            ET.SubElement(element, "MemberSource", {"targetGUID": guid_of(guid)})
 
     def note(self, notes: ET.Element, note: Note, *, inline_text: bool) -> None:
         # Author and dates on every note: QualCoder reads a note's creation (or

@@ -99,13 +99,25 @@ def run(args: argparse.Namespace) -> int:
         with Study.open(args.study, read_only=True) as study:
             if study.audit.sample() is not None:
                 return _show(study, args, action="")
-            population = study.response_count()
+            # Each code's default is capped by its own responses (a code scoped to a
+            # question has only the answers to it).
+            scope = study.index.scope
+            sizes = sorted(
+                {min(DEFAULT_AUDIT_PER_CODE, scope.count(cid)) for cid in study.index.codable_keys}
+            )
         # Only a report: a draw is for good, so it is never a side effect of asking.
         name = printable(str(args.study), single_line=True)
+        size = (
+            f"{sizes[0]}"
+            if len(sizes) == 1
+            else f"{sizes[0]} to {sizes[-1]} (each code's own responses)"
+            if sizes
+            else "0"
+        )
         raise StudyError(
             "the study has no audit sample yet, and nothing was drawn ('codecurve audit' "
-            f"only reports now); draw one of {min(DEFAULT_AUDIT_PER_CODE, population)} "
-            f"responses per code with: codecurve audit {name} --draw",
+            f"only reports now); draw one of {size} responses per code with: "
+            f"codecurve audit {name} --draw",
             path=args.study,
         )
     with Study.open(args.study) as study:
@@ -137,6 +149,7 @@ def _show(study: Study, args: argparse.Namespace, *, action: str) -> int:
             {
                 "code_id": code.id,
                 "code": code.name,
+                "questions": list(code.questions),
                 "size": p.progress.size,
                 "coded": p.progress.coded,
                 "skipped": p.progress.skipped,
@@ -167,7 +180,7 @@ def _show(study: Study, args: argparse.Namespace, *, action: str) -> int:
         }
         sys.stdout.write(json_text(payload) + "\n")
         return 0
-    _print_table(sample, rows, action=action)
+    _print_table(sample, rows, action=action, scoped=study.codebook.scoped)
     for line in steps:
         print(line)
     return 0
@@ -269,7 +282,10 @@ def next_steps(
     ]
 
 
-def _print_table(sample: AuditSample, rows: list[dict[str, Any]], *, action: str) -> None:
+def _print_table(
+    sample: AuditSample, rows: list[dict[str, Any]], *, action: str, scoped: bool = False
+) -> None:
+    """The audit table; ``scoped``: a column says which questions each code applies to."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -283,13 +299,18 @@ def _print_table(sample: AuditSample, rows: list[dict[str, Any]], *, action: str
         f"(draws: {len(sample.draws)}, last {sample.drawn_at})."
     )
     table = Table(header_style="bold")
-    for column in ("Code", "Audit pairs", "Coded blind", "Skipped", "Remaining", "Seen model"):
-        table.add_column(column, justify="left" if column == "Code" else "right")
+    table.add_column("Code")
+    if scoped:
+        table.add_column("Question")
+    for column in ("Audit pairs", "Coded blind", "Skipped", "Remaining", "Seen model"):
+        table.add_column(column, justify="right")
     table.add_column("Screen (response pattern, AUROC, kappa)")
     table.add_column("Delegation")
     for row in rows:
+        asked = [Text(printable(", ".join(row["questions"]) or "all", single_line=True))]
         table.add_row(
             Text(printable(row["code"], single_line=True)),
+            *(asked if scoped else []),
             str(row["size"]),
             str(row["coded"]),
             str(row["skipped"]),

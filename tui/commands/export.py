@@ -141,7 +141,9 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from codebooks.writers import unkept
     from study.exchange.export import (
+        codebook_version,
         export_codebook,
         export_format,
         export_study,
@@ -208,6 +210,10 @@ def run(args: argparse.Namespace) -> int:
                 study, args.codebook, version=args.version, flavour=args.flavour
             )
             sys.stderr.write(printable(f"wrote {written}") + "\n")
+            # A table has no place for the scoping to questions: said, not lost silently.
+            book = codebook_version(study, args.version)
+            for line in unkept(book, args.codebook, flavour=args.flavour):
+                sys.stderr.write(printable(f"warning: {line}") + "\n")
         if project is not None:
             write_project(study, args)
     return 0
