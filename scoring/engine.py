@@ -92,6 +92,17 @@ _SLOT = "\x00codecurve-response\x00"
 _PROBE = '  \n {x} {{y}} <b>&amp;</b> \\n "q" \t\n '
 
 
+#: What scoring a pair costs besides its response, in characters of response: the part
+#: of the prompt after the response, the answer's options, a sequence of the batch.
+PAIR_OVERHEAD = 200
+
+
+def pair_work(text: str) -> float:
+    """What scoring a pair of response ``text`` costs, in characters: the time a run
+    takes grows with its responses' length (the code's shared prompt is read once)."""
+    return float(len(text) + PAIR_OVERHEAD)
+
+
 @dataclass(frozen=True)
 class BatchResult:
     """One finished batch and where the run stands.
@@ -103,10 +114,14 @@ class BatchResult:
         total: Pairs in the run.
         elapsed: Seconds since the run started.
         rate: Pairs scored by the model per second so far (0.0 before the first batch).
-        eta: Seconds left at that rate; ``nan`` while unknown, 0.0 when done.
+        eta: Seconds left; ``nan`` while unknown, 0.0 when done. Measured in work, not
+            pairs (:func:`pair_work`): the batches go longest response first, so the
+            first pairs' speed says little of the rest's.
         cached: Pairs of this batch that came from the cache.
         tokens: Prompt tokens the model read for this batch (0 for cache hits).
         token_rate: Prompt tokens read per second so far (0.0 before the first batch).
+        work_done: :func:`pair_work` of the pairs the model scored so far.
+        work_left: :func:`pair_work` of the pairs it has still to score.
     """
 
     scores: list[Score]
@@ -118,6 +133,8 @@ class BatchResult:
     cached: int = 0
     tokens: int = 0
     token_rate: float = 0.0
+    work_done: float = 0.0
+    work_left: float = 0.0
 
     @property
     def fraction(self) -> float:
@@ -366,6 +383,8 @@ class ScoringEngine:
             item.positions.append(pos)
         done = len(hits)
         remaining = len(todo)
+        work_left = sum(pair_work(item.pair.text) for item in todo.values())
+        work_done = 0.0
         if hits:
             eta = 0.0 if not todo else math.nan
             yield (
@@ -394,13 +413,30 @@ class ScoringEngine:
                 scored += len(items)
                 tokens += read
                 remaining -= len(items)
+                work = sum(pair_work(item.pair.text) for item in items)
+                work_done += work
+                work_left = max(0.0, work_left - work)
                 done += len(scores)
                 elapsed = time.monotonic() - started
                 rate = scored / elapsed if elapsed > 0 else 0.0
-                eta = remaining / rate if rate > 0 else (0.0 if remaining == 0 else math.nan)
+                if remaining == 0:
+                    eta = 0.0
+                elif work_done > 0 and elapsed > 0:
+                    eta = work_left / (work_done / elapsed)
+                else:
+                    eta = math.nan
                 token_rate = tokens / elapsed if elapsed > 0 else 0.0
                 result = BatchResult(
-                    scores, done, total, elapsed, rate, eta, tokens=read, token_rate=token_rate
+                    scores,
+                    done,
+                    total,
+                    elapsed,
+                    rate,
+                    eta,
+                    tokens=read,
+                    token_rate=token_rate,
+                    work_done=work_done,
+                    work_left=work_left,
                 )
                 yield result, positions
 

@@ -30,9 +30,13 @@ def estimate_text(pairs: int, rate: ScoringRate | None, *, config_id: int) -> st
     )
 
 
-def warm_up_text(left: int, rate: float, measured: int) -> str:
-    """``1,968 pairs left: about 3m17s at 10.0 pairs/s (measured on the first 32)``."""
+def warm_up_text(left: int, rate: float, measured: int, seconds: float | None = None) -> str:
+    """``1,968 pairs left: about 3m17s (10.0 pairs/s on the first 32, the longest
+    responses)``: ``seconds`` the time left as measured in work (the responses left are
+    shorter than the first ones); default ``left`` pairs at ``rate``."""
+    if seconds is None:
+        seconds = left / rate
     return (
-        f"{plural(left, 'pair')} left: about {duration(left / rate)} at {rate:,.1f} pairs/s "
-        f"(measured on the first {measured:,})"
+        f"{plural(left, 'pair')} left: about {duration(seconds)} "
+        f"({rate:,.1f} pairs/s on the first {measured:,}, the longest responses)"
     )

@@ -49,7 +49,7 @@ def test_the_first_run_estimates_after_a_warm_up_and_keeps_its_speed(
     assert "120 pairs to score; the time is estimated once the first batches are scored" in said
     warm = [line for line in said if "pairs left: about" in line]
     assert len(warm) == 1
-    match = re.search(r"at ([\d,.]+) pairs/s \(measured on the first (\d+)\)", warm[0])
+    match = re.search(r"\(([\d,.]+) pairs/s on the first (\d+), the longest responses\)", warm[0])
     assert match is not None
     assert int(match.group(2)) >= 32
     with Study.open(path) as study:

@@ -466,3 +466,22 @@ def test_features_off_or_a_backend_without_them_leave_the_numbers_alone(
     for a, b in zip(with_features, without, strict=True):
         assert np.array_equal(a.curve.surprisal, b.curve.surprisal)
         assert (a.prompt_hash, a.config_key) == (b.prompt_hash, b.config_key)
+
+
+def test_the_time_left_is_measured_in_work_not_pairs(codebook: Codebook) -> None:
+    # The longest responses go first: a pair-count estimate after them said 16 minutes
+    # for a run of 6 (llama.cpp, NHS comments). The work left is what remains to read.
+    from scoring.engine import pair_work
+
+    texts = {f"r{i}": f"{i:02d} " + "word " * (200 if i < 4 else 2) for i in range(16)}
+    pairs = [Pair(rid, text, codebook.codes[0]) for rid, text in texts.items()]
+    batches = list(ScoringEngine(FakeBackend(), codebook, batch_size=4).iter_batches(pairs))
+    first = batches[0]
+    assert first.work_done == pytest.approx(4 * pair_work("00 " + "word " * 200))
+    assert first.work_left == pytest.approx(12 * pair_work("00 " + "word " * 2))
+    # Time left = work left at the speed in work so far: a quarter of the pairs, far
+    # more than a quarter of the work, done.
+    assert first.eta == pytest.approx(first.elapsed * first.work_left / first.work_done)
+    assert first.eta < first.elapsed * 3  # the pair count would have said 3x
+    assert batches[-1].eta == 0.0
+    assert batches[-1].work_left == 0.0

@@ -140,11 +140,15 @@ def score_study_file(args: argparse.Namespace) -> int:
                     elif batch.done - opening[0].done >= WARM_UP_PAIRS:
                         seconds = batch.elapsed - opening[0].elapsed
                         measured_pairs = batch.done - opening[0].done
-                        if seconds > 0:
+                        work = batch.work_done - opening[0].work_done
+                        if seconds > 0 and work > 0:
                             sys.stderr.write("\n")
-                            speed_now = measured_pairs / seconds
+                            # The longest responses go first: the time left is the
+                            # work left at the speed measured in work, not in pairs.
+                            left_seconds = batch.work_left / (work / seconds)
                             left = batch.total - batch.done
-                            say(warm_up_text(left, speed_now, measured_pairs))
+                            speed_now = measured_pairs / seconds
+                            say(warm_up_text(left, speed_now, measured_pairs, left_seconds))
                         told = True
                 speed = rate(batch) + eta(batch)
                 sys.stderr.write(f"\rscored {step.scored:,}/{step.total:,}{speed}   ")
