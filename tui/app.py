@@ -154,6 +154,7 @@ class CodecurveApp(App[None]):
         close_study: bool = False,
         keys: Mapping[str, str] | None = None,
         export_folder: Path | None = None,
+        measure_evidence: bool = True,
     ) -> None:
         """
         Args:
@@ -168,6 +169,10 @@ class CodecurveApp(App[None]):
             keys: Keys the user rebound, by action id (:func:`tui.keyconfig.load_keys`).
             export_folder: Exports go into this folder only, and are then delivered to
                 the coder's browser (the served app: :mod:`tui.serve`); None: anywhere.
+            measure_evidence: Measure which sentence moved the model for the pairs the
+                coder reads, where none is kept, once the model is loaded (False: only
+                what ``codecurve explain`` kept is shown; tests that count the model's
+                calls).
         """
         # The modules imported so far live as long as the process: out of the
         # collector's scans before Textual builds the app (see tui.collector).
@@ -176,7 +181,9 @@ class CodecurveApp(App[None]):
         self.study = study
         self.session = ReviewSession(study, coder=coder)
         self.scorer = Scorer(backend_factory, load=self.load_model, run=self._run_scoring)
-        self.evidence = EvidenceBook(study, self.session, self.scorer, run=self.measure_evidence)
+        self.evidence = EvidenceBook(
+            study, self.session, self.scorer, run=self.measure_evidence, measure=measure_evidence
+        )
         self.iteration = Iteration(study, self.session)
         self.live = Live(study, self.session)
         self.learner = Learner(study, self.session, run=self.learn_curves)
@@ -1153,6 +1160,7 @@ def make_app(
     close_study: bool | None = None,
     keys: Mapping[str, str] | None = None,
     export_folder: Path | None = None,
+    measure_evidence: bool = True,
 ) -> CodecurveApp:
     """The app over a study object or path (a path is opened, and closed on exit).
 
@@ -1179,4 +1187,5 @@ def make_app(
         close_study=close,
         keys=keys,
         export_folder=export_folder,
+        measure_evidence=measure_evidence,
     )

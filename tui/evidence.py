@@ -55,8 +55,19 @@ class EvidenceBook:
     """The evidence of the pairs the coder reads (see the module)."""
 
     def __init__(
-        self, study: Study, session: ReviewSession, scorer: Scorer, *, run: Measure
+        self,
+        study: Study,
+        session: ReviewSession,
+        scorer: Scorer,
+        *,
+        run: Measure,
+        measure: bool = True,
     ) -> None:
+        """
+        Args:
+            run: Starts a measurement (the app's worker).
+            measure: Whether to measure at all (False: only show what is kept).
+        """
         self._study = study
         self._session = session
         self._scorer = scorer
@@ -66,6 +77,7 @@ class EvidenceBook:
         self._wanted: list[tuple[_Key, Pair]] = []
         self._running = False
         self._failed = False
+        self._measure = measure
         self._measured: dict[int, int] = {}
 
     @property
@@ -101,7 +113,7 @@ class EvidenceBook:
         """Measure the evidence of ``rows`` that have none, in this order, replacing
         what was wanted before (the coder moved on), once the model can."""
         config_id = self.config_id()
-        if config_id is None or self._failed:
+        if config_id is None or self._failed or not self._measure:
             return
         wanted: list[tuple[_Key, Pair]] = []
         for row in rows:
