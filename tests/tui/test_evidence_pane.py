@@ -191,3 +191,14 @@ async def test_missing_evidence_is_measured_in_the_background_and_kept(scored: S
         assert row_key(current(app)) in measured
         assert "Moved the model" in pane_text(app)
         await settle(pilot)
+
+
+async def test_help_lists_the_key(scored: Study) -> None:
+    from tui.screens.help import HelpScreen
+
+    app = make_app(scored, coder="tester", close_study=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        assert dict(app.screen.keys)["w"].startswith("Why:")
