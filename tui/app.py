@@ -23,7 +23,9 @@ The app keeps the screens, the workers and what the coder is told, and holds the
 collaborators that keep the state behind them: :class:`~tui.scorer.Scorer` (the model
 and the scoring runs), :class:`~tui.iterating.Iteration` (editing a code with
 ``E``, choosing the configuration with ``C``, the panel's comparison of configurations)
-and :class:`~tui.session.ReviewSession` (the coder's decisions), :class:`~tui.live.Live`
+and :class:`~tui.session.ReviewSession` (the coder's decisions), :class:`~tui.evidence.EvidenceBook`
+(which sentence moved the model, read for the pairs the coder reads and measured in a
+thread worker where none is kept), :class:`~tui.live.Live`
 (the other sessions' commits), :class:`~tui.learning.Learner` (when the coder's curves are
 refitted on their decisions: every :data:`~tui.learning.REFIT_EVERY` decisions of a code,
 and on ``L``; the refit runs in a thread worker while the coder goes on deciding, and the
@@ -67,6 +69,7 @@ from study.scores.labels import active_context, config_label
 from study.scores.learned import is_learned
 from tui.collector import IdleCollector
 from tui.estimate import estimate_text
+from tui.evidence import EvidenceBook
 from tui.iterating import Iteration
 from tui.keymap import bindings, key, rebind
 from tui.learning import (
@@ -84,6 +87,7 @@ from tui.messages import (
     AnnotationSaved,
     ComparisonReady,
     DelegationPlanned,
+    EvidenceMeasured,
     ExportFinished,
     LearningFinished,
     ModelLoaded,
@@ -108,6 +112,7 @@ from tui.verdicts import ScreeningSummary, summarise_study
 
 if TYPE_CHECKING:
     from scoring.engine import ScoringEngine
+    from scoring.score import Pair
     from study.analysis.compare import Comparison
     from study.store import Study
     from tui.screens.code_editor import CodeEdit
@@ -149,6 +154,7 @@ class CodecurveApp(App[None]):
         close_study: bool = False,
         keys: Mapping[str, str] | None = None,
         export_folder: Path | None = None,
+        measure_evidence: bool = True,
     ) -> None:
         """
         Args:
@@ -163,6 +169,10 @@ class CodecurveApp(App[None]):
             keys: Keys the user rebound, by action id (:func:`tui.keyconfig.load_keys`).
             export_folder: Exports go into this folder only, and are then delivered to
                 the coder's browser (the served app: :mod:`tui.serve`); None: anywhere.
+            measure_evidence: Measure which sentence moved the model for the pairs the
+                coder reads, where none is kept, once the model is loaded (False: only
+                what ``codecurve explain`` kept is shown; tests that count the model's
+                calls).
         """
         # The modules imported so far live as long as the process: out of the
         # collector's scans before Textual builds the app (see tui.collector).
@@ -170,7 +180,10 @@ class CodecurveApp(App[None]):
         super().__init__()
         self.study = study
         self.session = ReviewSession(study, coder=coder)
-        self.scorer = Scorer(backend_factory, load=self.load_model, run=self.score_pending)
+        self.scorer = Scorer(backend_factory, load=self.load_model, run=self._run_scoring)
+        self.evidence = EvidenceBook(
+            study, self.session, self.scorer, run=self.measure_evidence, measure=measure_evidence
+        )
         self.iteration = Iteration(study, self.session)
         self.live = Live(study, self.session)
         self.learner = Learner(study, self.session, run=self.learn_curves)
@@ -264,7 +277,9 @@ class CodecurveApp(App[None]):
         # the app: keep it out of the collector's scans, and again what the first paint
         # loads; full collections run while the coder pauses, not on a random key.
         self._collector.start()
-        await self.push_screen(ReviewScreen(self.session, learning=self.learner))
+        await self.push_screen(
+            ReviewScreen(self.session, learning=self.learner, evidence=self.evidence)
+        )
         if self.scorer.has_model:
             self.show_model_state(self.review, "loading model…")
             self.scorer.load(score=self._score_on_open)
@@ -349,6 +364,7 @@ class CodecurveApp(App[None]):
                 self.show_config(message.config_id)
         self.show_model_state(review)
         self.resume_scoring()
+        self.evidence.resume()  # the pairs the coder read while the model loaded
 
     def start_scoring(self) -> None:
         """Score the pending pairs (loading the model first if needed)."""
@@ -368,6 +384,12 @@ class CodecurveApp(App[None]):
 
     def action_score(self) -> None:
         self.start_scoring()
+
+    def _run_scoring(self, engine: ScoringEngine, activate: bool) -> None:
+        """Start a scoring run; a measurement of evidence gives the engine up after its
+        batch (the run waits for its turn)."""
+        self.workers.cancel_group(self, "evidence")
+        self.score_pending(engine, activate)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="scoring", name="score")
     def score_pending(self, engine: ScoringEngine, activate: bool = True) -> None:
@@ -394,18 +416,40 @@ class CodecurveApp(App[None]):
             )
 
         try:
-            run = score_study(
-                self.study,
-                engine,
-                started=started,
-                progress=progressed,
-                cancel=worker.cancelled_event,
-                activate=activate,
-            )
+            with self.scorer.turn:
+                run = score_study(
+                    self.study,
+                    engine,
+                    started=started,
+                    progress=progressed,
+                    cancel=worker.cancelled_event,
+                    activate=activate,
+                )
         except ScoringCancelled:
             self.post_message(ScoringFinished(stored, pending, cancelled=True))
             return
         self.post_message(ScoringFinished(run.stored, run.pending, cancelled=worker.is_cancelled))
+
+    # -- evidence: which sentence moved the model ---------------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="evidence", name="explain")
+    def measure_evidence(self, engine: ScoringEngine, config_id: int, pairs: list[Pair]) -> None:
+        """Measure which sentence of each pair moved the model and keep it in the study
+        (:func:`scoring.evidence.explain`); stops after a batch once cancelled (a
+        scoring run wants the engine)."""
+        from scoring.evidence import explain
+
+        worker = get_current_worker()
+        with self.scorer.turn:
+            found = tuple(explain(engine, pairs, cancel=worker.cancelled_event))
+        self.study.evidence.store(config_id, found)
+        self.post_message(EvidenceMeasured(config_id, found))
+
+    @on(EvidenceMeasured)
+    def _evidence_measured(self, message: EvidenceMeasured) -> None:
+        pairs = self.evidence.measured(message.config_id, message.evidence)
+        if (review := self.live_review) is not None:
+            review.evidence_arrived(pairs)
 
     def cancel_scoring(self) -> bool:
         """Ask the scoring worker to stop after its batch; False when none is running."""
@@ -453,6 +497,7 @@ class CodecurveApp(App[None]):
         """Show the scores of ``config_id`` (the queue, status and screening follow);
         ``follow``: the highlighted pair stays highlighted where the new order puts it."""
         self.session.config_id = config_id
+        self.evidence.forget()
         if (review := self.live_review) is not None:
             review.pair_queue.set_source(self.session.source, follow=follow)
             review.update_status()
@@ -489,6 +534,8 @@ class CodecurveApp(App[None]):
     def _scoring_finished(self, message: ScoringFinished) -> None:
         rescore = self.scorer.finished(cancelled=message.cancelled)
         self.scoring_runs += 1
+        self.evidence.forget()  # rescored pairs' evidence no longer holds
+        self.evidence.resume()
         review = self.live_review
         if review is None:
             return
@@ -528,6 +575,8 @@ class CodecurveApp(App[None]):
                 self.scorer.model_failed()
             elif event.state == WorkerState.CANCELLED and worker.group == "learning":
                 self.learner.stopped(failed=False)
+            elif event.state == WorkerState.CANCELLED and worker.group == "evidence":
+                self.evidence.stopped(failed=False)
             return
         error = worker.error
         log.error("worker %s failed: %s", worker.name, error, exc_info=error)
@@ -578,6 +627,17 @@ class CodecurveApp(App[None]):
                 title="Learning",
                 severity="error",
                 timeout=12,
+                markup=False,
+            )
+        elif worker.group == "evidence":
+            # Nothing the coder asked for: said once, and not tried again this session.
+            self.evidence.stopped(failed=True)
+            self.notify(
+                f"Which sentence moved the model could not be measured: "
+                f"{printable(str(error))}. Coding is not affected.",
+                title="Evidence",
+                severity="warning",
+                timeout=8,
                 markup=False,
             )
         elif worker.group in ("export", "report"):
@@ -1100,6 +1160,7 @@ def make_app(
     close_study: bool | None = None,
     keys: Mapping[str, str] | None = None,
     export_folder: Path | None = None,
+    measure_evidence: bool = True,
 ) -> CodecurveApp:
     """The app over a study object or path (a path is opened, and closed on exit).
 
@@ -1126,4 +1187,5 @@ def make_app(
         close_study=close,
         keys=keys,
         export_folder=export_folder,
+        measure_evidence=measure_evidence,
     )

@@ -267,6 +267,16 @@ ACTIONS: tuple[Action, ...] = (
         "teaches it",
         show=False,
     ),
+    # Not in the key bar (it is full): the pane says it beside what it marks.
+    Action(
+        "review.evidence",
+        "w",
+        "toggle_evidence",
+        "Why",
+        "Why: mark in the response the sentence that moved the model most (how far "
+        "P(applies) falls without it), or hide the marks",
+        show=False,
+    ),
     # Not in the key bar: the app's own tab binding would put it first.
     Action(
         "review.switch_pane",

@@ -16,6 +16,7 @@ from textual.message import Message
 
 if TYPE_CHECKING:
     from scoring.engine import ScoringEngine
+    from scoring.evidence import Evidence
     from study.analysis.compare import Comparison
     from study.log.delegations import DelegationPlan
     from study.rows import ScoringRate, Source
@@ -219,3 +220,13 @@ class LearningFinished(Message):
     def __init__(self, learned: Learned) -> None:
         super().__init__()
         self.learned = learned
+
+
+class EvidenceMeasured(Message):
+    """The evidence worker measured which sentence moved the model for some pairs (kept
+    in the study under ``config_id``)."""
+
+    def __init__(self, config_id: int, evidence: tuple[Evidence, ...]) -> None:
+        super().__init__()
+        self.config_id = config_id
+        self.evidence = evidence

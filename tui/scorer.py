@@ -17,6 +17,7 @@ coder cancelled it; either waits for the model, loaded once.
 from __future__ import annotations
 
 import enum
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -69,6 +70,9 @@ class Scorer:
         self.engine: ScoringEngine | None = None
         #: The configuration the loaded model scores with.
         self.loaded_config: int | None = None
+        #: Held by the thread that uses the engine (a scoring run, a measurement of
+        #: evidence): an engine scores one batch at a time.
+        self.turn = threading.Lock()
         self._loading = False
         self._score_requested = False
         self._rescore_requested = False

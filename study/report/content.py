@@ -34,6 +34,17 @@ class Table:
 
 
 @dataclass(frozen=True)
+class Quote:
+    """A response quoted with one passage marked (``before``, ``marked``, ``after``),
+    and what the quotation shows (``caption``)."""
+
+    before: str
+    marked: str
+    after: str
+    caption: str
+
+
+@dataclass(frozen=True)
 class Section:
     """One section of the report: prose, tables and figures, or what to do to fill it."""
 
@@ -45,6 +56,7 @@ class Section:
     missing: str | None = None
     notes: tuple[str, ...] = field(default=())
     figures_first: bool = False
+    quotes: tuple[Quote, ...] = ()
 
 
 def _slug(name: str) -> str:
@@ -79,6 +91,9 @@ def sections(data: ReportData) -> tuple[Section, ...]:
         _entropy(data),
         _curves(data),
     ]
+    evidence = _evidence(data)
+    if evidence is not None:
+        out.append(evidence)
     comparison = _comparison(data)
     if comparison is not None:
         out.append(comparison)
@@ -635,6 +650,49 @@ def _curves(data: ReportData) -> Section:
         for e in examples
     )
     return Section("curves", title, lines=lines, figures=tuple(figs))
+
+
+#: Characters of a response quoted on each side of its evidence sentence.
+QUOTE_CONTEXT = 240
+
+
+def _evidence(data: ReportData) -> Section | None:
+    """A few pairs per code with the sentence that moved the model marked; no section
+    where no evidence was measured."""
+    found = data.section("evidence")
+    if found is None:
+        return None
+    quotes = []
+    for name, examples in found["codes"].items():
+        for e in examples:
+            text, start, end = e["text"], e["start"], e["end"]
+            before = text[max(0, start - QUOTE_CONTEXT) : start]
+            after = text[end : end + QUOTE_CONTEXT]
+            quotes.append(
+                Quote(
+                    before=("…" if start > QUOTE_CONTEXT else "") + before,
+                    marked=text[start:end],
+                    after=after + ("…" if end + QUOTE_CONTEXT < len(text) else ""),
+                    caption=(
+                        f"{name}, response {e['response_id']}: P(applies) "
+                        f"{e['applies']:.2f}, {e['applies_without']:.2f} without the "
+                        f"marked sentence (−{e['effect']:.2f})."
+                    ),
+                )
+            )
+    learned = found["scores_config_id"] != found["config_id"]
+    lines = (
+        "For each code, up to three of the pairs the model finds most likely to apply, "
+        "with the sentence of the response whose absence lowers P(applies) most marked: "
+        "each sentence was left out in turn and the pair scored again with the same "
+        f"model and prompt (configuration #{found['config_id']}"
+        + (f", the base of learned configuration #{found['scores_config_id']}" if learned else "")
+        + "). It is measured on the model, not a reason the model wrote; "
+        "'codecurve explain' measures more pairs.",
+    )
+    return Section(
+        "evidence", "The sentence that moved the model", lines=lines, quotes=tuple(quotes)
+    )
 
 
 def _clip(text: str, width: int = 160) -> str:

@@ -195,6 +195,9 @@ def report_data(study: Study, options: ReportOptions | None = None) -> ReportDat
             sections["curves"] = curves
         else:
             missing["entropy"] = missing["curves"] = NO_SCORES
+        evidence = _evidence(study, config_id, opts.examples)
+        if evidence is not None:  # nothing said where none was measured
+            sections["evidence"] = evidence
     coders = None if opts.coders is None else [c for c in opts.coders if c != MODEL]
     if opts.with_model:
         people = coders or [c for c in study.decisions.coders() if c != MODEL]
@@ -366,6 +369,37 @@ def _curves(study: Study, config_id: int, examples: int) -> tuple[dict[str, Any]
         {"config_id": config_id, "codes": codes},
         {"config_id": config_id, "codes": examples_out},
     )
+
+
+def _evidence(study: Study, config_id: int, examples: int) -> dict[str, Any] | None:
+    """Per code with evidence kept (``codecurve explain``), up to ``examples`` pairs
+    most likely to apply whose top sentence raised P(applies): the response, where the
+    sentence is and how far P(applies) falls without it. None when no code has one."""
+    measured = study.evidence.measured_config(config_id)
+    codes: dict[str, list[dict[str, Any]]] = {}
+    for code in study.index.codable_codes():
+        kept = [
+            (e, top)
+            for e in study.evidence.for_config(measured, code_id=code.id)
+            if (top := e.top) is not None and top.applies_effect > 0
+        ]
+        kept.sort(key=lambda item: (-item[0].applies, item[0].response_id))
+        if kept[:examples]:
+            codes[code.name] = [
+                {
+                    "response_id": e.response_id,
+                    "text": study.response(e.response_id).text,
+                    "applies": e.applies,
+                    "start": top.start,
+                    "end": top.end,
+                    "applies_without": top.applies_without,
+                    "effect": top.applies_effect,
+                }
+                for e, top in kept[:examples]
+            ]
+    if not codes:
+        return None
+    return {"config_id": measured, "scores_config_id": config_id, "codes": codes}
 
 
 #: Edges of the entropy histograms: ten bins of [0, 1].

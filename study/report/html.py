@@ -12,7 +12,7 @@ import html
 from collections.abc import Callable
 
 from study.analysis.agreement import safe
-from study.report.content import TO_DO, Section, Table
+from study.report.content import TO_DO, Quote, Section, Table
 from study.report.figure import Figure
 
 STYLE = """
@@ -34,6 +34,10 @@ figure svg { max-width: 100%; height: auto; }
 figcaption { color: #333; font-size: .88rem; }
 .todo { border-left: 4px solid #E69F00; background: #fff7e6; padding: .5rem .8rem; }
 .note { color: #555; font-size: .88rem; }
+blockquote { margin: .6rem 0 1rem; padding: .3rem .8rem; border-left: 4px solid #56B4E9;
+             white-space: pre-wrap; }
+blockquote mark { background: #cde8f7; font-weight: 600; }
+blockquote footer { color: #555; font-size: .85rem; white-space: normal; }
 nav ol { columns: 2; }
 @media print { body { margin: 0; max-width: none; } h2 { break-after: avoid; } }
 """
@@ -69,6 +73,14 @@ def figure_html(figure: Figure, svg: str) -> str:
     )
 
 
+def quote_html(quote: Quote) -> str:
+    """A quoted response, its marked passage in ``<mark>``, every part escaped."""
+    return (
+        f"<blockquote><p>{_e(quote.before)}<mark>{_e(quote.marked)}</mark>{_e(quote.after)}"
+        f"</p><footer>{_e(quote.caption)}</footer></blockquote>"
+    )
+
+
 def section_html(section: Section, svg: Callable[[Figure], str]) -> str:
     parts = [f'<section id="{_e(section.name)}"><h2>{_e(section.title)}</h2>']
     if section.missing is not None:
@@ -77,6 +89,7 @@ def section_html(section: Section, svg: Callable[[Figure], str]) -> str:
     tables = [table_html(t) for t in section.tables]
     figures = [figure_html(f, svg(f)) for f in section.figures]
     parts += figures + tables if section.figures_first else tables + figures
+    parts += [quote_html(q) for q in section.quotes]
     parts += [f'<p class="note">Note: {_e(n)}</p>' for n in section.notes]
     parts.append("</section>")
     return "".join(parts)

@@ -116,7 +116,13 @@ async def test_save_records_a_version_and_rescores_only_that_codes_pairs(
     study = opened(scored_study(tmp_path / "s.codecurve"))
     backend = FakeBackend()
     seen: list[Message] = []
-    app = make_app(study, backend_factory=lambda: backend, coder="tester", close_study=False)
+    app = make_app(
+        study,
+        backend_factory=lambda: backend,
+        coder="tester",
+        close_study=False,
+        measure_evidence=False,  # the model's calls are counted: scoring's alone
+    )
     async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
         await wait_for(pilot, lambda: any(isinstance(m, ModelLoaded) for m in seen))
         await pilot.pause()
@@ -163,7 +169,13 @@ async def test_cancel_leaves_everything_unchanged(
     study = opened(scored_study(tmp_path / "s.codecurve"))
     before = content(study)
     backend = FakeBackend()
-    app = make_app(study, backend_factory=lambda: backend, coder="tester", close_study=False)
+    app = make_app(
+        study,
+        backend_factory=lambda: backend,
+        coder="tester",
+        close_study=False,
+        measure_evidence=False,  # the model's calls are counted: scoring's alone
+    )
     async with app.run_test(size=SIZE) as pilot:
         editor = await open_editor_on(pilot, app, "pay")
         editor.query_one("#edit-inclusion", TextArea).text = "Any mention of money."
@@ -316,7 +328,12 @@ async def test_an_edit_during_a_scoring_run_is_rescored_after_it(
     backend = FakeBackend(gate=gate)
     seen: list[Message] = []
     app = make_app(
-        study, backend_factory=lambda: backend, coder="tester", batch_size=4, close_study=False
+        study,
+        backend_factory=lambda: backend,
+        coder="tester",
+        batch_size=4,
+        close_study=False,
+        measure_evidence=False,  # the gate counts the model's calls: scoring's alone
     )
     try:
         async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
@@ -362,7 +379,13 @@ async def test_a_code_added_while_reading_is_a_version_and_its_pairs_are_scored(
     study = opened(scored_study(tmp_path / "s.codecurve"))
     backend = FakeBackend()
     seen: list[Message] = []
-    app = make_app(study, backend_factory=lambda: backend, coder="tester", close_study=False)
+    app = make_app(
+        study,
+        backend_factory=lambda: backend,
+        coder="tester",
+        close_study=False,
+        measure_evidence=False,  # the model's calls are counted: scoring's alone
+    )
     async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
         await wait_for(pilot, lambda: any(isinstance(m, ModelLoaded) for m in seen))
         await pilot.press("v")  # reading response by response

@@ -58,6 +58,8 @@ from tui.widgets.screening import ScreeningPanel
 from tui.widgets.status import StatusLine
 
 if TYPE_CHECKING:
+    from scoring.evidence import Evidence
+    from tui.evidence import EvidenceBook
     from tui.learning import Learner
 
 #: Width from which the detail pane sits beside the queue instead of below it.
@@ -101,6 +103,7 @@ class ReviewScreen(Screen[None]):
         "code.add",
         "review.choose_config",
         "review.learn",
+        "review.evidence",
         "review.switch_pane",
         "review.cancel",
         "app.help",
@@ -109,11 +112,18 @@ class ReviewScreen(Screen[None]):
     HELP_HEADING = "Reading the queue"
     HELP_LEGEND = LEGEND
 
-    def __init__(self, session: ReviewSession, *, learning: Learner | None = None) -> None:
+    def __init__(
+        self,
+        session: ReviewSession,
+        *,
+        learning: Learner | None = None,
+        evidence: EvidenceBook | None = None,
+    ) -> None:
         super().__init__()
         self.session = session
         self.blind = BlindWork(session)
         self.learning = learning
+        self.evidence = evidence
         self._history: list[tuple[tuple[str, str], int]] = []
         self._agreement: tuple[float, int, float] | None = None
         self._model_state = ""
@@ -289,14 +299,18 @@ class ReviewScreen(Screen[None]):
 
     def _about(
         self, row: Row | None
-    ) -> tuple[Code | None, Scale | None, tuple[str, ...], tuple[tuple[int, int], ...]]:
-        """The code, scale, place in the hierarchy and coded segments the detail pane
-        shows ``row`` with."""
+    ) -> tuple[
+        Code | None, Scale | None, tuple[str, ...], tuple[tuple[int, int], ...], Evidence | None
+    ]:
+        """The code, scale, place in the hierarchy, coded segments and evidence (which
+        sentence moved the model) the detail pane shows ``row`` with."""
         if row is None:
-            return None, None, (), ()
+            return None, None, (), (), None
         code = self.session.code(row.code_id)
         path = self.session.codebook.path_of(code) if code is not None else ()
-        return code, self.session.scale(row.code_id), path, self.session.segments(row)
+        evidence = self.evidence.of(row) if self.evidence is not None else None
+        segments = self.session.segments(row)
+        return code, self.session.scale(row.code_id), path, segments, evidence
 
     def _prepare_neighbours(self) -> None:
         """Render ahead the rows above and below the cursor in the detail pane (the next
@@ -309,6 +323,11 @@ class ReviewScreen(Screen[None]):
             row = queue.row_at(index)
             if row is not None:
                 detail.prepare(row, *self._about(row))
+        if self.evidence is not None:
+            # Measured in the background where none is kept: this pair, then the next
+            # ones a key shows.
+            rows = (queue.row_at(i) for i in (queue.cursor, queue.cursor + 1, queue.cursor - 1))
+            self.evidence.want(rows)
         # Then, in a turn of its own (a key that came meanwhile goes first), the order
         # ``o`` shows next.
         self.call_later(self._read_ahead_order)
@@ -326,6 +345,26 @@ class ReviewScreen(Screen[None]):
             row = queue.read_ahead(query)
             if row is not None:
                 self.detail.prepare(row, *self._about(row))
+
+    def evidence_arrived(self, pairs: set[tuple[str, str]]) -> None:
+        """The evidence of ``pairs`` was measured: show it if the pair shown is one."""
+        if not self.composed:
+            return
+        row = self.pair_queue.current
+        if row is not None and row_key(row) in pairs:
+            self.detail.show(row, *self._about(row))
+
+    def action_toggle_evidence(self) -> None:
+        """Mark the sentences that moved the model in the detail pane, or hide them."""
+        detail = self.detail
+        detail.set_evidence_shown(not detail.evidence_shown)
+        if detail.evidence_shown and self.session.hides_model(self.pair_queue.pair_query.order):
+            said = "Coding blind: what moved the model shows once you decide a pair."
+        elif detail.evidence_shown:
+            said = "The sentences that moved the model are marked."
+        else:
+            said = "The sentences that moved the model are not marked."
+        self.notify(said, timeout=2)
 
     def update_status(self) -> None:
         progress = self.session.progress()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from itertools import zip_longest
+from itertools import pairwise, zip_longest
 from typing import ClassVar, Self
 
 from rich.cells import cell_len
@@ -18,10 +18,12 @@ from textual.strip import Strip
 
 from codebooks.model import DEFAULT_QUESTION, Code, Scale
 from scoring.curves import OFF_SCALE_WARNING
+from scoring.evidence import Evidence
 from tui.keymap import DECIDE, bindings, key, key_range
 from tui.source import Row, is_hidden
 from tui.text import markup_safe, one_line, printable, shown_part
 from tui.widgets.curve import NOT_SCORED, curve_table
+from tui.widgets.evidence import EVIDENCE_STYLE, Mark, evidence_marks, evidence_text
 from tui.widgets.frames import paint_with_key
 from tui.widgets.queue import value_label
 from tui.widgets.scrolling import set_virtual_size
@@ -56,21 +58,29 @@ SEGMENT_STYLE = "underline on #3a3a00"
 
 
 def response_text(
-    text: str, search: str | None = None, segments: tuple[tuple[int, int], ...] = ()
+    text: str,
+    search: str | None = None,
+    segments: tuple[tuple[int, int], ...] = (),
+    evidence: tuple[Mark, ...] = (),
 ) -> Text:
     """The response, printable, each match of ``search`` marked, the ``segments`` (start
-    and end of the spans a QDA program coded) highlighted and listed below it."""
+    and end of the spans a QDA program coded) highlighted and listed below it, and the
+    ``evidence`` sentences (those that moved the model) marked."""
     part = shown_part(text)
     shown = Text()
-    marks = sorted(segments) if part == text else []
-    at = 0
+    whole = part == text
+    coded = _merged(sorted(segments)) if whole else []
+    moved = _merged(sorted((a, b) for a, b, _ in evidence)) if whole else []
+    cuts = sorted({0, len(part), *(i for span in coded + moved for i in span)})
     # Piece by piece: a stand-in of a control character may be longer than it, so the
     # offsets are applied to the text, not to its printable form.
-    for start, end in _merged(marks):
-        shown.append(printable(part[at:start]))
-        shown.append(printable(part[start:end]), style=SEGMENT_STYLE)
-        at = end
-    shown.append(printable(part[at:]))
+    for start, end in pairwise(cuts):
+        styles = [
+            style
+            for style, spans in ((SEGMENT_STYLE, coded), (EVIDENCE_STYLE, moved))
+            if any(a <= start and end <= b for a, b in spans)
+        ]
+        shown.append(printable(part[start:end]), style=" ".join(styles) or None)
     if search:
         shown.highlight_words([search], style="bold reverse", case_sensitive=False)
     if segments:
@@ -80,6 +90,21 @@ def response_text(
         )
         shown.append(f"\nCoded segments ({len(segments)}): ", style="bold dim")
         shown.append(listed, style="dim")
+    return shown
+
+
+def _with_evidence(
+    text: str,
+    search: str | None,
+    segments: tuple[tuple[int, int], ...],
+    evidence: Evidence | None,
+) -> Text:
+    """The response with the sentences that moved the model marked, and their effects
+    said below it."""
+    shown = response_text(text, search, segments, evidence_marks(evidence))
+    said = evidence_text(text, evidence, key("review.evidence"))
+    if said is not None:
+        shown.append_text(said)
     return shown
 
 
@@ -205,8 +230,22 @@ def curve_part(row: Row, scale: Scale, width: int, stale: bool, coder: str | Non
     )
 
 
-#: What the pane shows: the row, its code, scale, place in the hierarchy and segments.
-_Shown = tuple[Row | None, Code | None, Scale | None, tuple[str, ...], tuple[tuple[int, int], ...]]
+#: What the pane shows: the row, its code, scale, place in the hierarchy, segments and
+#: evidence.
+_Shown = tuple[
+    Row | None,
+    Code | None,
+    Scale | None,
+    tuple[str, ...],
+    tuple[tuple[int, int], ...],
+    Evidence | None,
+]
+
+
+def shown_evidence(row: Row, evidence: Evidence | None, on: bool) -> Evidence | None:
+    """The evidence the pane shows for ``row``: none while it is toggled off or the
+    row's model answer is hidden (blind coding, the blind audit)."""
+    return evidence if on and not is_hidden(row) else None
 
 
 class DetailPane(ScrollView, can_focus=True):
@@ -253,7 +292,9 @@ class DetailPane(ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self._coder = coder
         self._question = question or DEFAULT_QUESTION
-        self._shown: _Shown = (None, None, None, (), ())
+        self._shown: _Shown = (None, None, None, (), (), None)
+        #: Whether the sentences that moved the model are marked (toggled by a key).
+        self._evidence_on = True
         #: The lines of the part that scrolls, of the part pinned below it, of the
         #: decision, and what is drawn of each (see :meth:`_place_pinned`).
         self._lines: list[list[Strip]] = [[]]
@@ -276,6 +317,20 @@ class DetailPane(ScrollView, can_focus=True):
         self._stale = keys
         now = self.row is not None and (self.row.response_id, self.row.code_id) in keys
         if was != now:
+            self._rendered_width = -1
+            if self.is_mounted:
+                self._render_content()
+                self.refresh()
+
+    @property
+    def evidence_shown(self) -> bool:
+        """Whether the sentences that moved the model are marked."""
+        return self._evidence_on
+
+    def set_evidence_shown(self, on: bool) -> None:
+        """Mark the sentences that moved the model, or not."""
+        if on != self._evidence_on:
+            self._evidence_on = on
             self._rendered_width = -1
             if self.is_mounted:
                 self._render_content()
@@ -305,9 +360,11 @@ class DetailPane(ScrollView, can_focus=True):
         scale: Scale | None,
         path: tuple[str, ...] = (),
         segments: tuple[tuple[int, int], ...] = (),
+        evidence: Evidence | None = None,
     ) -> None:
         """Show ``row`` (or an empty pane when there is none), its response's coded
-        ``segments`` highlighted."""
+        ``segments`` highlighted and the sentences that moved the model (``evidence``)
+        marked."""
         same_pair = (
             row is not None
             and self.row is not None
@@ -315,7 +372,7 @@ class DetailPane(ScrollView, can_focus=True):
         )
         before = self._screen_lines() if self._rendered_width > 0 else None
         self.row = row
-        self._shown = (row, code, scale, path, segments)
+        self._shown = (row, code, scale, path, segments, evidence)
         self._rendered_width = -1
         if not same_pair and self.scroll_y:
             self.scroll_to(y=0, animate=False, immediate=True)
@@ -331,12 +388,13 @@ class DetailPane(ScrollView, can_focus=True):
         scale: Scale | None,
         path: tuple[str, ...] = (),
         segments: tuple[tuple[int, int], ...] = (),
+        evidence: Evidence | None = None,
     ) -> None:
         """Render ``row``'s parts ahead, so that showing it later costs no rendering
         (nothing on screen changes)."""
         width = self.scrollable_content_region.width
         if width > 0 and code is not None and scale is not None and self.is_mounted:
-            self._render_parts(width, (row, code, scale, path, segments))
+            self._render_parts(width, (row, code, scale, path, segments, evidence))
 
     def _screen_lines(self) -> list[Strip]:
         """The lines the pane draws now, top to bottom."""
@@ -412,17 +470,18 @@ class DetailPane(ScrollView, can_focus=True):
         question and the curve), and the decision and the model's numbers, pinned too
         where the pane has room (else they follow the response). Each part is kept by
         the values it shows (:meth:`_part`)."""
-        row, code, scale, path, segments = shown
+        row, code, scale, path, segments, evidence = shown
         if row is None or code is None or scale is None:
             empty = self._part("empty", width, lambda: Text("Nothing to show.", style="dim italic"))
             return [empty], [], []
         stale = (row.response_id, row.code_id) in self._stale
         search, coder, question = self._search, self._coder, self._question
+        moved = shown_evidence(row, evidence, self._evidence_on)
         body = [
             self._part(
-                ("response", row.text, search, segments),
+                ("response", row.text, search, segments, moved),
                 width,
-                lambda: response_text(row.text, search, segments),
+                lambda: _with_evidence(row.text, search, segments, moved),
             ),
             self._part(("code", code, path), width, lambda: Group(Text(), code_text(code, path))),
         ]
