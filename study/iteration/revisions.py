@@ -151,8 +151,18 @@ def index_codebook(conn: sqlite3.Connection, codebook: Codebook, *, path: Path) 
         while name.strip().casefold() in names:
             name = f"{name} (archived)"
         names.add(name.strip().casefold())
+        # An archived code has no pairs; its questions stay only where the codebook
+        # still names a question column (a codebook without one refuses scoped codes).
+        questions = code.questions if codebook.question_column is not None else ()
         extra.append(
-            replace(code, name=name, parent=None, codable=False, scale=code.scale or book.scale)
+            replace(
+                code,
+                name=name,
+                parent=None,
+                codable=False,
+                scale=code.scale or book.scale,
+                questions=questions,
+            )
         )
     return replace(codebook, codes=(*codebook.codes, *extra))
 
