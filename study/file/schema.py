@@ -89,6 +89,12 @@ the sentences of the response and what leaving each out did to the pair's P(appl
 and expected value (JSON), with the text and code hashes it was measured on, so that a
 changed text or definition makes it invalid (it is read only while both match the
 study's current ones). Derived data, not a record: computing it again replaces it.
+
+Version 8 adds ``scoped_pairs`` (:mod:`study.file.scoped_pairs`): ``(cid, rid)`` of every
+pair of a code scoped to survey questions (:mod:`study.scope`), so that the queue's SQL
+tests such a pair with one index seek. A copy of what the codebook and the responses'
+question column say, written in the transaction of every change to either; the upgrade
+fills it from the study's current codebook.
 """
 
 from __future__ import annotations
@@ -96,11 +102,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from study.file import scoped_pairs
+
 #: ``PRAGMA application_id`` of a study file ("ccrv").
 APPLICATION_ID = 0x63637276
 
 #: The schema version this code reads and writes.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 _V1 = """
 CREATE TABLE meta (
@@ -499,6 +507,24 @@ def _to_v7(conn: sqlite3.Connection) -> None:
 
 
 MIGRATIONS[7] = _to_v7
+
+_V8 = """
+CREATE TABLE scoped_pairs (
+    cid INTEGER NOT NULL REFERENCES codes(cid),
+    rid INTEGER NOT NULL REFERENCES responses(rid),
+    PRIMARY KEY (cid, rid)
+) WITHOUT ROWID
+"""
+
+
+def _to_v8(conn: sqlite3.Connection) -> None:
+    """The pairs of scoped codes (see the module docstring), filled from the study's
+    current codebook and responses (none yet when a new study is being built)."""
+    conn.execute(_V8)
+    scoped_pairs.sync(conn, scoped_pairs.file_scope(conn))
+
+
+MIGRATIONS[8] = _to_v8
 
 
 #: ``durability`` choices of :func:`configure` and ``PRAGMA synchronous`` for each.

@@ -29,9 +29,10 @@ from codebooks.errors import CodebookError
 from codebooks.model import Code, Codebook
 from scoring.score import Pair, text_hash
 from study.errors import StudyError
+from study.file import scoped_pairs
 from study.index import StudyIndex
 from study.log import events
-from study.scope import attrs_of, check_scope, question_value
+from study.scope import attrs_of, check_scope
 from study.stamps import now
 
 
@@ -150,20 +151,25 @@ def index_codebook(conn: sqlite3.Connection, codebook: Codebook, *, path: Path) 
         while name.strip().casefold() in names:
             name = f"{name} (archived)"
         names.add(name.strip().casefold())
+        # An archived code has no pairs; its questions stay only where the codebook
+        # still names a question column (a codebook without one refuses scoped codes).
+        questions = code.questions if codebook.question_column is not None else ()
         extra.append(
-            replace(code, name=name, parent=None, codable=False, scale=code.scale or book.scale)
+            replace(
+                code,
+                name=name,
+                parent=None,
+                codable=False,
+                scale=code.scale or book.scale,
+                questions=questions,
+            )
         )
     return replace(codebook, codes=(*codebook.codes, *extra))
 
 
 def load_index(path: Path, conn: sqlite3.Connection, codebook: Codebook) -> StudyIndex:
     """The study's index: its responses, and its codes with the archived ones."""
-    questions = None
-    if codebook.scoped and codebook.question_column is not None:
-        questions = {
-            int(rid): question_value(attrs_of(attrs), codebook.question_column)
-            for rid, attrs in conn.execute("SELECT rid, attrs FROM responses")
-        }
+    questions = scoped_pairs.read_questions(conn, codebook)
     return StudyIndex(
         path=path,
         codebook=index_codebook(conn, codebook, path=path),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from codebooks.diff import CodebookDiff
 from codebooks.model import Codebook
+from study.file import scoped_pairs
 from study.handle import StudyHandle
 from study.intake.responses import ResponseTable
 from study.iteration import revisions
@@ -58,6 +59,7 @@ class Versions:
             diff = revisions.plan_revision(conn, old, codebook, path=self._study.path)
             version = revisions.apply_revision(conn, old, codebook, diff, source=source)
             index = revisions.load_index(self._study.path, conn, codebook)
+            scoped_pairs.sync(conn, index.scope)  # the new scoping, in the same commit
         self._study.install(codebook, index)
         return version
 
@@ -82,5 +84,7 @@ class Versions:
         with self._study.transaction() as conn:
             result = response_waves.add_wave(conn, table, update=update, path=self._study.path)
             index = revisions.load_index(self._study.path, conn, self._study.codebook)
+            # The new responses' pairs, and those of an updated response whose question changed.
+            scoped_pairs.sync(conn, index.scope)
         self._study.install(self._study.codebook, index)
         return result
