@@ -136,3 +136,36 @@ def test_no_module_imports_another_modules_private_names() -> None:
                 if private:
                     found.append(f"{path.relative_to(ROOT)}: from {node.module} import {private}")
     assert not found, found
+
+
+#: The review screen's widgets: its own to steer (tui/screens/review.py).
+REVIEW_WIDGETS = {"pair_queue", "detail", "screening", "scoring_progress", "status_line"}
+
+
+def review_widget_reaches(source: str) -> list[str]:
+    """``x.<widget>.<member>`` where ``x`` is not ``self``: a module steering the review
+    screen's widgets from outside instead of asking the screen."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr in REVIEW_WIDGETS
+            and not (isinstance(node.value.value, ast.Name) and node.value.value.id == "self")
+        ):
+            found.append(f"line {node.lineno}: .{node.value.attr}.{node.attr}")
+    return found
+
+
+def test_the_app_asks_the_review_screen_never_its_widgets() -> None:
+    # What the screen shows is the screen's to decide (messages or its own methods): the
+    # app once wrote review.scoring_progress.progress five times and reloaded its queue.
+    assert review_widget_reaches("review.pair_queue.reload()") == ["line 1: .pair_queue.reload"]
+    assert review_widget_reaches("self.pair_queue.reload()\nreview.reload_queue()") == []
+    offenders = {
+        str(path.relative_to(ROOT)): hits
+        for path in sorted((ROOT / "tui").rglob("*.py"))
+        if path.name != "review.py" or path.parent.name != "screens"
+        if (hits := review_widget_reaches(path.read_text(encoding="utf-8")))
+    }
+    assert offenders == {}

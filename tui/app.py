@@ -499,7 +499,7 @@ class CodecurveApp(App[None]):
         self.session.config_id = config_id
         self.evidence.forget()
         if (review := self.live_review) is not None:
-            review.pair_queue.set_source(self.session.source, follow=follow)
+            review.show_source(self.session.source, follow=follow)
             review.update_status()
         self.update_stale()
         self.refresh_screening(delay=0.0)
@@ -511,7 +511,7 @@ class CodecurveApp(App[None]):
             if (review := self.live_review) is not None:
                 self.show_model_state(review)
         if (review := self.live_review) is not None:
-            review.scoring_progress.progress = Progress(0, message.total, 0.0, float("nan"))
+            review.show_scoring(Progress(0, message.total, 0.0, float("nan")))
             review.scoring_started()
         if message.total:
             # What the run will cost, at the speed of the study's last run.
@@ -523,10 +523,10 @@ class CodecurveApp(App[None]):
         review = self.live_review
         if review is None:
             return
-        review.scoring_progress.progress = message.progress
+        review.show_scoring(message.progress)
         if self.stale_keys:
             self.update_stale()
-        review.pair_queue.reload(follow=True)
+        review.reload_queue(follow=True)
         review.update_status()
         self._scores_stored(review)
 
@@ -542,8 +542,8 @@ class CodecurveApp(App[None]):
         self.update_stale()
         if rescore:
             self.call_after_refresh(self.resume_scoring)
-        review.scoring_progress.progress = None
-        review.pair_queue.reload(follow=True)
+        review.show_scoring(None)
+        review.reload_queue(follow=True)
         review.scoring_finished()
         review.update_status()
         self._scores_stored(review)
@@ -596,13 +596,13 @@ class CodecurveApp(App[None]):
         elif worker.group == "scoring" and isinstance(error, StudyLockedError):
             self.scorer.stopped()  # another session scores: its scores arrive here
             if review is not None:
-                review.scoring_progress.progress = None
+                review.show_scoring(None)
             self.notify(printable(str(error)), title="Scoring", timeout=10, markup=False)
         elif worker.group == "scoring":
             self.scorer.stopped()
             if review is not None:
-                review.scoring_progress.progress = None
-                review.pair_queue.reload()
+                review.show_scoring(None)
+                review.reload_queue()
             self.notify(
                 f"Scoring stopped: {printable(str(error))}. "
                 "Scores so far are kept; manual coding still works.",
@@ -670,7 +670,7 @@ class CodecurveApp(App[None]):
             )
             return
         review = self.live_review
-        row = review.pair_queue.current if review is not None else None
+        row = review.current_row if review is not None else None
         code_id = row.code_id if row is not None else None
         started = self.learner.request(Request(code_id, learn=True, asked=True))
         if self.model_hidden():
@@ -684,7 +684,7 @@ class CodecurveApp(App[None]):
         """Whether the coder works blind now (blind coding, or the queue walks a blind
         order): nothing is said then about what a curve learned."""
         review = self.live_review
-        order = review.pair_queue.pair_query.order if review is not None else "entropy"
+        order = review.order if review is not None else "entropy"
         return self.session.hides_model(order)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="learning", name="learn")
@@ -759,7 +759,7 @@ class CodecurveApp(App[None]):
         from tui.screens.code_editor import CodeEditorScreen
 
         review = self.live_review
-        row = review.pair_queue.current if review is not None else None
+        row = review.current_row if review is not None else None
         if row is None:
             self.bell()
             return
@@ -791,7 +791,7 @@ class CodecurveApp(App[None]):
             return
         self.update_stale()
         if (review := self.live_review) is not None:
-            review.detail.show(None, None, None)
+            review.clear_detail()
             review.codes_changed()
         self.notify(
             f"Recorded codebook version {version}: " + "; ".join(edit.lines),
@@ -849,7 +849,7 @@ class CodecurveApp(App[None]):
     def _comparison_ready(self, message: ComparisonReady) -> None:
         self.iteration.comparison = message.comparison
         if (review := self.live_review) is not None:
-            review.screening.show_comparison(message.comparison, message.note)
+            review.show_comparison(message.comparison, message.note)
 
     # -- export ------------------------------------------------------------------------
 
@@ -983,9 +983,9 @@ class CodecurveApp(App[None]):
             self.notify(f"Your blind double coding was turned {state} elsewhere.")
         if review is not None and review.composed:
             if change.structure or change.blind:
-                review.pair_queue.set_source(self.session.source)
-                review.detail.show(None, None, None)
-            review.pair_queue.reload(follow=True)
+                review.show_source(self.session.source)
+                review.clear_detail()
+            review.reload_queue(follow=True)
             review.update_status()
             for screen in self.screen_stack[self.screen_stack.index(review) + 1 :]:
                 screen.post_message(StudyChanged())
@@ -1085,7 +1085,7 @@ class CodecurveApp(App[None]):
     @on(DelegationPlanned)
     def _delegation_planned(self, message: DelegationPlanned) -> None:
         if (review := self.live_review) is not None:
-            review.screening.show_plan(message.plan, message.note, message.audit)
+            review.show_plan(message.plan, message.note, message.audit)
 
     @on(ScreeningCutChanged)
     def _screening_cut_changed(self, message: ScreeningCutChanged) -> None:
@@ -1099,9 +1099,7 @@ class CodecurveApp(App[None]):
         review = self.live_review
         if review is None:
             return
-        query = review.pair_queue.pair_query
-        review.set_query(replace(query, code_id=message.code_id, status="undecided"))
-        review.pair_queue.focus()
+        review.show_undecided_of(message.code_id)
 
     @on(ScreeningUpdated)
     def _screening_updated(self, message: ScreeningUpdated) -> None:
@@ -1109,7 +1107,7 @@ class CodecurveApp(App[None]):
         review = self.live_review
         if review is None:
             return
-        review.screening.show(message.summary)
+        review.show_screening(message.summary)
         review.set_agreement(message.summary.agreement)
 
     # -- commands ----------------------------------------------------------------------

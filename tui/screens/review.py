@@ -44,6 +44,7 @@ from tui.source import (
     MODEL_ORDERS,
     ORDER_LABELS,
     STATUS_LABELS,
+    PairSource,
     Query,
     Row,
     is_hidden,
@@ -59,8 +60,12 @@ from tui.widgets.status import StatusLine
 
 if TYPE_CHECKING:
     from scoring.evidence import Evidence
+    from study.analysis.compare import Comparison
+    from study.log.delegations import DelegationPlan
     from tui.evidence import EvidenceBook
     from tui.learning import Learner
+    from tui.messages import Progress
+    from tui.verdicts import ScreeningSummary
 
 #: Width from which the detail pane sits beside the queue instead of below it.
 WIDE = 130
@@ -238,6 +243,50 @@ class ReviewScreen(Screen[None]):
         row = self.pair_queue.current
         if top is not None and row is not None and row_key(row) == top:
             self.first_undecided()
+
+    # -- what the app asks of the screen (never of its widgets) ------------------------
+
+    def show_source(self, source: PairSource, *, follow: bool = False) -> None:
+        """Show the pairs of ``source`` (another configuration, a changed codebook);
+        ``follow``: the highlighted pair stays highlighted where the new order puts it."""
+        self.pair_queue.set_source(source, follow=follow)
+
+    def reload_queue(self, *, follow: bool = False) -> None:
+        """Read the queue again (new scores or decisions elsewhere)."""
+        self.pair_queue.reload(follow=follow)
+
+    def show_scoring(self, progress: Progress | None) -> None:
+        """Where a scoring run stands (None: no run; the bar goes)."""
+        self.scoring_progress.progress = progress
+
+    def clear_detail(self) -> None:
+        """Empty the detail pane until the cursor's pair is shown again."""
+        self.detail.show(None, None, None)
+
+    def show_screening(self, summary: ScreeningSummary) -> None:
+        self.screening.show(summary)
+
+    def show_comparison(self, comparison: Comparison | None, note: str) -> None:
+        self.screening.show_comparison(comparison, note)
+
+    def show_plan(self, plan: DelegationPlan | None, note: str, audit: str | None) -> None:
+        self.screening.show_plan(plan, note, audit)
+
+    def show_undecided_of(self, code_id: str | None) -> None:
+        """The undecided pairs of one code (None: every code), in the queue's order, the
+        queue focused."""
+        self.set_query(replace(self.pair_queue.pair_query, code_id=code_id, status="undecided"))
+        self.pair_queue.focus()
+
+    @property
+    def current_row(self) -> Row | None:
+        """The pair under the cursor, if any."""
+        return self.pair_queue.current
+
+    @property
+    def order(self) -> str:
+        """The queue's order (``entropy``, ``id``, ...)."""
+        return self.pair_queue.pair_query.order
 
     def first_undecided(self) -> None:
         """Put the cursor on the first undecided pair of the order (the most uncertain
