@@ -169,3 +169,34 @@ def test_the_app_asks_the_review_screen_never_its_widgets() -> None:
         if (hits := review_widget_reaches(path.read_text(encoding="utf-8")))
     }
     assert offenders == {}
+
+
+def test_every_widget_that_repaints_itself_follows_the_one_frame_rule() -> None:
+    # tui/widgets/frames.py: a widget that asks for a repaint in a key's handler hands the
+    # request to the screen with paint_with_key, or the key is painted a frame late. A
+    # widget class that calls self.refresh(...) must use it, itself or through a base of
+    # the project's (PagedList's paint_with_key).
+    import importlib
+    import inspect
+    import pkgutil
+
+    from textual.widget import Widget
+
+    import tui
+
+    modules = [
+        importlib.import_module(info.name)
+        for info in pkgutil.walk_packages(tui.__path__, "tui.")
+        if not info.name.startswith("tui.serve") and not info.name.endswith("__main__")
+    ]
+    late = []
+    for module in modules:
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ != module.__name__ or not issubclass(cls, Widget):
+                continue
+            if "self.refresh(" not in inspect.getsource(cls):
+                continue
+            ours = [k for k in cls.__mro__ if k.__module__.startswith("tui.")]
+            if not any("paint_with_key" in inspect.getsource(k) for k in ours):
+                late.append(f"{module.__name__}.{cls.__name__}")
+    assert late == []
