@@ -145,16 +145,14 @@ REVIEW_WIDGETS = {"pair_queue", "detail", "screening", "scoring_progress", "stat
 def review_widget_reaches(source: str) -> list[str]:
     """``x.<widget>.<member>`` where ``x`` is not ``self``: a module steering the review
     screen's widgets from outside instead of asking the screen."""
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        if (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Attribute)
-            and node.value.attr in REVIEW_WIDGETS
-            and not (isinstance(node.value.value, ast.Name) and node.value.value.id == "self")
-        ):
-            found.append(f"line {node.lineno}: .{node.value.attr}.{node.attr}")
-    return found
+    return [
+        f"line {node.lineno}: .{node.value.attr}.{node.attr}"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr in REVIEW_WIDGETS
+        and not (isinstance(node.value.value, ast.Name) and node.value.value.id == "self")
+    ]
 
 
 def test_the_app_asks_the_review_screen_never_its_widgets() -> None:
