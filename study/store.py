@@ -18,7 +18,7 @@ the handle's protocol (:class:`study.handle.StudyHandle`)::
     study.versions     codebook revisions, waves           study.iteration.versions.Versions
     study.evidence     the sentences that moved the model  study.scores.evidence.EvidenceLedger
 
-Below them: :mod:`study.log.events` (the event log's one writer: each kind and its
+Below them: :mod:`study.file.events` (the event log's one writer: each kind and its
 columns), :mod:`study.file.lifecycle` (create, open, upgrade, check the file),
 :mod:`study.index` (response and code ids <-> table keys), :mod:`study.codec` (float
 curves as BLOBs, natural id order).

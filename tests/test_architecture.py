@@ -118,7 +118,7 @@ def test_the_event_log_has_one_writer() -> None:
         for path in sources(*PACKAGES)
         if re.search(r"INSERT\s+INTO\s+events\b", path.read_text(encoding="utf-8"), re.I)
     }
-    assert writers == {"study/log/events.py"}
+    assert writers == {"study/file/events.py"}
 
 
 def test_no_module_imports_another_modules_private_names() -> None:

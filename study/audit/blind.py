@@ -25,8 +25,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from study.file import events
 from study.handle import StudyHandle
-from study.log import events
 from study.log.decision_log import check_coder
 
 

@@ -3,7 +3,7 @@
 Every change of a decision or a note is one row of ``events`` holding the state it
 replaced (``prev_*``); ``annotations`` and ``notes`` hold the current state. Undo appends
 an ``undo`` event and restores the state the undone event recorded as replaced.
-Events are written through :func:`study.log.events.append`, the log's one writer.
+Events are written through :func:`study.file.events.append`, the log's one writer.
 
 Functions over a connection inside the caller's transaction (:class:`study.store.Study`
 opens it); they check nothing the caller already did (ids resolved, values on the scale).
@@ -23,9 +23,9 @@ import numpy as np
 
 from codebooks.model import Code, Codebook
 from study.errors import StudyError
+from study.file import events
+from study.file.events import read_events as read_events  # the audit trail, for the handle
 from study.index import StudyIndex
-from study.log import events
-from study.log.events import read_events as read_events  # the audit trail, for the handle
 from study.rows import Decision
 from study.stamps import now
 

@@ -27,11 +27,11 @@ from typing import Any
 from screening.delegation import AuditOutlook, Delegation
 from study.audit.sample import read_audit
 from study.errors import StudyError
+from study.file import events
 from study.handle import StudyHandle
 from study.index import StudyIndex
 from study.iteration import revisions
 from study.log import decision_log as decisions
-from study.log import events
 from study.rows import Decision
 
 #: The SQL condition "no one made a decision on pair (s.rid, s.cid) other than a
