@@ -72,11 +72,11 @@ from study.index import StudyIndex
 from study.intake.responses import Response, ResponseTable
 from study.iteration import revisions
 from study.iteration.versions import Versions
-from study.log.decision_log import ImportResult, check_coder
+from study.log.decision_log import ImportResult
 from study.log.decisions import Decisions
 from study.log.delegations import Delegations
 from study.queries.pairs import Queries
-from study.rows import CONSENSUS, StudyUpdate
+from study.rows import CONSENSUS, StudyUpdate, check_coder
 from study.scores.evidence import EvidenceLedger
 from study.scores.ledger import Scores
 from study.stamps import now, software_version

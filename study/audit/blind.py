@@ -27,7 +27,7 @@ from typing import Any
 
 from study.file import events
 from study.handle import StudyHandle
-from study.log.decision_log import check_coder
+from study.rows import check_coder
 
 
 @dataclass(frozen=True)

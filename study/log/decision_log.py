@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-import unicodedata
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,24 +52,6 @@ class PairState:
     event: int | None
     note: str | None
     note_event: int | None
-
-
-def check_coder(coder: str) -> str:
-    """``coder`` stripped of surrounding blanks.
-
-    Raises:
-        StudyError: empty, or with control characters (a newline, an escape) that would
-            garble every listing and message that shows the name.
-    """
-    if not isinstance(coder, str) or not coder.strip():
-        raise StudyError("a decision needs a coder's name (--coder NAME)")
-    name = coder.strip()
-    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in name):
-        raise StudyError(
-            f"a coder's name cannot hold control characters (a newline, a tab, an escape): "
-            f"{ascii(name)[:60]}"
-        )
-    return name
 
 
 def check_value(codebook: Codebook, code: Code, value: Any) -> int:
