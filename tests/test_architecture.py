@@ -328,3 +328,84 @@ def test_the_layers_check_catches_a_ring_of_wings_on_one_floor() -> None:
     assert sorted(wing_rings(graph, SYNTHETIC_FLOORS) or []) == ["pkg.log", "pkg.log", "pkg.scores"]
     allowed = {("pkg.scores", "pkg.log")}
     assert wing_rings(graph, SYNTHETIC_FLOORS, allowed) is None
+
+
+# --- Textual's private names ----------------------------------------------------------
+#
+# A method of ours named like a private one of a Textual base class replaces it without
+# a word: ``DetailPane._render_content`` once stood in for Widget's own renderer, and
+# ``_on_click``/``_on_focus``/``_on_blur`` overrides depend on how Textual dispatches
+# its private handlers. Our classes use public handlers (``on_click``) and names of
+# their own.
+
+
+def textual_private_overrides(classes: list[type]) -> list[str]:
+    """Each name of one of ``classes`` (its own ``__dict__``) that is a private name of a
+    Textual class in its MRO, in words. Names Textual's metaclass gives every subclass
+    (``_decorated_handlers``, ``_css_type_name`` ...) are Textual's own and left out."""
+    from textual.app import App
+    from textual.widget import Widget
+
+    automatic = set(vars(type("Probe", (Widget,), {}))) | set(vars(type("Probe", (App,), {})))
+    found = []
+    for cls in classes:
+        textual = [b for b in cls.__mro__ if b.__module__.split(".")[0] == "textual"]
+        for name in vars(cls):
+            if not name.startswith("_") or name.startswith("__") or name in automatic:
+                continue
+            owners = [b.__qualname__ for b in textual if name in vars(b)]
+            if owners:
+                found.append(f"{cls.__module__}.{cls.__qualname__}.{name} ({owners[0]})")
+    return found
+
+
+def tui_textual_classes() -> list[type]:
+    """Every Widget (Screen included) and App subclass defined in ``tui``."""
+    import importlib
+    import pkgutil
+
+    from textual.app import App
+    from textual.widget import Widget
+
+    import tui
+
+    for info in pkgutil.walk_packages(tui.__path__, "tui."):
+        if not info.name.endswith("__main__"):
+            importlib.import_module(info.name)
+    found: list[type] = []
+    todo: list[type] = [Widget, App]
+    while todo:
+        cls = todo.pop()
+        subclasses: list[type] = cls.__subclasses__()
+        for sub in subclasses:
+            if sub not in found:
+                todo.append(sub)
+                found.append(sub)
+    return [cls for cls in found if cls.__module__.split(".")[0] == "tui"]
+
+
+def test_no_tui_class_uses_a_private_name_of_its_textual_base() -> None:
+    classes = tui_textual_classes()
+    assert len(classes) > 20
+    found = textual_private_overrides(classes)
+    assert not found, "tui classes reusing Textual's private names:\n" + "\n".join(found)
+
+
+def test_the_private_name_check_catches_an_override() -> None:
+    from textual import events
+    from textual.scroll_view import ScrollView
+
+    class Shadowing(ScrollView):
+        def _render_content(self) -> None: ...
+
+        async def _on_click(self, event: events.Click) -> None: ...
+
+        def on_focus(self, event: events.Focus) -> None: ...
+
+        def _own_helper(self) -> None: ...
+
+    found = textual_private_overrides([Shadowing])
+    assert [line.rsplit(".", 1)[-1] for line in found] == [
+        "_render_content (Widget)",
+        "_on_click (Widget)",
+    ]
