@@ -32,7 +32,7 @@ llama: $(LLAMA_STAMP)
 
 # Built with dead-store elimination off: GCC 12's AMX header says that ldtilecfg reads 8
 # bytes of its 64-byte tile configuration, so the stores of the rest are dropped and
-# llama.cpp's AMX kernels crash on a Xeon with AMX (scoring/llama_amx.py). Other
+# llama.cpp's AMX kernels crash on a Xeon with AMX (scoring/backends/llama/amx.py). Other
 # compilers ignore the flags; CMAKE_ARGS of your own (a GPU build) are kept.
 LLAMA_CMAKE_ARGS := -DCMAKE_CXX_FLAGS=-fno-dse\ -fno-tree-dse
 

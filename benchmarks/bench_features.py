@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> None:
     import torch
 
     from scoring import load_backend
-    from scoring.llama_backend import LlamaCppBackend
+    from scoring.backends.llama.backend import LlamaCppBackend
 
     torch.set_num_threads(args.threads)
     transformers = load_backend(None, device="cpu")

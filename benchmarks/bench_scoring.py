@@ -117,7 +117,7 @@ def main() -> None:
     import torch
     from transformers.utils import logging as hf_logging
 
-    import scoring.transformers_backend  # the backend's own imports, timed with the rest
+    import scoring.backends.transformers.backend  # the backend's own imports, timed with the rest
 
     import_seconds = time.perf_counter() - started
     hf_logging.set_verbosity_error()
@@ -126,7 +126,9 @@ def main() -> None:
     started = time.perf_counter()
     backend = load_backend(None, device="cpu")
     load_seconds = time.perf_counter() - started
-    assert isinstance(backend, scoring.transformers_backend.TransformersBackend)  # its .stats
+    assert isinstance(
+        backend, scoring.backends.transformers.backend.TransformersBackend
+    )  # its .stats
     book, pairs = sample_pairs(args.responses, args.codes)
     n = len(pairs)
     print(f"model   {backend.identity.describe()}, torch threads {torch.get_num_threads()}")

@@ -38,8 +38,8 @@ import numpy as np
 from codebooks import load_codebook
 from codebooks.samples import sample_paths
 from scoring.backend import Backend
+from scoring.backends.server.backend import OpenAIBackend
 from scoring.engine import ScoringEngine
-from scoring.openai_backend import OpenAIBackend
 from scoring.score import Pair, Score
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     levels = [int(x) for x in args.levels.split(",")]
 
-    from scoring.transformers_backend import TransformersBackend
+    from scoring.backends.transformers.backend import TransformersBackend
     from scoring.weights import embedded_gguf_path, ensure_converted
 
     model_dir = ensure_converted(embedded_gguf_path())

@@ -23,7 +23,7 @@ Contract of :meth:`Backend.option_logprobs`:
   it, or None), a backend with a :attr:`Backend.feature_layout` returns with every
   result a float16 vector computed in the same pass (for the local backends, the last
   hidden states at the answer position and pooled over the response, projected:
-  :mod:`scoring.local_backend`). The log-probabilities are the same with or without
+  :mod:`scoring.backends.local`). The log-probabilities are the same with or without
   spans; without them nothing is computed. Vectors of different layouts are never
   mixed. A server backend has no layout and ignores the spans.
 """

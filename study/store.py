@@ -18,7 +18,7 @@ the handle's protocol (:class:`study.handle.StudyHandle`)::
     study.versions     codebook revisions, waves           study.iteration.versions.Versions
     study.evidence     the sentences that moved the model  study.scores.evidence.EvidenceLedger
 
-Below them: :mod:`study.log.events` (the event log's one writer: each kind and its
+Below them: :mod:`study.file.events` (the event log's one writer: each kind and its
 columns), :mod:`study.file.lifecycle` (create, open, upgrade, check the file),
 :mod:`study.index` (response and code ids <-> table keys), :mod:`study.codec` (float
 curves as BLOBs, natural id order).
@@ -72,11 +72,11 @@ from study.index import StudyIndex
 from study.intake.responses import Response, ResponseTable
 from study.iteration import revisions
 from study.iteration.versions import Versions
-from study.log.decision_log import ImportResult, check_coder
+from study.log.decision_log import ImportResult
 from study.log.decisions import Decisions
 from study.log.delegations import Delegations
 from study.queries.pairs import Queries
-from study.rows import CONSENSUS, StudyUpdate
+from study.rows import CONSENSUS, StudyUpdate, check_coder
 from study.scores.evidence import EvidenceLedger
 from study.scores.ledger import Scores
 from study.stamps import now, software_version

@@ -6,6 +6,9 @@
   method that raises it belongs to an abstract base whose every subclass defines it.
 * The event log has one writer: one module of the packages holds ``INSERT INTO events``.
 * No module imports another module's underscore names.
+* ``study``'s floors (values, file, state, read, handle, work): no import runs back up
+  to a higher floor, and the wings of one floor import each other without a ring (one
+  allowance, with its reason, in ``WING_RINGS_ALLOWED``).
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import re
 from pathlib import Path
 
 import pytest
+
+from tests.test_import_graph import find_cycle, import_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("codebooks", "scoring", "screening", "study", "tui")
@@ -118,7 +123,7 @@ def test_the_event_log_has_one_writer() -> None:
         for path in sources(*PACKAGES)
         if re.search(r"INSERT\s+INTO\s+events\b", path.read_text(encoding="utf-8"), re.I)
     }
-    assert writers == {"study/log/events.py"}
+    assert writers == {"study/file/events.py"}
 
 
 def test_no_module_imports_another_modules_private_names() -> None:
@@ -136,6 +141,274 @@ def test_no_module_imports_another_modules_private_names() -> None:
                 if private:
                     found.append(f"{path.relative_to(ROOT)}: from {node.module} import {private}")
     assert not found, found
+
+
+# --- study's floors -------------------------------------------------------------------
+#
+# docs/architecture.md draws ``study`` as floors, bottom up; a module may import modules
+# of its own floor and of the floors below, never one above (an import that "runs back
+# up"). A floor is a list of wings: a folder (``study.scores``) or a top-level module
+# (``study.rows``); a module belongs to the wing of its longest matching name.
+#
+# The imports are those of tests/test_import_graph.py: every import that can run, at
+# module level or inside a function, counts; those under ``if TYPE_CHECKING:`` do not.
+# Those never run (every module of ``study`` that has them starts with ``from __future__
+# import annotations``, so the names serve annotations only): a namespace on the state
+# floor may name ``study.store.Study`` in a signature without depending on it. A package
+# importing its submodule is Python's edge, not the code's, and is left out too; so the
+# package ``study`` (the front door, which re-exports the handle) is placed beside the
+# handle, and a lower module that imported ``from study import Study`` would be caught.
+
+STUDY_FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # Values and the handle's protocol: imported by every floor, import nothing above.
+    (
+        "values",
+        (
+            "study.errors",
+            "study.rows",
+            "study.stamps",
+            "study.codec",
+            "study.scope",
+            "study.index",
+            "study.handle",
+        ),
+    ),
+    # The file (schema, life, locks, the event log's writer) and reading response files.
+    ("file", ("study.file", "study.intake")),
+    # The state the namespaces keep, typed against study.handle.StudyHandle.
+    ("state", ("study.scores", "study.audit", "study.iteration", "study.log")),
+    # The read face (StudyView: the handle with its scores and decisions) and what reads it.
+    ("read", ("study.view", "study.labels", "study.queries")),
+    # The handle (Study) that composes the namespaces, and the package's front door.
+    ("handle", ("study.store", "study")),
+    # Work over an open study.
+    (
+        "work",
+        ("study.analysis", "study.exchange", "study.report", "study.refi", "study.score_run"),
+    ),
+)
+
+#: Imports between two wings of one floor that form a ring, each allowed with its reason.
+#: Between floors nothing is allowed: there is no import that runs back up.
+WING_RINGS_ALLOWED = {
+    # The one ring of the top floor: analysis.findings writes its tables with exchange's
+    # long frame, provenance and writers, and exchange.export puts the validity screen's
+    # lines (analysis.screen, imported when an export asks for them) beside the data.
+    # Both are work over a study; untangling them means moving the screen's lines out of
+    # the analysis wing or the export's table building out of exchange, larger than
+    # this change. The export's edge is the one allowed: exchange otherwise sits below
+    # analysis.
+    ("study.exchange", "study.analysis"),
+}
+
+
+def wing_of(module: str, floors: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[int, str]:
+    """The floor (its index, bottom up) and the wing of ``module``.
+
+    Raises:
+        KeyError: ``module`` is on no floor.
+    """
+    best: tuple[int, str] | None = None
+    for level, (_, wings) in enumerate(floors):
+        for wing in wings:
+            inside = module == wing or ("." in wing and module.startswith(wing + "."))
+            if inside and (best is None or len(wing) > len(best[1])):
+                best = (level, wing)
+    if best is None:
+        raise KeyError(module)
+    return best
+
+
+def back_running(
+    graph: dict[str, set[str]], floors: tuple[tuple[str, tuple[str, ...]], ...]
+) -> list[str]:
+    """Each import of ``graph`` from a module to one on a higher floor, in words."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        level, _ = wing_of(module, floors)
+        for target in sorted(targets):
+            if target.split(".")[0] != module.split(".")[0]:
+                continue  # another package: the import contract's business
+            up, _ = wing_of(target, floors)
+            if up > level:
+                found.append(f"{module} ({floors[level][0]}) imports {target} ({floors[up][0]})")
+    return found
+
+
+def wing_rings(
+    graph: dict[str, set[str]],
+    floors: tuple[tuple[str, tuple[str, ...]], ...],
+    allowed: set[tuple[str, str]] | frozenset[tuple[str, str]] = frozenset(),
+) -> list[str] | None:
+    """A ring of wings (folders importing each other), once the allowed edges are left
+    out, or None."""
+    wings: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        _, source = wing_of(module, floors)
+        for target in targets:
+            if target.split(".")[0] != module.split(".")[0]:
+                continue
+            _, dest = wing_of(target, floors)
+            if dest != source and (source, dest) not in allowed:
+                wings.setdefault(source, set()).add(dest)
+    return find_cycle(wings)
+
+
+def study_graph() -> dict[str, set[str]]:
+    return import_graph(ROOT, ("study",))
+
+
+def test_every_study_module_is_on_a_floor() -> None:
+    unplaced = []
+    for module in study_graph():
+        try:
+            wing_of(module, STUDY_FLOORS)
+        except KeyError:
+            unplaced.append(module)
+    assert not unplaced, "study modules on no floor of STUDY_FLOORS: " + ", ".join(unplaced)
+
+
+def test_no_study_import_runs_back_up() -> None:
+    found = back_running(study_graph(), STUDY_FLOORS)
+    assert not found, "imports running back up a floor:\n" + "\n".join(found)
+
+
+def test_the_wings_of_study_import_each_other_without_a_ring() -> None:
+    ring = wing_rings(study_graph(), STUDY_FLOORS, WING_RINGS_ALLOWED)
+    assert ring is None, "wings importing each other in a ring: " + " -> ".join(ring or [])
+    # Each allowance is still needed: one that no longer is goes.
+    for source, dest in sorted(WING_RINGS_ALLOWED):
+        assert wing_rings(study_graph(), STUDY_FLOORS, WING_RINGS_ALLOWED - {(source, dest)})
+
+
+SYNTHETIC_FLOORS = (
+    ("values", ("pkg.rows",)),
+    ("state", ("pkg.log", "pkg.scores")),
+    ("handle", ("pkg.store", "pkg")),
+)
+
+
+def test_the_layers_check_catches_an_import_running_back_up(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    (pkg / "log").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from pkg.store import Store\n")
+    (pkg / "rows.py").write_text("ROWS = ()\n")
+    (pkg / "log" / "__init__.py").write_text("")
+    (pkg / "log" / "events.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from pkg.rows import ROWS\n"
+        "if TYPE_CHECKING:\n    from pkg.store import Store\n"
+    )
+    (pkg / "store.py").write_text("from pkg.log import events\nclass Store: ...\n")
+    graph = import_graph(tmp_path, ("pkg",))
+    # Downward imports, an annotation-only import of a higher floor and the package
+    # re-exporting its handle: nothing runs back up.
+    assert back_running(graph, SYNTHETIC_FLOORS) == []
+    # A lazy import inside a function counts as much as one at the top.
+    (pkg / "rows.py").write_text("def rows():\n    from pkg.log import events\n    return events\n")
+    # And so does going through the front door.
+    (pkg / "log" / "decisions.py").write_text("from pkg import Store\n")
+    graph = import_graph(tmp_path, ("pkg",))
+    assert back_running(graph, SYNTHETIC_FLOORS) == [
+        "pkg.log.decisions (state) imports pkg (handle)",
+        "pkg.rows (values) imports pkg.log.events (state)",
+    ]
+    with pytest.raises(KeyError):
+        wing_of("pkg.elsewhere", SYNTHETIC_FLOORS)
+
+
+def test_the_layers_check_catches_a_ring_of_wings_on_one_floor() -> None:
+    graph = {
+        "pkg.log.decisions": {"pkg.scores.ledger", "pkg.rows"},
+        "pkg.scores.ledger": {"pkg.log.events"},
+        "pkg.log.events": set(),
+        "pkg.rows": set(),
+    }
+    assert back_running(graph, SYNTHETIC_FLOORS) == []
+    assert sorted(wing_rings(graph, SYNTHETIC_FLOORS) or []) == ["pkg.log", "pkg.log", "pkg.scores"]
+    allowed = {("pkg.scores", "pkg.log")}
+    assert wing_rings(graph, SYNTHETIC_FLOORS, allowed) is None
+
+
+# --- Textual's private names ----------------------------------------------------------
+#
+# A method of ours named like a private one of a Textual base class replaces it without
+# a word: ``DetailPane._render_content`` once stood in for Widget's own renderer, and
+# ``_on_click``/``_on_focus``/``_on_blur`` overrides depend on how Textual dispatches
+# its private handlers. Our classes use public handlers (``on_click``) and names of
+# their own.
+
+
+def textual_private_overrides(classes: list[type]) -> list[str]:
+    """Each name of one of ``classes`` (its own ``__dict__``) that is a private name of a
+    Textual class in its MRO, in words. Names Textual's metaclass gives every subclass
+    (``_decorated_handlers``, ``_css_type_name`` ...) are Textual's own and left out."""
+    from textual.app import App
+    from textual.widget import Widget
+
+    automatic = set(vars(type("Probe", (Widget,), {}))) | set(vars(type("Probe", (App,), {})))
+    found = []
+    for cls in classes:
+        textual = [b for b in cls.__mro__ if b.__module__.split(".")[0] == "textual"]
+        for name in vars(cls):
+            if not name.startswith("_") or name.startswith("__") or name in automatic:
+                continue
+            owners = [b.__qualname__ for b in textual if name in vars(b)]
+            if owners:
+                found.append(f"{cls.__module__}.{cls.__qualname__}.{name} ({owners[0]})")
+    return found
+
+
+def tui_textual_classes() -> list[type]:
+    """Every Widget (Screen included) and App subclass defined in ``tui``."""
+    import importlib
+    import pkgutil
+
+    from textual.app import App
+    from textual.widget import Widget
+
+    import tui
+
+    for info in pkgutil.walk_packages(tui.__path__, "tui."):
+        if not info.name.endswith("__main__"):
+            importlib.import_module(info.name)
+    found: list[type] = []
+    todo: list[type] = [Widget, App]
+    while todo:
+        cls = todo.pop()
+        subclasses: list[type] = cls.__subclasses__()
+        for sub in subclasses:
+            if sub not in found:
+                todo.append(sub)
+                found.append(sub)
+    return [cls for cls in found if cls.__module__.split(".")[0] == "tui"]
+
+
+def test_no_tui_class_uses_a_private_name_of_its_textual_base() -> None:
+    classes = tui_textual_classes()
+    assert len(classes) > 20
+    found = textual_private_overrides(classes)
+    assert not found, "tui classes reusing Textual's private names:\n" + "\n".join(found)
+
+
+def test_the_private_name_check_catches_an_override() -> None:
+    from textual import events
+    from textual.scroll_view import ScrollView
+
+    class Shadowing(ScrollView):
+        def _render_content(self) -> None: ...
+
+        async def _on_click(self, event: events.Click) -> None: ...
+
+        def on_focus(self, event: events.Focus) -> None: ...
+
+        def _own_helper(self) -> None: ...
+
+    found = textual_private_overrides([Shadowing])
+    assert [line.rsplit(".", 1)[-1] for line in found] == [
+        "_render_content (Widget)",
+        "_on_click (Widget)",
+    ]
 
 
 #: The review screen's widgets: its own to steer (tui/screens/review.py).

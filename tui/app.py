@@ -63,9 +63,9 @@ from textual.worker import (
 from codebooks.errors import CodecurveError
 from scoring.errors import ScoringCancelled
 from study.errors import StudyLockedError
+from study.labels import active_context, config_label
 from study.rows import Context
 from study.score_run import ScoreProgress, score_study
-from study.scores.labels import active_context, config_label
 from study.scores.learned import is_learned
 from tui.collector import IdleCollector
 from tui.estimate import estimate_text

@@ -200,7 +200,7 @@ def context_note(path: Path, context: str | None, model: str | None = None) -> s
     A model is compared by name only (loading it to learn its identity would take as
     long as opening the app); the app says it again, exactly, once the model is loaded.
     """
-    from study.scores.labels import config_label
+    from study.labels import config_label
     from study.store import Study
     from tui.keymap import key
 

@@ -42,7 +42,7 @@ from scipy import stats
 
 from study.analysis.coder_choice import CoderChoice, choose_coder
 from study.errors import NoBlindDecisionsError, StudyError
-from study.scores.labels import backend_name
+from study.labels import backend_name
 from study.store import Study
 
 Sample = Literal["all", "audit"]

@@ -26,9 +26,9 @@ from screening.delegation import (
 )
 from study.analysis.screen import SCALE_CUT, Cut, StudyScreening, scale_cut, screen_study
 from study.errors import StudyError
+from study.labels import backend_name
 from study.log.delegation_scope import DelegationScope
 from study.log.delegations import CodePlan, DelegationPlan
-from study.scores.labels import backend_name
 from study.store import Study
 
 if TYPE_CHECKING:

@@ -55,8 +55,8 @@ from study.audit.sample import AuditSample
 from study.errors import StudyError
 from study.exchange.frames import long_frame
 from study.iteration.revisions import read_versions, stale_pairs
+from study.labels import config_label, resolve_config
 from study.queries.pairs import pair_scale
-from study.scores.labels import config_label, resolve_config
 from study.store import Study
 
 #: Below this many audit decisions a code (or group) gets no prediction-powered interval:

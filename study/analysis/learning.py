@@ -175,7 +175,7 @@ def base_config(study: Study, config_id: int | None) -> ConfigRow:
     Raises:
         StudyError: nothing scored yet, an unknown id, or a learned configuration named.
     """
-    from study.scores.labels import resolve_config
+    from study.labels import resolve_config
 
     chosen = resolve_config(study, config_id)
     if chosen is None:

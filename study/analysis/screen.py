@@ -48,7 +48,7 @@ from study.analysis.coder_choice import CoderChoice, choose_coder
 from study.analysis.headlines import study_headlines
 from study.analysis.remaining import remaining_pairs
 from study.errors import NoBlindDecisionsError, StudyError
-from study.scores.labels import backend_name, config_label, off_scale_warning, resolve_config
+from study.labels import backend_name, config_label, off_scale_warning, resolve_config
 from study.store import Study
 
 Cut = float | Literal["median", "scale"]

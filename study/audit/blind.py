@@ -25,9 +25,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from study.file import events
 from study.handle import StudyHandle
-from study.log import events
-from study.log.decision_log import check_coder
+from study.rows import check_coder
 
 
 @dataclass(frozen=True)

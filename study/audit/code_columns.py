@@ -8,7 +8,7 @@ hides them with the rest of what other coders decided. A column holds codes when
 - decisions were imported from a column of that name (the import records its columns);
 - it is named after a code (its name or id, as a matrix import would read it);
 - a word of its name is one a codes list goes by (``label``, ``coder2_labels``,
-  ``codes``, ``themes`` ...: :data:`study.exchange.code_import.LIST_NAMES`).
+  ``codes``, ``themes`` ...: :data:`study.intake.columns.LIST_NAMES`).
 
 The rule errs towards hiding: a column of survey data named ``category`` is hidden too
 while the coder works blind, and the view says which columns it hides.
@@ -21,8 +21,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from study.exchange.code_import import LIST_NAMES
 from study.handle import StudyHandle
+from study.intake.columns import LIST_NAMES
 
 _WORD = re.compile(r"[^0-9a-z]+")
 

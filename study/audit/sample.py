@@ -36,10 +36,10 @@ from screening.sampling import (
     new_audit_seed,
 )
 from study.errors import StudyError
+from study.file import events
 from study.handle import StudyHandle
 from study.index import StudyIndex
 from study.iteration import revisions
-from study.log import events
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,14 @@ from typing import TYPE_CHECKING
 from codebooks.model import Code, Codebook, Scale
 from study.errors import ResponsesError
 from study.intake.cells import cell_text, unguard_formula
-from study.intake.columns import ID_NAMES, MAX_LISTED, detect_column, format_places, pick_column
+from study.intake.columns import (
+    ID_NAMES,
+    LIST_NAMES,
+    MAX_LISTED,
+    detect_column,
+    format_places,
+    pick_column,
+)
 from study.intake.tables import read_table
 
 if TYPE_CHECKING:
@@ -53,8 +60,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Normalised names of a list layout's column.
-LIST_NAMES = ("codes", "code", "labels", "label", "categories", "category", "themes", "tags")
 
 _TRUE = {"yes", "y", "true", "x", "applies"}
 _FALSE = {"no", "n", "false", "does not apply"}

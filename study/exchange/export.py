@@ -109,8 +109,8 @@ from study.exchange.writers import (
     write_xlsx,
 )
 from study.intake.cells import FORMULA_STARTS, neutralise
+from study.labels import resolve_config
 from study.rows import CONSENSUS
-from study.scores.labels import resolve_config
 
 if TYPE_CHECKING:
     from codebooks.model import Codebook

@@ -28,10 +28,10 @@ from study.exchange.coders import (
     export_coder,
 )
 from study.iteration import revisions
+from study.labels import resolve_config
 from study.log.delegations import guarantee_sentences
 from study.queries.pairs import pair_scale
 from study.rows import CONSENSUS
-from study.scores.labels import resolve_config
 from study.stamps import now, software_version
 from study.view import StudyView
 

@@ -1,3 +1,3 @@
 """The study file: its schema and migrations, its life (create, open, upgrade, check),
-locking and WAL checkpoints.
+locking, WAL checkpoints and the event log's one writer (``events``).
 """

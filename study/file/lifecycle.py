@@ -19,10 +19,9 @@ from codebooks.files import remove_stale_temporaries
 from codebooks.model import Codebook
 from study.codec import natural_key
 from study.errors import StudyError
-from study.file import schema, scoped_pairs
+from study.file import events, schema, scoped_pairs
 from study.file.locking import StudyLock
 from study.intake.responses import ResponseTable
-from study.log import events
 from study.scope import check_scope
 from study.stamps import now, software_version
 

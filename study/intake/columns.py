@@ -55,6 +55,11 @@ TEXT_NAMES = (
     "body",
     "content",
 )
+
+#: Normalised names of a list layout's column (codes imported from a file, and the
+#: columns the blind coder must not see: :mod:`study.audit.code_columns`).
+LIST_NAMES = ("codes", "code", "labels", "label", "categories", "category", "themes", "tags")
+
 #: How many places (rows, ids) a message lists before "and N more".
 MAX_LISTED = 5
 

@@ -29,9 +29,8 @@ from codebooks.errors import CodebookError
 from codebooks.model import Code, Codebook
 from scoring.score import Pair, text_hash
 from study.errors import StudyError
-from study.file import scoped_pairs
+from study.file import events, scoped_pairs
 from study.index import StudyIndex
-from study.log import events
 from study.scope import attrs_of, check_scope
 from study.stamps import now
 

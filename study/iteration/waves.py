@@ -24,8 +24,8 @@ from pathlib import Path
 from scoring.score import text_hash
 from study.codec import natural_key
 from study.errors import StudyError
+from study.file import events
 from study.intake.responses import ResponseTable
-from study.log import events
 from study.stamps import now
 
 #: How many refused ids an error lists before "and N more".

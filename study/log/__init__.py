@@ -1,3 +1,3 @@
-"""The event log and what is written to it: coders' decisions, notes, memos and certified
-delegations.
+"""What is written to the event log (:mod:`study.file.events`): coders' decisions, notes,
+memos and certified delegations.
 """

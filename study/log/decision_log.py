@@ -3,7 +3,7 @@
 Every change of a decision or a note is one row of ``events`` holding the state it
 replaced (``prev_*``); ``annotations`` and ``notes`` hold the current state. Undo appends
 an ``undo`` event and restores the state the undone event recorded as replaced.
-Events are written through :func:`study.log.events.append`, the log's one writer.
+Events are written through :func:`study.file.events.append`, the log's one writer.
 
 Functions over a connection inside the caller's transaction (:class:`study.store.Study`
 opens it); they check nothing the caller already did (ids resolved, values on the scale).
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-import unicodedata
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,9 +22,9 @@ import numpy as np
 
 from codebooks.model import Code, Codebook
 from study.errors import StudyError
+from study.file import events
+from study.file.events import read_events as read_events  # the audit trail, for the handle
 from study.index import StudyIndex
-from study.log import events
-from study.log.events import read_events as read_events  # the audit trail, for the handle
 from study.rows import Decision
 from study.stamps import now
 
@@ -53,24 +52,6 @@ class PairState:
     event: int | None
     note: str | None
     note_event: int | None
-
-
-def check_coder(coder: str) -> str:
-    """``coder`` stripped of surrounding blanks.
-
-    Raises:
-        StudyError: empty, or with control characters (a newline, an escape) that would
-            garble every listing and message that shows the name.
-    """
-    if not isinstance(coder, str) or not coder.strip():
-        raise StudyError("a decision needs a coder's name (--coder NAME)")
-    name = coder.strip()
-    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in name):
-        raise StudyError(
-            f"a coder's name cannot hold control characters (a newline, a tab, an escape): "
-            f"{ascii(name)[:60]}"
-        )
-    return name
 
 
 def check_value(codebook: Codebook, code: Code, value: Any) -> int:

@@ -18,8 +18,8 @@ from study.file.schema import DECISION_SOURCES
 from study.handle import StudyHandle
 from study.index import StudyIndex
 from study.log import decision_log as decisions
-from study.log.decision_log import ImportResult, check_coder
-from study.rows import SOURCES, Decision, Event
+from study.log.decision_log import ImportResult
+from study.rows import SOURCES, Decision, Event, check_coder
 from study.scores.ledger import Scores
 
 

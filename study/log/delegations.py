@@ -27,12 +27,12 @@ from typing import Any
 from screening.delegation import AuditOutlook, Delegation
 from study.audit.sample import read_audit
 from study.errors import StudyError
+from study.file import events
 from study.handle import StudyHandle
 from study.index import StudyIndex
 from study.iteration import revisions
 from study.log import decision_log as decisions
-from study.log import events
-from study.rows import Decision
+from study.rows import Decision, check_coder
 
 #: The SQL condition "no one made a decision on pair (s.rid, s.cid) other than a
 #: delegation, and the pair is not in the audit sample" (the parameter: a JSON array of
@@ -438,7 +438,7 @@ class Delegations:
             StudyError: nothing to record, withdraw or keep, a bad coder, or a read-only
                 study.
         """
-        coder = decisions.check_coder(coder)
+        coder = check_coder(coder)
         detail = _json_safe(plan.to_dict())
         recorded: dict[str, int] = {}
         withdrawn: dict[str, int] = {}
@@ -539,7 +539,7 @@ class Delegations:
         params: list[Any] = []
         if coder is not None:
             sql += " AND coder = ?"
-            params.append(decisions.check_coder(coder))
+            params.append(check_coder(coder))
         with self._study.transaction() as conn:
             row = conn.execute(sql + " ORDER BY id DESC LIMIT 1", params).fetchone()
             if row is None:

@@ -14,7 +14,7 @@ import weakref
 
 from study.audit.blind import read_blind_setting, shared_order
 from study.audit.sample import read_audit
-from study.log import events
+from study.file import events
 from study.view import StudyView
 
 #: Orders that list some pairs only, in an order computed in Python.

@@ -55,6 +55,7 @@ from codebooks.question_sets import question_members, set_description, set_name
 from study import stamps
 from study.file.lifecycle import study_uuid
 from study.intake.responses import Response, ResponseTable
+from study.labels import backend_name
 from study.refi.model import (
     Case,
     Coding,
@@ -72,7 +73,6 @@ from study.refi.model import (
 from study.refi.notes import join_note
 from study.rows import CONSENSUS
 from study.scope import question_value
-from study.scores.labels import backend_name
 
 if TYPE_CHECKING:
     from study.store import Study

@@ -26,9 +26,9 @@ from study.analysis.compare import compare_configs
 from study.analysis.delegation_plan import plan_delegation
 from study.analysis.findings import study_findings
 from study.analysis.screen import StudyScreening, blind_audit_rows, screen_study
+from study.labels import config_label
 from study.log.delegations import guarantee_sentences
 from study.queries.score_curves import code_entropies, surprisal_curves
-from study.scores.labels import config_label
 from study.store import Study
 
 if TYPE_CHECKING:

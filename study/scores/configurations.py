@@ -27,8 +27,8 @@ from scoring.backend import ModelIdentity
 from scoring.score import Pair, Score, ScoreConfig
 from study.codec import floats_to_blob
 from study.errors import StudyError
+from study.file import events
 from study.index import StudyIndex
-from study.log import events
 from study.rows import ConfigRow
 from study.stamps import now
 

@@ -21,7 +21,7 @@ import numpy.typing as npt
 from scoring.backend import ModelIdentity
 from scoring.curves import curve_table
 from scoring.score import ScoreConfig
-from study.log import events
+from study.file import events
 from study.rows import ConfigRow
 from study.stamps import now
 

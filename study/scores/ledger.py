@@ -14,9 +14,9 @@ from typing import Any
 
 from scoring.score import Pair, Score, ScoreConfig
 from study.errors import StudyError
+from study.file import events
 from study.handle import StudyHandle
 from study.iteration import revisions
-from study.log import events
 from study.rows import ConfigRow, ScoringRate
 from study.scores import configurations as stored
 

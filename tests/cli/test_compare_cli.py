@@ -89,7 +89,7 @@ def test_configurations_are_told_apart_by_backend_and_codes_named(
     assert "Hours" in out
     assert not any(line.startswith("hours") for line in out.splitlines())
     with Study.open(study, read_only=True) as s:
-        from study.scores.labels import config_label
+        from study.labels import config_label
 
         labels = [config_label(s.scores.config_row(c.id)) for c in s.scores.configs()]
     assert any("SmolLM2 (transformers)" in label for label in labels)

@@ -20,8 +20,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from scoring.backends.server.backend import (
+    OpenAIBackend,
+    ServerTimeoutError,
+    ServerUnreachableError,
+)
 from scoring.errors import ModelNotFoundError
-from scoring.openai_backend import OpenAIBackend, ServerTimeoutError, ServerUnreachableError
 from tests.factories import VllmServer
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
@@ -65,7 +69,7 @@ def _server_first(vllm_server: VllmServer) -> None:
 
 @pytest.fixture(scope="module")
 def local(embedded_dir: Any) -> Iterator[Any]:
-    from scoring.transformers_backend import TransformersBackend
+    from scoring.backends.transformers.backend import TransformersBackend
 
     backend = TransformersBackend.from_pretrained(
         embedded_dir, name="local", revision="test", device="cpu", local_files_only=True

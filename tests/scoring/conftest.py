@@ -32,7 +32,7 @@ def embedded_backend() -> Any:
 @pytest.fixture(scope="session")
 def plain_backend(embedded_backend: Any) -> Any:
     """The same weights without the chat template (plain completion prompts)."""
-    from scoring.transformers_backend import TransformersBackend
+    from scoring.backends.transformers.backend import TransformersBackend
 
     return TransformersBackend(
         embedded_backend.model,

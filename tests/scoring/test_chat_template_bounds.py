@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from scoring.chat_jinja import render_chat_template
+from scoring.backends.llama.chat_jinja import render_chat_template
 from scoring.errors import ScoringError
 
 MESSAGES = [

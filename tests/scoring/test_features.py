@@ -1,5 +1,5 @@
 """Features from the scoring pass: the middle layer's hidden states at the answer position
-and their mean over the response, projected, float16 (:mod:`scoring.local_backend`), in
+and their mean over the response, projected, float16 (:mod:`scoring.backends.local`), in
 both local backends on the embedded model (CPU; transformers in float32, llama.cpp on its
 Q4_1 file).
 
@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from scoring.backend import OptionVariants
-from scoring.local_backend import FEATURE_WIDTH, PROJECTION_SEED, feature_layer
-from scoring.transformers_backend import TransformersBackend
+from scoring.backends.local import FEATURE_WIDTH, PROJECTION_SEED, feature_layer
+from scoring.backends.transformers.backend import TransformersBackend
 
 pytestmark = pytest.mark.model
 
@@ -241,7 +241,7 @@ def llama() -> Any:
 
 
 def fresh_llama(llama: Any, **options: Any) -> Any:
-    from scoring.llama_backend import LlamaCppBackend
+    from scoring.backends.llama.backend import LlamaCppBackend
 
     return LlamaCppBackend(llama.info, name="t", revision="t", threads=1, **options)
 

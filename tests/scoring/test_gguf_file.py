@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from scoring import ScoringError, load_backend
-from scoring.gguf_file import GGUFError, read_gguf
+from scoring.backends.gguf_file import GGUFError, read_gguf
 from scoring.machine import ModelTooLargeError, check_fits, physical_cores
 
 
@@ -114,9 +114,9 @@ def test_unknown_backend_and_llama_for_a_folder_are_refused(tmp_path: Path) -> N
 def test_llama_asked_for_without_the_binding_says_how_to_install_it(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import scoring.llama_backend
+    import scoring.backends.llama.backend
 
-    monkeypatch.setattr(scoring.llama_backend, "llama_cpp", None)
+    monkeypatch.setattr(scoring.backends.llama.backend, "llama_cpp", None)
     for model in (None, str(write_gguf(tmp_path / "m.gguf"))):
         with pytest.raises(ScoringError) as caught:
             load_backend(model, backend="llama.cpp")
@@ -128,10 +128,10 @@ def test_llama_asked_for_without_the_binding_says_how_to_install_it(
 def test_a_gguf_path_without_the_binding_falls_back_to_transformers(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import scoring.llama_backend
+    import scoring.backends.llama.backend
     from scoring.loading import _runtime
 
-    monkeypatch.setattr(scoring.llama_backend, "llama_cpp", None)
+    monkeypatch.setattr(scoring.backends.llama.backend, "llama_cpp", None)
     assert _runtime(None, default="llama.cpp") == "transformers"
     assert _runtime("transformers", default="llama.cpp") == "transformers"
 

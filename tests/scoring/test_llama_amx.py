@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from scoring import llama_amx
+from scoring.backends.llama import amx as llama_amx
 
 pytestmark = pytest.mark.model
 

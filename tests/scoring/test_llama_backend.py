@@ -22,7 +22,7 @@ import pytest
 
 from codebooks import load_codebook
 from scoring import Pair, ScoringEngine, ScoringError, load_backend
-from scoring.gguf_file import GGUFError
+from scoring.backends.gguf_file import GGUFError
 
 pytestmark = pytest.mark.model
 
@@ -30,7 +30,7 @@ pytest.importorskip(
     "llama_cpp", reason="llama-cpp-python is not installed (pip install 'codecurve[llama]')"
 )
 
-from scoring.llama_backend import LlamaCppBackend  # noqa: E402 - after the skip
+from scoring.backends.llama.backend import LlamaCppBackend  # noqa: E402 - after the skip
 
 SAMPLES = Path(__file__).parents[2] / "codebooks" / "samples"
 TOL = 0.6
@@ -139,7 +139,7 @@ def test_multi_token_variants_are_teacher_forced_like_the_transformers_path(
 
 
 def test_prefix_reuse_evaluates_the_shared_prefix_once(llama: LlamaCppBackend) -> None:
-    from scoring.kv_cache import common_prefix_len
+    from scoring.backends.kv_cache import common_prefix_len
 
     backend = fresh(llama, chat=False)
     head = "Rate how well the code 'Pay' applies to this response, 1 to 5.\n\nResponse: "
@@ -195,7 +195,7 @@ def test_an_unknown_architecture_is_one_clear_error(tmp_path: Path) -> None:
 
 
 def test_a_cpu_build_refuses_a_gpu_device(llama: LlamaCppBackend) -> None:
-    from scoring.llama_backend import gpu_build
+    from scoring.backends.llama.backend import gpu_build
 
     if gpu_build():
         pytest.skip("this llama-cpp-python is a GPU build")
@@ -262,12 +262,12 @@ def test_a_llama_cpp_score_job_never_imports_torch_or_transformers(tmp_path: Pat
 def test_a_build_whose_amx_kernels_crash_loads_its_weights_in_plain_cpu_buffers(
     llama: LlamaCppBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Where the build has AMX kernels and they failed their check (scoring.llama_amx),
+    """Where the build has AMX kernels and they failed their check (scoring.backends.llama.amx),
     the weights are not repacked for them, and the binding's defaults are left as they
     were; where they passed it, or the build has none, they are."""
     import llama_cpp
 
-    from scoring import llama_backend
+    from scoring.backends.llama import backend as llama_backend
 
     low = llama_cpp.llama_cpp
     defaults = low.llama_model_default_params

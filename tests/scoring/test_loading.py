@@ -83,7 +83,7 @@ def test_openai_models_go_to_the_server_backend(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_openai_without_the_module_is_a_scoring_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "scoring.openai_backend", None)  # import fails
+    monkeypatch.setitem(sys.modules, "scoring.backends.server.backend", None)  # import fails
     with pytest.raises(ScoringError, match="no server backend"):
         load_backend("openai:x")
 

@@ -23,8 +23,7 @@ import httpx
 import numpy as np
 import pytest
 
-from scoring.errors import ModelNotFoundError, ScoringError
-from scoring.openai_backend import (
+from scoring.backends.server.backend import (
     OpenAIBackend,
     ServerAnswerError,
     ServerError,
@@ -33,6 +32,7 @@ from scoring.openai_backend import (
     ServerUnreachableError,
     resolve_server,
 )
+from scoring.errors import ModelNotFoundError, ScoringError
 
 URL = "http://fake-server:8000"
 VOCAB = 200  # ids 0..199: 1 is BOS, characters are ord(c) - 22 (printable ASCII)
@@ -399,7 +399,7 @@ def test_auto_falls_back_to_topk_with_a_warning(
     make: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     backend, _ = make(FakeServer(token_ids=False, prompt_logprobs=False, echo=False))
-    with caplog.at_level(logging.WARNING, logger="scoring.openai_backend"):
+    with caplog.at_level(logging.WARNING, logger="scoring.backends.server.backend"):
         assert backend.probe() == "topk"
     assert "top-20" in caplog.text
 
@@ -551,7 +551,7 @@ def test_one_option_at_probability_zero_is_kept(make: Any) -> None:
 
 
 def test_rounding_just_above_zero_is_read_as_zero_and_no_further() -> None:
-    from scoring.openai_modes import LOGPROB_FLOOR, NotALogprob, logprob
+    from scoring.backends.server.modes import LOGPROB_FLOOR, NotALogprob, logprob
 
     assert logprob(5e-7) == 0.0
     assert logprob(-3) == -3.0  # a JSON integer is a number too
@@ -626,7 +626,7 @@ def test_an_answer_larger_than_any_request_needs_is_refused_unread(declare: bool
 
 
 def test_the_answer_limit_grows_with_the_request() -> None:
-    from scoring.openai_transport import MIN_ANSWER_BYTES, answer_limit
+    from scoring.backends.server.transport import MIN_ANSWER_BYTES, answer_limit
 
     assert answer_limit(0) == MIN_ANSWER_BYTES
     # The longest honest answer: prompt_logprobs of 20 sequences of 32k tokens, some 80

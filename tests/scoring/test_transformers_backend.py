@@ -16,7 +16,7 @@ import pytest
 from codebooks.model import Code, Codebook
 from scoring import Pair, ScoringEngine, load_backend
 from scoring.backend import OptionVariants
-from scoring.transformers_backend import MIN_SHARED_PREFIX, TransformersBackend
+from scoring.backends.transformers.backend import MIN_SHARED_PREFIX, TransformersBackend
 
 pytestmark = pytest.mark.model
 
@@ -277,8 +277,8 @@ def test_second_load_reads_the_converted_weights(embedded_backend: TransformersB
 def test_a_cache_that_cannot_be_shared_falls_back_to_the_plain_path(
     plain_backend: TransformersBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from scoring import transformers_backend as tb
-    from scoring.kv_cache import Unshareable
+    from scoring.backends.kv_cache import Unshareable
+    from scoring.backends.transformers import backend as tb
 
     backend = layout(plain_backend, packing=False)
     head = "Rate how well the code 'Pay' applies, from 1 (not at all) to 5 (fully). Answer: "

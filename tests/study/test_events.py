@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 
 from study import Study
+from study.file import events
 from study.file.schema import EVENT_KINDS
-from study.log import events
 from study.scores import configurations
 from tests.factories import likert_config
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("codebooks", "scoring", "screening", "study", "tui")
-WRITER = "study/log/events.py"
+WRITER = "study/file/events.py"
 _INSERT = re.compile(r"INSERT\s+(?:OR\s+\w+\s+)?INTO\s+events\b", re.IGNORECASE)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from study import Study
-from study.scores import labels as configs
+from study import labels as configs
 from study.view import StudyView
 from tests.factories import build_study, synthetic_config, synthetic_scores
 

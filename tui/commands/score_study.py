@@ -50,8 +50,8 @@ def backend_from(args: argparse.Namespace) -> Backend:
 def score_study_file(args: argparse.Namespace) -> int:
     """The study mode: score the study's pending pairs, each batch stored when finished."""
     from scoring.engine import ScoringEngine
+    from study.labels import active_context
     from study.score_run import ScoreProgress, score_study
-    from study.scores.labels import active_context
     from study.store import Study
     from tui.estimate import WARM_UP_PAIRS, estimate_text, warm_up_text
 

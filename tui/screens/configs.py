@@ -1,7 +1,7 @@
 """The configuration picker: choose the scoring configuration the queue shows.
 
 Every configuration of the study is listed with its label and scored count (the same
-words as :func:`study.scores.labels.config_listing`); the active one is marked and highlighted.
+words as :func:`study.labels.config_listing`); the active one is marked and highlighted.
 Choosing one returns its id; the caller makes it the study's active configuration
 (:meth:`study.scores.ledger.Scores.set_active`), so the queue, the status line, the
 screening panel and the exports follow.
@@ -20,7 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from study.scores.labels import config_label
+from study.labels import config_label
 from tui.keymap import bindings, key
 from tui.messages import ComparisonReady
 from tui.text import printable

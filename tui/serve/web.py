@@ -32,6 +32,7 @@ import logging
 import secrets
 import shlex
 import sys
+from asyncio.subprocess import Process
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,17 +113,42 @@ def app_command(options: ServeOptions, coder: str) -> str:
 
 
 class AppProcess(AppService):
-    """textual-serve's app service, which can also be killed if it will not quit."""
+    """textual-serve's app service, which can also be waited for and killed.
+
+    textual-serve offers no public handle on the task that runs the app (``start``
+    creates it) nor on the process: the run is followed here through its public
+    ``start`` and ``run``, and the process is the service's typed ``_process`` attribute,
+    read in one place (:meth:`process`) so that mypy sees it and an upgrade that renames
+    it fails the type check instead of silently leaving a process behind.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._started = False
+        self._finished = asyncio.Event()
+
+    async def start(self, width: int, height: int) -> None:
+        await super().start(width, height)
+        self._started = True  # the run's task exists now; it sets _finished when done
+
+    async def run(self) -> None:
+        try:
+            await super().run()
+        finally:
+            self._finished.set()
 
     async def ended(self) -> None:
         """Return when the app process has ended (quit, crashed or never started)."""
-        task = getattr(self, "_task", None)
-        if task is not None:
-            await asyncio.shield(task)
+        if self._started:
+            await self._finished.wait()
+
+    def process(self) -> Process | None:
+        """The app's process, None before it was started."""
+        return self._process
 
     async def reap(self) -> None:
         """Close the app's stdin and wait for its process, so nothing of it is left."""
-        process = getattr(self, "_process", None)
+        process = self.process()
         if process is None:
             return
         if process.stdin is not None:
@@ -134,7 +160,7 @@ class AppProcess(AppService):
             await process.wait()
 
     def kill(self) -> None:
-        process = getattr(self, "_process", None)
+        process = self.process()
         if process is not None and process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 process.kill()

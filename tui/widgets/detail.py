@@ -319,7 +319,7 @@ class DetailPane(ScrollView, can_focus=True):
         if was != now:
             self._rendered_width = -1
             if self.is_mounted:
-                self._render_content()
+                self._fit_to_width()
                 self.refresh()
 
     @property
@@ -333,7 +333,7 @@ class DetailPane(ScrollView, can_focus=True):
             self._evidence_on = on
             self._rendered_width = -1
             if self.is_mounted:
-                self._render_content()
+                self._fit_to_width()
                 self.refresh()
 
     def set_search(self, search: str | None) -> None:
@@ -342,14 +342,14 @@ class DetailPane(ScrollView, can_focus=True):
             self._search = search
             self._rendered_width = -1
             if self.is_mounted:
-                self._render_content()
+                self._fit_to_width()
                 self.refresh()
 
     @property
     def plain_text(self) -> str:
         """What the pane holds, as plain text (for tests): the part that scrolls, then
         the pinned part."""
-        self._render_content()
+        self._fit_to_width()
         lines = self._body + self._shown_pinned
         return "\n".join(strip.text.rstrip() for strip in lines)
 
@@ -377,7 +377,7 @@ class DetailPane(ScrollView, can_focus=True):
         if not same_pair and self.scroll_y:
             self.scroll_to(y=0, animate=False, immediate=True)
             before = None  # every line moves
-        self._render_content()
+        self._fit_to_width()
         title = "Detail" if row is None else f"Response {markup_safe(row.response_id)}"
         self._repaint(before, title)
 
@@ -500,7 +500,7 @@ class DetailPane(ScrollView, can_focus=True):
         ]
         return body, pinned, extras
 
-    def _render_content(self) -> None:
+    def _fit_to_width(self) -> None:
         width = self.scrollable_content_region.width
         if width <= 0 or width == self._rendered_width:
             return
@@ -530,7 +530,7 @@ class DetailPane(ScrollView, can_focus=True):
 
     def on_resize(self, event: events.Resize) -> None:
         if self.scrollable_content_region.width != self._rendered_width:
-            self._render_content()
+            self._fit_to_width()
         else:
             self._place_pinned()
 
@@ -540,13 +540,13 @@ class DetailPane(ScrollView, can_focus=True):
         self._blank = None
         self._parts.clear()  # drawn in the old styles
         if self.is_mounted:
-            self._render_content()
+            self._fit_to_width()
 
     def render_lines(self, crop: Region) -> list[Strip]:
         # Once per paint, not per line: wrap again if the pane's width changed (a resize
         # of the terminal, or the layout switching to side by side).
         if self.scrollable_content_region.width != self._rendered_width:
-            self._render_content()
+            self._fit_to_width()
         return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:

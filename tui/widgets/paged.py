@@ -144,7 +144,7 @@ class PagedList(ScrollView, Generic[RowT]):
     def action_last(self) -> None:
         self.move_to(self._total - 1)
 
-    async def _on_click(self, event: events.Click) -> None:
+    async def on_click(self, event: events.Click) -> None:
         y = event.get_content_offset_capture(self).y
         if y >= 1:  # below the header
             self.move_to(int(self.scroll_offset.y) + y - 1, scroll=False)
@@ -155,11 +155,11 @@ class PagedList(ScrollView, Generic[RowT]):
         super().notify_style_update()
         self._forget_styles()
 
-    def _on_focus(self, event: events.Focus) -> None:
+    def on_focus(self, event: events.Focus) -> None:
         self._forget_styles()
         self.refresh()
 
-    def _on_blur(self, event: events.Blur) -> None:
+    def on_blur(self, event: events.Blur) -> None:
         self._forget_styles()
         self.refresh()
 

@@ -9,24 +9,24 @@ How one prompt is scored, and where each step lives:
 
 1. The server tokenizes it, so the ids in the score ledger are the server's; each option
    variant is tokenized on its own, once, and an options list becomes a token plan
-   (:mod:`scoring.openai_tokens`). The prompt travels as token ids with the variant's
+   (:mod:`scoring.backends.server.tokens`). The prompt travels as token ids with the variant's
    ids appended, so a variant never merges with the prompt. A prompt that does not fit
    is cut from the middle, as the local backend does.
 2. Every variant token's log-probability is read in one of four modes
-   (:mod:`scoring.openai_modes`: the payloads and the answers): ``logprob_token_ids``
+   (:mod:`scoring.backends.server.modes`: the payloads and the answers): ``logprob_token_ids``
    (vLLM's exact one-token read of chosen tokens; keeps its prefix cache),
    ``prompt_logprobs``, ``echo``, and ``topk`` (cheap, works on llama.cpp's server, but
    a token outside the top k is reported ``missing`` with an upper bound, never as
    zero). ``auto`` (the default) probes the server once, in that order, and keeps the
-   first mode the server answers properly (:mod:`scoring.openai_probe`).
+   first mode the server answers properly (:mod:`scoring.backends.server.probe`).
 3. Variants of one option are pooled with logsumexp (float64) by
    :func:`scoring.variants.pool_variants`, as in the local backend. In ``topk`` mode an
    option is missing as soon as one token of one of its variants is outside the top k,
    so a pooled scale (``"3"`` and ``" 3"``) is missing more often than a strict one.
 
 Chat prompts are rendered by the server's template, through a layout learned from it
-when that is provably identical (:mod:`scoring.openai_chat`). Requests run concurrently
-on a private event loop, bounded, with retries (:mod:`scoring.openai_transport`), so the
+when that is provably identical (:mod:`scoring.backends.server.chat`). Requests run concurrently
+on a private event loop, bounded, with retries (:mod:`scoring.backends.server.transport`), so the
 synchronous :meth:`OpenAIBackend.option_logprobs` works from any thread.
 
 Identity: ``openai:NAME``, revision = what the server reports as the model's origin
@@ -37,8 +37,8 @@ study scored against a laptop's server keeps its cache when it moves to a cluste
 Answers are checked before anything is stored: a value that is not a log-probability
 (a logit, a probability, NaN, ``true``), a reading that is no curve (every option at
 probability zero or unseen) and an answer larger than a request could need are refused
-with :class:`~scoring.errors.ServerAnswerError` (:mod:`scoring.openai_modes`,
-:mod:`scoring.openai_transport`).
+with :class:`~scoring.errors.ServerAnswerError` (:mod:`scoring.backends.server.modes`,
+:mod:`scoring.backends.server.transport`).
 
 Errors: :class:`~scoring.errors.ServerError` and its subclasses, and
 :class:`~scoring.errors.ModelNotFoundError` when the server does not serve NAME (the
@@ -59,16 +59,8 @@ from typing import Any
 import httpx
 
 from scoring.backend import Backend, ModelIdentity, OptionLogprobs, OptionVariants, cut_middle
-from scoring.errors import (
-    ScoringError,
-    ServerAnswerError,
-    ServerError,
-    ServerRejectedError,
-    ServerTimeoutError,
-    ServerUnreachableError,
-)
-from scoring.openai_chat import ServerChat
-from scoring.openai_modes import (
+from scoring.backends.server.chat import ServerChat
+from scoring.backends.server.modes import (
     DEFAULT_TOPK,
     MAX_LOGPROB_TOKEN_IDS,
     MODES,
@@ -79,14 +71,14 @@ from scoring.openai_modes import (
     pool_reading,
     unusable,
 )
-from scoring.openai_probe import (
+from scoring.backends.server.probe import (
     FALLBACK_CONTEXT,
     choose_mode,
     llamacpp_context,
     served_model,
 )
-from scoring.openai_tokens import ServerTokens, TokenPlan
-from scoring.openai_transport import (
+from scoring.backends.server.tokens import ServerTokens, TokenPlan
+from scoring.backends.server.transport import (
     API_KEY_ENVS,
     CONCURRENCY_ENV,
     DEFAULT_BACKOFF,
@@ -103,6 +95,14 @@ from scoring.openai_transport import (
     release,
     resolve_server,
     setting,
+)
+from scoring.errors import (
+    ScoringError,
+    ServerAnswerError,
+    ServerError,
+    ServerRejectedError,
+    ServerTimeoutError,
+    ServerUnreachableError,
 )
 
 log = logging.getLogger(__name__)

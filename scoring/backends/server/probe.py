@@ -5,7 +5,7 @@ answers (vLLM or llama.cpp, from ``owned_by``), the weights' origin (the revisio
 on vLLM, the context length; llama.cpp's ``/props`` gives its context. The read mode,
 when ``auto``, is chosen by trying each mode on a tiny prompt, fastest exact first, and
 keeping the first that answers sound numbers: log-probabilities (see
-:func:`scoring.openai_modes.logprob`) whose probabilities add up to at most 1.
+:func:`scoring.backends.server.modes.logprob`) whose probabilities add up to at most 1.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from scoring.backends.server.modes import MODES, ModeReader, Unsupported, pool_reading, unusable
+from scoring.backends.server.tokens import ServerTokens, TokenPlan
 from scoring.errors import ModelNotFoundError, ServerError, ServerRejectedError
-from scoring.openai_modes import MODES, ModeReader, Unsupported, pool_reading, unusable
-from scoring.openai_tokens import ServerTokens, TokenPlan
 
 log = logging.getLogger(__name__)
 

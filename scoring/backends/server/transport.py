@@ -8,7 +8,7 @@ exponential backoff and jitter (``Retry-After`` is honoured); a request that run
 ``timeout`` is not retried, since retrying an overloaded server only adds load. An
 answer is read only up to :func:`answer_limit` bytes and refused beyond it.
 
-What is sent and how answers are read lives elsewhere (:mod:`scoring.openai_modes`);
+What is sent and how answers are read lives elsewhere (:mod:`scoring.backends.server.modes`);
 this module only moves JSON and turns failures into :class:`~scoring.errors.ServerError`.
 """
 

@@ -71,7 +71,8 @@ class ServerTokens:
     """The server's tokenizer, with what it has answered remembered.
 
     Args:
-        request: Sends one JSON request (see :class:`~scoring.openai_transport.ServerTransport`).
+        request: Sends one JSON request (see
+            :class:`~scoring.backends.server.transport.ServerTransport`).
         url: The server's URL, for messages.
         name: The served model name.
         flavor: ``vllm``, ``llamacpp`` or ``unknown``: which endpoint dialect to speak.

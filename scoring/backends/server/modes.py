@@ -39,8 +39,8 @@ from typing import Any
 import numpy as np
 
 from scoring.backend import BoolArray, FloatArray
+from scoring.backends.server.tokens import Seq, ServerTokens, TokenPlan
 from scoring.errors import ServerRejectedError
-from scoring.openai_tokens import Seq, ServerTokens, TokenPlan
 from scoring.variants import pool_variants
 
 log = logging.getLogger(__name__)

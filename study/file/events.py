@@ -124,7 +124,7 @@ KINDS: Mapping[str, EventKind] = MappingProxyType(
 
 if tuple(KINDS) != EVENT_KINDS:
     raise ImportError(
-        f"study.log.events declares {list(KINDS)}, the schema checks {list(EVENT_KINDS)}"
+        f"study.file.events declares {list(KINDS)}, the schema checks {list(EVENT_KINDS)}"
     )
 
 #: The columns of ``events`` that every reader may ask for.

@@ -15,8 +15,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scoring.backends.server.modes import Unsupported
 from scoring.errors import ServerRejectedError
-from scoring.openai_modes import Unsupported
 
 log = logging.getLogger(__name__)
 

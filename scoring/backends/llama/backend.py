@@ -2,7 +2,7 @@
 
 How one batch is scored (see :mod:`scoring.backend` for the contract; encoding, the
 options' plan, the lock and the pooling are written once in
-:class:`scoring.local_backend.LocalBackend`):
+:class:`scoring.backends.local.LocalBackend`):
 
 1. Each prompt is tokenized by the model's own tokenizer (special tokens in the rendered
    chat text are parsed as such), BOS prepended exactly when the GGUF file says the
@@ -20,7 +20,7 @@ options' plan, the lock and the pooling are written once in
 4. The logits of every read position (the full vocabulary) are copied out in float64
    and log-softmaxed there; variants are pooled with logsumexp.
 5. Features (only when the caller says where the responses lie): the middle layer's
-   hidden states (:func:`scoring.local_backend.feature_layer`) come from the same
+   hidden states (:func:`scoring.backends.local.feature_layer`) come from the same
    ``llama_decode``, read by an eval callback (the context's ``cb_eval``, installed at
    load) from the graph's ``l_out-{n}`` tensor, the residual stream after layer ``n``
    (llama.cpp's model builders name each layer's output so). Below the last layer
@@ -51,12 +51,12 @@ from typing import Any
 import numpy as np
 
 from scoring.backend import ModelIdentity
-from scoring.chat_jinja import render_chat_template
+from scoring.backends.gguf_file import GGUFError, GGUFInfo
+from scoring.backends.kv_cache import common_prefix_len
+from scoring.backends.llama.amx import repacking_works
+from scoring.backends.llama.chat_jinja import render_chat_template
+from scoring.backends.local import LocalBackend, OptionPlan, ScoredPrompt, States, feature_layer
 from scoring.errors import ScoringError
-from scoring.gguf_file import GGUFError, GGUFInfo
-from scoring.kv_cache import common_prefix_len
-from scoring.llama_amx import repacking_works
-from scoring.local_backend import LocalBackend, OptionPlan, ScoredPrompt, States, feature_layer
 from scoring.machine import physical_cores
 
 llama_cpp: Any
@@ -125,7 +125,7 @@ def _load_defaults(*, plain_buffers: bool, eval_callback: Any) -> Iterator[None]
 
     ``plain_buffers``: the weights in plain CPU buffers, not the "extra" buffer types
     that repack them (AMX, and the CPU's own repacking), for a binding whose AMX kernels
-    crash (a GCC 12 build: :mod:`scoring.llama_amx`). ``eval_callback``: the context's
+    crash (a GCC 12 build: :mod:`scoring.backends.llama.amx`). ``eval_callback``: the context's
     ``cb_eval`` (the features' reader), or None. ``Llama`` reads the model's and the
     context's defaults once, while it loads; they are changed for that time only.
     """
@@ -206,7 +206,7 @@ class LlamaCppBackend(LocalBackend):
     """A GGUF causal LM in llama.cpp.
 
     Args:
-        info: The file's checked header (:func:`scoring.gguf_file.read_gguf`).
+        info: The file's checked header (:func:`scoring.backends.gguf_file.read_gguf`).
         name: Identity name (``embedded:...`` or the file's absolute path).
         revision: The file's hash.
         chat: Use the model's chat template; None = when it has one.
@@ -242,7 +242,7 @@ class LlamaCppBackend(LocalBackend):
             gpu_layers = -1 if gpu_build() else 0
         threads = threads or physical_cores()
         windowed = info.get("{arch}.attention.sliding_window") is not None
-        # The AMX kernels only where they were seen to work (scoring.llama_amx).
+        # The AMX kernels only where they were seen to work (scoring.backends.llama.amx).
         self.repacked = not amx_build() or repacking_works(llama_cpp, info.path)
         # The features' reader: set before the context exists, for its whole life.
         self._capturing = False

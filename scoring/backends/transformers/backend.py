@@ -2,7 +2,7 @@
 
 How one batch is scored (see :mod:`scoring.backend` for the contract; encoding, the
 options' plan, the order, the lock and the pooling are written once in
-:class:`scoring.local_backend.LocalBackend`):
+:class:`scoring.backends.local.LocalBackend`):
 
 1. Each prompt is tokenized on its own (the model's BOS prepended if it expects one) and
    cut from the middle if it would not fit the context.
@@ -35,7 +35,7 @@ options' plan, the order, the lock and the pooling are written once in
    so results agree to float rounding (the tests hold them to 1e-4 nats of a plain
    one-prompt forward pass).
 7. Features (only when the caller says where the responses lie): the output of the
-   middle decoder layer (:func:`scoring.local_backend.feature_layer`; the residual
+   middle decoder layer (:func:`scoring.backends.local.feature_layer`; the residual
    stream, ``hidden_states[L // 2]``) is taken from the same pass by a forward hook on
    that layer, registered for that pass only. It is read at the answer position and at
    the response's positions: in a packed row at the prompt's suffix, in a left-padded
@@ -61,16 +61,16 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache
 
 from scoring.backend import ModelIdentity
-from scoring.devices import pick_device
-from scoring.errors import ModelNotFoundError, ScoringError
 
 # Bound under module names, so a test can make a cache unshareable here.
-from scoring.kv_cache import Unshareable as _Unshareable
-from scoring.kv_cache import cache_of as _cache_of
-from scoring.kv_cache import common_prefix_len as _common_prefix_len
-from scoring.kv_cache import layers_kv as _layers_kv
-from scoring.local_backend import LocalBackend, OptionPlan, ScoredPrompt, States, feature_layer
-from scoring.model_config import bos_to_add, can_pack, model_context, pad_id
+from scoring.backends.kv_cache import Unshareable as _Unshareable
+from scoring.backends.kv_cache import cache_of as _cache_of
+from scoring.backends.kv_cache import common_prefix_len as _common_prefix_len
+from scoring.backends.kv_cache import layers_kv as _layers_kv
+from scoring.backends.local import LocalBackend, OptionPlan, ScoredPrompt, States, feature_layer
+from scoring.backends.transformers.model_config import bos_to_add, can_pack, model_context, pad_id
+from scoring.devices import pick_device
+from scoring.errors import ModelNotFoundError, ScoringError
 
 log = logging.getLogger(__name__)
 
@@ -681,7 +681,7 @@ def _read_states(
 
 def _feature_layer_of(model: Any) -> tuple[Any, int | None, int | None]:
     """The decoder layer whose output the features read
-    (:func:`~scoring.local_backend.feature_layer` of the causal LM's ``layers``), the
+    (:func:`~scoring.backends.local.feature_layer` of the causal LM's ``layers``), the
     hidden width and the number of layers; (None, None, None) when the model has no such
     list of layers."""
     decoder = getattr(model, "base_model", None)

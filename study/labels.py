@@ -1,7 +1,7 @@
 """Scoring configurations in words: one short label, the listing every error about a
 configuration carries, and the check of a configuration id given on a command line.
 
-Only the study's public face is used (:class:`study.index.StudyView`).
+Only the study's read face is used (:class:`study.view.StudyView`).
 """
 
 from __future__ import annotations

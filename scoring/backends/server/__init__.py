@@ -1,0 +1,3 @@
+"""The OpenAI-compatible server backend (vLLM): ``backend`` over ``transport`` (HTTP,
+retries, concurrency), ``probe`` (capabilities, mode choice), ``tokens`` (token plans),
+``modes`` (reading log-probabilities per mode) and ``chat``."""
