@@ -175,3 +175,24 @@ def test_a_model_without_features_cannot_explain_a_learned_curve(study) -> None:
     blind = ScoringEngine(FakeBackend(features=False), study.codebook)
     with pytest.raises(StudyError, match="learned curves read the model's features"):
         explain_study(study, blind, plan)
+
+
+def test_the_report_quotes_the_learned_curves_evidence(study, engine) -> None:
+    from study.report.data import report_data
+    from study.report.files import render_html
+    from tests.study.test_report_evidence import no_figures
+
+    decide(study, "wait", 100)
+    run = learn(study, coder="ana", code="wait")
+    explain_study(study, engine, plan_explain(study, code="wait"))
+    data = report_data(study)
+    found = data.section("evidence")
+    assert found is not None
+    assert (found["config_id"], found["learned"]) == (run.config_id, True)
+    quoted = found["codes"]["Waiting"]
+    assert quoted
+    for example in quoted:
+        line = KEYWORD_LINE[example["response_id"]]
+        assert example["text"][example["start"] : example["end"]] == line
+    page = render_html(data, svg=no_figures)
+    assert "whose learned curves read the model" in page
