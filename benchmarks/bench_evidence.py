@@ -14,7 +14,18 @@ Figures are given over all pairs and over those the model calls "applies" with
 confidence (P(applies) >= ``--confident``). One thread; a small ``--n`` checks that it
 runs, the README's figures use more.
 
+``--learned``: the same measures on a learned configuration, which explains itself (its
+curves read the features and zero-shot curve the model returns for every variant). The
+codebook is the six most frequent NHS categories (as ``bench_learning``); a study holds
+``--train`` comments outside the measured ones, every one decided for every code with
+its published label (so about ``--train`` decisions a code), and the measured comments;
+the embedded model scores it (features kept), ``learn`` fits each code, and the pairs
+(long comments with one of the six their label names) are explained through the fitted
+curves (:func:`study.analysis.learning.fitted_curves`, nothing written) and, beside them,
+on the model's zero-shot curve, with the same engine.
+
     .venv/bin/python -m benchmarks.bench_evidence [--n 12] [--min-sentences 4] [--seed 3]
+    .venv/bin/python -m benchmarks.bench_evidence --learned [--n 40] [--train 200]
 """
 
 from __future__ import annotations
@@ -61,7 +72,12 @@ def main() -> None:
     parser.add_argument("--min-sentences", type=int, default=4)
     parser.add_argument("--confident", type=float, default=0.75)
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--learned", action="store_true", help="on a learned configuration")
+    parser.add_argument("--train", type=int, default=200, help="decided comments (--learned)")
     args = parser.parse_args()
+    if args.learned:
+        run_learned(args)
+        return
 
     import torch
 
@@ -127,6 +143,155 @@ def main() -> None:
         "(the shared prefix counted each time; prefix reuse computes it once); "
         f"{sentences:.1f} sentences per pair measured (+1 pass for the pair itself), so "
         f"{(explained / once) / (sentences + 1):.2f}x of a full pass per variant"
+    )
+
+
+def learned_setup(
+    n: int, train: int, min_sentences: int, seed: int
+) -> tuple[Any, dict[str, str], dict[str, dict[str, int]], list[tuple[str, str]]]:
+    """The six categories' codebook, the study's texts (``train`` comments to decide and
+    the measured ones), the labels, and the ``n`` measured (comment, code) pairs."""
+    from benchmarks.bench_learning import nhs
+    from scoring.sentences import split_sentences
+
+    codebook, texts, labels = nhs()
+    rng = random.Random(seed)
+    ids = sorted(texts)
+    rng.shuffle(ids)
+    measured: list[tuple[str, str]] = []
+    for rid in ids:
+        applies = [c.id for c in codebook.codable if labels[c.id][rid]]
+        if applies and len(split_sentences(texts[rid])) >= min_sentences:
+            measured.append((rid, rng.choice(applies)))
+        if len(measured) >= n:
+            break
+    chosen = {rid for rid, _ in measured}
+    decided = [rid for rid in ids if rid not in chosen][:train]
+    kept = {rid: texts[rid] for rid in [*decided, *chosen]}
+    return codebook, kept, {c: {r: v[r] for r in decided} for c, v in labels.items()}, measured
+
+
+def run_learned(args: argparse.Namespace) -> None:
+    import tempfile
+    from pathlib import Path
+
+    import torch
+
+    from scoring import Pair, ScoringEngine, load_backend
+    from scoring.evidence import applies_probability, explain
+    from study import ResponseTable, Study
+    from study.analysis.evidence import learned_reading
+    from study.analysis.learning import fitted_curves, learn
+    from study.score_run import score_study
+
+    torch.set_num_threads(1)
+    codebook, texts, labels, measured = learned_setup(
+        args.n, args.train, args.min_sentences, args.seed
+    )
+    backend = load_backend(None, device="cpu")
+    path = Path(tempfile.mkdtemp(prefix="bench-evidence-")) / "nhs.codecurve"
+    with Study.create(path, responses=ResponseTable.from_texts(texts), codebook=codebook) as study:
+        engine = ScoringEngine(backend, study.codebook)
+        started = time.perf_counter()
+        score_study(study, engine)
+        scoring = time.perf_counter() - started
+        for code_id, decided in labels.items():
+            for rid, value in decided.items():
+                study.decisions.record(rid, code_id, value, coder="coder")
+        run = learn(study, coder="coder", activate=True)
+        learned_id = run.config_id
+        started = time.perf_counter()
+        curves = fitted_curves(study, learned_id)
+        refit = time.perf_counter() - started
+        reading = learned_reading(curves)
+        pairs = [Pair(rid, texts[rid], study.codebook.code(code)) for rid, code in measured]
+        engine.clear_cache()
+        started = time.perf_counter()
+        once_tokens = sum(b.tokens for b in engine.iter_batches(pairs))
+        once = time.perf_counter() - started
+        results: dict[str, list[Any]] = {}
+        gap = float("nan")
+        seconds: dict[str, float] = {}
+        tokens: dict[str, int] = {}
+        for name, chosen in (("learned", reading), ("zero-shot", None)):
+            engine.clear_cache()
+            started = time.perf_counter()
+            found = list(explain(engine, pairs, reading=chosen))
+            seconds[name] = time.perf_counter() - started
+            rng = random.Random(args.seed)
+            rows = []
+            for pair, e in zip(pairs, found, strict=True):
+                top = e.top
+                if top is None:
+                    continue
+                others = [s for s in e.sentences if s is not top]
+                random_drop = rng.choice(others).applies_effect if others else float("nan")
+                alone = engine.score([Pair("top", top.text(pair.text), pair.code)])[0]
+                p_alone = (
+                    applies_probability(alone.curve.probs, alone.scale)
+                    if chosen is None
+                    else applies_probability(chosen(alone), alone.scale)
+                )
+                rows.append((e.applies, top.applies_effect, random_drop, p_alone, len(e.sentences)))
+            results[name] = rows
+            tokens[name] = sum(e.variants_tokens for e in found)
+            if chosen is not None:  # the explanation's whole pair is the stored learned curve
+                gap = max(
+                    abs(e.applies - stored_applies(study, learned_id, e.response_id, e.code_id))
+                    for e in found
+                )
+    backend.close()
+    learned_codes = sum(1 for c in run.codes if c.learned)
+    print(
+        f"{len(pairs)} long NHS comments x a labelled category (6 categories), "
+        f"{backend.identity.describe()}; {len(texts)} comments scored in {scoring:.0f} s, "
+        f"{args.train} decided per code, {learned_codes} of 6 codes learned "
+        f"(cv AUROC {', '.join(f'{c.cv_auroc:.2f}' for c in run.codes if c.cv_auroc)}); "
+        f"fitted again for the explanation in {refit:.1f} s; the learned P(applies) of "
+        f"the whole comments as explained differs from the stored learned curve's by at "
+        f"most {gap:.1e}"
+    )
+    for name, rows in results.items():
+        print(f"-- {name}")
+        _summary("all", rows)
+        _summary(
+            f"confident 'applies' (P >= {args.confident})",
+            [r for r in rows if r[0] >= args.confident],
+        )
+        sentences = statistics.mean(r[4] for r in rows) if rows else 0.0
+        print(
+            f"cost: {seconds[name]:.1f} s to explain vs {once:.1f} s to score once = "
+            f"{seconds[name] / once:.1f}x time, {tokens[name] / max(once_tokens, 1):.1f}x prompt "
+            f"tokens read; {sentences:.1f} sentences per pair measured"
+        )
+
+
+def stored_applies(study: Any, config_id: int, response_id: str, code_id: str) -> float:
+    """P(applies) of a pair's stored curve under ``config_id`` (binary scale: "Yes")."""
+    import numpy as np
+
+    with study.snapshot() as conn:
+        (blob,) = conn.execute(
+            "SELECT s.probs FROM scores s JOIN responses r ON r.rid = s.rid "
+            "JOIN codes c ON c.cid = s.cid WHERE s.config_id = ? AND r.id = ? AND c.id = ?",
+            (config_id, response_id, code_id),
+        ).fetchone()
+    return float(np.frombuffer(blob, dtype="<f8")[-1])
+
+
+def _summary(name: str, chosen: list[Any]) -> None:
+    if not chosen:
+        print(f"{name}: no pairs")
+        return
+    comp = statistics.mean(r[1] for r in chosen)
+    rand = statistics.mean(r[2] for r in chosen)
+    suff = statistics.mean(r[3] for r in chosen)
+    base = statistics.mean(r[0] for r in chosen)
+    ratio = f"{comp / rand:.1f}x" if rand > 0 else "a random sentence lowers nothing"
+    print(
+        f"{name} ({len(chosen)} pairs): P(applies) {base:.3f}; comprehensiveness: top "
+        f"sentence {comp:+.3f} vs random {rand:+.3f} ({ratio}); sufficiency: "
+        f"P(applies | top alone) {suff:.3f}"
     )
 
 

@@ -17,6 +17,12 @@ model's evidence for the code, the quotation a QDA user expects). This is attrib
 measured on the model (ERASER's comprehensiveness, DeYoung et al. 2020), not a
 rationale the model wrote.
 
+Which curve: by default the engine's own, the model's zero-shot curve. A configuration
+whose curve is computed from what the engine returns (a learned curve:
+:meth:`scoring.learned.LearnedCurve.probs_of` reads the score's features and zero-shot
+curve) passes a :data:`Reading`, and every variant is read through it, the whole
+response included: the effects are then the learned curve's.
+
 A response of one sentence (or none) has no evidence: leaving its only sentence out
 leaves nothing to score. A response of many sentences is explained by its
 :data:`~scoring.sentences.MAX_SENTENCES` longest (:func:`scoring.sentences.bounded`),
@@ -33,6 +39,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from codebooks.model import Scale
 from scoring.engine import BatchResult, ScoringEngine
@@ -42,6 +49,9 @@ from scoring.sentences import MAX_SENTENCES, Span, bounded, split_sentences, wit
 #: Variants scored between two reports of progress (and two chances to cancel): a few
 #: engine batches, so that a code's variants still share batches.
 CHUNK_VARIANTS = 256
+
+#: A curve's probabilities over the scale (shape (K,)) for a score the engine returned.
+Reading = Callable[[Score], npt.NDArray[np.float64]]
 
 #: Why a pair has no evidence.
 NONE_ONE_SENTENCE = "one sentence"
@@ -158,6 +168,7 @@ def explain(
     limit: int = MAX_SENTENCES,
     progress: Callable[[ExplainProgress], None] | None = None,
     cancel: threading.Event | None = None,
+    reading: Reading | None = None,
 ) -> Iterator[Evidence]:
     """Measure each pair's sentences, yielding an :class:`Evidence` per pair as its
     variants are scored (pairs of one chunk together, in the order given).
@@ -170,6 +181,8 @@ def explain(
         progress: Called after every engine batch.
         cancel: Checked between engine batches; set, the iteration stops (what was
             yielded stays valid).
+        reading: The curve the effects are measured on, from each variant's score
+            (default: the engine's zero-shot curve; see the module).
 
     Raises:
         ScoringError: the model failed.
@@ -202,7 +215,7 @@ def explain(
         by_id = {s.response_id: s for s in scores}
         for pair, spans, total in chunk:
             share = read * (len(spans) + 1) // max(len(asked), 1)
-            yield _evidence(pair, spans, total, by_id, share)
+            yield _evidence(pair, spans, total, by_id, share, reading)
         pairs_done += len(chunk)
         variants_done += len(asked)
         if progress is not None:
@@ -244,17 +257,18 @@ def _variant_id(pair: Pair, i: int | None) -> str:
 
 
 def _evidence(
-    pair: Pair, spans: list[Span], total: int, by_id: dict[str, Score], tokens: int
+    pair: Pair,
+    spans: list[Span],
+    total: int,
+    by_id: dict[str, Score],
+    tokens: int,
+    reading: Reading | None,
 ) -> Evidence:
     whole = by_id[_variant_id(pair, None)]
-    scale = whole.scale
-    applies = applies_probability(whole.curve.probs, scale)
-    expected = float(whole.curve.expected)
+    applies, expected = _read(whole, reading)
     effects = []
     for i, (start, end) in enumerate(spans):
-        curve = by_id[_variant_id(pair, i)].curve
-        p = applies_probability(curve.probs, scale)
-        e = float(curve.expected)
+        p, e = _read(by_id[_variant_id(pair, i)], reading)
         effects.append(SentenceEffect(start, end, p, e, applies - p, expected - e))
     reason = "" if spans else (NONE_ONE_SENTENCE if total == 1 else NONE_NO_SENTENCE)
     return Evidence(
@@ -269,3 +283,12 @@ def _evidence(
         reason=reason,
         variants_tokens=tokens,
     )
+
+
+def _read(score: Score, reading: Reading | None) -> tuple[float, float]:
+    """P(applies) and the expected value of ``score``'s curve, or of ``reading``'s."""
+    if reading is None:
+        return applies_probability(score.curve.probs, score.scale), float(score.curve.expected)
+    probs = np.asarray(reading(score), dtype=np.float64)
+    values = np.asarray([float(v) for v in score.scale.values])
+    return applies_probability(probs, score.scale), float((values * probs).sum())

@@ -204,6 +204,29 @@ class LearnedCurve:
             ]
         )
 
+    def probs_of(
+        self, features: npt.NDArray[np.float16] | None, logprobs: npt.ArrayLike
+    ) -> FloatArray:
+        """Shape (K,): the learned probabilities of one pair from what the engine
+        returned for it (:attr:`Score.features <scoring.score.Score.features>`, shape
+        (F,), and its zero-shot log-probabilities, shape (K,)), as :meth:`predict`
+        computes them for kept scores. The features are read only by a curve learned
+        from them (:data:`INPUTS_FEATURES`).
+
+        Raises:
+            ValueError: a curve learned from features and none given, or features of
+                another width.
+        """
+        lp = np.asarray(logprobs, dtype=np.float64).reshape(1, -1)
+        if self.inputs == INPUTS_FEATURES:
+            if features is None:
+                raise ValueError("this curve was learned from the model's features; none given")
+            feats: npt.NDArray[np.float16] | None = np.asarray(features).reshape(1, -1)
+        else:
+            feats = None
+        probs: FloatArray = np.exp(self.log_probs(learning_inputs(feats, lp))[0])
+        return probs
+
     def params_hash(self) -> str:
         """A hash of the fitted parameters (rounded to 1e-9, so that two fits of the same
         decisions agree across BLAS builds) and of what they were fitted on."""
@@ -225,6 +248,7 @@ def fit_curve(
     zero_shot_columns: int,
     inputs_kind: str = INPUTS_FEATURES,
     minimum: int = MIN_PER_VALUE,
+    penalty: float | None = None,
 ) -> LearnedCurve:
     """Fit one code's curve on the coder's decisions.
 
@@ -238,6 +262,8 @@ def fit_curve(
             curve's (weighted up, :data:`ZERO_SHOT_WEIGHT`).
         inputs_kind: What the inputs are, kept with the curve.
         minimum: Fewest decisions of each value.
+        penalty: The inverse penalty ``C`` chosen before (a refit of a kept fit, whose
+            parameters it reproduces): no cross-validation, and ``cv_auroc`` is None.
 
     Raises:
         LearningError: a value with fewer than ``minimum`` decisions (named, with how
@@ -268,8 +294,10 @@ def fit_curve(
 
     # One BLAS thread: hundreds of small fits, where thread start-up costs more than it
     # saves (and a neighbour's threads make it far worse).
+    held_out: FloatArray | None = None
     with threadpool_limits(limits=1):
-        penalty, held_out = _choose_penalty(z, classes, folds=folds)
+        if penalty is None:
+            penalty, held_out = _choose_penalty(z, classes, folds=folds)
         model = _fit(z, classes, penalty)
     k = len(scale_values)
     coef = np.asarray(model.coef_, dtype=np.float64)
@@ -280,7 +308,7 @@ def fit_curve(
     applies = np.asarray([v >= applies_from for v in scale_values])
     truth = applies[classes]
     cv_auroc = None
-    if truth.any() and not truth.all():
+    if held_out is not None and truth.any() and not truth.all():
         from sklearn.metrics import roc_auc_score
 
         cv_auroc = float(roc_auc_score(truth, held_out[:, applies].sum(axis=1)))

@@ -62,7 +62,7 @@ from textual.worker import (
 
 from codebooks.errors import CodecurveError
 from scoring.errors import ScoringCancelled
-from study.errors import StudyLockedError
+from study.errors import StudyError, StudyLockedError
 from study.labels import active_context, config_label
 from study.rows import Context
 from study.score_run import ScoreProgress, score_study
@@ -112,6 +112,7 @@ from tui.verdicts import ScreeningSummary, summarise_study
 
 if TYPE_CHECKING:
     from scoring.engine import ScoringEngine
+    from scoring.learned import LearnedCurve
     from scoring.score import Pair
     from study.analysis.compare import Comparison
     from study.store import Study
@@ -433,21 +434,37 @@ class CodecurveApp(App[None]):
     # -- evidence: which sentence moved the model ---------------------------------------
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="evidence", name="explain")
-    def measure_evidence(self, engine: ScoringEngine, config_id: int, pairs: list[Pair]) -> None:
-        """Measure which sentence of each pair moved the model and keep it in the study
-        (:func:`scoring.evidence.explain`); stops after a batch once cancelled (a
-        scoring run wants the engine)."""
-        from scoring.evidence import explain
+    def measure_evidence(
+        self,
+        engine: ScoringEngine,
+        config_id: int,
+        pairs: list[Pair],
+        known: Mapping[str, LearnedCurve],
+    ) -> None:
+        """Measure which sentence of each pair moved the configuration's curve and keep
+        it in the study (:func:`study.analysis.evidence.measure_pairs`: a learned
+        configuration through its learned curves, ``known`` those of the app's refits);
+        stops after a batch once cancelled (a scoring run wants the engine). A learned
+        curve that the coder's decisions no longer give waits for the next refit."""
+        from study.analysis.evidence import measure_pairs
 
         worker = get_current_worker()
-        with self.scorer.turn:
-            found = tuple(explain(engine, pairs, cancel=worker.cancelled_event))
-        self.study.evidence.store(config_id, found)
-        self.post_message(EvidenceMeasured(config_id, found))
+        try:
+            with self.scorer.turn:
+                measured = measure_pairs(
+                    self.study, engine, config_id, pairs, known=known, cancel=worker.cancelled_event
+                )
+        except StudyError as error:
+            log.info("evidence of configuration %s waits: %s", config_id, error)
+            self.post_message(EvidenceMeasured(config_id, (), waiting=True))
+            return
+        self.post_message(EvidenceMeasured(config_id, measured.evidence, curves=measured.curves))
 
     @on(EvidenceMeasured)
     def _evidence_measured(self, message: EvidenceMeasured) -> None:
-        pairs = self.evidence.measured(message.config_id, message.evidence)
+        pairs = self.evidence.measured(
+            message.config_id, message.evidence, curves=message.curves, waiting=message.waiting
+        )
         if (review := self.live_review) is not None:
             review.evidence_arrived(pairs)
 
@@ -701,6 +718,8 @@ class CodecurveApp(App[None]):
     def _learning_finished(self, message: LearningFinished) -> None:
         learned = message.learned
         self.learner.finished(learned)
+        if learned.config_id is not None and learned.curves:
+            self.evidence.learned(learned.config_id, learned.curves)
         review = self.live_review
         if learned.activated and learned.config_id is not None:
             # The queue is sorted again by the learned curves' entropy; the coder's pair

@@ -9,10 +9,15 @@ it, and the book starts one measurement at a time through the callable the app b
 to its thread worker (``run``: measure these pairs with this engine, keep them under
 this configuration); :meth:`EvidenceBook.measured` takes what came back.
 
-Which configuration: the evidence of the configuration shown, or of its base when it is
-learned (``study.evidence.measured_config``); it is measured only while the loaded
-model is that configuration (else its numbers would not explain the scores shown) and
-no scoring run goes (the two would share the engine). A pair the model has not scored,
+Which configuration: the evidence of the configuration shown, learned or not; it is
+measured only while the loaded model is that configuration's (a learned one's base:
+else its numbers would not explain the scores shown) and no scoring run goes (the two
+would share the engine). A learned configuration's variants are read through its
+learned curves (:func:`study.analysis.evidence.measure_pairs`): the book keeps the
+curves of the app's own refits (:meth:`EvidenceBook.learned`), so that they need not be
+fitted again; while the coder's decisions differ from those a curve was fitted on (the
+next refit is not due yet) the learned configuration cannot be measured, and the book
+waits for the next refit. A pair the model has not scored,
 a pair whose model answer is hidden (blind coding, the blind audit) and a pair measured
 once this session are never measured (again): a pair measured on a text or definition
 that changed since is read back as none, and is not measured in a loop.
@@ -22,7 +27,7 @@ The book holds no widget and says nothing to the coder.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from textual.cache import LRUCache
@@ -33,13 +38,14 @@ from tui.source import Row, is_hidden
 if TYPE_CHECKING:
     from scoring.engine import ScoringEngine
     from scoring.evidence import Evidence
+    from scoring.learned import LearnedCurve
     from study.store import Study
     from tui.scorer import Scorer
     from tui.session import ReviewSession
 
-#: Starts measuring ``pairs`` with the engine, kept under the configuration id (the
-#: app's evidence worker).
-Measure = Callable[["ScoringEngine", int, list[Pair]], object]
+#: Starts measuring ``pairs`` with the engine, for and kept under the configuration id,
+#: with the learned curves known (the app's evidence worker).
+Measure = Callable[["ScoringEngine", int, list[Pair], "Mapping[str, LearnedCurve]"], object]
 
 #: Pairs whose evidence (or its absence) the book keeps in memory.
 KEPT = 512
@@ -78,7 +84,9 @@ class EvidenceBook:
         self._running = False
         self._failed = False
         self._measure = measure
-        self._measured: dict[int, int] = {}
+        self._engines: dict[int, int] = {}
+        self._curves: dict[int, dict[str, LearnedCurve]] = {}
+        self._waiting = False
 
     @property
     def running(self) -> bool:
@@ -86,13 +94,23 @@ class EvidenceBook:
         return self._running
 
     def config_id(self) -> int | None:
-        """The configuration whose evidence is shown: the one shown, or its base."""
-        shown = self._session.config_id
-        if shown is None:
-            return None
-        if shown not in self._measured:
-            self._measured[shown] = self._study.evidence.measured_config(shown)
-        return self._measured[shown]
+        """The configuration whose evidence is shown: the one shown."""
+        return self._session.config_id
+
+    def engine_config(self, config_id: int) -> int:
+        """The configuration whose model measures ``config_id``'s evidence: itself, or
+        its base when it is learned."""
+        if config_id not in self._engines:
+            from study.analysis.evidence import measuring_config
+
+            self._engines[config_id] = measuring_config(self._study, config_id)[0].id
+        return self._engines[config_id]
+
+    def learned(self, config_id: int, curves: Mapping[str, LearnedCurve]) -> None:
+        """A refit fitted ``curves`` (by code id) for the learned ``config_id``: they
+        read its variants from now on, and its evidence can be measured again."""
+        self._curves.setdefault(config_id, {}).update(curves)
+        self._waiting = False
 
     def of(self, row: Row | None) -> Evidence | None:
         """``row``'s evidence (read once, then kept); None when it has none, or its model
@@ -136,21 +154,36 @@ class EvidenceBook:
             self._running
             or not self._wanted
             or config_id is None
+            or self._waiting
             or scorer.engine is None
             or scorer.scoring
-            or scorer.loaded_config != config_id
+            or scorer.loaded_config != self.engine_config(config_id)
         ):
             return False
         chosen, self._wanted = self._wanted[:PER_RUN], self._wanted[PER_RUN:]
         self._asked.update(key for key, _ in chosen)
         self._running = True
-        self._run(scorer.engine, config_id, [pair for _, pair in chosen])
+        known = dict(self._curves.get(config_id, {}))
+        self._run(scorer.engine, config_id, [pair for _, pair in chosen], known)
         return True
 
-    def measured(self, config_id: int, found: Iterable[Evidence]) -> set[tuple[str, str]]:
-        """A measurement ended with ``found`` (kept in the study by the worker): the
-        pairs it measured, as (response id, code id). Start the next one."""
+    def measured(
+        self,
+        config_id: int,
+        found: Iterable[Evidence],
+        *,
+        curves: Mapping[str, LearnedCurve] | None = None,
+        waiting: bool = False,
+    ) -> set[tuple[str, str]]:
+        """A measurement ended with ``found`` (kept in the study by the worker), read
+        through the learned ``curves``: the pairs it measured, as (response id, code
+        id). Start the next one. ``waiting``: the learned curves are not those the
+        coder's decisions give now; nothing is measured until the next refit
+        (:meth:`learned`) or :meth:`forget`."""
         self._running = False
+        if curves:
+            self._curves.setdefault(config_id, {}).update(curves)
+        self._waiting = self._waiting or waiting
         keys = set()
         for evidence in found:
             pair = (evidence.response_id, evidence.code_id)
@@ -171,5 +204,6 @@ class EvidenceBook:
         """Read everything again, and measure again what is missing (scores changed: a
         rescoring, another configuration)."""
         self._read.clear()
-        self._measured.clear()
+        self._engines.clear()
         self._asked.clear()
+        self._waiting = False

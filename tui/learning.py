@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from scoring.learned import MIN_PER_VALUE
+from scoring.learned import MIN_PER_VALUE, LearnedCurve
 from study.errors import StudyError
 
 if TYPE_CHECKING:
@@ -96,6 +96,8 @@ class Learned:
         sample: The study's audit sample, read again (its pairs never count).
         notes: What learning said besides (features missing, say).
         seconds: How long it took.
+        curves: The curves fitted now, by code id (the evidence of the learned
+            configuration is measured through them; the study keeps none).
     """
 
     request: Request
@@ -106,6 +108,7 @@ class Learned:
     sample: AuditSample | None = None
     notes: tuple[str, ...] = ()
     seconds: float = 0.0
+    curves: Mapping[str, LearnedCurve] = field(default_factory=dict)
 
 
 #: Starts the work of a request (the app's learning worker).
@@ -381,6 +384,7 @@ def run_request(
         sample=sample,
         notes=run.notes,
         seconds=_since(started),
+        curves={c.code_id: c.curve for c in run.codes if c.curve is not None},
     )
 
 

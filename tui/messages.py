@@ -8,6 +8,7 @@ in the widget classes (``PairQueue.Highlighted``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +18,7 @@ from textual.message import Message
 if TYPE_CHECKING:
     from scoring.engine import ScoringEngine
     from scoring.evidence import Evidence
+    from scoring.learned import LearnedCurve
     from study.analysis.compare import Comparison
     from study.log.delegations import DelegationPlan
     from study.rows import ScoringRate, Source
@@ -224,9 +226,20 @@ class LearningFinished(Message):
 
 class EvidenceMeasured(Message):
     """The evidence worker measured which sentence moved the model for some pairs (kept
-    in the study under ``config_id``)."""
+    in the study under ``config_id``), through the learned ``curves`` (by code id) of a
+    learned configuration; ``waiting``: none, its learned curves are not those the
+    coder's decisions give now (until the next refit)."""
 
-    def __init__(self, config_id: int, evidence: tuple[Evidence, ...]) -> None:
+    def __init__(
+        self,
+        config_id: int,
+        evidence: tuple[Evidence, ...],
+        *,
+        curves: Mapping[str, LearnedCurve] | None = None,
+        waiting: bool = False,
+    ) -> None:
         super().__init__()
         self.config_id = config_id
         self.evidence = evidence
+        self.curves = dict(curves or {})
+        self.waiting = waiting

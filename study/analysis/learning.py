@@ -24,7 +24,7 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +33,7 @@ from scoring.learned import (
     INPUTS_FEATURES,
     INPUTS_ZERO_SHOT,
     MIN_PER_VALUE,
+    LearnedCurve,
     LearningError,
     fit_curve,
     learning_inputs,
@@ -71,6 +72,8 @@ class CodeLearning:
         params_hash: Hash of the fitted parameters ("" when not learned).
         left_out_audit: The coder's decisions on audit pairs, never learned from.
         seconds: Time to fit and rescore the code.
+        curve: The fitted curve (None when not learned): it is not kept in the study
+            (:func:`fitted_curves` fits it again from the same decisions).
     """
 
     code_id: str
@@ -85,6 +88,7 @@ class CodeLearning:
     params_hash: str
     left_out_audit: int
     seconds: float
+    curve: LearnedCurve | None = field(default=None, compare=False, repr=False)
 
     def needs_text(self) -> str:
         return needs_text(self.needs, self.counts) if self.needs else ""
@@ -192,11 +196,16 @@ def base_config(study: Study, config_id: int | None) -> ConfigRow:
                 "configuration (its base, the model's zero-shot curve)",
                 path=study.path,
             )
-        row = study.scores.config_row(_base_of(study, chosen))
+        row = study.scores.config_row(base_of(study, chosen))
     return row
 
 
-def _base_of(study: Study, learned_id: int) -> int:
+def base_of(study: Study, learned_id: int) -> int:
+    """The id of the base (zero-shot) configuration of the learned ``learned_id``.
+
+    Raises:
+        StudyError: its base is gone.
+    """
     with study.snapshot() as conn:
         row = conn.execute(
             "SELECT base_config_id FROM learned WHERE config_id = ? LIMIT 1", (learned_id,)
@@ -447,28 +456,9 @@ def _learn_code(
     values = [int(v) for v in scale.values]
     if layout is not None and scores.missing_features:
         _check_features(study, code, base)  # features went missing since the check
-    decisions, left_out = training_decisions(study, code, coder)
-    position = {int(r): i for i, r in enumerate(scores.rids)}
-    rows = [position[r] for r in sorted(decisions) if r in position]
-    labels = [decisions[int(scores.rids[i])] for i in rows]
-    counts = Counter(labels)
-    needs = shortfall(labels, values)
+    fit, counts, needs, left_out = _fit_code(study, code, coder, scores)
     inputs_kind = INPUTS_FEATURES if scores.features is not None else INPUTS_ZERO_SHOT
-    zero_cols = len(values) + 1
-    if needs or not rows:
-        fit = None
-        out = scores.logprobs
-    else:
-        features = scores.features
-        fit = fit_curve(
-            learning_inputs(None if features is None else features[rows], scores.logprobs[rows]),
-            labels,
-            values=values,
-            applies_from=scale.threshold,
-            zero_shot_columns=zero_cols,
-            inputs_kind=inputs_kind,
-        )
-        out = fit.predict(features, scores.logprobs)
+    out = scores.logprobs if fit is None else fit.predict(scores.features, scores.logprobs)
     written = stored.learned_rows(learned_id, cid, scores, out, values)
     with study.transaction() as conn:
         in_place = stored.begin_rescoring(conn, learned_id, cid, scores)
@@ -508,7 +498,43 @@ def _learn_code(
         params_hash="" if fit is None else fit.params_hash(),
         left_out_audit=left_out,
         seconds=time.perf_counter() - started,
+        curve=fit,
     )
+
+
+def _fit_code(
+    study: Study,
+    code: Code,
+    coder: str,
+    scores: stored.CodeScores,
+    *,
+    penalty: float | None = None,
+) -> tuple[LearnedCurve | None, Counter[int], dict[int, int], int]:
+    """Fit a code's curve on the coder's decisions of the pairs of ``scores`` (in
+    response order: the same decisions give the same curve); the fit (None: too few of a
+    value), the decisions of each value, how many more of each it needs, and the audit
+    decisions left out. ``penalty``: the one chosen before (no cross-validation)."""
+    scale = study.codebook.scale_for(code)
+    values = [int(v) for v in scale.values]
+    decisions, left_out = training_decisions(study, code, coder)
+    position = {int(r): i for i, r in enumerate(scores.rids)}
+    rows = [position[r] for r in sorted(decisions) if r in position]
+    labels = [decisions[int(scores.rids[i])] for i in rows]
+    counts = Counter(labels)
+    needs = shortfall(labels, values)
+    if needs or not rows:
+        return None, counts, needs, left_out
+    features = scores.features
+    fit = fit_curve(
+        learning_inputs(None if features is None else features[rows], scores.logprobs[rows]),
+        labels,
+        values=values,
+        applies_from=scale.threshold,
+        zero_shot_columns=len(values) + 1,
+        inputs_kind=INPUTS_FEATURES if features is not None else INPUTS_ZERO_SHOT,
+        penalty=penalty,
+    )
+    return fit, counts, needs, left_out
 
 
 def fits(study: Study, config_id: int) -> list[stored.LearnedRow]:
@@ -518,12 +544,65 @@ def fits(study: Study, config_id: int) -> list[stored.LearnedRow]:
         return stored.read_fits(conn, config_id, codes)
 
 
+def fitted_curves(
+    study: Study,
+    config_id: int,
+    *,
+    codes: Collection[str] | None = None,
+    known: Mapping[str, LearnedCurve] | None = None,
+) -> dict[str, LearnedCurve]:
+    """The fitted curve of each learned code of the learned configuration ``config_id``
+    (of ``codes`` only, when given), fitted again from the decisions it was fitted on;
+    nothing is written. A code that kept its zero-shot curve has none.
+
+    The study keeps what a curve was fitted on, not its weights: each is refitted here
+    with the penalty chosen then (no cross-validation: a second or less per code), and
+    must give the parameters kept (:attr:`LearnedRow.params_hash
+    <study.scores.learned.LearnedRow.params_hash>`), which it does while the coder's
+    decisions of the code are those it learned from. ``known``: curves fitted before (the
+    app's own refits); one whose parameters are those kept is taken as it is.
+
+    Raises:
+        StudyError: a code's decisions changed since it was learned (or its refit was
+            cut short): learn again (``codecurve learn``, or L in the app).
+    """
+    out: dict[str, LearnedCurve] = {}
+    for row in fits(study, config_id):
+        if not row.learned or (codes is not None and row.code_id not in codes):
+            continue
+        curve = (known or {}).get(row.code_id)
+        if curve is not None and row.params_hash and curve.params_hash() == row.params_hash:
+            out[row.code_id] = curve
+            continue
+        code = study.codebook.code(row.code_id)
+        refit = None
+        if row.params_hash and row.penalty is not None:
+            base = study.scores.config_row(row.base_config_id)
+            with_features = base.model.backend not in NO_FEATURE_BACKENDS
+            layout = study.scores.feature_layout(base.id) if with_features else None
+            scores = _read_code(study, code, base, layout, None)
+            if layout is None or not scores.missing_features:
+                refit, *_ = _fit_code(study, code, row.coder, scores, penalty=row.penalty)
+        if refit is None or refit.params_hash() != row.params_hash:
+            raise StudyError(
+                f"the learned curve of code {code.name!r} (configuration {config_id}) is not "
+                f"the one {row.coder}'s decisions give now: they changed since it was "
+                "learned. Learn again ('codecurve learn STUDY', or L in the app), then "
+                "explain it",
+                path=study.path,
+            )
+        out[row.code_id] = refit
+    return out
+
+
 __all__ = [
     "MIN_PER_VALUE",
     "CodeLearning",
     "LearnRun",
     "base_config",
+    "base_of",
     "fits",
+    "fitted_curves",
     "learn",
     "learned_config_id",
     "resolve_coder",

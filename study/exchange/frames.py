@@ -363,7 +363,7 @@ def _evidence_columns(
     where none was measured."""
     found: dict[tuple[str, str], SentenceEffect] = {}
     if cfg is not None:
-        for e in study.evidence.for_config(study.evidence.measured_config(cfg)):
+        for e in study.evidence.for_config(cfg):
             top = e.top
             if top is not None:
                 found[(e.response_id, e.code_id)] = top

@@ -88,7 +88,10 @@ Version 7 adds ``evidence`` (:mod:`study.scores.evidence`): per (config, respons
 the sentences of the response and what leaving each out did to the pair's P(applies)
 and expected value (JSON), with the text and code hashes it was measured on, so that a
 changed text or definition makes it invalid (it is read only while both match the
-study's current ones). Derived data, not a record: computing it again replaces it.
+study's current ones). Derived data, not a record: computing it again replaces it. The
+``effects`` of a learned code's evidence is an object ``{"fit": params_hash, "sentences":
+[...]}`` (the bare list otherwise), so that a refit leaves it behind without a column of
+its own.
 
 Version 8 adds ``scoped_pairs`` (:mod:`study.file.scoped_pairs`): ``(cid, rid)`` of every
 pair of a code scoped to survey questions (:mod:`study.scope`), so that the queue's SQL

@@ -491,7 +491,7 @@ class _Exporter:
             return {}
         ledger = self.study.evidence
         out: dict[tuple[str, str], list[tuple[int, int]]] = {}
-        for e in ledger.for_config(ledger.measured_config(config_id)):
+        for e in ledger.for_config(config_id):
             top = e.top
             if top is not None and top.applies_effect > 0:
                 out[(e.response_id, e.code_id)] = [(top.start, top.end)]

@@ -680,13 +680,13 @@ def _evidence(data: ReportData) -> Section | None:
                     ),
                 )
             )
-    learned = found["scores_config_id"] != found["config_id"]
+    learned = bool(found.get("learned"))
     lines = (
         "For each code, up to three of the pairs the model finds most likely to apply, "
         "with the sentence of the response whose absence lowers P(applies) most marked: "
         "each sentence was left out in turn and the pair scored again with the same "
         f"model and prompt (configuration #{found['config_id']}"
-        + (f", the base of learned configuration #{found['scores_config_id']}" if learned else "")
+        + (", whose learned curves read the model's answer to every variant" if learned else "")
         + "). It is measured on the model, not a reason the model wrote; "
         "'codecurve explain' measures more pairs.",
     )

@@ -29,6 +29,7 @@ from study.analysis.screen import StudyScreening, blind_audit_rows, screen_study
 from study.labels import config_label
 from study.log.delegations import guarantee_sentences
 from study.queries.score_curves import code_entropies, surprisal_curves
+from study.scores.learned import is_learned
 from study.store import Study
 
 if TYPE_CHECKING:
@@ -375,12 +376,11 @@ def _evidence(study: Study, config_id: int, examples: int) -> dict[str, Any] | N
     """Per code with evidence kept (``codecurve explain``), up to ``examples`` pairs
     most likely to apply whose top sentence raised P(applies): the response, where the
     sentence is and how far P(applies) falls without it. None when no code has one."""
-    measured = study.evidence.measured_config(config_id)
     codes: dict[str, list[dict[str, Any]]] = {}
     for code in study.index.codable_codes():
         kept = [
             (e, top)
-            for e in study.evidence.for_config(measured, code_id=code.id)
+            for e in study.evidence.for_config(config_id, code_id=code.id)
             if (top := e.top) is not None and top.applies_effect > 0
         ]
         kept.sort(key=lambda item: (-item[0].applies, item[0].response_id))
@@ -399,7 +399,8 @@ def _evidence(study: Study, config_id: int, examples: int) -> dict[str, Any] | N
             ]
     if not codes:
         return None
-    return {"config_id": measured, "scores_config_id": config_id, "codes": codes}
+    learned = is_learned(study.scores.config_row(config_id))
+    return {"config_id": config_id, "learned": learned, "codes": codes}
 
 
 #: Edges of the entropy histograms: ten bins of [0, 1].

@@ -8,6 +8,15 @@ so do the study's current text of the response and the current definition of the
 A rescoring with another configuration, an edited text (a wave's update) or a revised
 definition therefore leaves it behind without deleting anything; computing it again
 replaces it (it is derived data, not a record of anyone's work).
+
+A learned configuration's evidence is measured on its learned curves
+(:mod:`study.analysis.evidence`), and a refit gives a code another curve without
+changing its scores' hashes. So the evidence of a learned code is kept with the
+parameters' hash of the curve it was measured on (in the ``effects`` JSON: an object
+``{"fit": hash, "sentences": [...]}`` where the zero-shot evidence is the bare list), and
+is read back only while the code's kept fit (``learned.params_hash``) is the same: a
+refit on other decisions leaves it behind, a code learned since leaves behind the
+evidence measured on its zero-shot curve.
 """
 
 from __future__ import annotations
@@ -15,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from scoring.evidence import (
@@ -29,16 +38,17 @@ from scoring.score import Pair, text_hash
 from study.codec import blob_to_floats
 from study.errors import StudyError
 from study.handle import StudyHandle
-from study.scores.learned import LEARNED_BACKEND
 from study.stamps import now
 
 _COLUMNS = (
-    "e.rid, e.cid, e.text_hash, e.code_hash, e.applies, e.expected, e.sentences, e.effects, r.text"
+    "e.rid, e.cid, e.text_hash, e.code_hash, e.applies, e.expected, e.sentences, e.effects, "
+    "r.text, COALESCE(l.params_hash, '')"
 )
 _JOIN = (
     "FROM evidence e JOIN scores s ON s.config_id = e.config_id AND s.rid = e.rid "
     "AND s.cid = e.cid AND s.text_hash = e.text_hash AND s.code_hash = e.code_hash "
-    "JOIN responses r ON r.rid = e.rid"
+    "JOIN responses r ON r.rid = e.rid "
+    "LEFT JOIN learned l ON l.config_id = e.config_id AND l.cid = e.cid"
 )
 
 
@@ -48,9 +58,21 @@ class EvidenceLedger:
     def __init__(self, study: StudyHandle) -> None:
         self._study = study
 
-    def store(self, config_id: int, evidence: Iterable[Evidence]) -> int:
+    def store(
+        self,
+        config_id: int,
+        evidence: Iterable[Evidence],
+        *,
+        fits: Mapping[str, str] | None = None,
+    ) -> int:
         """Keep ``evidence`` under ``config_id`` in one transaction (replacing what was
-        kept for the same pairs); return how many were kept."""
+        kept for the same pairs); return how many were kept.
+
+        Args:
+            fits: Per code id, the parameters' hash of the learned curve the evidence was
+                measured on (a code not in it: the zero-shot curve).
+        """
+        fit_of = fits or {}
         index = self._study.index
         stamp = now()
         rows = [
@@ -63,7 +85,7 @@ class EvidenceLedger:
                 e.applies,
                 e.expected if math.isfinite(e.expected) else None,
                 e.total_sentences,
-                _effects_json(e),
+                _effects_json(e, fit_of.get(e.code_id, "")),
                 stamp,
             )
             for e in evidence
@@ -78,20 +100,6 @@ class EvidenceLedger:
                 rows,
             )
         return len(rows)
-
-    def measured_config(self, config_id: int) -> int:
-        """The configuration the evidence of ``config_id``'s scores is measured under:
-        itself, or the base of a learned configuration (whose classifier is not kept, so
-        variants are measured on the model's zero-shot curve; :mod:`study.analysis.evidence`).
-        """
-        with self._study.query() as conn:
-            row = conn.execute(
-                "SELECT model_backend, model_revision FROM configs WHERE id = ?", (config_id,)
-            ).fetchone()
-            if row is None or row[0] != LEARNED_BACKEND:
-                return config_id
-            base = conn.execute("SELECT id FROM configs WHERE key = ?", (row[1],)).fetchone()
-        return config_id if base is None else int(base[0])
 
     def get(self, config_id: int, response_id: str, code_id: str) -> Evidence | None:
         """The pair's valid evidence under ``config_id``, or None (never computed, or
@@ -157,19 +165,22 @@ class EvidenceLedger:
         index = self._study.index
         code_hashes: dict[int, str] = {}
         out = []
-        for rid, cid, t_hash, c_hash, applies, expected, total, effects, text in rows:
+        for rid, cid, t_hash, c_hash, applies, expected, total, effects, text, fit in rows:
             key = int(cid)
             if key not in code_hashes:
                 code_hashes[key] = index.code_at(key).content_hash()
             if c_hash != code_hashes[key] or t_hash != text_hash(str(text)):
                 continue
+            measured_fit, measured = _effects(str(effects))
+            if measured_fit != str(fit):
+                continue  # measured on another fit of the learned curve
             base_e = _nan(expected)
             base_p = float(applies)
             sentences = tuple(
                 SentenceEffect(
                     int(a), int(b), float(p), _nan(e), base_p - float(p), base_e - _nan(e)
                 )
-                for a, b, p, e in json.loads(str(effects))
+                for a, b, p, e in measured
             )
             out.append(
                 Evidence(
@@ -193,13 +204,19 @@ def _select(
     return [tuple(r) for r in conn.execute(f"SELECT {_COLUMNS} {_JOIN} {where}", params)]
 
 
-def _effects_json(evidence: Evidence) -> str:
-    return json.dumps(
-        [
-            [s.start, s.end, s.applies_without, _finite(s.expected_without)]
-            for s in evidence.sentences
-        ]
-    )
+def _effects_json(evidence: Evidence, fit: str) -> str:
+    sentences = [
+        [s.start, s.end, s.applies_without, _finite(s.expected_without)] for s in evidence.sentences
+    ]
+    return json.dumps({"fit": fit, "sentences": sentences} if fit else sentences)
+
+
+def _effects(stored: str) -> tuple[str, list[list[Any]]]:
+    """The fit's hash ("" for the zero-shot curve) and the sentences of an ``effects``."""
+    value = json.loads(stored)
+    if isinstance(value, dict):
+        return str(value.get("fit", "")), list(value.get("sentences", []))
+    return "", list(value)
 
 
 def _finite(value: float) -> float | None:

@@ -69,3 +69,29 @@ def test_an_unscored_or_missing_study_is_one_line(tmp_path, codebook, capsys):
     assert exit_code(["explain", str(tmp_path / "none.codecurve")]) == 1
     assert "no such study file" in one_line(capsys.readouterr().err)
     assert exit_code(["explain", str(path), "--limit", "0"]) == 2
+
+
+def test_a_learned_configuration_explains_itself_or_asks_to_learn_again(tmp_path, capsys):
+    from study.analysis.learning import learn
+    from tests.study.test_evidence_learned import EXPLAINED, KEYWORD_LINE, decide
+    from tests.study.test_learning import CODEBOOK, _texts
+
+    path = tmp_path / "l.codecurve"
+    table = ResponseTable.from_texts({**_texts(160), **EXPLAINED})
+    with Study.create(path, responses=table, codebook=CODEBOOK) as study:
+        score_study(study, ScoringEngine(FakeBackend(), study.codebook))
+        decide(study, "wait", 100)
+        learned_id = learn(study, coder="ana", code="wait").config_id
+    assert main(["explain", str(path), "--code", "wait", "--model", "fake"]) == 0
+    err = capsys.readouterr().err
+    assert f"4 pairs to explain in {path}, learned configuration {learned_id}" in err
+    with Study.open(path, read_only=True) as study:
+        found = study.evidence.get(learned_id, "x2", "wait")
+        assert found is not None
+        assert found.top is not None
+        assert found.top.text(EXPLAINED["x2"]) == KEYWORD_LINE["x2"]
+    with Study.open(path) as study:
+        decide(study, "wait", 5, skip=100)
+    assert exit_code(["explain", str(path), "--model", "fake"]) == 1
+    said = one_line(capsys.readouterr().err)
+    assert "changed since it was learned. Learn again ('codecurve learn STUDY'" in said

@@ -167,22 +167,6 @@ def test_the_long_export_carries_the_top_sentence(scored):
         assert frame.loc[key, ["evidence_start", "evidence_effect"]].isna().all()
 
 
-def test_a_learned_configuration_is_explained_on_its_base(scored):
-    from study.exchange.frames import long_frame
-    from study.scores.learned import learned_config
-
-    study, engine = scored
-    base = study.scores.config_row(study.scores.active_config_id())
-    learned_id = study.scores.ensure_config(learned_config(base, "ana"), activate=True)
-    plan = plan_explain(study, code="staff")
-    assert (plan.config.id, plan.learned_id) == (base.id, learned_id)
-    explain_study(study, engine, plan)
-    assert study.evidence.measured_config(learned_id) == base.id
-    assert study.evidence.measured_config(base.id) == base.id
-    frame = long_frame(study, config_id=learned_id).set_index(["response_id", "code_id"])
-    assert frame.loc[("r1", "staff"), "evidence_text"] is not None
-
-
 def test_a_qdpx_project_codes_the_models_evidence_and_keeps_it(tmp_path):
     import xmlschema
 

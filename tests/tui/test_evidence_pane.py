@@ -10,7 +10,7 @@ import pytest
 from textual.message import Message
 
 from codebooks.model import BINARY, Code, Codebook
-from scoring import FakeBackend, ScoringEngine
+from scoring import FakeBackend, Pair, ScoringEngine
 from scoring.evidence import Evidence
 from study import ResponseTable, Study
 from study.analysis.evidence import evidence_config, explain_study, plan_explain
@@ -202,3 +202,72 @@ async def test_help_lists_the_key(scored: Study) -> None:
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         assert dict(app.screen.keys)["w"].startswith("Why:")
+
+
+@pytest.fixture
+def learned(tmp_path: Path) -> Iterator[tuple[Study, int]]:
+    """A study of one code whose learned curve (ana's) is the active configuration."""
+    from study.analysis.learning import learn
+    from tests.study.test_evidence_learned import EXPLAINED, decide
+    from tests.study.test_learning import _texts
+
+    book = Codebook(name="W", codes=(Code("wait", "Waiting", "Waits."),), scale=BINARY)
+    table = ResponseTable.from_texts({**_texts(160), **EXPLAINED})
+    study = Study.create(tmp_path / "l.codecurve", responses=table, codebook=book)
+    score_study(study, ScoringEngine(FakeBackend(), study.codebook))
+    decide(study, "wait", 100)
+    run = learn(study, coder="ana")
+    yield study, run.config_id
+    if not study.closed:
+        study.close()
+
+
+async def test_a_learned_configuration_is_measured_through_its_curves(learned) -> None:
+    from scoring.evidence import explain
+    from study.analysis.evidence import learned_reading
+    from study.analysis.learning import fitted_curves
+
+    study, learned_id = learned
+    curves = fitted_curves(study, learned_id)
+    reading = learned_reading(curves)
+    seen: list[Message] = []
+    app = make_app(study, backend_factory=FakeBackend, coder="ana")
+    async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+        assert app.session.config_id == learned_id
+        await wait_for(pilot, lambda: any(isinstance(m, EvidenceMeasured) for m in seen))
+        first = next(m for m in seen if isinstance(m, EvidenceMeasured))
+        assert first.config_id == learned_id
+        assert not first.waiting
+        assert first.curves["wait"].params_hash() == curves["wait"].params_hash()
+        engine = ScoringEngine(FakeBackend(), study.codebook)
+        for kept in first.evidence:
+            read = study.evidence.get(learned_id, kept.response_id, "wait")
+            assert read is not None
+            assert (read.applies, read.sentences) == (kept.applies, kept.sentences)
+            pair = Pair(
+                kept.response_id, study.response(kept.response_id).text, study.codebook.code("wait")
+            )
+            [fresh] = explain(engine, [pair], reading=reading)
+            assert kept.applies == pytest.approx(fresh.applies, abs=1e-6)
+            assert [s.applies_effect for s in kept.sentences] == pytest.approx(
+                [s.applies_effect for s in fresh.sentences], abs=1e-6
+            )
+        await settle(pilot)
+    study.close()
+
+
+async def test_a_learned_curve_its_decisions_no_longer_give_waits(learned) -> None:
+    from tests.study.test_evidence_learned import decide
+
+    study, learned_id = learned
+    decide(study, "wait", 5, skip=100)  # decided since the curve was learned
+    seen: list[Message] = []
+    app = make_app(study, backend_factory=FakeBackend, coder="ana")
+    async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+        await wait_for(pilot, lambda: any(isinstance(m, EvidenceMeasured) for m in seen))
+        await settle(pilot)
+        measured = [m for m in seen if isinstance(m, EvidenceMeasured)]
+        assert [(m.waiting, m.evidence) for m in measured] == [(True, ())]
+        assert not app.evidence.resume()  # nothing is tried again until the next refit
+    assert study.evidence.count(learned_id) == 0
+    study.close()

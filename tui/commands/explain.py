@@ -32,9 +32,9 @@ as the model's coded segment in a REFI-QDA project.
 
 The variants of a code share its prompt prefix, so each costs about the response's
 tokens; a response of many sentences is measured on its 40 longest. The pairs most
-likely to apply come first. A learned configuration is explained on its base (the
-model's zero-shot curve): its classifier is not kept, so variants cannot be put
-through it.
+likely to apply come first. A learned configuration explains itself: its model scores
+the variants and its learned curves read them (refitted from the decisions they were
+learned from: after new decisions, 'codecurve learn' first).
 
   codecurve explain survey.codecurve --limit 200
   codecurve explain survey.codecurve --code Workload
@@ -106,7 +106,8 @@ def plan_text(plan: ExplainPlan, path: Path) -> str:
     """What the run will do and cost, in one paragraph."""
     head = f"{plural(len(plan.pairs), 'pair')} to explain in {path}"
     learned = (
-        f", on configuration {plan.config.id}, the base of learned configuration {plan.learned_id}"
+        f", learned configuration {plan.learned_id} (its curves read the variants that "
+        f"the model of configuration {plan.config.id} scores)"
         if plan.learned_id is not None
         else f", configuration {plan.config.id}"
     )
