@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import tempfile
 import time
@@ -246,6 +247,7 @@ def run_learning(args: argparse.Namespace) -> dict[str, Any]:
                     rows.append(row)
                     print(json.dumps({"dataset": name, **row}), flush=True)
             report[name] = {"scoring_seconds": scoring_seconds, "rows": rows}
+        shutil.rmtree(folder, ignore_errors=True)
     return report
 
 
@@ -351,6 +353,7 @@ def run_refit(args: argparse.Namespace) -> dict[str, Any]:
                     (cold if kind == "cold" else app).append(time.perf_counter() - started)
                 waits.extend(probe.waits)
     size = sum(p.stat().st_size for p in folder.iterdir())
+    shutil.rmtree(folder, ignore_errors=True)  # 470 MB at 100,000 pairs
     return {
         "pairs": n,
         "decisions": args.decisions,
