@@ -89,13 +89,24 @@ def main() -> None:
     backend = load_backend(None, device="cpu")
     engine = ScoringEngine(backend, codebook, context="definition", features=False)
     started = time.perf_counter()
-    once_tokens = sum(b.tokens for b in engine.iter_batches(pairs))
+    batches = list(engine.iter_batches(pairs))
     once = time.perf_counter() - started
+    once_tokens = sum(b.tokens for b in batches)
+    prompts = {s.response_id: s.prompt for b in batches for s in b.scores}
     engine.clear_cache()  # the pairs are scored again inside the explanation, as a user's run
     started = time.perf_counter()
     found = list(explain(engine, pairs))
     explained = time.perf_counter() - started
     tokens = sum(e.variants_tokens for e in found)
+    # What prefix reuse makes the floor: each variant re-reads the response (the code's
+    # prompt is computed once), so explaining a pair costs about its variants times the
+    # response's share of the prompt's tokens, in passes of the whole prompt.
+    floor = statistics.mean(
+        (len(e.sentences) + 1)
+        * (backend.count_tokens(pair.text) or 0)
+        / max(backend.count_tokens(prompts[pair.response_id]) or 0, 1)
+        for pair, e in zip(pairs, found, strict=True)
+    )
     rng = random.Random(args.seed)
     rows = []
     for pair, e in zip(pairs, found, strict=True):
@@ -143,6 +154,11 @@ def main() -> None:
         "(the shared prefix counted each time; prefix reuse computes it once); "
         f"{sentences:.1f} sentences per pair measured (+1 pass for the pair itself), so "
         f"{(explained / once) / (sentences + 1):.2f}x of a full pass per variant"
+    )
+    print(
+        f"the variants' share of the prompts' tokens: {floor:.2f} passes a pair; explaining "
+        f"cost {explained / once:.2f}x, {(explained / once) / floor:.2f}x that share "
+        "(1.5x or less: prefix reuse does its work)"
     )
 
 
