@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import shutil
 import statistics
 import time
 from typing import Any
@@ -223,9 +224,12 @@ def run_learned(args: argparse.Namespace) -> None:
         pairs = [Pair(rid, texts[rid], study.codebook.code(code)) for rid, code in measured]
         engine.clear_cache()
         started = time.perf_counter()
-        once_tokens = sum(b.tokens for b in engine.iter_batches(pairs))
+        batches = list(engine.iter_batches(pairs))
         once = time.perf_counter() - started
+        once_tokens = sum(b.tokens for b in batches)
+        prompts = {s.response_id: s.prompt for b in batches for s in b.scores}
         results: dict[str, list[Any]] = {}
+        floors: dict[str, float] = {}
         gap = float("nan")
         seconds: dict[str, float] = {}
         tokens: dict[str, int] = {}
@@ -251,12 +255,19 @@ def run_learned(args: argparse.Namespace) -> None:
                 rows.append((e.applies, top.applies_effect, random_drop, p_alone, len(e.sentences)))
             results[name] = rows
             tokens[name] = sum(e.variants_tokens for e in found)
+            floors[name] = statistics.mean(
+                (len(e.sentences) + 1)
+                * (backend.count_tokens(pair.text) or 0)
+                / max(backend.count_tokens(prompts[pair.response_id]) or 0, 1)
+                for pair, e in zip(pairs, found, strict=True)
+            )
             if chosen is not None:  # the explanation's whole pair is the stored learned curve
                 gap = max(
                     abs(e.applies - stored_applies(study, learned_id, e.response_id, e.code_id))
                     for e in found
                 )
     backend.close()
+    shutil.rmtree(path.parent, ignore_errors=True)
     learned_codes = sum(1 for c in run.codes if c.learned)
     print(
         f"{len(pairs)} long NHS comments x a labelled category (6 categories), "
@@ -278,7 +289,9 @@ def run_learned(args: argparse.Namespace) -> None:
         print(
             f"cost: {seconds[name]:.1f} s to explain vs {once:.1f} s to score once = "
             f"{seconds[name] / once:.1f}x time, {tokens[name] / max(once_tokens, 1):.1f}x prompt "
-            f"tokens read; {sentences:.1f} sentences per pair measured"
+            f"tokens read; {sentences:.1f} sentences per pair measured; the variants' share "
+            f"of the prompts' tokens {floors[name]:.2f} passes a pair, explaining cost "
+            f"{seconds[name] / once / floors[name]:.2f}x that share"
         )
 
 
