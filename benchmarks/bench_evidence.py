@@ -99,15 +99,7 @@ def main() -> None:
     found = list(explain(engine, pairs))
     explained = time.perf_counter() - started
     tokens = sum(e.variants_tokens for e in found)
-    # What prefix reuse makes the floor: each variant re-reads the response (the code's
-    # prompt is computed once), so explaining a pair costs about its variants times the
-    # response's share of the prompt's tokens, in passes of the whole prompt.
-    floor = statistics.mean(
-        (len(e.sentences) + 1)
-        * (backend.count_tokens(pair.text) or 0)
-        / max(backend.count_tokens(prompts[pair.response_id]) or 0, 1)
-        for pair, e in zip(pairs, found, strict=True)
-    )
+    floor = _floor(backend, pairs, found, prompts)
     rng = random.Random(args.seed)
     rows = []
     for pair, e in zip(pairs, found, strict=True):
@@ -128,25 +120,10 @@ def main() -> None:
         )
     backend.close()
 
-    def summary(name: str, chosen: list[Any]) -> None:
-        if not chosen:
-            print(f"{name}: no pairs")
-            return
-        comp = statistics.mean(r[1] for r in chosen)
-        rand = statistics.mean(r[2] for r in chosen)
-        suff = statistics.mean(r[3] for r in chosen)
-        base = statistics.mean(r[0] for r in chosen)
-        ratio = f"{comp / rand:.1f}x" if rand > 0 else "a random sentence lowers nothing"
-        print(
-            f"{name} ({len(chosen)} pairs): P(applies) {base:.3f}; comprehensiveness: top "
-            f"sentence {comp:+.3f} vs random {rand:+.3f} ({ratio}); sufficiency: "
-            f"P(applies | top alone) {suff:.3f}"
-        )
-
     sentences = statistics.mean(r[4] for r in rows) if rows else 0.0
     print(f"{len(pairs)} long NHS comments x a labelled category, {backend.identity.describe()}")
-    summary("all", rows)
-    summary(
+    _summary("all", rows)
+    _summary(
         f"confident 'applies' (P >= {args.confident})", [r for r in rows if r[0] >= args.confident]
     )
     print(
@@ -255,12 +232,7 @@ def run_learned(args: argparse.Namespace) -> None:
                 rows.append((e.applies, top.applies_effect, random_drop, p_alone, len(e.sentences)))
             results[name] = rows
             tokens[name] = sum(e.variants_tokens for e in found)
-            floors[name] = statistics.mean(
-                (len(e.sentences) + 1)
-                * (backend.count_tokens(pair.text) or 0)
-                / max(backend.count_tokens(prompts[pair.response_id]) or 0, 1)
-                for pair, e in zip(pairs, found, strict=True)
-            )
+            floors[name] = _floor(backend, pairs, found, prompts)
             if chosen is not None:  # the explanation's whole pair is the stored learned curve
                 gap = max(
                     abs(e.applies - stored_applies(study, learned_id, e.response_id, e.code_id))
@@ -306,6 +278,18 @@ def stored_applies(study: Any, config_id: int, response_id: str, code_id: str) -
             (config_id, response_id, code_id),
         ).fetchone()
     return float(np.frombuffer(blob, dtype="<f8")[-1])
+
+
+def _floor(backend: Any, pairs: list[Any], found: list[Any], prompts: dict[str, str]) -> float:
+    """What prefix reuse makes the floor of explaining a pair, in passes of its whole
+    prompt: each variant re-reads the response (the code's prompt is computed once), so
+    its variants times the response's share of the prompt's tokens."""
+    return statistics.mean(
+        (len(e.sentences) + 1)
+        * (backend.count_tokens(pair.text) or 0)
+        / max(backend.count_tokens(prompts[pair.response_id]) or 0, 1)
+        for pair, e in zip(pairs, found, strict=True)
+    )
 
 
 def _summary(name: str, chosen: list[Any]) -> None:

@@ -34,6 +34,26 @@ SIM_CODEBOOK = Codebook(
 )
 
 
+def simulated_score(response_id: str, code_id: str, pick: int, confidence: float) -> Score:
+    """A score of the simulated model: ``pick`` (1-5) at ``confidence``, the other options
+    sharing the rest."""
+    probs = [(1 - confidence) / 4] * 5
+    probs[pick - 1] = confidence
+    return Score(
+        response_id=response_id,
+        code_id=code_id,
+        config_key=SIM_CONFIG.key(),
+        scale=LIKERT_5,
+        curve=curve_from_logprobs(np.log(probs), LIKERT_5.values),
+        token_ids=tuple(((k,),) for k in range(5)),
+        missing=(False,) * 5,
+        prompt="p",
+        prompt_hash="h",
+        text_hash="t",
+        code_hash="c",
+    )
+
+
 def simulated_study(
     path: Path, *, n: int, behaviour: str = "calibrated", seed: int = 0
 ) -> tuple[Path, dict[tuple[str, str], int]]:
@@ -61,24 +81,8 @@ def simulated_study(
         for i in range(n):
             rid = f"r{i}"
             c = float(min(conf[i], 0.999))
-            probs = [(1 - c) / 4] * 5
-            probs[int(picks[i]) - 1] = c
             truth[(rid, code.id)] = int(picks[i]) if correct[i] else 6 - int(picks[i])
-            scores.append(
-                Score(
-                    response_id=rid,
-                    code_id=code.id,
-                    config_key=SIM_CONFIG.key(),
-                    scale=LIKERT_5,
-                    curve=curve_from_logprobs(np.log(probs), LIKERT_5.values),
-                    token_ids=tuple(((i,),) for i in range(5)),
-                    missing=(False,) * 5,
-                    prompt="p",
-                    prompt_hash="h",
-                    text_hash="t",
-                    code_hash="c",
-                )
-            )
+            scores.append(simulated_score(rid, code.id, int(picks[i]), c))
     study.scores.store(config_id, scores)
     study.close()
     return path, truth

@@ -12,15 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codebooks.model import LIKERT_5, Codebook
-from scoring.curves import curve_from_logprobs
-from scoring.score import Score
+from codebooks.model import Codebook
 from study import Response, ResponseTable, Study
 from study.analysis.agreement import study_agreement
 from study.analysis.delegation_plan import plan_delegation
 from study.analysis.findings import co_occurrence, study_findings
 from study.exchange.frames import long_frame
-from tests.study.test_audit import SIM_CODEBOOK, SIM_CONFIG
+from tests.study.test_audit import SIM_CODEBOOK, SIM_CONFIG, simulated_score
 from tests.study.test_question_scope import scoped_book, survey
 
 Truth = dict[tuple[str, str], int]
@@ -76,23 +74,7 @@ def scoped_simulation(path: Path, *, n: int, seed: int) -> Truth:
                 c = float(min(rng.uniform(0.97, 1.0) if high else rng.uniform(0.25, 0.6), 0.999))
                 pick = int(rng.choice([1, 5]))
                 truth[(rid, code.id)] = pick if rng.random() < c else 6 - pick
-                probs = [(1 - c) / 4] * 5
-                probs[pick - 1] = c
-                scores.append(
-                    Score(
-                        response_id=rid,
-                        code_id=code.id,
-                        config_key=SIM_CONFIG.key(),
-                        scale=LIKERT_5,
-                        curve=curve_from_logprobs(np.log(probs), LIKERT_5.values),
-                        token_ids=tuple(((k,),) for k in range(5)),
-                        missing=(False,) * 5,
-                        prompt="p",
-                        prompt_hash="h",
-                        text_hash="t",
-                        code_hash="c",
-                    )
-                )
+                scores.append(simulated_score(rid, code.id, pick, c))
         study.scores.store(config_id, scores)
     return truth
 

@@ -183,8 +183,7 @@ async def test_missing_evidence_is_measured_in_the_background_and_kept(scored: S
         assert len(measured) >= 2
         for response_id, code_id in measured:
             assert scored.evidence.get(config.id, response_id, code_id) is not None
-        await pilot.pause()
-        assert "Moved the model" in pane_text(app)
+        await wait_for(pilot, lambda: "Moved the model" in pane_text(app))
         # The next pair was measured ahead: moving there shows it at once.
         await pilot.press("j")
         await pilot.pause()
