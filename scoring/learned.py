@@ -169,19 +169,19 @@ class LearnedCurve:
         x = np.asarray(inputs)
         if x.ndim != 2 or x.shape[1] != self.mean.shape[0]:
             raise ValueError(f"inputs must have shape (n, {self.mean.shape[0]}), got {x.shape}")
-        weights = (self.coef / self.scale).T  # (D, K)
-        bias = self.intercept - self.mean @ weights
-        weights32 = weights.astype(np.float32)
+        weights32, bias = self._folded()
         out = np.empty((x.shape[0], len(self.values)))
         for start in range(0, x.shape[0], BLOCK):
             block = np.asarray(x[start : start + BLOCK], dtype=np.float32)
             out[start : start + BLOCK] = block @ weights32
-        logits = out + bias
-        top = logits.max(axis=1, keepdims=True)
-        result: FloatArray = logits - (
-            top + np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
-        )
-        return np.maximum(result, LOG_FLOOR)
+        return _normalised(out + bias)
+
+    def _folded(self) -> tuple[npt.NDArray[np.float32], FloatArray]:
+        """The weights with the standardisation folded in (shape (D, K), float32) and the
+        bias (shape (K,))."""
+        weights = (self.coef / self.scale).T  # (D, K)
+        bias: FloatArray = self.intercept - self.mean @ weights
+        return weights.astype(np.float32), bias
 
     def predict(
         self, features: npt.NDArray[np.float16] | None, logprobs: npt.ArrayLike
@@ -192,17 +192,25 @@ class LearnedCurve:
         lp = np.asarray(logprobs, dtype=np.float64)
         if not len(lp):
             return np.zeros((0, len(self.values)))
-        return np.concatenate(
-            [
-                self.log_probs(
-                    learning_inputs(
-                        None if features is None else features[start : start + BLOCK],
-                        lp[start : start + BLOCK],
-                    )
-                )
-                for start in range(0, len(lp), BLOCK)
-            ]
-        )
+        if features is None:
+            return self.log_probs(learning_inputs(None, lp))
+        feats = np.asarray(features)
+        width = self.mean.shape[0] - self.zero_shot_columns
+        if feats.ndim != 2 or feats.shape != (lp.shape[0], width):
+            raise ValueError(
+                f"features must have shape ({lp.shape[0]}, {width}), got {feats.shape}"
+            )
+        # The features' and the zero-shot columns' products summed: the same as
+        # :meth:`log_probs` of their :func:`learning_inputs`, without building them.
+        weights32, bias = self._folded()
+        out = np.empty((lp.shape[0], len(self.values)))
+        for start in range(0, lp.shape[0], BLOCK):
+            stop = start + BLOCK
+            zero = zero_shot_inputs(lp[start:stop]).astype(np.float32)
+            out[start:stop] = (
+                feats[start:stop].astype(np.float32) @ weights32[:width] + zero @ weights32[width:]
+            )
+        return _normalised(out + bias)
 
     def probs_of(
         self, features: npt.NDArray[np.float16] | None, logprobs: npt.ArrayLike
@@ -237,6 +245,13 @@ class LearnedCurve:
         for array in (self.mean, self.scale, self.coef, self.intercept):
             digest.update(np.round(array, 9).astype("<f8").tobytes())
         return digest.hexdigest()[:16]
+
+
+def _normalised(logits: FloatArray) -> FloatArray:
+    """Log-probabilities from logits (shape (n, K)), floored at :data:`LOG_FLOOR`."""
+    top = logits.max(axis=1, keepdims=True)
+    result: FloatArray = logits - (top + np.log(np.exp(logits - top).sum(axis=1, keepdims=True)))
+    return np.maximum(result, LOG_FLOOR)
 
 
 def fit_curve(

@@ -459,9 +459,9 @@ def _learn_code(
     fit, counts, needs, left_out = _fit_code(study, code, coder, scores)
     inputs_kind = INPUTS_FEATURES if scores.features is not None else INPUTS_ZERO_SHOT
     out = scores.logprobs if fit is None else fit.predict(scores.features, scores.logprobs)
-    written = stored.learned_rows(learned_id, cid, scores, out, values)
     with study.transaction() as conn:
         in_place = stored.begin_rescoring(conn, learned_id, cid, scores)
+    written = stored.learned_rows(learned_id, cid, scores, out, values, in_place=in_place)
     for start in range(0, len(written), stored.WRITE_ROWS):
         with study.transaction() as conn:
             stored.write_rows(conn, written[start : start + stored.WRITE_ROWS], in_place=in_place)

@@ -197,52 +197,46 @@ def learned_rows(
     base: CodeScores,
     logprobs: npt.NDArray[np.float64],
     values: Sequence[int],
+    *,
+    in_place: bool,
 ) -> list[tuple[Any, ...]]:
     """The ``scores`` rows of code ``cid`` under ``config_id``: curves from ``logprobs``
-    (shape (n, K), one row per pair of ``base``, whose identity they keep)."""
+    (shape (n, K), one row per pair of ``base``, whose identity they keep), shaped for
+    :func:`write_rows`: with ``in_place``, the curve's columns and the key only (an
+    update binds no value it does not set), else every column."""
     table = curve_table(logprobs, [float(v) for v in values])
     stamp = now()
     n, k = table.probs.shape
     width = 8 * k
     surprisal = table.surprisal.astype("<f8").tobytes()
     probs = table.probs.astype("<f8").tobytes()
-    picks = np.asarray(values)[table.mode].tolist()
-    rids = base.rids.tolist()
-    mass, entropy, norm = (
+    columns: list[Any] = [
+        [surprisal[i * width : (i + 1) * width] for i in range(n)],
+        [probs[i * width : (i + 1) * width] for i in range(n)],
         table.on_scale_mass.tolist(),
         table.entropy.tolist(),
         table.norm_entropy.tolist(),
-    )
-    mode, expected, spread = table.mode.tolist(), table.expected.tolist(), table.spread.tolist()
-    confidence, off = table.confidence.tolist(), table.off_scale.astype(int).tolist()
-    truncated = base.truncated.astype(int).tolist()
-    rows: list[tuple[Any, ...]] = [
-        (
-            config_id,
-            rids[i],
-            cid,
-            surprisal[i * width : (i + 1) * width],
-            probs[i * width : (i + 1) * width],
-            mass[i],
-            entropy[i],
-            norm[i],
-            mode[i],
-            picks[i],
-            expected[i],
-            spread[i],
-            confidence[i],
-            off[i],
-            base.token_set[i],
-            None,
-            base.prompt_hash[i],
-            base.text_hash[i],
-            base.code_hash[i],
-            truncated[i],
-            stamp,
-        )
-        for i in range(n)
+        table.mode.tolist(),
+        np.asarray(values)[table.mode].tolist(),
+        table.expected.tolist(),
+        table.spread.tolist(),
+        table.confidence.tolist(),
+        table.off_scale.astype(int).tolist(),
+        [None] * n,  # missing
+        [stamp] * n,
+        [config_id] * n,
+        base.rids.tolist(),
+        [cid] * n,
     ]
-    return rows
+    if not in_place:
+        columns += [
+            list(base.token_set),
+            list(base.prompt_hash),
+            list(base.text_hash),
+            list(base.code_hash),
+            base.truncated.astype(int).tolist(),
+        ]
+    return list(zip(*columns, strict=True))
 
 
 def begin_rescoring(conn: sqlite3.Connection, config_id: int, cid: int, base: CodeScores) -> bool:
@@ -309,42 +303,23 @@ def write_rows(
     conn.executemany(_UPDATE if in_place else _INSERT, rows)
 
 
-_COLUMNS = (
-    "config_id",
-    "rid",
-    "cid",
-    "surprisal",
-    "probs",
-    "on_scale_mass",
-    "entropy",
-    "norm_entropy",
-    "mode",
-    "pick",
-    "expected",
-    "spread",
-    "confidence",
-    "off_scale",
-    "token_set",
-    "missing",
-    "prompt_hash",
-    "text_hash",
-    "code_hash",
-    "truncated",
-    "scored_at",
-)
+#: The columns :func:`learned_rows` fills, in its order: the curve's, then the key, then
+#: (for an insert only) the identity the rows share with their base's and ``token_set``.
+_SET = ("surprisal", "probs", "on_scale_mass", "entropy", "norm_entropy", "mode", "pick",
+        "expected", "spread", "confidence", "off_scale", "missing", "scored_at")  # fmt: skip
+_KEY = ("config_id", "rid", "cid")
+_KEPT = ("token_set", "prompt_hash", "text_hash", "code_hash", "truncated")
+_COLUMNS = _SET + _KEY + _KEPT
 
 _INSERT = f"INSERT INTO scores ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
 
-# Numbered parameters, so that the rows of :func:`learned_rows` serve both statements.
-#: The columns an update in place leaves as they are: the key, the identity the rows
-#: were checked to share with the base's, and ``token_set`` (its foreign key).
-_KEPT = ("config_id", "rid", "cid", "token_set", "prompt_hash", "text_hash", "code_hash",
-         "truncated")  # fmt: skip
-
+#: An update in place leaves the key, the identity the rows were checked to share with
+#: the base's, and ``token_set`` (its foreign key) as they are.
 _UPDATE = (
     "UPDATE scores SET "
-    + ", ".join(f"{name} = ?{i}" for i, name in enumerate(_COLUMNS, start=1) if name not in _KEPT)
-    + " WHERE config_id = ?1 AND rid = ?2 AND cid = ?3"
+    + ", ".join(f"{name} = ?" for name in _SET)
+    + " WHERE "
+    + " AND ".join(f"{name} = ?" for name in _KEY)
 )
 
 
