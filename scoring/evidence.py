@@ -192,26 +192,30 @@ def explain(
     started = time.monotonic()
     pairs_done = variants_done = 0
     for chunk in _chunks(planned):
-        asked = [p for pair, spans, _ in chunk for p in _variants(pair, spans)]
+        families = [_variants(pair, spans) for pair, spans, _ in chunk]
+        asked = [p for family in families for p in family]
         scores: list[Score] = []
         read = 0
-        for batch in engine.iter_batches(asked):
-            scores.extend(batch.scores)
-            read += batch.tokens
-            if progress is not None:
-                elapsed = time.monotonic() - started
-                progress(
-                    ExplainProgress(
-                        pairs_done,
-                        len(planned),
-                        variants_done + batch.done,
-                        variants_total,
-                        elapsed,
-                        batch,
+        before = 0  # the chunk's variants in earlier calls
+        for call in _calls(families, engine.batch_size):
+            for batch in engine.iter_batches(call):
+                scores.extend(batch.scores)
+                read += batch.tokens
+                if progress is not None:
+                    elapsed = time.monotonic() - started
+                    progress(
+                        ExplainProgress(
+                            pairs_done,
+                            len(planned),
+                            variants_done + before + batch.done,
+                            variants_total,
+                            elapsed,
+                            batch,
+                        )
                     )
-                )
-            if cancel is not None and cancel.is_set():
-                return
+                if cancel is not None and cancel.is_set():
+                    return
+            before += len(call)
         by_id = {s.response_id: s for s in scores}
         for pair, spans, total in chunk:
             share = read * (len(spans) + 1) // max(len(asked), 1)
@@ -240,6 +244,21 @@ def _chunks(planned: list[_Planned]) -> Iterator[list[_Planned]]:
             chunk, size = [], 0
     if chunk:
         yield chunk
+
+
+def _calls(families: list[list[Pair]], size: int) -> Iterator[list[Pair]]:
+    """The engine calls of a chunk: its pairs' variants (a *family* each) a code at a
+    time, whole families together up to ``size`` variants (a larger family alone), so
+    that a family lands in one batch, where a backend can compute the tokens its
+    variants begin with once (the transformers backend's token tree)."""
+    call: list[Pair] = []
+    for family in sorted(families, key=lambda f: f[0].code.id):
+        if call and (len(call) + len(family) > size or call[0].code.id != family[0].code.id):
+            yield call
+            call = []
+        call += family
+    if call:
+        yield call
 
 
 def _variants(pair: Pair, spans: list[Span]) -> list[Pair]:

@@ -94,10 +94,15 @@ def test_variants_share_the_pairs_prompt_and_batches(codebook):
     calls = backend.calls
     out = list(explain(engine, pairs))
     assert [e.response_id for e in out] == ["r0", "r1", "r2", "r3"]
-    # The pairs themselves were cache hits: only the 4 x 4 variants were computed, 8 a
-    # call, and the four without "Visit i was slow." are one text, scored once.
-    assert backend.calls - calls == 2
+    # The pairs themselves were cache hits: only the 4 x 4 variants were computed, and
+    # the four without "Visit i was slow." are one text, scored once. A pair's variants
+    # (5 with itself) go to the backend together, never beside another's where two
+    # families would not fit in a call of 8 (so a backend can share their openings).
     assert sum(len(b) for b in backend.batches[calls:]) == 13
+    assert backend.calls - calls == 4
+    for i, batch in enumerate(backend.batches[calls:]):
+        visits = {v for prompt in batch for v in range(4) if f"Visit {v} was" in prompt}
+        assert visits == {i}, batch
     for e, s in zip(out, scored, strict=True):
         assert e.applies == pytest.approx(applies_probability(s.curve.probs, s.scale))
         assert e.code_hash == s.code_hash

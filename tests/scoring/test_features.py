@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from scoring.backend import OptionVariants
+from scoring.backends.kv_cache import common_prefix_len
 from scoring.backends.local import FEATURE_WIDTH, PROJECTION_SEED, feature_layer
 from scoring.backends.transformers.backend import TransformersBackend
 
@@ -295,3 +296,39 @@ def test_llama_features_agree_with_the_transformers_path(
             seen.append(cosine(x, y))
     print(f"\ncosine llama.cpp / transformers: min {min(seen):.4f}, median {np.median(seen):.4f}")
     assert min(seen) > CROSS_COSINE
+
+
+def test_leave_one_out_variants_share_their_opening_tokens_and_read_the_same(
+    embedded_backend: TransformersBackend,
+) -> None:
+    """A response and its leave-one-sentence-out variants, packed in one row: each
+    variant's tokens before the sentence it leaves out are computed once (a token tree),
+    and every variant reads what it reads alone, features included."""
+    sentences = [
+        "The pay is fine.",
+        " The hours are long and the rota changes every week.",
+        " The commute gets worse every winter.",
+        " My manager listens when I raise a problem.",
+    ]
+    texts = ["".join(sentences)] + [
+        "".join(s for j, s in enumerate(sentences) if j != i) for i in range(len(sentences))
+    ]
+    prompts, spans = chat_prompts(embedded_backend, texts)
+    alone = [
+        same_backend(embedded_backend).option_logprobs([p], MULTI, spans=[s])[0]
+        for p, s in zip(prompts, spans, strict=True)
+    ]
+    packed = same_backend(embedded_backend, packing=True)
+    got = packed.option_logprobs(prompts, MULTI, spans=spans)
+    for a, b in zip(alone, got, strict=True):
+        np.testing.assert_allclose(a.logprobs, b.logprobs, atol=1e-4, rtol=0)
+        assert_f16_equal(feats(a), feats(b))
+    # Without the tree a packed row holds every prompt's tokens past the shared prefix.
+    encoded = [packed.encode(p) for p in prompts]
+    shared = common_prefix_len(encoded)
+    suffixes = sum(len(e) - shared for e in encoded)
+    first = spans[0]
+    assert first is not None
+    opening = len(packed.encode(prompts[0][: first[0] + len(sentences[0])])) - shared
+    computed = packed.stats["forward_tokens"] - shared  # the prefix pass, then the row
+    assert computed < suffixes - 3 * opening  # variants 2-4 share at least sentence 1

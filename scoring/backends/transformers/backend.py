@@ -22,9 +22,11 @@ options' plan, the order, the lock and the pooling are written once in
    no sliding windows): the prompts' suffixes after the prefix are laid end to end in
    one row, with a block-diagonal causal mask and each token at the position it would
    have alone; no padding is computed and the prefix cache is not copied per prompt.
-   Each continuation is a branch after its prompt (tree attention), so every variant
-   comes out of the same pass. Only the positions read get logits (``logits_to_keep``
-   as indices).
+   The row is a token tree (tree attention): prompts that go on alike past the shared
+   prefix share those tokens' nodes, so the leave-one-sentence-out variants of a
+   response (:mod:`scoring.evidence`) compute what comes before the sentence left out
+   once; each continuation is a branch after its prompt, so every variant comes out of
+   the same pass. Only the positions read get logits (``logits_to_keep`` as indices).
 5. Otherwise (flash attention, sliding windows, one prompt): prompts are sorted by
    length, longest first, and left-padded, with position ids from the attention mask's
    cumulative sum; the prefix cache is expanded over the batch; a single distinct
@@ -50,7 +52,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -342,7 +344,14 @@ class TransformersBackend(LocalBackend):
         states: list[States] | None = None
         if positions is not None and read is not None:
             states = [
-                _read_states(read.states, b, read.starts[b], read.prefix, len(ids), positions[b])
+                _read_states(
+                    read.states,
+                    b,
+                    _after(read.starts[b]),
+                    read.prefix,
+                    len(ids),
+                    positions[b],
+                )
                 for b, ids in enumerate(prompts)
             ]
         return logp[:, 0, :], cont, states
@@ -381,14 +390,17 @@ class TransformersBackend(LocalBackend):
         states: list[States] | None = None if positions is None else [{} for _ in prompts]
         branch_tokens = sum(len(r) for r in plan.rows)
         group: list[int] = []
+        tree = _Tree(plen)  # the group's, to count what each prompt adds to the row
         size = 0
         for b, ids in enumerate(prompts):
-            need = len(ids) - plen + branch_tokens
+            need = tree.missing(ids[plen:]) + branch_tokens
             if group and size + need > PACK_TOKENS:
                 self._pack_group(
                     prompts, group, prefix, plan, index, first, cont, positions, states
                 )
-                group, size = [], 0
+                group, size, tree = [], 0, _Tree(plen)
+                need = len(ids) - plen + branch_tokens
+            tree.add(ids[plen:])
             group.append(b)
             size += need
         self._pack_group(prompts, group, prefix, plan, index, first, cont, positions, states)
@@ -406,68 +418,61 @@ class TransformersBackend(LocalBackend):
         positions: list[tuple[int, ...]] | None,
         states: list[States] | None,
     ) -> None:
+        """One packed row: the group's suffixes as a token tree (:class:`_Tree`), each
+        token attending to the prefix and to its own ancestors."""
         plen = 0 if prefix is None else len(prefix.ids)
-        ids: list[int] = []
-        pos: list[int] = []
-        seg: list[int] = []
-        branch: list[int] = []
-        keep: list[int] = []
-        reads: list[tuple[int, tuple[int, ...] | None]] = []  # (prompt, context read there)
-        starts: list[int] = []  # per prompt of the group, the column of its position 0
-        for s, b in enumerate(group):
-            suffix = prompts[b][plen:]
-            starts.append(len(ids) - plen)
-            ids += suffix
-            pos += range(plen, plen + len(suffix))
-            seg += [s] * len(suffix)
-            branch += [-1] * len(suffix)
-            keep.append(len(ids) - 1)
-            reads.append((b, None))
-            for j, row in enumerate(plan.rows):
-                start = len(ids)
-                ids += row
-                pos += range(len(prompts[b]), len(prompts[b]) + len(row))
-                seg += [s] * len(row)
-                branch += [j] * len(row)
-                for t in range(len(row)):
-                    keep.append(start + t)
-                    reads.append((b, row[: t + 1]))
+        tree = _Tree(plen)
+        paths = [tree.add(prompts[b][plen:]) for b in group]
+        reads: dict[int, list[tuple[int, tuple[int, ...] | None]]] = {}
+        for b, path in zip(group, paths, strict=True):
+            reads.setdefault(path[-1], []).append((b, None))
+        for end in [path[-1] for path in paths]:
+            if any(context is not None for _, context in reads[end]):
+                continue  # an end shared by several prompts: its branches are there
+            ends = [b for b, _ in reads[end]]
+            for row in plan.rows:
+                node = end
+                for t, token in enumerate(row):
+                    node = tree.child(node, token)
+                    reads.setdefault(node, []).extend((b, row[: t + 1]) for b in ends)
+        keep = sorted(reads)
         dev = self._device
-        n = len(ids)
-        seg_t = torch.tensor(seg, device=dev)
-        branch_t = torch.tensor(branch, device=dev)
-        idx = torch.arange(n, device=dev)
-        allowed = (
-            (seg_t[:, None] == seg_t[None, :])
-            & (idx[None, :] <= idx[:, None])
-            & ((branch_t[None, :] == -1) | (branch_t[None, :] == branch_t[:, None]))
-        )
+        n = len(tree.ids)
         mask = torch.zeros(1, 1, n, plen + n, dtype=self._dtype, device=dev)
+        allowed = torch.from_numpy(tree.ancestry()).to(dev)
         mask[0, 0, :, plen:].masked_fill_(~allowed, torch.finfo(self._dtype).min)
         kwargs: dict[str, Any] = {}
         if prefix is not None:
             kwargs[self._cache_kw] = DynamicCache(ddp_cache_data=prefix.kv)
         with self._last_hidden(states is not None) as seen:
             out = self._model(
-                input_ids=torch.tensor([ids], device=dev),
+                input_ids=torch.tensor([tree.ids], device=dev),
                 attention_mask=mask,
-                position_ids=torch.tensor([pos], device=dev),
+                position_ids=torch.tensor([tree.positions], device=dev),
                 use_cache=prefix is not None,
                 logits_to_keep=torch.tensor(keep, device=dev),
                 **kwargs,
             )
         self.stats["forward_tokens"] += n
-        self.stats["shared_tokens_saved"] += plen * len(group)
+        self.stats["shared_tokens_saved"] += (
+            plen * len(group) + sum(len(prompts[b]) for b in group) - plen * len(group) - n
+        )
         logp = _log_softmax_cols(out.logits, index)[0]  # (len(keep), C)
-        for r, (b, context) in enumerate(reads):
-            if context is None:
-                first[b] = logp[r]
-            else:
-                cont[context][b] = logp[r]
+        for r, node in enumerate(keep):
+            for b, context in reads[node]:
+                if context is None:
+                    first[b] = logp[r]
+                else:
+                    cont[context][b] = logp[r]
         if states is not None and positions is not None and seen:
-            for s, b in enumerate(group):
+            for b, path in zip(group, paths, strict=True):
                 states[b] = _read_states(
-                    seen[0], 0, starts[s], prefix, len(prompts[b]), positions[b]
+                    seen[0],
+                    0,
+                    _along(path, plen),
+                    prefix,
+                    len(prompts[b]),
+                    positions[b],
                 )
 
     def _forward(
@@ -636,6 +641,63 @@ class TransformersBackend(LocalBackend):
         return ids.to(self._device), mask.to(self._device)
 
 
+class _Tree:
+    """A packed row's tokens as a tree: prompts (and the options' continuations after
+    them) that begin with the same tokens share those tokens' nodes, which are computed
+    once. The leave-one-sentence-out variants of a response share everything before
+    the sentence left out. Nodes are numbered in the order they are added, a parent
+    before its children; a node's position is the one its token has in its prompt.
+    """
+
+    def __init__(self, offset: int) -> None:
+        self.offset = offset  # the position of a root's children (the shared prefix's length)
+        self.ids: list[int] = []
+        self.positions: list[int] = []
+        self.parents: list[int] = []
+        self._children: dict[tuple[int, int], int] = {}
+
+    def child(self, parent: int, token: int) -> int:
+        """The node of ``token`` after ``parent`` (-1: the root), added if new."""
+        node = self._children.get((parent, token))
+        if node is None:
+            node = len(self.ids)
+            self._children[(parent, token)] = node
+            self.ids.append(token)
+            self.positions.append(self.offset if parent < 0 else self.positions[parent] + 1)
+            self.parents.append(parent)
+        return node
+
+    def add(self, tokens: Sequence[int]) -> list[int]:
+        """The nodes of a prompt's tokens after the shared prefix (at least one)."""
+        path: list[int] = []
+        node = -1
+        for token in tokens:
+            node = self.child(node, token)
+            path.append(node)
+        return path
+
+    def missing(self, tokens: Sequence[int]) -> int:
+        """How many nodes :meth:`add` would add for ``tokens``."""
+        node = -1
+        for k, token in enumerate(tokens):
+            found = self._children.get((node, token))
+            if found is None:
+                return len(tokens) - k
+            node = found
+        return 0
+
+    def ancestry(self) -> np.ndarray:
+        """(n, n) bool: whether node j is node i or one of its ancestors (what i attends
+        to besides the shared prefix)."""
+        n = len(self.ids)
+        seen = np.zeros((n, n), dtype=bool)
+        for node, parent in enumerate(self.parents):
+            if parent >= 0:
+                seen[node, : parent + 1] = seen[parent, : parent + 1]
+            seen[node, node] = True
+        return seen
+
+
 def _log_softmax_cols(logits: torch.Tensor, index: torch.Tensor) -> np.ndarray:
     """log-softmax over the full vocabulary, then only the wanted columns.
 
@@ -646,10 +708,20 @@ def _log_softmax_cols(logits: torch.Tensor, index: torch.Tensor) -> np.ndarray:
     return result
 
 
+def _after(start: int) -> Callable[[int], int]:
+    """A row's columns when its prompt's position 0 is at column ``start``."""
+    return lambda position: start + position
+
+
+def _along(path: list[int], offset: int) -> Callable[[int], int]:
+    """A packed prompt's columns: its tree ``path`` from position ``offset`` on."""
+    return lambda position: path[position - offset]
+
+
 def _read_states(
     hidden: torch.Tensor,
     row: int,
-    start: int,
+    column: Callable[[int], int],
     prefix: _Prefix | None,
     length: int,
     positions: tuple[int, ...],
@@ -659,8 +731,7 @@ def _read_states(
     Args:
         hidden: A pass's decoder output (rows, T, H).
         row: The prompt's row in it.
-        start: The column of the prompt's position 0 (negative when the pass starts
-            after a shared prefix).
+        column: The column of a position of the prompt at or past the shared prefix.
         prefix: The shared prefix before the pass: positions below its length are read
             from its kept states (left out when it kept none).
         length: The prompt's tokens.
@@ -669,7 +740,7 @@ def _read_states(
     plen = 0 if prefix is None else len(prefix.ids)
     wanted = sorted({*positions, length - 1})
     here = [p for p in wanted if p >= plen]
-    values = hidden[row, torch.tensor([start + p for p in here], device=hidden.device)]
+    values = hidden[row, torch.tensor([column(p) for p in here], device=hidden.device)]
     found = values.float().cpu().numpy()
     states: States = {p: found[k] for k, p in enumerate(here)}
     earlier = [p for p in wanted if p < plen]
