@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from codebooks.errors import CodecurveError
+from codebooks.errors import CodecurveError, Remedy
 
 
 class ScoringError(CodecurveError, RuntimeError):
@@ -35,8 +35,14 @@ class ServerError(ScoringError):
         status: The HTTP status, when there was an answer.
     """
 
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        remedy: Remedy | tuple[Remedy, ...] | None = None,
+    ) -> None:
+        super().__init__(message, remedy=remedy)
         self.status = status
 
 

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from codebooks.errors import CodecurveError, InputError
+from codebooks.errors import CodecurveError, InputError, Remedy
+
+#: The remedies the study's errors give most: score the study, draw its audit sample.
+SCORE = Remedy("score", "score the study")
+DRAW_AUDIT = Remedy("audit", "draw an audit sample", {"draw": True})
+#: Create the study (again) from a responses file and a codebook.
+NEW = Remedy(
+    "new",
+    "create the study from a responses file and a codebook",
+    {"responses": "FILE", "codebook": "FILE"},
+)
+#: The same step again, replacing the file that is in the way.
+REPLACE = Remedy("retry", "replace the file", {"force": True})
 
 
 class StudyError(CodecurveError, RuntimeError):
@@ -32,6 +44,10 @@ class ProjectFileError(InputError):
 
 
 __all__ = [
+    "DRAW_AUDIT",
+    "NEW",
+    "REPLACE",
+    "SCORE",
     "NoBlindDecisionsError",
     "ProjectFileError",
     "ResponsesError",

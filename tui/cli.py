@@ -129,7 +129,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(f"{exc} (see '{PROG} {args.command} --help')")
         return 2
     except CodecurveError as exc:
-        return _fail(str(exc))
+        from tui.commands.remedies import error_line
+
+        return _fail(error_line(exc, study=getattr(args, "study", None)))
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG}: interrupted\n")
         return 130
