@@ -6,6 +6,11 @@ from typing import Any
 
 from codebooks.errors import CodecurveError, Remedy
 
+#: What to do about a model without a chat template when chat prompts were asked for.
+NO_CHAT = Remedy("retry", "score it with plain completion prompts", {"no_chat": True})
+#: Install llama-cpp-python, as codecurve's ``llama`` extra.
+LLAMA_EXTRA = Remedy("install", "install codecurve's llama extra", {"package": "codecurve[llama]"})
+
 
 class ScoringError(CodecurveError, RuntimeError):
     """A model or backend failed to produce scores."""
@@ -65,6 +70,8 @@ class ServerAnswerError(ServerError):
 
 
 __all__ = [
+    "LLAMA_EXTRA",
+    "NO_CHAT",
     "ModelNotFoundError",
     "ScoringCancelled",
     "ScoringError",

@@ -56,11 +56,13 @@ def command_line(remedy: Remedy, *, study: object = None) -> str:
 def suggestion(remedies: Iterable[Remedy], *, study: object = None) -> str:
     """The remedies as one parenthesis to put after a message (``""`` for none):
     ``(run 'codecurve score STUDY')``, ``(try --units all)``, alternatives joined by
-    "or"."""
+    "or". A command that quotes a word itself is put in double quotes (``run "pip install
+    'codecurve[llama]'"``)."""
     parts = []
     for remedy in remedies:
         line = command_line(remedy, study=study)
-        parts.append(f"try {line}" if remedy.action == "retry" else f"run '{line}'")
+        quote = '"' if "'" in line else "'"
+        parts.append(f"try {line}" if remedy.action == "retry" else f"run {quote}{line}{quote}")
     return f" ({', or '.join(parts)})" if parts else ""
 
 
