@@ -112,6 +112,29 @@ def as_remedies(remedy: Remedy | tuple[Remedy, ...] | None) -> tuple[Remedy, ...
     return (remedy,) if isinstance(remedy, Remedy) else tuple(remedy)
 
 
+class Note(str):
+    """A note that is no error (a column guessed, a row skipped) and what to do about it:
+    the text in plain words, as any other string, and its remedies as data, which a face
+    words its own way (:attr:`CodecurveError.remedies`).
+
+    Attributes:
+        remedies: The remedies, a tuple (empty where there is none to give).
+    """
+
+    remedies: tuple[Remedy, ...]
+
+    def __new__(cls, text: str, *, remedy: Remedy | tuple[Remedy, ...] | None = None) -> Note:
+        note = super().__new__(cls, text)
+        note.remedies = as_remedies(remedy)
+        return note
+
+
+def remedies_of(message: object) -> tuple[Remedy, ...]:
+    """The remedies of an error or a :class:`Note`; none for anything else."""
+    remedies = getattr(message, "remedies", ())
+    return tuple(r for r in remedies if isinstance(r, Remedy))
+
+
 class CodecurveError(Exception):
     """Base of every error codecurve raises on purpose.
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable, Mapping
 
-from codebooks.errors import CodecurveError, OptionValue, Remedy
+from codebooks.errors import CodecurveError, OptionValue, Remedy, remedies_of
 
 #: The commands that take no study: their line has no ``STUDY``.
 WITHOUT_STUDY = frozenset({"install", "retry"})
@@ -69,3 +69,9 @@ def suggestion(remedies: Iterable[Remedy], *, study: object = None) -> str:
 def error_line(exc: CodecurveError, *, study: object = None) -> str:
     """The error's message and, after it, its remedies as command lines."""
     return str(exc) + suggestion(exc.remedies, study=study)
+
+
+def note_line(message: str, *, study: object = None) -> str:
+    """A note of the core (:class:`~codebooks.errors.Note`, or a plain string) and, after
+    it, its remedies as command lines."""
+    return str(message) + suggestion(remedies_of(message), study=study)
