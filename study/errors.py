@@ -15,6 +15,8 @@ NEW = Remedy(
 )
 #: The same step again, replacing the file that is in the way.
 REPLACE = Remedy("retry", "replace the file", {"force": True})
+#: The same step again, as the coder named (or with the decisions of that coder).
+NAME_CODER = Remedy("retry", "name the coder", {"coder": "NAME"})
 
 
 class StudyError(CodecurveError, RuntimeError):
@@ -45,6 +47,7 @@ class ProjectFileError(InputError):
 
 __all__ = [
     "DRAW_AUDIT",
+    "NAME_CODER",
     "NEW",
     "REPLACE",
     "SCORE",

@@ -54,23 +54,6 @@ NOT_MESSAGES = {
     "codecurve export of {}",
 }
 
-#: Messages still worded for the command line, to be given a remedy, counted by module: a
-#: count only goes down (a message added with CLI syntax fails, and so does a count left
-#: higher than what is there).
-NOT_YET: dict[str, int] = {
-    "study/analysis/coder_choice.py": 1,
-    "study/analysis/examples.py": 1,
-    "study/analysis/lacks.py": 6,
-    "study/audit/sample.py": 1,
-    "study/exchange/writers.py": 1,
-    "study/file/locking.py": 1,
-    "study/log/decision_log.py": 1,
-    "study/report/content.py": 1,
-    "study/report/files.py": 1,
-    "study/rows.py": 1,
-    "study/store.py": 1,
-}
-
 
 def docstring_nodes(tree: ast.AST) -> set[int]:
     """The ids of the string constants that stand alone as statements: docstrings of
@@ -133,16 +116,10 @@ def core_offenders() -> dict[str, list[str]]:
 
 
 def test_the_core_messages_name_no_command_or_option() -> None:
-    found = core_offenders()
-    new = [
-        f"{where}: {text!r}"
-        for where, texts in found.items()
-        if len(texts) > NOT_YET.get(where, 0)
-        for text in texts
-    ]
-    assert not new, "messages with CLI syntax (give the error a Remedy instead):\n" + "\n".join(new)
-    fewer = {where: len(found.get(where, [])) for where in NOT_YET}
-    assert fewer == NOT_YET, f"fewer messages left with CLI syntax, lower NOT_YET: {fewer}"
+    found = [f"{where}: {text!r}" for where, texts in core_offenders().items() for text in texts]
+    assert not found, "messages with CLI syntax (give the error a Remedy instead):\n" + "\n".join(
+        found
+    )
 
 
 @pytest.mark.parametrize(
