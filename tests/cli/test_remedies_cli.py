@@ -72,3 +72,42 @@ def test_the_command_line_prints_the_remedy_of_a_core_error(
     assert "the study has no scores yet; score it first" in err
     assert err.rstrip().endswith(f"(run 'codecurve score {path}')")
     assert "Traceback" not in err
+
+
+def test_a_remedy_names_the_study_a_command_opens_by_itself(tmp_path: Path) -> None:
+    from tui.cli import build_parser, study_path
+    from tui.commands.demo import demo_path
+
+    parser = build_parser()
+    made = parser.parse_args(["review", "--responses", "a.csv", "--codebook", "c.yaml"])
+    assert study_path(made) == Path.cwd() / "a.codecurve"
+    named = parser.parse_args(
+        ["review", "--responses", "a.csv", "--codebook", "c.yaml", "-s", "x.codecurve"]
+    )
+    assert study_path(named) == Path("x.codecurve")
+    assert study_path(parser.parse_args(["review"])) is None
+    assert study_path(parser.parse_args(["demo", "causal"])) == demo_path("causal")
+    assert study_path(parser.parse_args(["screen", "s.codecurve"])) == Path("s.codecurve")
+    assert study_path(parser.parse_args(["score", "--responses", "a.csv"])) is None
+    assert error_line(StudyError("x", remedy=SCORE), study=study_path(named)) == (
+        "x (run 'codecurve score x.codecurve')"
+    )
+
+
+def test_a_note_is_printed_with_its_remedy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    responses = tmp_path / "r.csv"
+    responses.write_text(
+        "n,blurb,tag\n1,a much longer free text,x\n2,another long one,y\n", encoding="utf-8"
+    )
+    codebook = tmp_path / "c.yaml"
+    codebook.write_text(
+        "name: t\nscale: binary\ncodes:\n  - name: Pay\n    definition: Money.\n", encoding="utf-8"
+    )
+    study = tmp_path / "s.codecurve"
+    argv = ["new", str(study), "--responses", str(responses), "--codebook", str(codebook)]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "took column 'blurb' as the text" in err
+    assert "name the text column to choose another (try --text-column NAME)" in err
