@@ -51,6 +51,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from codebooks.errors import Remedy
 from codebooks.model import Code, Codebook, Scale
 from scoring.backend import Backend, OptionLogprobs
 from scoring.curves import curve_from_logprobs
@@ -219,8 +220,11 @@ class ScoringEngine:
         if context == "examples" and examples is None:
             raise ScoringError(
                 "context 'examples' shows pairs a coder decided as worked examples, and "
-                "none were given ('codecurve score STUDY --context examples' chooses them "
-                "from the study's decisions)"
+                "none were given (scoring a study at context 'examples' chooses them from "
+                "the study's decisions)",
+                remedy=Remedy(
+                    "score", "score a study with worked examples", {"context": "examples"}
+                ),
             )
         if context != "examples" and examples is not None:
             raise ScoringError(f"worked examples are shown at context 'examples', not {context!r}")

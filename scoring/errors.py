@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from codebooks.errors import CodecurveError
+from codebooks.errors import CodecurveError, Remedy
+
+#: What to do about a model without a chat template when chat prompts were asked for.
+NO_CHAT = Remedy("retry", "score it with plain completion prompts", {"no_chat": True})
+#: Install llama-cpp-python, as codecurve's ``llama`` extra.
+LLAMA_EXTRA = Remedy("install", "install codecurve's llama extra", {"package": "codecurve[llama]"})
 
 
 class ScoringError(CodecurveError, RuntimeError):
@@ -35,8 +40,14 @@ class ServerError(ScoringError):
         status: The HTTP status, when there was an answer.
     """
 
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        remedy: Remedy | tuple[Remedy, ...] | None = None,
+    ) -> None:
+        super().__init__(message, remedy=remedy)
         self.status = status
 
 
@@ -59,6 +70,8 @@ class ServerAnswerError(ServerError):
 
 
 __all__ = [
+    "LLAMA_EXTRA",
+    "NO_CHAT",
     "ModelNotFoundError",
     "ScoringCancelled",
     "ScoringError",

@@ -37,10 +37,11 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from codebooks.errors import Remedy
 from scoring.backend import Backend
 from scoring.backends.gguf_file import GGUFInfo, read_gguf
 from scoring.devices import check_device
-from scoring.errors import ModelNotFoundError, ScoringError
+from scoring.errors import LLAMA_EXTRA, ModelNotFoundError, ScoringError
 from scoring.machine import check_fits
 from scoring.weights import (
     EMBEDDED_NAME,
@@ -159,11 +160,11 @@ def _runtime(asked: str | None, *, default: str) -> str:
     name = asked or default
     if name != "llama.cpp":
         return name
-    from scoring.backends.llama.backend import INSTALL_HINT, binding_version
+    from scoring.backends.llama.backend import INSTALL_HINT, INSTALL_REMEDIES, binding_version
 
     if binding_version() is None:
         if asked is not None:
-            raise ScoringError(INSTALL_HINT)
+            raise ScoringError(INSTALL_HINT, remedy=INSTALL_REMEDIES)
         name = "transformers"
     return name
 
@@ -171,8 +172,8 @@ def _runtime(asked: str | None, *, default: str) -> str:
 def _refuse_llama(asked: str | None, spec: str) -> None:
     if asked == "llama.cpp":
         raise ScoringError(
-            f"--backend llama.cpp runs .gguf files; {spec} is not one "
-            "(give a .gguf file, or leave --backend out)"
+            f"the llama.cpp backend runs .gguf files; {spec} is not one "
+            "(give a .gguf file, or leave the choice of backend to codecurve)"
         )
 
 
@@ -195,8 +196,12 @@ def _load_gguf(
     check_fits(
         int(info.parameters * 4 * 1.2) + (512 << 20),
         f"{name} in float32 (transformers)",
-        hint="a quantized GGUF model runs in llama.cpp in a fraction of it: "
-        "pip install 'codecurve[llama]' and --backend llama.cpp",
+        hint="a quantized GGUF model runs in llama.cpp in a fraction of it: install "
+        "codecurve's llama extra and score it with llama.cpp",
+        remedy=(
+            LLAMA_EXTRA,
+            Remedy("retry", "score it with llama.cpp", {"backend": "llama.cpp"}),
+        ),
     )
     revision = file_hash(gguf)
     folder = ensure_converted(gguf, revision=revision, progress=progress)
@@ -224,8 +229,9 @@ def _llama(
         gpu_layers = 0
     if device not in (None, "cpu") and not gpu_build():
         raise ScoringError(
-            f"--device {device}: the installed llama-cpp-python is a CPU build; rebuild it "
-            "with a GPU backend (docs/models.md) or use --backend transformers"
+            f"device {device}: the installed llama-cpp-python is a CPU build; rebuild it "
+            "with a GPU backend (docs/models.md) or score with transformers",
+            remedy=Remedy("retry", "score with transformers", {"backend": "transformers"}),
         )
     on_cpu = gpu_layers == 0 or (gpu_layers is None and not gpu_build())
     if on_cpu:
@@ -306,11 +312,14 @@ def _load_hub(
         why = (
             "HF_HUB_OFFLINE is set, so nothing is downloaded"
             if _offline()
-            else "nothing is downloaded unless asked: --allow-download fetches it from the hub"
+            else "nothing is downloaded unless asked: allow downloads to fetch it from the hub"
         )
         raise ModelNotFoundError(
             f"model {model} is not a local path and is not in the Hugging Face cache "
-            f"(no such model folder or file: {Path(model).absolute()}; {why})"
+            f"(no such model folder or file: {Path(model).absolute()}; {why})",
+            remedy=None
+            if _offline()
+            else Remedy("retry", "allow downloads from the hub", {"allow_download": True}),
         )
     if not isinstance(cached, str):
         log.info("downloading %s from the Hugging Face hub", model)

@@ -11,6 +11,7 @@ import logging
 import os
 from pathlib import Path
 
+from codebooks.errors import Remedy
 from scoring.errors import ScoringError
 
 log = logging.getLogger(__name__)
@@ -58,13 +59,16 @@ def available_memory() -> int | None:
         return None
 
 
-def check_fits(need: int, what: str, *, hint: str) -> None:
+def check_fits(
+    need: int, what: str, *, hint: str, remedy: Remedy | tuple[Remedy, ...] | None = None
+) -> None:
     """Refuse to load a model that needs more memory than is available.
 
     Args:
         need: Bytes the model will hold (weights and working memory).
         what: The model, as the message names it.
-        hint: What to do instead, appended to the message.
+        hint: What to do instead, appended to the message, in plain words.
+        remedy: The same as data, for the command line and the app to word.
 
     Raises:
         ModelTooLargeError: ``need`` exceeds the available memory.
@@ -76,7 +80,8 @@ def check_fits(need: int, what: str, *, hint: str) -> None:
         raise ModelTooLargeError(
             f"{what} needs about {need / _GIB:.1f} GB of memory and this machine has "
             f"{free / _GIB:.1f} GB available: loading it would swap the machine to a halt; "
-            f"{hint}"
+            f"{hint}",
+            remedy=remedy,
         )
     if need > 0.8 * free:
         log.warning(

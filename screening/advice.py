@@ -113,7 +113,7 @@ def to_verdict(
         if unscored > 0:
             return (
                 f"{every} is coded, but {unscored:,} of those decisions are on pairs not "
-                "scored yet and are not in the screen: score them (codecurve score) and "
+                "scored yet and are not in the screen: score them and "
                 "screen again"
             )
         return f"{every} is coded: {out_of_reach(report)}"

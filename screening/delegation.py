@@ -882,7 +882,7 @@ class AuditOutlook:
         if self.more_clean is None:
             return (
                 f"{head}: no audit of any size can certify so small an error rate; choose "
-                "a larger maximum error (--max-error), or code the pairs yourself"
+                "a larger maximum error, or code the pairs yourself"
             )
         fewest = self.more_clean
         if remaining is not None and fewest is not None and fewest > remaining:

@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
-from codebooks.errors import CodecurveError, InputError
+from codebooks.errors import CodecurveError, InputError, Remedy
+
+#: The remedies the study's errors give most: score the study, draw its audit sample.
+SCORE = Remedy("score", "score the study")
+DRAW_AUDIT = Remedy("audit", "draw an audit sample", {"draw": True})
+#: Create the study (again) from a responses file and a codebook.
+NEW = Remedy(
+    "new",
+    "create the study from a responses file and a codebook",
+    {"responses": "FILE", "codebook": "FILE"},
+)
+#: The same step again, replacing the file that is in the way.
+REPLACE = Remedy("retry", "replace the file", {"force": True})
+#: The same step again, as the coder named (or with the decisions of that coder).
+NAME_CODER = Remedy("retry", "name the coder", {"coder": "NAME"})
 
 
 class StudyError(CodecurveError, RuntimeError):
@@ -32,6 +46,11 @@ class ProjectFileError(InputError):
 
 
 __all__ = [
+    "DRAW_AUDIT",
+    "NAME_CODER",
+    "NEW",
+    "REPLACE",
+    "SCORE",
     "NoBlindDecisionsError",
     "ProjectFileError",
     "ResponsesError",

@@ -58,11 +58,11 @@ def config_listing(study: StudyView) -> str:
     Returns:
         e.g. ``"configurations: #1 SmolLM2 · full · likert (150 of 150 scored, active);
         #2 ... (0 of 150 scored)"``, or ``"the study has no scoring configuration yet;
-        run 'codecurve score' first"``.
+        score it first"``.
     """
     ids = _config_ids(study)
     if not ids:
-        return "the study has no scoring configuration yet; run 'codecurve score' first"
+        return "the study has no scoring configuration yet; score it first"
     active = study.scores.active_config_id()
     total = study.pair_count()
     parts = []
@@ -102,13 +102,14 @@ OFF_SCALE_SHARE = 0.5
 
 OFF_SCALE_ADVICE = (
     "the model is not answering in the scale's format: {off} of {n} scored pairs put most "
-    "of their probability off the scale; try --no-chat, another template or a larger model"
+    "of their probability off the scale; try scoring without the chat template, "
+    "another template or a larger model"
 )
 #: The same, for a configuration scored with plain completion prompts already.
 OFF_SCALE_ADVICE_PLAIN = (
     "the model is not answering in the scale's format: {off} of {n} scored pairs put most "
     "of their probability off the scale under plain completion prompts (template {template}, "
-    "as with --no-chat); try a chat model with its chat template, another template or a "
+    "the chat template left out); try a chat model with its chat template, another template or a "
     "larger model"
 )
 

@@ -13,7 +13,7 @@ from typing import Literal, cast, get_args
 from codebooks.model import Scale
 from scoring.backend import ModelIdentity
 from scoring.score import CONTEXT_LEVELS, ScoreConfig
-from study.errors import StudyError
+from study.errors import NAME_CODER, StudyError
 
 #: ``source`` of a decision: the coder's own, or the model's pick accepted by the coder.
 Source = Literal["human", "model"]
@@ -241,7 +241,7 @@ def check_coder(coder: str) -> str:
             garble every listing and message that shows the name.
     """
     if not isinstance(coder, str) or not coder.strip():
-        raise StudyError("a decision needs a coder's name (--coder NAME)")
+        raise StudyError("a decision needs a coder's name", remedy=NAME_CODER)
     name = coder.strip()
     if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in name):
         raise StudyError(

@@ -63,7 +63,7 @@ from typing import Any
 from codebooks.model import Code, Codebook
 from study.audit.sample import Audit
 from study.codec import blob_to_floats, floats_to_blob, natural_key
-from study.errors import StudyChangedError, StudyError, StudyLockedError
+from study.errors import NAME_CODER, StudyChangedError, StudyError, StudyLockedError
 from study.file import lifecycle, locking, schema
 from study.file.checkpoint import WalCheckpointer
 from study.file.locking import CoderLock, Holder, StudyLock, TurnLock
@@ -539,8 +539,8 @@ def session_coder(coder: str) -> str:
     if name.casefold() == CONSENSUS:
         raise StudyError(
             f"{CONSENSUS!r} is the name reconciliation records settled disagreements "
-            "under; open the study as yourself (--coder NAME) and settle them in the "
-            "disagreements view"
+            "under; open the study as yourself and settle them in the disagreements view",
+            remedy=NAME_CODER,
         )
     return name
 

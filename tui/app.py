@@ -104,6 +104,7 @@ from tui.messages import (
     StudyChanged,
 )
 from tui.plans import plan_for
+from tui.remedies import said
 from tui.scorer import BackendFactory, Run, Scorer
 from tui.screens.review import ReviewScreen
 from tui.session import ReviewSession, default_coder
@@ -603,7 +604,7 @@ class CodecurveApp(App[None]):
             if review is not None:
                 self.show_model_state(review, "no model: manual coding")
             self.notify(
-                f"The model could not be loaded: {printable(str(error))}. "
+                f"The model could not be loaded: {printable(said(error))}. "
                 "Manual coding still works.",
                 title="Model unavailable",
                 severity="error",
@@ -614,14 +615,14 @@ class CodecurveApp(App[None]):
             self.scorer.stopped()  # another session scores: its scores arrive here
             if review is not None:
                 review.show_scoring(None)
-            self.notify(printable(str(error)), title="Scoring", timeout=10, markup=False)
+            self.notify(printable(said(error)), title="Scoring", timeout=10, markup=False)
         elif worker.group == "scoring":
             self.scorer.stopped()
             if review is not None:
                 review.show_scoring(None)
                 review.reload_queue()
             self.notify(
-                f"Scoring stopped: {printable(str(error))}. "
+                f"Scoring stopped: {printable(said(error))}. "
                 "Scores so far are kept; manual coding still works.",
                 title="Scoring failed",
                 severity="error",
@@ -640,7 +641,7 @@ class CodecurveApp(App[None]):
                 else (f" Refits wait until you press {key('review.learn')}.")
             )
             self.notify(
-                f"Not learned: {printable(str(error))}. The queue keeps its order.{again}",
+                f"Not learned: {printable(said(error))}. The queue keeps its order.{again}",
                 title="Learning",
                 severity="error",
                 timeout=12,
@@ -651,7 +652,7 @@ class CodecurveApp(App[None]):
             self.evidence.stopped(failed=True)
             self.notify(
                 f"Which sentence moved the model could not be measured: "
-                f"{printable(str(error))}. Coding is not affected.",
+                f"{printable(said(error))}. Coding is not affected.",
                 title="Evidence",
                 severity="warning",
                 timeout=8,
@@ -659,7 +660,7 @@ class CodecurveApp(App[None]):
             )
         elif worker.group in ("export", "report"):
             self.notify(
-                f"{worker.group.capitalize()} failed: {printable(str(error))}",
+                f"{worker.group.capitalize()} failed: {printable(said(error))}",
                 title=worker.group.capitalize(),
                 severity="error",
                 timeout=12,
@@ -667,7 +668,7 @@ class CodecurveApp(App[None]):
             )
         else:
             self.notify(
-                printable(str(error)),
+                printable(said(error)),
                 title=f"{worker.name} failed",
                 severity="error",
                 timeout=10,

@@ -129,7 +129,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(f"{exc} (see '{PROG} {args.command} --help')")
         return 2
     except CodecurveError as exc:
-        return _fail(str(exc))
+        from tui.commands.remedies import error_line
+
+        return _fail(error_line(exc, study=study_path(args)))
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG}: interrupted\n")
         return 130
@@ -138,13 +140,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # a read-only or full file system, no permission, ...
         return _fail(os_error_message(exc))
     except sqlite3.Error as exc:
-        study = getattr(args, "study", None)
+        study = study_path(args)
         where = f"{study}: " if study is not None else ""
         return _fail(f"{where}the study could not be read or written: {exc}")
     except Exception as exc:  # a hand-edited study, a bug: still one line, never a traceback
         return _fail(
             f"unexpected {type(exc).__name__}: {exc} (set CODECURVE_DEBUG=1 for the details)"
         )
+
+
+def study_path(args: argparse.Namespace) -> object:
+    """The study the command works on, to write in a remedy's command: its ``study``
+    argument, or the one it creates or opens by itself (``review --responses``,
+    ``demo``: the command's ``study_of``); None where there is none."""
+    study_of = getattr(args, "study_of", None)
+    if callable(study_of):
+        return study_of(args)
+    return getattr(args, "study", None)
 
 
 def os_error_message(exc: OSError) -> str:

@@ -102,5 +102,7 @@ class Iteration:
                 study, coder=self.session.coder, config_ids=scored, resamples=COMPARE_RESAMPLES
             )
         except CodecurveError as exc:
-            return None, str(exc)
+            from tui.remedies import said
+
+            return None, said(exc)
         return comparison, ""

@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tui.keymap import key
+from tui.remedies import in_words, said
 from tui.text import one_line, plural, printable
 
 if TYPE_CHECKING:
@@ -29,14 +30,14 @@ def plan_for(study: Study, coder: str) -> tuple[DelegationPlan | None, str, str 
     there is none, ``note`` saying why) and the audit's progress in words (None without
     an audit sample)."""
     from study.analysis.delegation_plan import plan_delegation
-    from study.errors import StudyError
+    from study.errors import DRAW_AUDIT, StudyError
 
     sample = study.audit.sample()
     if sample is None:
         return (
             None,
-            "No audit sample yet: draw one with 'codecurve audit STUDY --draw', then code it "
-            "blind (b).",
+            f"No audit sample yet: {in_words(DRAW_AUDIT)}, then code it blind "
+            f"({key('screening.audit')}).",
             None,
         )
     progress = study.audit.progress(coder=coder)
@@ -58,7 +59,7 @@ def plan_for(study: Study, coder: str) -> tuple[DelegationPlan | None, str, str 
     try:
         plan = plan_delegation(study, coder=coder)
     except StudyError as exc:
-        return None, str(exc), audit
+        return None, said(exc), audit
     return plan, "", audit
 
 

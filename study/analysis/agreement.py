@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
+from codebooks.errors import Remedy
 from screening.reliability import Bootstrap, Estimate, Reliability, reliability
-from study.errors import StudyError
+from study.errors import SCORE, StudyError
 from study.rows import CONSENSUS
 
 if TYPE_CHECKING:
@@ -32,14 +33,15 @@ if TYPE_CHECKING:
     from study.store import Study
 
 __all__ = [
-    "HINTS",
     "MODEL",
     "POOLED",
+    "REMEDIES",
     "UNITS",
     "AgreementError",
     "AgreementReport",
     "CodeAgreement",
     "agreement_hint",
+    "agreement_remedies",
     "describe_estimate",
     "safe",
     "study_agreement",
@@ -82,29 +84,45 @@ class AgreementError(StudyError):
         problem: Problem,
         coders: Sequence[str] = (),
         path: str | Path | None = None,
+        remedy: Remedy | tuple[Remedy, ...] | None = None,
     ) -> None:
         self.problem: Problem = problem
         self.coders = tuple(coders)
-        super().__init__(message, path=path)
+        super().__init__(message, path=path, remedy=remedy)
 
 
-#: What an agreement error gains on the command line and in a report, by its problem.
-HINTS = {
-    "too_few_coders": " (import another coder's codes with 'codecurve import-codes', or "
-    "compare with the model: --coders NAME,model)",
-    "no_shared_units": " (try --units all)",
+#: What would help with an agreement error, by its problem.
+REMEDIES: dict[str, tuple[Remedy, ...]] = {
+    "too_few_coders": (
+        Remedy("import-codes", "import another coder's codes"),
+        Remedy(
+            "retry",
+            "compare a coder with the model",
+            {"coders": "NAME,model"},
+        ),
+    ),
+    "no_shared_units": (Remedy("retry", "count every unit anyone coded", {"units": "all"}),),
 }
 
 
-def agreement_hint(exc: AgreementError, *, chosen: bool, units: str = "all") -> str:
-    """The option that would help with ``exc``, or ``""``: none for too few coders the
-    caller chose itself, and "try --units all" only after ``shared`` units of three or
-    more coders."""
+def agreement_remedies(
+    exc: AgreementError, *, chosen: bool, units: str = "all"
+) -> tuple[Remedy, ...]:
+    """What would help with ``exc``, or nothing: none for too few coders the caller chose
+    itself, and counting every unit only after ``shared`` units of three or more
+    coders."""
     if exc.problem == "too_few_coders" and chosen:
-        return ""
+        return ()
     if exc.problem == "no_shared_units" and not (units == "shared" and len(exc.coders) > 2):
-        return ""
-    return HINTS.get(exc.problem, "")
+        return ()
+    return REMEDIES.get(exc.problem, ())
+
+
+def agreement_hint(exc: AgreementError, *, chosen: bool, units: str = "all") -> str:
+    """:func:`agreement_remedies` in plain words, as a parenthesis to put after the
+    message (``""`` for none): for a report, which is read rather than acted on."""
+    remedies = agreement_remedies(exc, chosen=chosen, units=units)
+    return f" ({', or '.join(r.words for r in remedies)})" if remedies else ""
 
 
 #: The embeddings, overrides and isolates, which reorder the rest of a line.
@@ -257,9 +275,9 @@ def _decisions(study: Study, coders: Sequence[str] | None) -> tuple[pd.DataFrame
     if not human_only and MODEL not in people:
         if config_id is None:
             raise AgreementError(
-                "the model cannot be a coder: the study has no scores yet; "
-                "run 'codecurve score' first",
+                "the model cannot be a coder: the study has no scores yet; score it first",
                 problem="no_scores",
+                remedy=SCORE,
                 coders=people,
                 path=study.path,
             )

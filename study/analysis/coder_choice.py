@@ -13,6 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from codebooks.errors import Note
+from study.errors import NAME_CODER
+
 
 @dataclass(frozen=True)
 class CoderChoice:
@@ -37,13 +40,15 @@ class CoderChoice:
 
     @property
     def note(self) -> str:
-        """The sentence that says whose decisions are used and how to choose ("" when
-        the coder was named or the only one)."""
+        """The sentence that says whose decisions are used and that another coder can be
+        named ("" when the coder was named or the only one): a
+        :class:`~codebooks.errors.Note` whose remedy is naming the coder."""
         if not self.others:
             return ""
-        return (
+        return Note(
             f"using the decisions of {self.coder} ({self.count:,} {self.counted}, the most); "
-            f"also coded: {', '.join(self.others)}; choose another with --coder NAME"
+            f"also coded: {', '.join(self.others)}; another coder can be named",
+            remedy=NAME_CODER,
         )
 
 

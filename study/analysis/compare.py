@@ -40,10 +40,14 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
+from codebooks.errors import Remedy
 from study.analysis.coder_choice import CoderChoice, choose_coder
-from study.errors import NoBlindDecisionsError, StudyError
+from study.errors import DRAW_AUDIT, SCORE, NoBlindDecisionsError, StudyError
 from study.labels import backend_name
 from study.store import Study
+
+#: Comparing on every decided pair rather than on the blind audit sample.
+ALL_PAIRS = Remedy("retry", "compare on all decided pairs", {"sample": "all"})
 
 Sample = Literal["all", "audit"]
 SAMPLES: tuple[Sample, ...] = ("all", "audit")
@@ -252,9 +256,9 @@ def _resolve_coder(study: Study, coder: str | None) -> CoderChoice:
         return CoderChoice(coder)
     if not human:
         raise StudyError(
-            "no decisions to compare with: decide some pairs (or import a coder's decisions "
-            "with 'codecurve import-codes') first",
+            "no decisions to compare with: decide some pairs (or import a coder's decisions) first",
             path=study.path,
+            remedy=Remedy("import-codes", "import a coder's decisions"),
         )
     return choose_coder({c: study.decisions.count(coder=c) for c in human}, None)
 
@@ -288,16 +292,17 @@ def _audit_pairs(study: Study, coder: str) -> set[tuple[str, str]]:
     drawn = study.audit.sample()
     if drawn is None:
         raise StudyError(
-            "no audit sample drawn: compare on --sample all, or draw the audit sample first "
-            "(codecurve audit --draw)",
+            "no audit sample drawn: compare on all decided pairs, or draw the audit sample first",
             path=study.path,
+            remedy=(ALL_PAIRS, DRAW_AUDIT),
         )
     pairs = {(r, c) for r, c, _ in study.audit.blind_pairs(coder=coder) if drawn.is_audit(r, c)}
     if not pairs:
         raise NoBlindDecisionsError(
             f"no blind decisions by {coder!r} on the audit sample yet: code the audit "
-            "blind first, or compare on --sample all",
+            "blind first, or compare on all decided pairs",
             path=study.path,
+            remedy=(Remedy("audit", "code the audit blind"), ALL_PAIRS),
         )
     return pairs
 
@@ -343,15 +348,16 @@ def compare_configs(
         raise StudyError(f"unknown sample {sample!r}; use one of {', '.join(SAMPLES)}")
     if sample == "audit" and study.audit.sample() is None:
         raise StudyError(
-            "no audit sample drawn: compare on --sample all, or draw the audit sample first "
-            "(codecurve audit --draw)",
+            "no audit sample drawn: compare on all decided pairs, or draw the audit sample first",
             path=study.path,
+            remedy=(ALL_PAIRS, DRAW_AUDIT),
         )
     ids = [c.id for c in study.scores.configs()] if config_ids is None else list(config_ids)
     if not ids:
         raise StudyError(
-            "the study has no scoring configurations; run 'codecurve score' first",
+            "the study has no scoring configurations; score it first",
             path=study.path,
+            remedy=SCORE,
         )
     choice = _resolve_coder(study, coder)
     chosen = choice.coder or ""

@@ -25,7 +25,7 @@ from screening.delegation import (
     insufficient_reason,
 )
 from study.analysis.screen import SCALE_CUT, Cut, StudyScreening, scale_cut, screen_study
-from study.errors import StudyError
+from study.errors import DRAW_AUDIT, SCORE, StudyError
 from study.labels import backend_name
 from study.log.delegation_scope import DelegationScope
 from study.log.delegations import CodePlan, DelegationPlan
@@ -148,7 +148,7 @@ def plan_delegation(
         config_id = study.scores.active_config_id()
     if config_id is None:
         raise StudyError(
-            "the study has no scores yet; run 'codecurve score' first", path=study.path
+            "the study has no scores yet; score it first", path=study.path, remedy=SCORE
         )
     sample = study.audit.sample()
     if sample is None:
@@ -156,8 +156,7 @@ def plan_delegation(
 
         learned = is_learned(study.scores.config_row(config_id))
         raise StudyError(
-            "the study has no audit sample; draw one with 'codecurve audit STUDY --draw' "
-            "and code it blind"
+            "the study has no audit sample; draw one and code it blind"
             + (
                 ": a learned configuration is judged on the blind audit only, never on "
                 "the decisions it learned from"
@@ -165,6 +164,7 @@ def plan_delegation(
                 else ""
             ),
             path=study.path,
+            remedy=DRAW_AUDIT,
         )
     if screened is None:
         screened = screen_study(

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from scoring.evidence import Evidence, ExplainProgress, Reading, explain, variant_count
 from scoring.learned import INPUTS_FEATURES
 from scoring.score import Pair, Score
-from study.errors import StudyError
+from study.errors import SCORE, StudyError
 from study.rows import ConfigRow, ScoringRate
 
 if TYPE_CHECKING:
@@ -106,9 +106,9 @@ def evidence_config(study: Study) -> tuple[ConfigRow, int | None]:
     chosen = study.scores.active_config_id()
     if chosen is None:
         raise StudyError(
-            "nothing is scored yet: score the study first ('codecurve score STUDY'), then "
-            "explain its scores",
+            "nothing is scored yet: score the study first, then explain its scores",
             path=study.path,
+            remedy=SCORE,
         )
     return measuring_config(study, chosen)
 
@@ -159,9 +159,9 @@ def plan_explain(
         codes = [c.id for c in study.index.codable_codes()]
     if study.scores.scored_count(kept) == 0:
         raise StudyError(
-            f"configuration {kept} has no scores yet: score the study first "
-            "('codecurve score STUDY')",
+            f"configuration {kept} has no scores yet: score the study first",
             path=study.path,
+            remedy=SCORE,
         )
     curves = _curves(study, learned_id, codes)
     candidates = study.evidence.to_explain(kept, codes)

@@ -37,6 +37,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from codebooks.errors import Remedy
 from codebooks.model import Code
 from scoring.templates import TRUNCATION_MARK, Example, examples_hash
 from study.analysis.learning import resolve_coder, training_decisions
@@ -245,9 +246,10 @@ def choose_examples(
         raise StudyError(
             f"coder {who!r} has no decision to show as an example{held}: examples are the "
             "coder's own decisions outside the audit sample, under the codes' current "
-            "definitions; code some pairs in the queue first, then score with "
-            "--context examples",
+            "definitions; code some pairs in the queue first, then score with worked "
+            "examples again",
             path=study.path,
+            remedy=Remedy("review", "code some pairs in the queue"),
         )
     return ExampleSet(who, per_value, seed, codes)
 

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from codebooks.errors import Remedy
 from codebooks.model import Code, Scale
 from screening.prevalence import (
     MIN_SIDE,
@@ -611,7 +612,7 @@ def _groups(
     ordered = [str(v) for v in sizes.index]
     if top is not None:
         if top < 1:
-            raise StudyError(f"--top keeps at least 1 group, not {top}")
+            raise StudyError(f"the largest groups kept are at least 1, not {top}")
         keep = set(ordered[:top])
         values = values.where(values.isin(keep), OTHER)
         ordered = [*ordered[:top], *([OTHER] if len(ordered) > top else [])]
@@ -619,8 +620,9 @@ def _groups(
         largest = ", ".join(f"{v} ({sizes[v]})" for v in ordered[:5])
         raise StudyError(
             f"column {by!r} has {len(ordered)} distinct values, too many groups to estimate "
-            f"(at most {MAX_GROUPS}); the largest are {largest}; keep the largest with "
-            "--top N (the rest pooled as '(other)')"
+            f"(at most {MAX_GROUPS}); the largest are {largest}; keep the largest "
+            "groups only (the rest pooled as '(other)')",
+            remedy=Remedy("retry", "keep the largest groups only", {"top": "N"}),
         )
     if by == "wave":
         ordered = sorted(ordered, key=lambda v: (not v.isdigit(), int(v) if v.isdigit() else 0))
@@ -696,7 +698,7 @@ def study_findings(
     in_draw = np.ones(len(responses), dtype=bool)
     if sample is None:
         notes.append(
-            "no audit sample: draw one (codecurve audit --draw) and code it blind for estimates; "
+            "no audit sample: draw one and code it blind for estimates; "
             "only the plain count of final codes is shown"
         )
     else:
@@ -719,7 +721,7 @@ def study_findings(
     stale_scores = _read_stale_scores(study, config_id)
     scored_reason = "" if config_id is not None else "the study has no scores"
     if config_id is None:
-        notes.append("no scores: run 'codecurve score' for prediction-powered estimates")
+        notes.append("no scores: score the study for prediction-powered estimates")
     context = (
         f"the picks of the model under configuration {label}" if label else "the model's picks"
     )
@@ -757,7 +759,7 @@ def study_findings(
             finding = _noted(
                 finding,
                 f"{stale_scores[c.id]} pair(s) were scored under an earlier text of the code "
-                "or response: the estimate stays valid, but rescoring ('codecurve score') "
+                "or response: the estimate stays valid, but scoring the study again "
                 "makes the model's picks answer the current question",
             )
         overall.append(finding)

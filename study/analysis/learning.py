@@ -28,6 +28,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from codebooks.errors import Remedy
 from codebooks.model import Code, Codebook
 from scoring.learned import (
     INPUTS_FEATURES,
@@ -40,7 +41,7 @@ from scoring.learned import (
     needs_text,
     shortfall,
 )
-from study.errors import StudyError
+from study.errors import SCORE, StudyError
 from study.rows import ConfigRow
 from study.scores import learned as stored
 from study.scores.learned import ReadMemory as ReadMemory
@@ -166,8 +167,9 @@ def resolve_coder(study: Study, coder: str | None) -> str:
     if len(decided) > 1:
         raise StudyError(
             f"several coders have decided ({', '.join(decided)}): name the one to learn "
-            "from (--coder NAME); the learned curve learns that coder",
+            "from; the learned curve learns that coder",
             path=study.path,
+            remedy=Remedy("retry", "name the coder to learn from", {"coder": "NAME"}),
         )
     return next(iter(decided))
 
@@ -184,9 +186,9 @@ def base_config(study: Study, config_id: int | None) -> ConfigRow:
     chosen = resolve_config(study, config_id)
     if chosen is None:
         raise StudyError(
-            "nothing is scored yet: score the study first ('codecurve score'), then "
-            "learn from the decisions",
+            "nothing is scored yet: score the study first, then learn from the decisions",
             path=study.path,
+            remedy=SCORE,
         )
     row = study.scores.config_row(chosen)
     if stored.is_learned(row):
@@ -413,8 +415,9 @@ def _check_features(study: Study, code: Code, base: ConfigRow) -> None:
         raise StudyError(
             f"{missing} of the {total} scored pairs of code {code.name!r} have no features "
             "of the model kept (scored before codecurve kept them): score the study again "
-            "('codecurve score') to recapture them; their scores stay as they are",
+            "to recapture them; their scores stay as they are",
             path=study.path,
+            remedy=SCORE,
         )
 
 
@@ -587,9 +590,9 @@ def fitted_curves(
             raise StudyError(
                 f"the learned curve of code {code.name!r} (configuration {config_id}) is not "
                 f"the one {row.coder}'s decisions give now: they changed since it was "
-                "learned. Learn again ('codecurve learn STUDY', or L in the app), then "
-                "explain it",
+                "learned. Learn again, then explain it",
                 path=study.path,
+                remedy=Remedy("learn", "learn again"),
             )
         out[row.code_id] = refit
     return out

@@ -47,7 +47,7 @@ from screening.tiers import screen_table
 from study.analysis.coder_choice import CoderChoice, choose_coder
 from study.analysis.headlines import study_headlines
 from study.analysis.remaining import remaining_pairs
-from study.errors import NoBlindDecisionsError, StudyError
+from study.errors import DRAW_AUDIT, SCORE, NoBlindDecisionsError, StudyError
 from study.labels import backend_name, config_label, off_scale_warning, resolve_config
 from study.store import Study
 
@@ -85,7 +85,7 @@ Sample = Literal["audit", "all"]
 #: What a screen on decisions other than the blind audit sample must say.
 NOT_RANDOM = (
     "these decisions are not a random sample (they follow the order the coder chose) and "
-    "may not describe the pairs nobody coded; draw a blind audit sample (codecurve audit --draw) "
+    "may not describe the pairs nobody coded; draw a blind audit sample "
     "and screen it"
 )
 
@@ -311,7 +311,7 @@ def screen_study(
     config_id = resolve_config(study, config_id)
     if config_id is None:
         raise StudyError(
-            "the study has no scores yet; run 'codecurve score' first", path=study.path
+            "the study has no scores yet; score it first", path=study.path, remedy=SCORE
         )
     frame = study.queries.annotated_pairs(config_id) if pairs is None else pairs
     human = frame[frame["source"] == "human"] if len(frame) else frame
@@ -332,8 +332,9 @@ def screen_study(
     if sample == "audit" and not len(audit_rows):
         raise NoBlindDecisionsError(
             "no blind decisions on the audit sample yet"
-            + ("" if study.audit.sample() else "; draw one with 'codecurve audit STUDY --draw'"),
+            + ("" if study.audit.sample() else "; draw an audit sample first"),
             path=study.path,
+            remedy=None if study.audit.sample() else DRAW_AUDIT,
         )
     chosen_sample: Sample = "audit" if sample != "all" and len(audit_rows) else "all"
     if chosen_sample == "audit":
@@ -501,7 +502,7 @@ def _stale_note(study: Study, frame: pd.DataFrame, coder: str | None) -> tuple[i
     return n, (
         f"{n} blind audit decision(s) were made under an older definition of their code "
         f"and are left out as stale evidence ({listed}); extend the audit over new "
-        "responses for the changed code (codecurve audit --extend N --code CODE)"
+        "responses for the changed code"
     )
 
 

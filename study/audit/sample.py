@@ -27,6 +27,7 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
+from codebooks.errors import Remedy
 from screening.sampling import (
     AuditProgress,
     audit_extension,
@@ -317,9 +318,10 @@ class Audit:
         with self._study.transaction() as conn:
             if read_audit(conn, self._index) is not None:
                 raise StudyError(
-                    "the study already has an audit sample; extend it (--extend N) rather "
-                    "than drawing another, which would let a sample be chosen",
+                    "the study already has an audit sample; extend it rather than drawing "
+                    "another, which would let a sample be chosen",
                     path=self._study.path,
+                    remedy=Remedy("audit", "extend the audit sample", {"extend": "N"}),
                 )
             events.append(conn, "audit", detail=json.dumps(detail))
             sample = read_audit(conn, self._index)

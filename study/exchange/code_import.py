@@ -42,6 +42,7 @@ from difflib import get_close_matches
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from codebooks.errors import Remedy
 from codebooks.model import Code, Codebook, Scale
 from study.errors import ResponsesError
 from study.intake.cells import cell_text, unguard_formula
@@ -49,6 +50,7 @@ from study.intake.columns import (
     ID_NAMES,
     LIST_NAMES,
     MAX_LISTED,
+    NAME_ID,
     detect_column,
     format_places,
     pick_column,
@@ -57,6 +59,9 @@ from study.intake.tables import read_table
 
 if TYPE_CHECKING:
     from study.store import Study
+
+#: Import what is known and list the rest, when ids or code names are not the study's.
+SKIP_UNKNOWN = Remedy("retry", "skip the unknown ones", {"skip_unknown": True})
 
 log = logging.getLogger(__name__)
 
@@ -130,19 +135,24 @@ def read_codes(
     """
     p = Path(path)
     if not separator:
-        raise ResponsesError("the separator of a codes list cannot be empty (--separator)", path=p)
+        raise ResponsesError(
+            "the separator of a codes list cannot be empty",
+            path=p,
+            remedy=Remedy("retry", "give a separator", {"separator": ";"}),
+        )
     table = read_table(p, encoding=encoding, sheet=sheet)
     frame, numbers, place = table.frame, list(table.numbers), table.place
     columns = [str(c) for c in frame.columns]
-    id_col = pick_column(columns, id_column, what="id", flag="--id-column", path=p)
+    id_col = pick_column(columns, id_column, what="id", option="id_column", path=p)
     if id_col is None:
         id_col = detect_column(columns, ID_NAMES, exclude=None)
     if id_col is None:
         raise ResponsesError(
-            "found no response id column; name it with --id-column (columns are: "
+            "found no response id column; name it (columns are: "
             + ", ".join(repr(c) for c in columns[:12])
             + ")",
             path=p,
+            remedy=NAME_ID,
         )
     codable = codebook.codable
     by_key: dict[str, Code] = {}
@@ -183,7 +193,7 @@ def read_codes(
         if named is not None:
             matrix[column] = named
     if codes_column is not None:
-        list_col = pick_column(columns, codes_column, what="codes", flag="--codes-column", path=p)
+        list_col = pick_column(columns, codes_column, what="codes", option="codes_column", path=p)
         matrix = {}
     elif matrix:
         list_col = None
@@ -192,9 +202,12 @@ def read_codes(
         if list_col is None:
             raise ResponsesError(
                 "found no code columns: name columns after codes (one per code, e.g. "
-                f"{codable[0].name!r}), or give --codes-column for a column of "
+                f"{codable[0].name!r}), or name the column that lists "
                 f"{separator!r}-separated code names",
                 path=p,
+                remedy=Remedy(
+                    "retry", "name the column that lists the codes", {"codes_column": "NAME"}
+                ),
             )
     items: list[tuple[str, str, int]] = []
     unknown_ids: dict[str, int] = {}
@@ -300,7 +313,9 @@ def read_codes(
         text = f"{len(unknown_codes)} unknown code name(s): {shown}{more}"
         if not skip_unknown:
             raise ResponsesError(
-                f"{text}; check the spelling against the codebook, or --skip-unknown", path=p
+                f"{text}; check the spelling against the codebook, or skip the unknown ones",
+                path=p,
+                remedy=SKIP_UNKNOWN,
             )
         messages.append(f"skipped {text}")
     if unknown_ids:
@@ -311,7 +326,9 @@ def read_codes(
         text = f"{len(unknown_ids)} response id(s) not in the study: {shown}{more}"
         if not skip_unknown:
             raise ResponsesError(
-                f"{text}; nothing imported (--skip-unknown imports the rest)", path=p
+                f"{text}; nothing imported (skipping the unknown ones imports the rest)",
+                path=p,
+                remedy=SKIP_UNKNOWN,
             )
         messages.append(f"skipped {text}")
     if not items:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from codebooks.errors import Remedy
 from codebooks.files import write_file
 from study.errors import StudyError
 from study.intake.cells import neutralise
@@ -256,8 +257,9 @@ def export_format(path: Path, format: str | None) -> str:
     if fmt_by_suffix is None:
         raise StudyError(
             f"cannot tell the format from {path.suffix or 'no suffix'!r}; use a suffix "
-            f"({', '.join(FORMATS)}) or --format",
+            f"({', '.join(FORMATS)}) or name the format",
             path=path,
+            remedy=Remedy("retry", "name the format", {"format": "FORMAT"}),
         )
     return fmt_by_suffix
 

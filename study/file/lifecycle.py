@@ -15,10 +15,11 @@ import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from codebooks.errors import Remedy
 from codebooks.files import remove_stale_temporaries
 from codebooks.model import Codebook
 from study.codec import natural_key
-from study.errors import StudyError
+from study.errors import NEW, REPLACE, StudyError
 from study.file import events, schema, scoped_pairs
 from study.file.locking import StudyLock
 from study.intake.responses import ResponseTable
@@ -66,7 +67,9 @@ def create_file(
     if p.is_dir():
         raise StudyError("is a directory; give a file name such as study.codecurve", path=p)
     if p.exists() and not overwrite:
-        raise StudyError("already exists; choose another name, or --force to replace it", path=p)
+        raise StudyError(
+            "already exists; choose another name, or replace it", path=p, remedy=REPLACE
+        )
     if not codebook.codable:
         raise StudyError(f"codebook {codebook.name!r} has no codable codes", path=p)
     if not len(responses):
@@ -190,16 +193,17 @@ def connect(p: Path, *, read_only: bool, durability: str) -> sqlite3.Connection:
         if ver == 0:
             # Marked as a study but never given its tables: nothing to upgrade from.
             raise StudyError(
-                "is an unfinished codecurve study (schema 0, no tables); create it again "
-                "with 'codecurve new'",
+                "is an unfinished codecurve study (schema 0, no tables); create it again",
                 path=p,
+                remedy=NEW,
             )
         if ver < schema.SCHEMA_VERSION:
             if read_only:
                 raise StudyError(
                     f"uses the older schema {ver}; open it once for writing (for example "
-                    "with 'codecurve review') to upgrade it",
+                    "to review it) to upgrade it",
                     path=p,
+                    remedy=Remedy("review", "open it for review"),
                 )
             applied = schema.migrate(conn)
             log.info("upgraded %s to schema %s", p, applied)
@@ -281,8 +285,9 @@ def check_header(p: Path) -> None:
             head = handle.read(len(SQLITE_MAGIC))
     except FileNotFoundError:
         raise StudyError(
-            "no such study; create one with 'codecurve new STUDY --responses FILE --codebook FILE'",
+            "no such study; create one from a responses file and a codebook",
             path=p,
+            remedy=NEW,
         ) from None
     except IsADirectoryError:
         raise StudyError("is a directory, not a study file", path=p) from None

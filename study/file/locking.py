@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from study.errors import StudyError, StudyLockedError
+from study.errors import NAME_CODER, StudyError, StudyLockedError
 from study.stamps import now
 
 #: How long a coder's lock is retried before the coder is said to be busy: a
@@ -306,8 +306,9 @@ class CoderLock:
                 where = "" if holder is None else f" ({holder.where()})"
                 raise StudyLockedError(
                     f"coder {self.coder!r} already has this study open{where}; close that "
-                    "session first, or open the study as another --coder",
+                    "session first, or open the study as another coder",
                     path=self.study_path,
+                    remedy=NAME_CODER,
                 )
             time.sleep(0.02)
         _write_holder(handle, _me(self.coder))

@@ -19,6 +19,7 @@ from difflib import get_close_matches
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from codebooks.errors import Note, Remedy
 from study.errors import ResponsesError
 from study.intake.cells import cell_text
 
@@ -63,6 +64,10 @@ LIST_NAMES = ("codes", "code", "labels", "label", "categories", "category", "the
 #: How many places (rows, ids) a message lists before "and N more".
 MAX_LISTED = 5
 
+#: Name the column of the response ids, or of their texts, instead of its guess.
+NAME_ID = Remedy("retry", "name the id column", {"id_column": "NAME"})
+NAME_TEXT = Remedy("retry", "name the text column", {"text_column": "NAME"})
+
 
 @dataclass(frozen=True)
 class Columns:
@@ -87,9 +92,12 @@ def normalise_name(name: str) -> str:
 
 
 def pick_column(
-    columns: Sequence[str], wanted: str | None, *, what: str, flag: str, path: Path
+    columns: Sequence[str], wanted: str | None, *, what: str, option: str, path: Path
 ) -> str | None:
-    """The column the user named with ``flag`` (exactly, else ignoring case); ``None`` if none.
+    """The column the user named (exactly, else ignoring case); ``None`` if none.
+
+    ``option`` names the choice (``id_column``): the error's remedy is that option again,
+    with the closest column or a placeholder.
 
     Raises:
         ResponsesError: no such column (with the closest name as a hint).
@@ -105,7 +113,9 @@ def pick_column(
     hint = f"; did you mean {close[0]!r}?" if close else ""
     shown = ", ".join(repr(c) for c in columns[:12]) + (" ..." if len(columns) > 12 else "")
     raise ResponsesError(
-        f"no {what} column {wanted!r} ({flag}){hint} columns are: {shown}", path=path
+        f"no {what} column {wanted!r}{hint} columns are: {shown}",
+        path=path,
+        remedy=Remedy("retry", f"name the {what} column", {option: close[0] if close else "NAME"}),
     )
 
 
@@ -158,8 +168,8 @@ def choose_columns(
     """
     columns = [str(c) for c in frame.columns]
     messages: list[str] = []
-    id_col = pick_column(columns, id_column, what="id", flag="--id-column", path=path)
-    text_col = pick_column(columns, text_column, what="text", flag="--text-column", path=path)
+    id_col = pick_column(columns, id_column, what="id", option="id_column", path=path)
+    text_col = pick_column(columns, text_column, what="text", option="text_column", path=path)
     if numbered and id_column is None:
         id_col = "line"
     if id_col is None and id_column is None:
@@ -170,14 +180,18 @@ def choose_columns(
         text_col = longest_text_column(frame, exclude=id_col)
         if text_col is None:
             raise ResponsesError(
-                "found no text column; name it with --text-column (columns are: "
+                "found no text column; name it (columns are: "
                 + ", ".join(repr(c) for c in columns[:12])
                 + ")",
                 path=path,
+                remedy=NAME_TEXT,
             )
         messages.append(
-            f"took column {text_col!r} as the text (the longest texts); "
-            "choose another with --text-column"
+            Note(
+                f"took column {text_col!r} as the text (the longest texts); name the text "
+                "column to choose another",
+                remedy=NAME_TEXT,
+            )
         )
     if id_col == text_col:
         raise ResponsesError(
@@ -188,7 +202,10 @@ def choose_columns(
         return Columns(id=None, text=text_col, attributes=attributes, messages=tuple(messages))
     if id_col is None:
         messages.append(
-            f"no id column found: the ids are the {place} numbers; name one with --id-column"
+            Note(
+                f"no id column found: the ids are the {place} numbers; name one to use it",
+                remedy=NAME_ID,
+            )
         )
     return Columns(id=id_col, text=text_col, attributes=attributes, messages=tuple(messages))
 
@@ -261,6 +278,8 @@ def _looks_numeric(value: str) -> bool:
 __all__ = [
     "ID_NAMES",
     "MAX_LISTED",
+    "NAME_ID",
+    "NAME_TEXT",
     "TEXT_NAMES",
     "Columns",
     "choose_columns",

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from codebooks.errors import Remedy
 from study.errors import ResponsesError
 from study.intake.cells import cell_text, is_blank
 
@@ -28,8 +29,14 @@ if TYPE_CHECKING:
 
 #: The message for a text holding NUL characters.
 NUL_MESSAGE = (
-    "the text contains NUL characters: not a text file, or a different --encoding (e.g. utf-16)"
+    "the text contains NUL characters: not a text file, or a different encoding (e.g. utf-16)"
 )
+
+
+def another_encoding(example: str = "NAME") -> Remedy:
+    """Read the file again in another encoding: ``example``, or one the user names."""
+    return Remedy("retry", "read it in another encoding", {"encoding": example})
+
 
 _BOMS_16 = (b"\xff\xfe", b"\xfe\xff")
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t\f\v]*(?:\r\n|\n|\r))+")
@@ -74,13 +81,18 @@ def decoding_error(
     line = raw.count(b"\n", 0, exc.start) + 1
     place = f"byte {exc.start}, line {line}"
     if encoding is not None:
-        return ResponsesError(f"not {encoding} text ({place}); try another --encoding", path=path)
+        return ResponsesError(
+            f"not {encoding} text ({place}); try another encoding",
+            path=path,
+            remedy=another_encoding(),
+        )
     if raw.startswith(_BOMS_16):
         return ResponsesError(f"malformed UTF-16 text ({place})", path=path)
     return ResponsesError(
-        f"not UTF-8 text ({place}); save it as UTF-8 or pass "
-        "--encoding (e.g. --encoding cp1252 for Excel on Windows, latin-1)",
+        f"not UTF-8 text ({place}); save it as UTF-8 or name its encoding (e.g. cp1252 "
+        "for Excel on Windows, latin-1)",
         path=path,
+        remedy=another_encoding("cp1252"),
     )
 
 
@@ -407,6 +419,7 @@ def parse_parquet(raw: bytes, *, path: Path) -> pd.DataFrame:
 
 __all__ = [
     "NUL_MESSAGE",
+    "another_encoding",
     "checked_columns",
     "decode_text",
     "decoding_error",

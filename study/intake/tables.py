@@ -31,6 +31,7 @@ from study.errors import ResponsesError
 from study.intake.cells import is_blank
 from study.intake.formats import (
     NUL_MESSAGE,
+    another_encoding,
     decode_text,
     decoding_error,
     parse_delimited,
@@ -193,11 +194,11 @@ def sniff(path: Path, *, kind: str, encoding: str | None) -> None:
     except UnicodeError as exc:
         raise decoding_error(head, exc, path=path, encoding=encoding) from None
     if "\x00" in start:
-        raise ResponsesError(NUL_MESSAGE, path=path)
+        raise ResponsesError(NUL_MESSAGE, path=path, remedy=another_encoding("utf-16"))
     # In UTF-8 and the one-byte encodings, a 0 byte anywhere is a NUL character.
     wide = codecs.lookup(codec).name.startswith(("utf-16", "utf-32"))
     if tail and not wide and b"\x00" in tail:
-        raise ResponsesError(NUL_MESSAGE, path=path)
+        raise ResponsesError(NUL_MESSAGE, path=path, remedy=another_encoding("utf-16"))
 
 
 def _read_error(path: Path, exc: OSError) -> ResponsesError:
@@ -217,7 +218,7 @@ def _parse(
         if not text.strip():
             raise ResponsesError("the file is empty", path=p)
         if "\x00" in text:
-            raise ResponsesError(NUL_MESSAGE, path=p)
+            raise ResponsesError(NUL_MESSAGE, path=p, remedy=another_encoding("utf-16"))
         if kind == "txt":
             return parse_txt(text), "line"
         if kind == "jsonl":

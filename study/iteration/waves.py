@@ -21,6 +21,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from codebooks.errors import Remedy
 from scoring.score import text_hash
 from study.codec import natural_key
 from study.errors import StudyError
@@ -80,9 +81,10 @@ def check_wave(
     if expected and table.id_column and table.id_column != expected:
         raise StudyError(
             f"the responses file's id column is {table.id_column!r}, but the study's "
-            f"responses are identified by {expected!r}; rename the column or choose it "
-            f"with --id-column {expected}",
+            f"responses are identified by {expected!r}; rename the column or name it as the "
+            "id column",
             path=path,
+            remedy=Remedy("retry", f"name {expected!r} as the id column", {"id_column": expected}),
         )
     if not len(table):
         raise StudyError("the responses file has no responses to add", path=path)
@@ -92,9 +94,10 @@ def check_wave(
     if existing and not update:
         raise StudyError(
             f"{len(existing)} response id(s) already in the study: {_listed(existing)}; "
-            "remove them from the file, or add --update to replace their texts (their "
-            "decisions are then cleared for re-review)",
+            "remove them from the file, or replace their texts (their decisions are then "
+            "cleared for re-review)",
             path=path,
+            remedy=Remedy("retry", "replace their texts", {"update": True}),
         )
     return new, existing
 

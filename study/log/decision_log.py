@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from codebooks.errors import Remedy
 from codebooks.model import Code, Codebook
 from study.errors import StudyError
 from study.file import events
@@ -278,8 +279,9 @@ def import_resolved(
         more = f" and {len(conflicts) - _MAX_LISTED} more" if len(conflicts) > _MAX_LISTED else ""
         raise StudyError(
             f"{len(conflicts)} pair(s) already decided differently by {coder!r}: "
-            f"{shown}{more}; nothing imported (use --replace to overwrite them)",
+            f"{shown}{more}; nothing imported (replacing them overwrites them)",
             path=path,
+            remedy=Remedy("retry", "replace the decisions", {"replace": True}),
         )
     added = changed = unchanged = 0
     for rid, cid, value in resolved:

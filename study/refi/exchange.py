@@ -14,7 +14,7 @@ from typing import Any
 
 from codebooks import Codebook, load_codebook
 from codebooks.files import check_target
-from study.errors import ProjectFileError, StudyError
+from study.errors import REPLACE, ProjectFileError, StudyError
 from study.file import lifecycle
 from study.refi.importing import (
     codebook_from_project,
@@ -125,7 +125,9 @@ def create_from_project(
     """
     p = Path(path)
     if p.exists() and not overwrite:
-        raise StudyError("already exists; choose another name, or --force to replace it", path=p)
+        raise StudyError(
+            "already exists; choose another name, or replace it", path=p, remedy=REPLACE
+        )
     project, report = read_project(source)
     inputs = study_inputs_from_project(project, skipped=report.skipped)
     messages = [report.summary()] if report else []

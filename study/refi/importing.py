@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from codebooks.errors import CodebookError
+from codebooks.errors import CodebookError, Note, Remedy
 from codebooks.model import BINARY, SCALES, Code, Codebook, Scale
 from codebooks.qdc import parse_qdc
 from codebooks.question_sets import parse_set_description, with_scoping
@@ -142,8 +142,13 @@ def study_inputs_from_project(
     if not responses:
         raise ProjectFileError(
             f"the project has no text to code: it holds {_holdings(project, skipped)}; to "
-            "use its codebook, give the project as the codebook "
-            "(codecurve new STUDY --responses FILE --codebook PROJECT)"
+            "use its codebook, create the study from a responses file with the project as "
+            "the codebook",
+            remedy=Remedy(
+                "new",
+                "create the study from a responses file, the project as its codebook",
+                {"responses": "FILE", "codebook": "PROJECT"},
+            ),
         )
     table = ResponseTable(
         responses=tuple(responses),
@@ -251,7 +256,8 @@ def decisions_from_project(
         if len(decisions) > 1:
             raise ProjectFileError(
                 f"the project holds codings by {len(decisions)} users ({', '.join(decisions)}); "
-                "choose one (--user NAME) to import as this coder"
+                "choose the one to import as this coder",
+                remedy=Remedy("retry", "choose the user to import", {"user": "NAME"}),
             )
         decisions = {coder: next(iter(decisions.values()), ())}
         notes = tuple(ImportedNote(n.response_id, n.code_id, coder, n.text) for n in notes)
@@ -504,9 +510,12 @@ def _decisions(
                     cell.blind = more[0]
         if delegated:
             messages.append(
-                f"{delegated} decision{'s' if delegated != 1 else ''} the exporting study "
-                "delegated to the model left out: delegate in this study for a guarantee of "
-                "its own (codecurve delegate)"
+                Note(
+                    f"{delegated} decision{'s' if delegated != 1 else ''} the exporting study "
+                    "delegated to the model left out: delegate in this study for a guarantee "
+                    "of its own",
+                    remedy=Remedy("delegate", "delegate in this study"),
+                )
             )
     if infer_negatives:
         coded: dict[str, set[str]] = defaultdict(set)

@@ -687,8 +687,8 @@ def _evidence(data: ReportData) -> Section | None:
         "each sentence was left out in turn and the pair scored again with the same "
         f"model and prompt (configuration #{found['config_id']}"
         + (", whose learned curves read the model's answer to every variant" if learned else "")
-        + "). It is measured on the model, not a reason the model wrote; "
-        "'codecurve explain' measures more pairs.",
+        + "). It is measured on the model, not a reason the model wrote; explaining the "
+        "study again measures more pairs.",
     )
     return Section(
         "evidence", "The sentence that moved the model", lines=lines, quotes=tuple(quotes)

@@ -52,11 +52,9 @@ SECTIONS = (
 POOLED = "All codes"
 
 #: What to do when a study has no audit sample (the audit section's words).
-NO_AUDIT = (
-    "the study has no audit sample; draw one with 'codecurve audit STUDY --draw' and code it blind"
-)
+NO_AUDIT = "the study has no audit sample; draw one and code it blind"
 #: What to do when a study has no scores.
-NO_SCORES = "the study has no scores yet; run 'codecurve score' first"
+NO_SCORES = "the study has no scores yet; score it first"
 
 
 @dataclass(frozen=True)

@@ -77,8 +77,8 @@ def render_html(
 
     return html.document(
         f"Study report: {name}",
-        f"Written by codecurve {_version()} on {at}. Every number below is what the "
-        "codecurve commands print for this study with --format json.",
+        f"Written by codecurve {_version()} on {at}. Every number below is what "
+        "codecurve's commands print for this study in their JSON format.",
         sections,
         svg,
     )

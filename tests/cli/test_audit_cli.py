@@ -292,7 +292,7 @@ def test_with_several_coders_each_command_says_whose_decisions_it_uses(
                 [(r, code.id, truth[(r, code.id)]) for r in rids[:10]], coder="ana"
             )
     said = "Using the decisions of ben ("
-    also = "also coded: ana; choose another with --coder NAME."
+    also = "also coded: ana; another coder can be named (try --coder NAME)."
     report = tmp_path / "r.html"
     for argv in (
         ["audit", str(path)],

@@ -94,4 +94,5 @@ def test_a_learned_configuration_explains_itself_or_asks_to_learn_again(tmp_path
         decide(study, "wait", 5, skip=100)
     assert exit_code(["explain", str(path), "--model", "fake"]) == 1
     said = one_line(capsys.readouterr().err)
-    assert "changed since it was learned. Learn again ('codecurve learn STUDY'" in said
+    assert "changed since it was learned. Learn again, then explain it" in said
+    assert f"(run 'codecurve learn {path}')" in said

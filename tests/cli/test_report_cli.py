@@ -226,14 +226,16 @@ def test_no_scores_says_to_score(tmp_path: Path, capsys: pytest.CaptureFixture[s
     Study.create(path, responses=ResponseTable.from_texts(texts), codebook=SIM_CODEBOOK).close()
     text = _reported(path, tmp_path)
     said = _stderr(capsys, "screen", str(path))
-    assert said.endswith("the study has no scores yet; run 'codecurve score' first")
+    assert said.endswith(
+        f"the study has no scores yet; score it first (run 'codecurve score {path}')"
+    )
     with Study.open(path, read_only=True) as study:
         data = report_data(study)
-    assert said.endswith(data.missing["screen"])
-    assert said.endswith(data.missing["delegation"])
+    assert data.missing["screen"] in said
+    assert data.missing["delegation"] in said
     assert _escaped(data.missing["screen"]) in text
     agreement = _stderr(capsys, "agreement", str(path))
-    assert agreement.endswith(data.missing["agreement"])
+    assert data.missing["agreement"].partition(" (")[0] in agreement
     assert _escaped(data.missing["agreement"]) in text
     assert text.count('class="todo"') >= 6
 
@@ -252,7 +254,7 @@ def test_scores_without_decisions_or_audit(
     with Study.open(path, read_only=True) as study:
         data = report_data(study)
     delegate = _stderr(capsys, "delegate", str(path))
-    assert delegate.endswith(data.missing["delegation"])
+    assert data.missing["delegation"] in delegate
     assert data.missing["audit"] == data.missing["delegation"]
     assert _escaped(data.missing["audit"]) in text
     capsys.readouterr()
@@ -295,8 +297,11 @@ def test_a_single_coder_is_told_how_to_add_one(
     with Study.open(path, read_only=True) as study:
         data = report_data(study)
     said = _stderr(capsys, "agreement", str(path))
-    assert said.endswith(data.missing["agreement"])
-    assert "codecurve import-codes" in data.missing["agreement"]
+    # The report words the remedies, the command line gives the commands.
+    message, _, remedies = data.missing["agreement"].partition(" (")
+    assert message in said
+    assert remedies == "import another coder's codes, or compare a coder with the model)"
+    assert "codecurve import-codes" in said
     assert _escaped(data.missing["agreement"]) in text
     assert "screen" in data.sections
     assert "delegation" in data.sections

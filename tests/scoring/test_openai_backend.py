@@ -33,6 +33,7 @@ from scoring.backends.server.backend import (
     resolve_server,
 )
 from scoring.errors import ModelNotFoundError, ScoringError
+from tui.commands.remedies import error_line
 
 URL = "http://fake-server:8000"
 VOCAB = 200  # ids 0..199: 1 is BOS, characters are ord(c) - 22 (printable ASCII)
@@ -696,10 +697,9 @@ def test_a_server_that_is_down_fails_fast_and_clearly() -> None:
 
 
 def test_a_wrong_model_name_lists_what_the_server_serves(make: Any) -> None:
-    with pytest.raises(
-        ModelNotFoundError, match=r"does not serve model 'tiny'.*serves: toy.*openai:toy"
-    ):
+    with pytest.raises(ModelNotFoundError, match=r"does not serve model 'tiny'.*serves: toy") as no:
         make(model="openai:tiny")
+    assert error_line(no.value).endswith("(try --model openai:toy)")
 
 
 def test_a_wrong_key_is_named(make: Any) -> None:
@@ -735,8 +735,9 @@ def test_the_api_key_and_server_come_from_the_environment(
 
 def test_no_server_at_all_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CODECURVE_SERVER", raising=False)
-    with pytest.raises(ScoringError, match=r"needs a server.*--server"):
+    with pytest.raises(ScoringError, match=r"needs a server: give its URL") as caught:
         resolve_server(None)
+    assert error_line(caught.value).endswith("(try --server URL)")
     assert resolve_server("https://h:1/v1") == "https://h:1"
 
 
@@ -770,8 +771,9 @@ def test_a_template_that_changes_contents_stays_on_the_server(make: Any) -> None
 def test_a_server_without_template_scores_plain_prompts(make: Any) -> None:
     backend, _ = make(FakeServer(chat=False))
     assert not backend.is_chat
-    with pytest.raises(ScoringError, match=r"no chat template.*--no-chat"):
+    with pytest.raises(ScoringError, match=r"no chat template") as caught:
         make(FakeServer(chat=False), chat=True)
+    assert error_line(caught.value).endswith("(try --no-chat)")
     no_chat, _ = make(chat=False)
     assert not no_chat.is_chat
 
@@ -813,8 +815,9 @@ def test_bad_arguments(make: Any) -> None:
     assert backend.option_logprobs([], OPTIONS) == []
     with pytest.raises(ScoringError, match="tokenize identically"):
         backend.option_logprobs(["abc"], [("1", "1")])
-    with pytest.raises(ScoringError, match="needs a name"):
+    with pytest.raises(ScoringError, match="needs a name") as nameless:
         make(model="openai:")
+    assert error_line(nameless.value).endswith("(try --model openai:NAME)")
 
 
 def test_concurrency_and_timeout_from_the_environment(

@@ -162,8 +162,9 @@ def test_fitted_curves_are_the_learned_ones_and_refuse_changed_decisions(study) 
     decide(study, "wait", 10, skip=100)
     with pytest.raises(StudyError, match=r"changed since it was learned\. Learn again"):
         fitted_curves(study, run.config_id)
-    with pytest.raises(StudyError, match="codecurve learn"):
+    with pytest.raises(StudyError, match="Learn again") as refused:
         plan_explain(study, code="wait")
+    assert [r.action for r in refused.value.remedies] == ["learn"]
     # A code asked for that is not learned needs no refit.
     assert fitted_curves(study, run.config_id, codes=["kind"]) == {}
 

@@ -169,8 +169,9 @@ def test_several_coders_need_one_named(study: Study) -> None:
     free = outside_audit(study, "wait")
     study.decisions.record(free[0], "wait", 0, coder="ana")
     study.decisions.record(free[1], "wait", 1, coder="ben")
-    with pytest.raises(StudyError, match="--coder"):
+    with pytest.raises(StudyError, match="name the one to learn from") as several:
         choose_examples(study)
+    assert [dict(r.options) for r in several.value.remedies] == [{"coder": "NAME"}]
     with pytest.raises(StudyError, match="'cy' has made no decisions"):
         choose_examples(study, coder="cy")
     assert choose_examples(study, coder="ben").coder == "ben"

@@ -243,8 +243,9 @@ def recapture(study: Study) -> None:
     engine = ScoringEngine(FakeBackend(), study.codebook)
     first = list(study.scores.pending_pairs(config, features=True))[:20]
     study.scores.store(config, engine.score(first), feature_layout=engine.feature_layout)
-    with pytest.raises(StudyError, match=r"score the study again \('codecurve score'\)"):
+    with pytest.raises(StudyError, match=r"score the study again to recapture") as refused:
         learn(study, coder="ana", code="wait", config_id=config)
+    assert [r.action for r in refused.value.remedies] == ["score"]
     # Scoring again recaptures the features and keeps the scores as they were.
     before = study.queries.annotated_pairs(config).probs.tolist()
     run_again = score_study(study, engine, activate=False)

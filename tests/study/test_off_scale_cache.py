@@ -42,8 +42,8 @@ def test_the_warning_is_read_again_only_after_scores_are_stored(
 @pytest.mark.parametrize(
     ("template", "advice", "not_said"),
     [
-        ("chat-v1", "try --no-chat", "plain completion prompts"),
-        ("base-v1", "plain completion prompts (template base-v1", "try --no-chat"),
+        ("chat-v1", "try scoring without the chat template", "plain completion prompts"),
+        ("base-v1", "plain completion prompts (template base-v1", "without the chat template"),
     ],
 )
 def test_the_advice_fits_the_prompts_the_study_was_scored_with(

@@ -13,8 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codebooks.errors import InputError
+from codebooks.errors import InputError, Remedy, remedies_of
 from study import ResponsesError, read_responses
+from study.intake.columns import NAME_TEXT
 from study.intake.responses import LONG_TEXT_CHARS
 
 NHS = Path(os.environ["CODECURVE_SHARED_DATA"]) / "nhs_patient_feedback.csv"
@@ -94,7 +95,8 @@ def test_longest_column_is_the_text_and_ids_generated(tmp_path: Path) -> None:
     assert table.text_column == "blurb"
     assert table.ids == ["2", "3"]  # no id column: spreadsheet row numbers
     assert any("row numbers" in m for m in table.messages)
-    assert any("--text-column" in m for m in table.messages)
+    guessed = next(m for m in table.messages if "longest texts" in m)
+    assert remedies_of(guessed) == (NAME_TEXT,)
 
 
 def test_empty_texts_skipped_and_counted(tmp_path: Path) -> None:
@@ -132,8 +134,13 @@ def test_encodings(tmp_path: Path) -> None:
     utf16 = write(tmp_path, "u16.csv", text.encode("utf-16"))
     assert read_responses(utf16).texts == ["café au lait"]
     cp = write(tmp_path, "cp.csv", text.encode("cp1252"))
-    with pytest.raises(ResponsesError, match=r"not UTF-8 text \(byte 13, line 2\).*--encoding"):
+    with pytest.raises(
+        ResponsesError, match=r"not UTF-8 text \(byte 13, line 2\).*encoding"
+    ) as bad:
         read_responses(cp)
+    assert bad.value.remedies == (
+        Remedy("retry", "read it in another encoding", {"encoding": "cp1252"}),
+    )
     assert read_responses(cp, encoding="cp1252").texts == ["café au lait"]
     with pytest.raises(ResponsesError, match="unknown encoding"):
         read_responses(cp, encoding="klingon")

@@ -146,7 +146,9 @@ async def test_no_audit_says_how_to_draw_one(tmp_path: Path) -> None:
         await settle(pilot)
         panel = app.review.screening
         assert panel.plan is None
-        assert "codecurve audit" in delegation_text(panel)
+        said = delegation_text(panel)
+        assert "draw an audit sample, then code it blind (b)" in said
+        assert "codecurve" not in said
         panel.focus()
         await pilot.press("d")
         await pilot.pause()

@@ -24,7 +24,7 @@ from scoring import FakeBackend, ScoringEngine
 from scoring.learned import fit_curve
 from study import ResponseTable, Study, score_study
 from study.analysis.learning import fits, learned_config_id
-from study.errors import StudyError
+from study.errors import SCORE, StudyError
 from tests.tui.waiting import settle, wait_for
 from tui.app import CodecurveApp, make_app
 from tui.keymap import REGISTRY
@@ -359,7 +359,8 @@ async def test_a_failing_refit_is_one_notification(
     def fail(*args: object, **kwargs: object) -> Any:
         raise StudyError(
             "12 of the 160 scored pairs of code 'Waiting' have no features of the model "
-            "kept: score the study again ('codecurve score') to recapture them"
+            "kept: score the study again to recapture them",
+            remedy=SCORE,
         )
 
     monkeypatch.setattr(learning_module, "learn", fail)
@@ -373,6 +374,9 @@ async def test_a_failing_refit_is_one_notification(
         assert len(errors) == 1
         assert errors[0].startswith("Not learned: ")
         assert "score the study again" in errors[0]
+        # The remedy as the app's key, never as the command line's words.
+        assert f"press {REGISTRY['review.score'].keys} to score the study" in errors[0]
+        assert "codecurve" not in errors[0]
         assert "Traceback" not in errors[0]
         assert study.scores.active_config_id() == active == app.session.config_id
         assert app.learner.running is None

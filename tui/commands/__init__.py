@@ -29,7 +29,9 @@ def tell(note: str) -> None:
     """Say ``note`` once on standard error, as a sentence ("" says nothing): what a
     command chose for the user (whose decisions it uses), before its output."""
     if note:
+        from tui.commands.remedies import note_line
         from tui.text import printable
 
-        sentence = note[:1].upper() + note[1:] + "."
+        line = note_line(note)
+        sentence = line[:1].upper() + line[1:] + "."
         sys.stderr.write(printable(sentence, single_line=True) + "\n")

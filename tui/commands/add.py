@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from study.intake.responses import read_responses
     from study.store import Study
     from tui.commands.outputs import refuse_inputs
+    from tui.commands.remedies import note_line
     from tui.text import plural, printable
 
     if not args.study.exists():
@@ -68,10 +69,10 @@ def run(args: argparse.Namespace) -> int:
             sheet=args.sheet,
         )
         for message in table.messages:
-            sys.stderr.write(printable(f"{args.responses}: {message}") + "\n")
+            line = note_line(message, study=args.study)
+            sys.stderr.write(printable(f"{args.responses}: {line}") + "\n")
         result = study.versions.add_responses(table, update=args.update)
-        shown = printable(str(args.study), single_line=True)
-        lacks = after_wave(study, added=len(result.added), wave=result.wave, shown=shown)
+        lacks = after_wave(study, added=len(result.added), wave=result.wave)
     sys.stderr.write(
         f"wave {result.wave}: added {plural(len(result.added), 'response')}"
         + (
@@ -83,6 +84,6 @@ def run(args: argparse.Namespace) -> int:
         + (f", {len(result.unchanged)} unchanged" if result.unchanged else "")
         + "\n"
     )
-    for line in lacks:
-        sys.stderr.write(printable(line) + "\n")
+    for lack in lacks:
+        sys.stderr.write(printable(note_line(lack, study=args.study)) + "\n")
     return 0

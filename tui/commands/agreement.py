@@ -103,12 +103,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _with_hint(exc: AgreementError, args: argparse.Namespace) -> StudyError:
-    """The study's error, with the option that would help where one would."""
-    from study.analysis.agreement import agreement_hint
+    """The study's error, with what would help where something would."""
+    from study.analysis.agreement import agreement_remedies
     from study.errors import StudyError
 
-    hint = agreement_hint(exc, chosen=args.coders is not None, units=args.units)
-    return StudyError(exc.message + hint, path=exc.path) if hint else exc
+    remedies = agreement_remedies(exc, chosen=args.coders is not None, units=args.units)
+    return StudyError(exc.message, path=exc.path, remedy=remedies) if remedies else exc
 
 
 # --- output ----------------------------------------------------------------------------

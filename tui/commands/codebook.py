@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from study.analysis.lacks import after_revision
     from study.store import Study
     from tui.commands import UsageError
+    from tui.commands.remedies import note_line
     from tui.text import printable
 
     if not args.study.exists():
@@ -95,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
                 sys.stderr.write("not recorded\n")
                 return 1
         recorded = study.versions.revise(revised, source=str(args.revise))
-        lacks = after_revision(study, diff, shown=printable(str(args.study), single_line=True))
+        lacks = after_revision(study, diff)
         pending = (
             len(study.scores.pending_pairs(study.scores.active_config_id() or 0))
             if (study.scores.active_config_id() is not None)
@@ -107,6 +108,6 @@ def run(args: argparse.Namespace) -> int:
             f"{pending:,} pair(s) to score under the active configuration: "
             f"codecurve score {printable(str(args.study), single_line=True)}\n"
         )
-    for line in lacks:
-        sys.stderr.write(printable(line) + "\n")
+    for lack in lacks:
+        sys.stderr.write(printable(note_line(lack, study=args.study)) + "\n")
     return 0

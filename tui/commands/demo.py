@@ -28,7 +28,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("sample", nargs="?", default="work_survey", help="which sample")
     parser.add_argument("--reset", action="store_true", help="start the demo study afresh")
     add_app_options(parser)
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, study_of=study_of)
+
+
+def study_of(args: argparse.Namespace) -> Path:
+    """The demo study the command opens, for its errors' remedies."""
+    return demo_path(args.sample)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
     from study.exchange.code_import import import_codes
     from study.refi import is_project_file
     from study.store import Study
+    from tui.commands.remedies import note_line
     from tui.text import plural, printable
 
     if not args.separator.strip():
@@ -100,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
             skip_unknown=args.skip_unknown,
         )
     for message in report.codes_file.messages:
-        sys.stderr.write(printable(f"{args.file}: {message}") + "\n")
+        line = note_line(message, study=args.study)
+        sys.stderr.write(printable(f"{args.file}: {line}") + "\n")
     summary = (
         f"imported {plural(len(report.codes_file.items), 'decision')} on "
         f"{plural(report.codes_file.responses, 'response')} by {args.coder!r} "
@@ -115,6 +117,7 @@ def run_project(args: argparse.Namespace) -> int:
     """Import a REFI-QDA project's codings as ``args.coder``'s decisions."""
     from study.refi import import_project_codes
     from study.store import Study
+    from tui.commands.remedies import note_line
     from tui.text import plural, printable
 
     table_options = [
@@ -131,7 +134,7 @@ def run_project(args: argparse.Namespace) -> int:
             study, args.file, coder=args.coder, user=args.user, replace=args.replace
         )
     for message in done.messages:
-        for line in message.splitlines():
+        for line in note_line(message, study=args.study).splitlines():
             sys.stderr.write(printable(f"{args.file}: {line}") + "\n")
     count = sum(done.decisions.values())
     summary = f"imported {plural(count, 'decision')} by {args.coder!r} from the project" + (

@@ -118,13 +118,14 @@ def create_from_project_args(args: argparse.Namespace) -> Study:
     """
     from study.refi import create_from_project
     from tui.commands.outputs import check_folder, refuse_inputs
+    from tui.commands.remedies import note_line
     from tui.text import plural, printable
 
     refuse_inputs(args.study, protect={"project file": args.project})
     check_folder(args.study)
     study, done = create_from_project(args.study, args.project, overwrite=args.force)
     for message in done.messages:
-        for line in message.splitlines():
+        for line in note_line(message, study=args.study).splitlines():
             sys.stderr.write(printable(f"{args.project}: {line}") + "\n")
     coded = ", ".join(
         f"{printable(coder)} {plural(n, 'decision')}" for coder, n in done.decisions.items()
@@ -153,6 +154,7 @@ def create_from_args(
     from study.refi import load_codebook_file
     from study.store import Study
     from tui.commands.outputs import check_folder, refuse_inputs
+    from tui.commands.remedies import note_line
     from tui.text import plural, printable
 
     refuse_inputs(args.study, protect={"responses file": args.responses, "codebook": args.codebook})
@@ -171,7 +173,8 @@ def create_from_args(
     if scale is not None:
         codebook = replace(codebook, scale=get_scale(scale))
     for message in table.messages:
-        sys.stderr.write(printable(f"{args.responses}: {message}") + "\n")
+        line = note_line(message, study=args.study)
+        sys.stderr.write(printable(f"{args.responses}: {line}") + "\n")
     if codebook.codable and not any(code.definition.strip() for code in codebook.codable):
         sys.stderr.write(
             printable(

@@ -46,7 +46,17 @@ def register(subparsers: Any) -> None:
         help="score pending pairs as soon as the model is loaded (a new study always is)",
     )
     add_app_options(parser)
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, study_of=study_of)
+
+
+def study_of(args: argparse.Namespace) -> Path | None:
+    """The study the command opens or creates (with --responses, by default next to where
+    it runs, named after them), for its errors' remedies."""
+    if args.study_out is not None or args.study is not None:
+        return Path(args.study_out or args.study)
+    if args.responses is not None:
+        return Path.cwd() / f"{Path(args.responses).stem}.codecurve"
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--responses and --codebook go together: give both")
     if args.study is not None and args.study_out is not None:
         raise UsageError("give the new study's path once (either STUDY or -s STUDY)")
-    target = args.study_out or args.study or Path.cwd() / f"{args.responses.stem}.codecurve"
+    target = study_of(args)
+    assert target is not None  # --responses is given
     if target.exists():
         raise InputError(
             f"{target} already exists; open it with 'codecurve review {target}', "

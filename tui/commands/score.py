@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from codebooks.errors import CodecurveError, InputError
 from tui.commands import UsageError
 from tui.commands.outputs import check_output
+from tui.commands.remedies import note_line
 from tui.commands.score_output import print_table, say, score_with_progress
 from tui.commands.types import CONTEXTS, device_name, positive_int, prompt_tokens
 from tui.text import plural
@@ -262,7 +263,7 @@ def _read_responses(args: argparse.Namespace) -> ResponseTable:
 
     table = read_responses(args.responses, id_column=args.id_column, text_column=args.text_column)
     for message in table.messages:
-        say(f"{args.responses}: {message}")
+        say(f"{args.responses}: {note_line(message, study=args.study)}")
     if len(table) == 0:
         raise InputError("no responses with text to score", path=args.responses)
     return table

@@ -28,6 +28,7 @@ from study.analysis.reconcile import Disagreement, disagreements, resolved_count
 from study.errors import StudyError
 from study.rows import CONSENSUS
 from tui.keymap import TAKE, bindings, key, key_range
+from tui.remedies import said
 from tui.screens.outcomes import report
 from tui.session import SAVE_ERRORS, Failed, Outcome, ReviewSession, Saved
 from tui.text import kept_unless_edited, one_line, printable
@@ -186,7 +187,7 @@ class DisagreementsScreen(Screen[None]):
             self.problem = None
         except StudyError as exc:
             self.items = []
-            self.problem = str(exc)
+            self.problem = said(exc)
         table = self.table
         table.clear(columns=True)
         coders = [] if self.problem else self._coder_names()

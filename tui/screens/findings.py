@@ -21,6 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from tui.keymap import bindings, key
+from tui.remedies import said
 from tui.session import ReviewSession
 from tui.text import printable
 
@@ -91,7 +92,7 @@ class FindingsScreen(ModalScreen[None]):
                 except CodecurveError:  # the coder has no audit decisions: anyone's
                     result = study_findings(study)
         except CodecurveError as exc:
-            self.app.call_from_thread(self._show_error, str(exc))
+            self.app.call_from_thread(self._show_error, said(exc))
             return
         self.app.call_from_thread(self._show, result)
 

@@ -50,13 +50,14 @@ from typing import Any
 
 import numpy as np
 
+from codebooks.errors import Remedy
 from scoring.backend import ModelIdentity
 from scoring.backends.gguf_file import GGUFError, GGUFInfo
 from scoring.backends.kv_cache import common_prefix_len
 from scoring.backends.llama.amx import repacking_works
 from scoring.backends.llama.chat_jinja import render_chat_template
 from scoring.backends.local import LocalBackend, OptionPlan, ScoredPrompt, States, feature_layer
-from scoring.errors import ScoringError
+from scoring.errors import LLAMA_EXTRA, NO_CHAT, ScoringError
 from scoring.machine import physical_cores
 
 llama_cpp: Any
@@ -95,9 +96,14 @@ def states_tensor(layers: int) -> bytes:
 
 
 INSTALL_HINT = (
-    "the llama.cpp backend needs llama-cpp-python: pip install 'codecurve[llama]' "
-    "(a CPU build, about 15 minutes to compile once); or score the file with "
-    "--backend transformers"
+    "the llama.cpp backend needs llama-cpp-python, which is not installed: install "
+    "codecurve's llama extra (a CPU build, about 15 minutes to compile once), or score "
+    "the file with transformers"
+)
+#: What to do without the binding: install it, or run the file in transformers.
+INSTALL_REMEDIES = (
+    LLAMA_EXTRA,
+    Remedy("retry", "score the file with transformers", {"backend": "transformers"}),
 )
 
 
@@ -236,7 +242,7 @@ class LlamaCppBackend(LocalBackend):
         features: bool = True,
     ) -> None:
         if llama_cpp is None:
-            raise ScoringError(INSTALL_HINT)
+            raise ScoringError(INSTALL_HINT, remedy=INSTALL_REMEDIES)
         n_ctx = context_size(info, max_context)
         if gpu_layers is None:
             gpu_layers = -1 if gpu_build() else 0
@@ -274,7 +280,8 @@ class LlamaCppBackend(LocalBackend):
                 f"llama.cpp {binding_version()} cannot load {info.path} (architecture "
                 f"{info.architecture!r}): an architecture this build does not know, or a "
                 f"damaged file ({exc}); a newer llama-cpp-python may know it, or try "
-                "--backend transformers"
+                "transformers",
+                remedy=INSTALL_REMEDIES[1],
             ) from exc
         model = self._llm.model
         if not llama_cpp.llama_model_has_decoder(model) or llama_cpp.llama_model_has_encoder(model):
@@ -294,7 +301,10 @@ class LlamaCppBackend(LocalBackend):
         self._template = str(info.get("tokenizer.chat_template") or "")
         if chat and not self._template:
             self.close()
-            raise ScoringError(f"model {name} has no chat template; score it without --chat")
+            raise ScoringError(
+                f"model {name} has no chat template; score it with plain completion prompts",
+                remedy=NO_CHAT,
+            )
         self._chat = bool(self._template) if chat is None else chat
         super().__init__(bos=self._bos_to_add(), max_batch=max_batch)
         self._identity = ModelIdentity(

@@ -58,6 +58,7 @@ from typing import Any
 
 import httpx
 
+from codebooks.errors import Remedy
 from scoring.backend import Backend, ModelIdentity, OptionLogprobs, OptionVariants, cut_middle
 from scoring.backends.server.chat import ServerChat
 from scoring.backends.server.modes import (
@@ -97,6 +98,7 @@ from scoring.backends.server.transport import (
     setting,
 )
 from scoring.errors import (
+    NO_CHAT,
     ScoringError,
     ServerAnswerError,
     ServerError,
@@ -178,7 +180,10 @@ class OpenAIBackend(Backend):
     ) -> None:
         name = model.removeprefix("openai:").strip()
         if not name:
-            raise ScoringError("an openai: model needs a name: --model openai:NAME")
+            raise ScoringError(
+                "an openai: model needs a name after 'openai:'",
+                remedy=Remedy("retry", "name the served model", {"model": "openai:NAME"}),
+            )
         mode = (mode or os.environ.get(MODE_ENV) or "auto").strip().lower().replace("-", "_")
         if mode not in MODES:
             raise ScoringError(f"unknown server mode {mode!r}; use one of {', '.join(MODES)}")
@@ -363,7 +368,9 @@ class OpenAIBackend(Backend):
             where = f"the server at {self.url}"
         if chat and not has:
             raise ScoringError(
-                f"{where} has no chat template for {self.name}; score it with --no-chat"
+                f"{where} has no chat template for {self.name}; score it with plain "
+                "completion prompts",
+                remedy=NO_CHAT,
             )
         return has
 

@@ -94,8 +94,8 @@ def logprob(raw: object) -> float:
     if value > LOGPROB_SLACK:
         raise NotALogprob(
             f"{value:g} where a log-probability belongs: log-probabilities are at most 0, "
-            "so these look like logits or probabilities (a vLLM server must run with "
-            "--logprobs-mode raw_logprobs or processed_logprobs)"
+            "so these look like logits or probabilities (a vLLM server must be "
+            "started with its logprobs mode raw_logprobs or processed_logprobs)"
         )
     if value < LOGPROB_FLOOR and value != -math.inf:
         raise NotALogprob(

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from codebooks.errors import Remedy
 from scoring.backends.server.modes import MODES, ModeReader, Unsupported, pool_reading, unusable
 from scoring.backends.server.tokens import ServerTokens, TokenPlan
 from scoring.errors import ModelNotFoundError, ServerError, ServerRejectedError
@@ -56,9 +57,14 @@ def served_model(models: Any, *, url: str, name: str) -> ServedModel:
     entry = entries.get(name)
     if entry is None:
         served = ", ".join(sorted(entries)) or "none"
-        hint = f"; use --model openai:{next(iter(sorted(entries)))}" if entries else ""
+        first = next(iter(sorted(entries)), None)
         raise ModelNotFoundError(
-            f"the server at {url} does not serve model {name!r} (it serves: {served}){hint}"
+            f"the server at {url} does not serve model {name!r} (it serves: {served})",
+            remedy=None
+            if first is None
+            else Remedy(
+                "retry", f"score with the model it serves, {first}", {"model": f"openai:{first}"}
+            ),
         )
     owner = str(entry.get("owned_by", "")).lower()
     flavor = "vllm" if "vllm" in owner else "llamacpp" if "llama" in owner else "unknown"

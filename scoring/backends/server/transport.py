@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from codebooks.errors import Remedy
 from scoring.errors import (
     ModelNotFoundError,
     ScoringError,
@@ -146,8 +147,9 @@ def resolve_server(server: str | None) -> str:
     url = url.strip()
     if not url:
         raise ScoringError(
-            f"an openai: model needs a server: pass --server URL or set {SERVER_ENV} "
-            "(e.g. http://127.0.0.1:8000; see docs/vllm.md)"
+            f"an openai: model needs a server: give its URL or set {SERVER_ENV} "
+            "(e.g. http://127.0.0.1:8000; see docs/vllm.md)",
+            remedy=Remedy("retry", "give the server's URL", {"server": "URL"}),
         )
     if "://" not in url:
         url = "http://" + url

@@ -72,7 +72,7 @@ from scoring.backends.kv_cache import layers_kv as _layers_kv
 from scoring.backends.local import LocalBackend, OptionPlan, ScoredPrompt, States, feature_layer
 from scoring.backends.transformers.model_config import bos_to_add, can_pack, model_context, pad_id
 from scoring.devices import pick_device
-from scoring.errors import ModelNotFoundError, ScoringError
+from scoring.errors import NO_CHAT, ModelNotFoundError, ScoringError
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +146,10 @@ class TransformersBackend(LocalBackend):
         self._dtype = next(model.parameters()).dtype
         has_template = bool(getattr(tokenizer, "chat_template", None))
         if chat and not has_template:
-            raise ScoringError(f"model {name} has no chat template; score it without --chat")
+            raise ScoringError(
+                f"model {name} has no chat template; score it with plain completion prompts",
+                remedy=NO_CHAT,
+            )
         self._chat = has_template if chat is None else chat
         self._max_context = max_context or model_context(model, tokenizer)
         self.prefix_sharing = prefix_sharing
