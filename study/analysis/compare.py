@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
-from study.analysis.coder_choice import CoderChoice, choose_coder
+from study.analysis._coder_choice import CoderChoice, choose_coder
 from study.errors import NoBlindDecisionsError, StudyError
 from study.labels import backend_name
 from study.store import Study

@@ -50,7 +50,7 @@ from screening.prevalence import (
     difference,
     ppi_mean,
 )
-from study.analysis.coder_choice import CoderChoice, choose_coder
+from study.analysis._coder_choice import CoderChoice, choose_coder
 from study.audit.sample import AuditSample
 from study.errors import StudyError
 from study.exchange.frames import long_frame
