@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from study.errors import StudyError
+from study.queries.coders import decision_coders as queried_coders
 from study.rows import CONSENSUS
 from study.view import StudyView
 
@@ -63,8 +64,7 @@ class CoderChoiceError(StudyError):
 def decision_coders(study: StudyView) -> list[str]:
     """Every coder with a decision in the study, sorted (notes alone do not count)."""
     with study.snapshot() as conn:
-        rows = conn.execute("SELECT DISTINCT coder FROM annotations ORDER BY 1").fetchall()
-    return [str(r[0]) for r in rows]
+        return queried_coders(conn)
 
 
 def export_coder(study: StudyView, coder: str | None, *, all_coders: bool = False) -> str | None:
