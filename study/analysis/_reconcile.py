@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from study.errors import StudyError
-from study.queries.coders import (
+from study.queries.records import (
     coder_notes,
     coder_values,
     decision_coders,

@@ -28,7 +28,7 @@ from study.errors import StudyError
 from study.labels import backend_name
 from study.log.delegation_scope import DelegationScope
 from study.log.delegations import CodePlan, DelegationPlan
-from study.queries.coders import pair_confidences
+from study.queries.records import pair_confidences
 from study.store import Study
 
 if TYPE_CHECKING:

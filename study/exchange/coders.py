@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from study.errors import StudyError
-from study.queries.coders import decision_coders as queried_coders
+from study.queries.records import decision_coders as queried_coders
 from study.rows import CONSENSUS
 from study.view import StudyView
 

@@ -1,5 +1,6 @@
-"""Read-side SQL over the coders' decisions and the model's confidences, for the work
-floor: who decided, where chosen coders disagree, and the confidences of given pairs.
+"""Read-side SQL for the work floor (analysis, exchange): who decided, where chosen
+coders disagree, the blind decisions, the responses' records and the confidences of
+given pairs.
 
 Each function reads on the connection it is given (a snapshot or the caller's
 transaction) and returns table keys (``rid``, ``cid``); the callers turn them into ids.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 #: The codes of the current codebook that are archived, as a subquery.
 _ARCHIVED = "SELECT cid FROM codes WHERE archived = 1"
@@ -86,3 +88,22 @@ def pair_confidences(
         (config_id, cid, json.dumps(list(rids))),
     ).fetchall()
     return [float(r[0]) for r in rows]
+
+
+def blind_decisions(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
+    """Every blind human decision: ``(rid, cid, coder, value, codebook_version)``."""
+    return conn.execute(
+        "SELECT rid, cid, coder, value, codebook_version FROM annotations "
+        "WHERE blind = 1 AND source = 'human'"
+    ).fetchall()
+
+
+def response_records(conn: sqlite3.Connection) -> list[tuple[str, str, dict[str, Any], int]]:
+    """Every response in the study's order: ``(id, text, attributes, wave)`` (wave 1 in a
+    file from before waves)."""
+    try:
+        rows = conn.execute("SELECT id, text, attrs, wave FROM responses ORDER BY pos")
+        return [(r[0], r[1], json.loads(r[2]), int(r[3])) for r in rows.fetchall()]
+    except sqlite3.OperationalError:  # a file from before waves
+        rows = conn.execute("SELECT id, text, attrs FROM responses ORDER BY pos")
+        return [(r[0], r[1], json.loads(r[2]), 1) for r in rows.fetchall()]
