@@ -107,3 +107,25 @@ def response_records(conn: sqlite3.Connection) -> list[tuple[str, str, dict[str,
     except sqlite3.OperationalError:  # a file from before waves
         rows = conn.execute("SELECT id, text, attrs FROM responses ORDER BY pos")
         return [(r[0], r[1], json.loads(r[2]), 1) for r in rows.fetchall()]
+
+
+_DECISIONS = (
+    "SELECT a.rid, a.cid, a.value, a.source, a.blind, a.coder, a.decided_at, "
+    "COALESCE(a.codebook_version, 1), CASE WHEN a.source = 'delegated' THEN e.batch END "
+    "FROM annotations a LEFT JOIN events e ON e.id = a.event_id"
+)
+_DECISIONS_OLD = (  # a file at a schema without codebook versions or batches
+    "SELECT a.rid, a.cid, a.value, a.source, 0, a.coder, a.decided_at, 1, NULL FROM annotations a"
+)
+
+
+def decision_rows(conn: sqlite3.Connection, *, coder: str | None = None) -> list[tuple[Any, ...]]:
+    """Every decision (of ``coder``, or everyone's), oldest first, as
+    :data:`study.exchange.coders.DECISION_COLUMNS` tuples."""
+    where = " WHERE a.coder = ?" if coder is not None else ""
+    params = [] if coder is None else [coder]
+    order = " ORDER BY a.decided_at, a.event_id"
+    try:
+        return conn.execute(_DECISIONS + where + order, params).fetchall()
+    except sqlite3.OperationalError:
+        return conn.execute(_DECISIONS_OLD + where + order, params).fetchall()
