@@ -21,7 +21,7 @@ codebook is the six most frequent NHS categories (as ``bench_learning``); a stud
 its published label (so about ``--train`` decisions a code), and the measured comments;
 the embedded model scores it (features kept), ``learn`` fits each code, and the pairs
 (long comments with one of the six their label names) are explained through the fitted
-curves (:func:`study.analysis.learning.fitted_curves`, nothing written) and, beside them,
+curves (:func:`study.analysis._learning.fitted_curves`, nothing written) and, beside them,
 on the model's zero-shot curve, with the same engine.
 
     .venv/bin/python -m benchmarks.bench_evidence [--n 12] [--min-sentences 4] [--seed 3]
@@ -178,8 +178,8 @@ def run_learned(args: argparse.Namespace) -> None:
     from scoring import Pair, ScoringEngine, load_backend
     from scoring.evidence import applies_probability, explain
     from study import ResponseTable, Study
-    from study.analysis.evidence import learned_reading
-    from study.analysis.learning import fitted_curves, learn
+    from study.analysis._evidence import learned_reading
+    from study.analysis._learning import fitted_curves, learn
     from study.score_run import score_study
 
     torch.set_num_threads(1)

@@ -169,7 +169,7 @@ def run_learning(args: argparse.Namespace) -> dict[str, Any]:
     from scoring.engine import ScoringEngine
     from scoring.learned import LearningError
     from study import ResponseTable, Study
-    from study.analysis.learning import learn
+    from study.analysis._learning import learn
     from study.score_run import score_study
 
     torch.set_num_threads(args.threads)
@@ -264,7 +264,7 @@ def examples_metrics(
     """The examples-in-prompt configuration on the audit pairs, or None where this build
     cannot (no such context level yet)."""
     try:
-        from study.analysis.examples import choose_examples
+        from study.analysis._examples import choose_examples
     except ImportError:
         return None
     from scoring.engine import ScoringEngine
@@ -283,7 +283,7 @@ def run_refit(args: argparse.Namespace) -> dict[str, Any]:
     from scoring.fake import FakeBackend
     from scoring.score import Score, ScoreConfig
     from study import ResponseTable, Study
-    from study.analysis.learning import ReadMemory, learn
+    from study.analysis._learning import ReadMemory, learn
 
     n, width = args.pairs, 1024
     rng = np.random.default_rng(0)

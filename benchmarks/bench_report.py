@@ -29,9 +29,9 @@ from scoring.curves import curve_from_logprobs
 from scoring.score import Score, ScoreConfig
 from study import ResponseTable, Study
 from study.analysis.screen import screen_study
-from study.report.data import ReportOptions, report_data
-from study.report.files import ReportWritten, write_report
-from study.report.parallel import FIGURES_PER_CODE, cores, default_processes, warm
+from study.report._data import ReportOptions, report_data
+from study.report._files import ReportWritten, write_report
+from study.report._parallel import FIGURES_PER_CODE, cores, default_processes, warm
 
 MODEL = ModelIdentity(
     name="bench:calibrated", revision="r1", dtype="float32", device="cpu", backend="fake"

@@ -26,7 +26,7 @@ figure: the decisions it is computed on were chosen by the queue, not at random.
 
 What goes in is the caller's business; the rule that keeps every guarantee (never an
 audit pair, never a delegated or model-sourced decision) is kept by
-:mod:`study.analysis.learning`, which chooses the decisions.
+:mod:`study.analysis._learning`, which chooses the decisions.
 
 scikit-learn is imported when a curve is fitted, never by ``import scoring``; a fitted
 :class:`LearnedCurve` predicts with numpy alone.

@@ -18,16 +18,26 @@ Public names (modules in brackets)::
     StudyError, StudyLockedError,  errors [errors]
     StudyChangedError,
     ResponsesError
-    export_study, export_codebook  the coded dataset and the codebook [export: frames
-                                   builds the tables, writers writes them]
-    import_codes                   existing codes as a coder's decisions [code_import]
-    score_study                    score the pending pairs into the study [score_run]
+    export_study, export_codebook  the coded dataset and the codebook [study.exchange]
+    import_codes                   existing codes as a coder's decisions [study.exchange]
+    score_study, ScoreProgress     score the pending pairs into the study [score_run]
+    config_label, active_context   a configuration's label, the active context [labels]
+
+Front doors. Other rooms (the UI, the command line) import ``study`` through its doors
+only: this package, the wings' packages (``study.analysis``, ``study.audit``,
+``study.exchange``, ``study.file``, ``study.iteration``, ``study.log``, ``study.refi``,
+``study.report``, ``study.scores``), each exporting in ``__all__`` what others may use,
+and two modules that are doors of their own: ``study.errors`` (every error ``study``
+raises, one module so that a caller finds them all) and ``study.rows`` (the values a
+study hands out, which every room passes around). A module whose name starts with
+``_`` belongs to its wing alone; one without is also read by other wings of ``study``
+(the floors of docs/architecture.md). tests/test_architecture.py checks both.
 
 Other modules: schema (tables, migrations), locking (coder sessions, scoring), checkpoint (WAL),
 codec (float curves as BLOBs, natural id order), stamps (time, version), screening.
 
-The last three load pandas (or the scoring engine) on first use, so that ``import study``
-stays light. Imports nothing of the UI and no torch.
+The lazy names (the exports, scoring, the labels) load pandas (or the scoring engine) on
+first use, so that ``import study`` stays light. Imports nothing of the UI and no torch.
 """
 
 from __future__ import annotations
@@ -42,15 +52,18 @@ from study.store import ImportResult, Study
 from study.view import StudyView
 
 if TYPE_CHECKING:
-    from study.exchange.code_import import import_codes
-    from study.exchange.export import export_codebook, export_study
-    from study.score_run import score_study
+    from study.exchange import export_codebook, export_study, import_codes
+    from study.labels import active_context, config_label
+    from study.score_run import ScoreProgress, score_study
 
 _LAZY = {
-    "export_study": "study.exchange.export",
-    "export_codebook": "study.exchange.export",
-    "import_codes": "study.exchange.code_import",
+    "export_study": "study.exchange",
+    "export_codebook": "study.exchange",
+    "import_codes": "study.exchange",
     "score_study": "study.score_run",
+    "ScoreProgress": "study.score_run",
+    "config_label": "study.labels",
+    "active_context": "study.labels",
 }
 
 
@@ -72,12 +85,15 @@ __all__ = [
     "Response",
     "ResponseTable",
     "ResponsesError",
+    "ScoreProgress",
     "Study",
     "StudyChangedError",
     "StudyError",
     "StudyIndex",
     "StudyLockedError",
     "StudyView",
+    "active_context",
+    "config_label",
     "export_codebook",
     "export_study",
     "import_codes",

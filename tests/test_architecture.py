@@ -471,3 +471,196 @@ def test_every_widget_that_repaints_itself_follows_the_one_frame_rule() -> None:
             if not any("paint_with_key" in inspect.getsource(k) for k in ours):
                 late.append(f"{module.__name__}.{cls.__name__}")
     assert late == []
+
+
+# --- study's front doors --------------------------------------------------------------
+#
+# docs/architecture.md: another room (``tui``, ``screening``) imports ``study`` through
+# its doors only: the package ``study``, a wing's package whose ``__all__`` lists what it
+# lends, and the modules of DOOR_MODULES. A module whose name starts with ``_`` belongs to
+# the package that holds it: no other wing of ``study`` imports it either. Every import
+# counts here, those under ``if TYPE_CHECKING:`` too. Tests and benchmarks may look inside.
+
+#: Modules of ``study`` that are doors of their own, each with its reason.
+DOOR_MODULES = {
+    # Every error study raises, in one module so that a caller finds them all.
+    "study.errors",
+    # The values a study hands out (decisions, orders, statuses), passed around by every room.
+    "study.rows",
+}
+
+#: The rooms that may use study only through its doors.
+ROOMS = ("screening", "tui")
+
+
+def module_paths(root: Path, package: str) -> dict[str, Path]:
+    """Each module of ``package`` under ``root`` by its dotted name."""
+    found = {}
+    for path in sorted((root / package).rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def lent_names(path: Path) -> frozenset[str] | None:
+    """The names of a package's ``__all__``, or None when it has none."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                return frozenset(ast.literal_eval(node.value or ast.Constant(None)))
+    return None
+
+
+def study_doors(root: Path = ROOT) -> dict[str, frozenset[str] | None]:
+    """Each door of ``study`` and the names it lends (None: a door module lends all of its
+    names). A package is a door when its ``__init__`` has an ``__all__``."""
+    doors: dict[str, frozenset[str] | None] = dict.fromkeys(DOOR_MODULES)
+    for module, path in module_paths(root, "study").items():
+        if path.name == "__init__.py" and (names := lent_names(path)) is not None:
+            doors[module] = names
+    return doors
+
+
+def imported(source: str, modules: set[str]) -> list[tuple[int, str, str | None]]:
+    """Each ``(line, module, name)`` that ``source`` imports of the project (``name`` None
+    for a module imported whole), every import counted (function-level, TYPE_CHECKING)."""
+    found: list[tuple[int, str, str | None]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name, None) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for a in node.names:
+                whole = f"{node.module}.{a.name}"
+                if whole in modules:
+                    found.append((node.lineno, whole, None))
+                else:
+                    found.append((node.lineno, node.module, a.name))
+    return found
+
+
+def internal_owner(module: str) -> str | None:
+    """The package that a module with a leading ``_`` (at any level) belongs to, or None."""
+    parts = module.split(".")
+    for i, part in enumerate(parts):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:i])
+    return None
+
+
+def past_the_doors(
+    source: str, doors: dict[str, frozenset[str] | None], modules: set[str]
+) -> list[str]:
+    """Each import of ``study`` in ``source`` (a module of another room) that does not go
+    through a door, in words."""
+    found = []
+    for line, module, name in imported(source, modules):
+        if module.split(".")[0] != "study":
+            continue
+        if (owner := internal_owner(module)) is not None:
+            found.append(f"line {line}: {module} is {owner}'s own")
+        elif module not in doors:
+            found.append(f"line {line}: {module} is no door (import from its wing's package)")
+        elif name is not None and (lent := doors[module]) is not None and name not in lent:
+            found.append(f"line {line}: {module} does not lend {name} (not in its __all__)")
+    return found
+
+
+def internals_reached(importer: str, source: str, modules: set[str]) -> list[str]:
+    """Each import in ``source`` (of module ``importer``) of a module with a leading ``_``
+    that belongs to a package ``importer`` is not in, in words."""
+    found = []
+    for line, module, _ in imported(source, modules):
+        owner = internal_owner(module)
+        if owner is not None and importer != owner and not importer.startswith(owner + "."):
+            found.append(f"{importer} line {line}: {module} is {owner}'s own")
+    return found
+
+
+def study_modules() -> set[str]:
+    return set(module_paths(ROOT, "study"))
+
+
+@pytest.mark.parametrize("room", ROOMS)
+def test_the_rooms_use_study_through_its_front_doors(room: str) -> None:
+    doors, modules = study_doors(), study_modules()
+    found = [
+        f"{path.relative_to(ROOT)} {hit}"
+        for path in sources(room)
+        for hit in past_the_doors(path.read_text(encoding="utf-8"), doors, modules)
+    ]
+    assert not found, f"{room} reaching past study's front doors:\n" + "\n".join(found)
+
+
+def test_no_package_imports_another_wings_internal_modules() -> None:
+    found = []
+    for package in PACKAGES:
+        names = set(module_paths(ROOT, package))
+        for module, path in module_paths(ROOT, package).items():
+            found += internals_reached(module, path.read_text(encoding="utf-8"), names)
+    assert not found, "imports of another wing's internal modules:\n" + "\n".join(found)
+
+
+def test_every_door_lends_what_it_lists() -> None:
+    import importlib
+
+    doors = study_doors()
+    # The wings the rooms use, and the handle's package, each have a door.
+    assert {"study", "study.analysis", "study.exchange", "study.refi", "study.report"} <= set(doors)
+    missing = []
+    for door, names in doors.items():
+        module = importlib.import_module(door)
+        missing += [f"{door}.{n}" for n in sorted(names or ()) if not hasattr(module, n)]
+        # A door lends no internal module's name under the module's own name.
+        missing += [f"{door}.{n}" for n in sorted(names or ()) if n.startswith("_")]
+    assert not missing, missing
+
+
+def test_the_front_door_check_catches_a_way_past_the_doors() -> None:
+    doors: dict[str, frozenset[str] | None] = {
+        "study": frozenset({"Study", "rows"}),
+        "study.analysis": frozenset({"learn"}),
+        "study.rows": None,
+    }
+    modules = {"study", "study.rows", "study.analysis", "study.analysis._learning"}
+    modules |= {"study.analysis.screen", "study.store"}
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "from study import Study, rows\n"
+        "from study.rows import Decision\n"
+        "from study.analysis import learn\n"
+        "import textual\n"
+        "from study.store import Study\n"
+        "def lazily():\n"
+        "    from study.analysis._learning import learn\n"
+        "    import study.analysis.screen\n"
+        "if TYPE_CHECKING:\n"
+        "    from study.analysis import fits\n"
+        "    from study.analysis import _learning\n"
+    )
+    assert past_the_doors(source, doors, modules) == [
+        "line 6: study.store is no door (import from its wing's package)",
+        "line 8: study.analysis._learning is study.analysis's own",
+        "line 9: study.analysis.screen is no door (import from its wing's package)",
+        "line 11: study.analysis does not lend fits (not in its __all__)",
+        "line 12: study.analysis._learning is study.analysis's own",
+    ]
+    assert past_the_doors("from study import Study\nimport study.rows\n", doors, modules) == []
+
+
+def test_the_internal_module_check_catches_another_wing_reaching_in() -> None:
+    modules = {"study.report._data", "study.report._files", "study.analysis._learning"}
+    source = "from study.report._data import report_data\nimport study.analysis._learning\n"
+    # Inside the wing: its own.
+    assert internals_reached("study.report._files", source, modules) == [
+        "study.report._files line 2: study.analysis._learning is study.analysis's own"
+    ]
+    assert internals_reached("study.report", source, modules)[0].startswith("study.report line 2")
+    assert internals_reached("study.exchange.export", source, modules) == [
+        "study.exchange.export line 1: study.report._data is study.report's own",
+        "study.exchange.export line 2: study.analysis._learning is study.analysis's own",
+    ]
+    assert internal_owner("study.report._data.POOLED") == "study.report"
+    assert internal_owner("study.report.__init__") is None

@@ -98,7 +98,7 @@ def test_dependencies_point_one_way(package: str) -> None:
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    try:\n        main(['report', '--help'])\n    except SystemExit:\n        pass",
         "import tui.app",
-        "import study.report.files, study.report.data, study.report.content",
+        "import study.report._files, study.report._data, study.report._content",
     ],
 )
 def test_matplotlib_waits_for_the_first_figure(statement: str) -> None:
@@ -114,21 +114,21 @@ def test_only_the_drawing_module_imports_matplotlib() -> None:
         for path in sorted((ROOT / package).rglob("*.py"))
         if "matplotlib" in _imports_of(path)
     ]
-    assert users == ["study/report/draw.py"]
+    assert users == ["study/report/_draw.py"]
 
 
 def test_the_drawing_processes_import_no_analysis() -> None:
     """What the processes that draw figures import (their preload, then what unpickling
     a figure and its drawing function needs) leaves out pandas and scipy: the report's
     analyses need them, the figures do not, and the processes start beside the analyses."""
-    from study.report.parallel import PRELOAD
+    from study.report._parallel import PRELOAD
 
     loaded = loaded_after(
         f"import importlib\nfor name in {list(PRELOAD)!r}:\n    importlib.import_module(name)\n"
     )
     assert not loaded & {"pandas", "scipy"}, sorted(loaded & {"pandas", "scipy"})
-    from study.report.draw import save_in, svg_text
-    from study.report.figure import Figure
+    from study.report._draw import save_in, svg_text
+    from study.report._figure import Figure
 
     for needed in (Figure, svg_text, save_in):
         module = needed.__module__
@@ -156,7 +156,7 @@ def test_scoring_a_file_loads_no_statistics() -> None:
     loaded = loaded_after(
         "from tui.cli import build_parser\n"
         "from tui.commands import score\n"
-        "import study.exchange.score_rows, study.store, scoring.engine\n"
+        "import study.exchange._score_rows, study.store, scoring.engine\n"
         "build_parser()"
     )
     heavy = {"scipy", "matplotlib", "pandas"}

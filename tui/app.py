@@ -62,11 +62,10 @@ from textual.worker import (
 
 from codebooks.errors import CodecurveError
 from scoring.errors import ScoringCancelled
+from study import ScoreProgress, active_context, config_label, score_study
 from study.errors import StudyError, StudyLockedError
-from study.labels import active_context, config_label
 from study.rows import Context
-from study.score_run import ScoreProgress, score_study
-from study.scores.learned import is_learned
+from study.scores import is_learned
 from tui.collector import IdleCollector
 from tui.estimate import estimate_text
 from tui.evidence import EvidenceBook
@@ -115,8 +114,8 @@ if TYPE_CHECKING:
     from scoring.engine import ScoringEngine
     from scoring.learned import LearnedCurve
     from scoring.score import Pair
-    from study.analysis.compare import Comparison
-    from study.store import Study
+    from study import Study
+    from study.analysis import Comparison
     from tui.screens.code_editor import CodeEdit
     from tui.screens.export import ExportOptions
 
@@ -443,11 +442,11 @@ class CodecurveApp(App[None]):
         known: Mapping[str, LearnedCurve],
     ) -> None:
         """Measure which sentence of each pair moved the configuration's curve and keep
-        it in the study (:func:`study.analysis.evidence.measure_pairs`: a learned
+        it in the study (:func:`study.analysis._evidence.measure_pairs`: a learned
         configuration through its learned curves, ``known`` those of the app's refits);
         stops after a batch once cancelled (a scoring run wants the engine). A learned
         curve that the coder's decisions no longer give waits for the next refit."""
-        from study.analysis.evidence import measure_pairs
+        from study.analysis import measure_pairs
 
         worker = get_current_worker()
         try:
@@ -875,7 +874,7 @@ class CodecurveApp(App[None]):
 
     def action_export(self) -> None:
         """Open the export dialog; what it chooses is written in a worker."""
-        from study.exchange.coders import decision_coders
+        from study.exchange import decision_coders
         from tui.screens.export import ExportScreen
 
         coders = decision_coders(self.study)
@@ -949,9 +948,8 @@ class CodecurveApp(App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="report", name="report")
     def write_report(self, path: Path) -> None:
         """Write the report off the event loop (a failure is shown by the worker handler)."""
-        from study.report.data import ReportOptions, report_data
-        from study.report.files import write_report as write_files
-        from study.report.parallel import warm
+        from study.report import ReportOptions, report_data, warm
+        from study.report import write_report as write_files
         from tui.commands.outputs import check_output, recorded_sources
         from tui.commands.report import REPORT_SUFFIXES
 
@@ -1189,7 +1187,7 @@ def make_app(
     """
     close = bool(close_study)
     if isinstance(study, (str, Path)):
-        from study.store import Study as StudyClass
+        from study import Study as StudyClass
 
         coder = coder or default_coder()
         # The coder's session: a second one of the same coder is refused, naming this one.

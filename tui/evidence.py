@@ -13,7 +13,7 @@ Which configuration: the evidence of the configuration shown, learned or not; it
 measured only while the loaded model is that configuration's (a learned one's base:
 else its numbers would not explain the scores shown) and no scoring run goes (the two
 would share the engine). A learned configuration's variants are read through its
-learned curves (:func:`study.analysis.evidence.measure_pairs`): the book keeps the
+learned curves (:func:`study.analysis._evidence.measure_pairs`): the book keeps the
 curves of the app's own refits (:meth:`EvidenceBook.learned`), so that they need not be
 fitted again; while the coder's decisions differ from those a curve was fitted on (the
 next refit is not due yet) the learned configuration cannot be measured, and the book
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from scoring.engine import ScoringEngine
     from scoring.evidence import Evidence
     from scoring.learned import LearnedCurve
-    from study.store import Study
+    from study import Study
     from tui.scorer import Scorer
     from tui.session import ReviewSession
 
@@ -101,7 +101,7 @@ class EvidenceBook:
         """The configuration whose model measures ``config_id``'s evidence: itself, or
         its base when it is learned."""
         if config_id not in self._engines:
-            from study.analysis.evidence import measuring_config
+            from study.analysis import measuring_config
 
             self._engines[config_id] = measuring_config(self._study, config_id)[0].id
         return self._engines[config_id]

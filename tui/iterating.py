@@ -23,8 +23,8 @@ from codebooks.errors import CodecurveError
 
 if TYPE_CHECKING:
     from codebooks.model import Codebook
-    from study.analysis.compare import Comparison
-    from study.store import Study
+    from study import Study
+    from study.analysis import Comparison
     from tui.screens.code_editor import CodeEdit
     from tui.session import ReviewSession
 
@@ -67,7 +67,7 @@ class Iteration:
     def find_stale(self) -> bool:
         """Find the pairs shown with a score from an older text of their code (for the
         configuration shown); whether :attr:`stale_keys` changed."""
-        from study.iteration.revisions import stale_pairs
+        from study.iteration import stale_pairs
 
         config_id = self.session.config_id
         keys: frozenset[tuple[str, str]] = frozenset()
@@ -91,7 +91,7 @@ class Iteration:
         """Compare the scored configurations on the coder's decisions (slow: run it in a
         worker); None when fewer than two are scored, or with the reason it cannot be
         computed."""
-        from study.analysis.compare import compare_configs
+        from study.analysis import compare_configs
 
         study = self.study
         scored = [c.id for c in study.scores.configs() if study.scores.scored_count(c.id) > 0]

@@ -100,9 +100,8 @@ def create_study(
     overwrite: bool = False,
 ) -> None:
     """Read responses and codebook and write a new study at ``path``."""
-    from study.intake.responses import read_responses
+    from study import Study, read_responses
     from study.refi import load_codebook_file
-    from study.store import Study
     from tui.commands.outputs import check_folder, refuse_inputs
 
     refuse_inputs(path, protect={"responses file": responses, "codebook": codebook})
@@ -143,7 +142,7 @@ def run_app(
 ) -> int:
     """Open the study in the app until the coder quits, with the keys the coder rebound
     (:func:`app_keys`)."""
-    from study.file.locking import network_file_system
+    from study.file import network_file_system
     from tui.app import make_app
 
     coder = app_coder(path, args.coder)
@@ -182,7 +181,7 @@ def run_app(
 def app_coder(path: Path, given: str | None) -> str:
     """The coder the app opens as (:mod:`tui.coder_name`): ``--coder``, the remembered
     name, or the answer to a question asked once (the study's coders listed)."""
-    from study.store import Study
+    from study import Study
     from tui.coder_name import resolve_coder
 
     known: list[str] = []
@@ -200,8 +199,7 @@ def context_note(path: Path, context: str | None, model: str | None = None) -> s
     A model is compared by name only (loading it to learn its identity would take as
     long as opening the app); the app says it again, exactly, once the model is loaded.
     """
-    from study.labels import config_label
-    from study.store import Study
+    from study import Study, config_label
     from tui.keymap import key
 
     if not path.exists() or (context is None and model is None):

@@ -1,7 +1,7 @@
 """The app's loop of learning from the coder: when to refit, and what to say about it.
 
 The coder's decisions teach each code a curve of its own
-(:func:`study.analysis.learning.learn`, docs/method.md, "Learning from the coder"), under
+(:func:`study.analysis._learning.learn`, docs/method.md, "Learning from the coder"), under
 a learned configuration that becomes the study's active one, so that the queue's
 uncertainty order follows what the coder has decided so far. :class:`Learner` is the
 app's collaborator for it, as :class:`~tui.scorer.Scorer` is for scoring: it counts the
@@ -30,9 +30,9 @@ from study.errors import StudyError
 
 if TYPE_CHECKING:
     from codebooks.model import Scale
-    from study.analysis.learning import ReadMemory
-    from study.audit.sample import AuditSample
-    from study.store import Study
+    from study import Study
+    from study.analysis import ReadMemory
+    from study.audit import AuditSample
     from tui.session import ReviewSession
 
 #: New decisions of a code, by the coder in this app, after which its curve is refitted.
@@ -145,7 +145,7 @@ class Learner:
         self._new: dict[str, int] = {}
         self._sample: AuditSample | None = None
         self._sample_read = False
-        from study.analysis.learning import ReadMemory
+        from study.analysis import ReadMemory
 
         #: The last code a refit read, features and all, for the next refit of it (the
         #: worker's only: one request is worked on at a time).
@@ -318,7 +318,7 @@ def run_request(
     study: Study, *, coder: str, request: Request, memory: ReadMemory | None = None
 ) -> Learned:
     """Do ``request``: read where the codes stand and, when it asks to learn and a code
-    has enough decisions of each value, refit with :func:`~study.analysis.learning.learn`
+    has enough decisions of each value, refit with :func:`~study.analysis._learning.learn`
     (the learned configuration made the active one). Slow (seconds): call it in a worker.
     ``memory`` keeps the last code read for the next refit (:attr:`Learner.memory`).
 
@@ -332,7 +332,7 @@ def run_request(
             features are missing (scoring again recaptures them).
         LearningError: the code cannot be learned after all.
     """
-    from study.analysis.learning import base_config, fits, learn, learned_config_id
+    from study.analysis import base_config, fits, learn, learned_config_id
 
     started = time.perf_counter()
     sample = study.audit.sample()
@@ -390,7 +390,7 @@ def run_request(
 
 def _decided_state(study: Study, code_id: str, coder: str) -> CodeState:
     """A code's state from the coder's decisions that may teach it (not learned)."""
-    from study.analysis.learning import training_decisions
+    from study.analysis import training_decisions
 
     code = study.codebook.code(code_id)
     values = study.codebook.scale_for(code).values
@@ -408,7 +408,7 @@ def _since(started: float) -> float:
 def learned_on(study: Study, shown: int, base: int) -> bool:
     """Whether configuration ``shown`` is a learned one fitted on configuration ``base``
     (the app stays on it when the model of ``base`` loads)."""
-    from study.scores.learned import is_learned
+    from study.scores import is_learned
 
     row = study.scores.config_row(shown)
     return is_learned(row) and row.model.revision == study.scores.config_row(base).key

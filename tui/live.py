@@ -17,11 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from study.audit.blind import blind_setting
+from study.audit import blind_setting
 from study.errors import StudyError
 
 if TYPE_CHECKING:
-    from study.store import Study
+    from study import Study
     from tui.session import ReviewSession
 
 #: Seconds between two looks at the study: others' work shows within about a second.

@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from scoring.engine import ScoringEngine
     from scoring.evidence import Evidence
     from scoring.learned import LearnedCurve
-    from study.analysis.compare import Comparison
-    from study.log.delegations import DelegationPlan
+    from study.analysis import Comparison
+    from study.log import DelegationPlan
     from study.rows import ScoringRate, Source
     from tui.learning import Learned
     from tui.session import ChangeKind, Saved

@@ -21,15 +21,15 @@ from tui.remedies import in_words, said
 from tui.text import one_line, plural, printable
 
 if TYPE_CHECKING:
-    from study.log.delegations import CodePlan, DelegationPlan
-    from study.store import Study
+    from study import Study
+    from study.log import CodePlan, DelegationPlan
 
 
 def plan_for(study: Study, coder: str) -> tuple[DelegationPlan | None, str, str | None]:
     """``(plan, note, audit)``: the plan on ``coder``'s blind audit decisions (None when
     there is none, ``note`` saying why) and the audit's progress in words (None without
     an audit sample)."""
-    from study.analysis.delegation_plan import plan_delegation
+    from study.analysis import plan_delegation
     from study.errors import DRAW_AUDIT, StudyError
 
     sample = study.audit.sample()

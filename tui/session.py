@@ -18,16 +18,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from codebooks.model import Code, Codebook, Scale
-from study.audit.blind import BlindSetting, blind_setting, set_blind_coding
+from study.audit import BlindSetting, blind_setting, set_blind_coding
 from study.errors import StudyChangedError, StudyError
 from study.rows import Source
 from tui.keymap import DECIDE, key, key_range
 from tui.source import Query, Row, hide_model, hides_model, is_hidden
 
 if TYPE_CHECKING:
-    from study.log.delegations import DelegationPlan
+    from study import Study
+    from study.log import DelegationPlan
     from study.rows import Decision
-    from study.store import Study
 
 #: What a write to the study may raise when it cannot save (full disk, read-only file,
 #: a damaged page): the transaction is rolled back and the study stays as it was.
@@ -183,9 +183,9 @@ def own_curves(study: Study, coder: str) -> int | None:
     active = study.scores.active_config_id()
     if active is None:
         return None
-    from study.analysis.learning import learned_config_id
+    from study.analysis import learned_config_id
     from study.errors import StudyError
-    from study.scores.learned import is_learned
+    from study.scores import is_learned
 
     try:
         if is_learned(study.scores.config_row(active)):
@@ -246,8 +246,8 @@ class ReviewSession:
 
     def code_columns(self, names: list[str]) -> list[str]:
         """Which of the response columns ``names`` hold codes (other coders' decisions:
-        :mod:`study.audit.code_columns`)."""
-        from study.audit.code_columns import code_columns
+        :mod:`study.audit._code_columns`)."""
+        from study.audit import code_columns
 
         try:
             return code_columns(self.study, names)

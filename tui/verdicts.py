@@ -24,7 +24,7 @@ from screening.story import pattern_line, story
 from tui.keymap import key
 
 if TYPE_CHECKING:
-    from study.store import Study
+    from study import Study
 
 #: What each 2x2 cell means to a coder.
 CELL_WORDS = {
@@ -223,7 +223,7 @@ def summarise_study(
     ``cut`` is the confidence cut: ``"scale"`` (each code's own), ``"median"`` or a
     number.
     """
-    from study.analysis.screen import screen_study
+    from study.analysis import screen_study
     from study.errors import StudyError
 
     if config_id is None:

@@ -41,7 +41,7 @@ import numpy.typing as npt
 from scipy import stats
 
 from codebooks.errors import Remedy
-from study.analysis.coder_choice import CoderChoice, choose_coder
+from study.analysis._coder_choice import CoderChoice, choose_coder
 from study.errors import DRAW_AUDIT, SCORE, NoBlindDecisionsError, StudyError
 from study.labels import backend_name
 from study.store import Study

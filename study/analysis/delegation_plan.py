@@ -9,7 +9,6 @@ counts the uncoded pairs at or above it. Apply the plan with
 
 from __future__ import annotations
 
-import json
 import math
 import sqlite3
 from typing import TYPE_CHECKING
@@ -29,6 +28,7 @@ from study.errors import DRAW_AUDIT, SCORE, StudyError
 from study.labels import backend_name
 from study.log.delegation_scope import DelegationScope
 from study.log.delegations import CodePlan, DelegationPlan
+from study.queries.records import pair_confidences
 from study.store import Study
 
 if TYPE_CHECKING:
@@ -79,16 +79,13 @@ def skipped_confidence(
     missing = _skipped(study, code_id, coded)
     if not missing:
         return np.zeros(0)
-    rows = conn.execute(
-        "SELECT confidence FROM scores WHERE config_id = ? AND cid = ? "
-        "AND rid IN (SELECT value FROM json_each(?))",
-        (
-            config_id,
-            study.index.code_key(code_id),
-            json.dumps([study.index.response_key(r) for r in missing]),
-        ),
-    ).fetchall()
-    return np.asarray([float(r[0]) for r in rows], dtype=float)
+    confidences = pair_confidences(
+        conn,
+        config_id,
+        study.index.code_key(code_id),
+        [study.index.response_key(r) for r in missing],
+    )
+    return np.asarray(confidences, dtype=float)
 
 
 def _skipped(study: Study, code_id: str, coded: set[str]) -> list[str]:

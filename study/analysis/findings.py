@@ -28,9 +28,7 @@ on the DataFrames they return.
 
 from __future__ import annotations
 
-import json
 import math
-import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -51,13 +49,14 @@ from screening.prevalence import (
     difference,
     ppi_mean,
 )
-from study.analysis.coder_choice import CoderChoice, choose_coder
+from study.analysis._coder_choice import CoderChoice, choose_coder
 from study.audit.sample import AuditSample
 from study.errors import StudyError
 from study.exchange.frames import long_frame
 from study.iteration.revisions import read_versions, stale_pairs
 from study.labels import config_label, resolve_config
 from study.queries.pairs import pair_scale
+from study.queries.records import blind_decisions, response_records
 from study.store import Study
 
 #: Below this many audit decisions a code (or group) gets no prediction-powered interval:
@@ -94,12 +93,7 @@ def _read_pairs(study: Study, config_id: int | None, coder: str | None) -> pd.Da
 def _read_responses(study: Study) -> pd.DataFrame:
     """One row per response: ``response_id``, ``text``, ``wave`` and its attributes."""
     with study.snapshot() as conn:
-        try:
-            rows = conn.execute("SELECT id, text, attrs, wave FROM responses ORDER BY pos")
-            records = [(r[0], r[1], json.loads(r[2]), int(r[3])) for r in rows.fetchall()]
-        except sqlite3.OperationalError:  # a file from before waves
-            rows = conn.execute("SELECT id, text, attrs FROM responses ORDER BY pos")
-            records = [(r[0], r[1], json.loads(r[2]), 1) for r in rows.fetchall()]
+        records = response_records(conn)
     frame = pd.DataFrame(
         {
             "response_id": [r[0] for r in records],
@@ -119,10 +113,7 @@ def _read_blind(study: Study) -> pd.DataFrame:
     from the current one.
     """
     with study.snapshot() as conn:
-        rows = conn.execute(
-            "SELECT rid, cid, coder, value, codebook_version FROM annotations "
-            "WHERE blind = 1 AND source = 'human'"
-        ).fetchall()
+        rows = blind_decisions(conn)
         versions = read_versions(conn, path=study.path)
     hashes: dict[int, dict[str, str]] = {
         v.version: {c.id: c.content_hash() for c in v.codebook.codes} for v in versions

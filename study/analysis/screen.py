@@ -44,9 +44,9 @@ from screening.headline import TIER_GLOSS, Headline, pattern
 from screening.sampling import pool_tables
 from screening.story import Story, story
 from screening.tiers import screen_table
-from study.analysis.coder_choice import CoderChoice, choose_coder
-from study.analysis.headlines import study_headlines
-from study.analysis.remaining import remaining_pairs
+from study.analysis._coder_choice import CoderChoice, choose_coder
+from study.analysis._headlines import study_headlines
+from study.analysis._remaining import remaining_pairs
 from study.errors import DRAW_AUDIT, SCORE, NoBlindDecisionsError, StudyError
 from study.labels import backend_name, config_label, off_scale_warning, resolve_config
 from study.store import Study
@@ -436,7 +436,7 @@ def screen_study(
 def screen_coder(study: Study, human: pd.DataFrame, coder: str | None) -> CoderChoice:
     """Whose decisions a screen uses: ``coder``, or by default the one with the most
     blind audit decisions (the most decisions where nobody has one), said in
-    :attr:`CoderChoice.note` (:mod:`study.analysis.coder_choice`).
+    :attr:`CoderChoice.note` (:mod:`study.analysis._coder_choice`).
 
     Args:
         human: Human decisions on the configuration's pairs (``annotated_pairs`` rows).

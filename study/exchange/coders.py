@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from study.errors import StudyError
+from study.queries.records import decision_coders as queried_coders
+from study.queries.records import decision_rows
 from study.rows import CONSENSUS
 from study.view import StudyView
 
@@ -34,15 +36,6 @@ DECISION_COLUMNS = (
     "decided_at",
     "codebook_version",
     "delegation",
-)
-
-_SELECT = (
-    "SELECT a.rid, a.cid, a.value, a.source, a.blind, a.coder, a.decided_at, "
-    "COALESCE(a.codebook_version, 1), CASE WHEN a.source = 'delegated' THEN e.batch END "
-    "FROM annotations a LEFT JOIN events e ON e.id = a.event_id"
-)
-_SELECT_OLD = (  # a file at a schema without codebook versions or batches
-    "SELECT a.rid, a.cid, a.value, a.source, 0, a.coder, a.decided_at, 1, NULL FROM annotations a"
 )
 
 
@@ -63,8 +56,7 @@ class CoderChoiceError(StudyError):
 def decision_coders(study: StudyView) -> list[str]:
     """Every coder with a decision in the study, sorted (notes alone do not count)."""
     with study.snapshot() as conn:
-        rows = conn.execute("SELECT DISTINCT coder FROM annotations ORDER BY 1").fetchall()
-    return [str(r[0]) for r in rows]
+        return queried_coders(conn)
 
 
 def export_coder(study: StudyView, coder: str | None, *, all_coders: bool = False) -> str | None:
@@ -99,18 +91,6 @@ class ChosenDecisions:
 
     rows: list[tuple[Any, ...]]
     unresolved: frozenset[tuple[int, int]] = frozenset()
-
-
-def decision_rows(conn: sqlite3.Connection, *, coder: str | None = None) -> list[tuple[Any, ...]]:
-    """Every decision (of ``coder``, or everyone's), oldest first, as
-    :data:`DECISION_COLUMNS` tuples."""
-    where = " WHERE a.coder = ?" if coder is not None else ""
-    params = [] if coder is None else [coder]
-    order = " ORDER BY a.decided_at, a.event_id"
-    try:
-        return conn.execute(_SELECT + where + order, params).fetchall()
-    except sqlite3.OperationalError:
-        return conn.execute(_SELECT_OLD + where + order, params).fetchall()
 
 
 def chosen_decisions(conn: sqlite3.Connection, *, coder: str | None) -> ChosenDecisions:

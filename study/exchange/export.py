@@ -61,7 +61,7 @@ cell that a spreadsheet would run as a formula (starting with ``=``, ``+``, ``-`
 tab or carriage return, and not simply a number such as ``-2``) is prefixed with ``'``;
 XLSX, Parquet, SPSS and Stata cells are typed, and hold every text exactly (an XLSX text
 starting with ``=`` is stored as text, never as a formula). SPSS and Stata files
-(:mod:`study.exchange.stats_files`) get valid variable names, the column names as
+(:mod:`study.exchange._stats_files`) get valid variable names, the column names as
 variable labels and value labels from each code's scale; their provenance and the list
 of their variables go in ``<file>-metadata.json`` beside them. XLSX has a second sheet
 ``provenance`` (model, template, context, scale, codebook, software version, export
@@ -84,6 +84,7 @@ from typing import TYPE_CHECKING
 from codebooks.errors import InputError
 from codebooks.files import check_target
 from study.errors import StudyError
+from study.exchange._stats_files import variables, write_stats
 from study.exchange.coders import CoderChoiceError, export_coder
 from study.exchange.frames import (
     LAYOUTS,
@@ -94,7 +95,6 @@ from study.exchange.frames import (
     value_labels,
     wide_frame,
 )
-from study.exchange.stats_files import variables, write_stats
 from study.exchange.writers import (
     FORMATS,
     XLSX_CELL_LIMIT,

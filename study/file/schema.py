@@ -54,7 +54,7 @@ delegation, study settings, codebook revisions and new waves of responses:
 Version 3 adds ``memos``: a coder's note on a whole response (not one code), set by a
 ``note`` event whose ``cid`` is NULL.
 
-Version 4 adds codebook iteration (:mod:`study.iteration.revisions`, :mod:`study.iteration.waves`):
+Version 4 adds codebook iteration (:mod:`study.iteration.revisions`, :mod:`study.iteration._waves`):
 
 - ``codebook_versions``: every codebook the study has had (version 1: the one it was
   created with), its JSON snapshot, hash, time, source file and the changes from the

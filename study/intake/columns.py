@@ -58,7 +58,7 @@ TEXT_NAMES = (
 )
 
 #: Normalised names of a list layout's column (codes imported from a file, and the
-#: columns the blind coder must not see: :mod:`study.audit.code_columns`).
+#: columns the blind coder must not see: :mod:`study.audit._code_columns`).
 LIST_NAMES = ("codes", "code", "labels", "label", "categories", "category", "themes", "tags")
 
 #: How many places (rows, ids) a message lists before "and N more".

@@ -56,9 +56,9 @@ from pathlib import Path
 from typing import Any
 
 from study.errors import ResponsesError
+from study.intake._formats import decode_text
 from study.intake.cells import cell_text, cell_value
 from study.intake.columns import ID_NAMES, TEXT_NAMES, choose_columns, format_places, unique_ids
-from study.intake.formats import decode_text
 from study.intake.tables import SUFFIXES, read_frame, read_table
 
 log = logging.getLogger(__name__)

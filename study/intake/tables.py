@@ -1,7 +1,7 @@
 """Read a table file (CSV, TSV, XLSX, JSONL, JSON, Parquet, TXT) as rows of cells.
 
 The format is chosen by the file's suffix (:data:`SUFFIXES`; parsers in
-:mod:`study.intake.formats`). What every format shares:
+:mod:`study.intake._formats`). What every format shares:
 
 * **Only an empty cell is empty.** Texts such as ``NA``, ``N/A``, ``None``, ``null``,
   ``nan``, ``#N/A`` or ``#VALUE!`` are kept as written, in every format (a spreadsheet's
@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from study.errors import ResponsesError
-from study.intake.cells import is_blank
-from study.intake.formats import (
+from study.intake._formats import (
     NUL_MESSAGE,
     another_encoding,
     decode_text,
@@ -42,6 +41,7 @@ from study.intake.formats import (
     parse_xlsx,
     text_codec,
 )
+from study.intake.cells import is_blank
 
 if TYPE_CHECKING:
     import pandas as pd

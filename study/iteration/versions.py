@@ -3,24 +3,24 @@
 The handle (:class:`study.handle.StudyHandle`) provides the connection, its transactions,
 the codebook and the index, and installs the codebook and index a revision or a wave
 leaves; the work is done by :mod:`study.iteration.revisions` and
-:mod:`study.iteration.waves`.
+:mod:`study.iteration._waves`.
 """
 
 from __future__ import annotations
 
+import study.iteration._waves as response_waves
 from codebooks.diff import CodebookDiff
 from codebooks.model import Codebook
 from study.file import scoped_pairs
 from study.handle import StudyHandle
 from study.intake.responses import ResponseTable
 from study.iteration import revisions
-from study.iteration import waves as response_waves
 
 
 class Versions:
     """Codebook revisions and added responses.
 
-    See :mod:`study.iteration.revisions` and :mod:`study.iteration.waves`.
+    See :mod:`study.iteration.revisions` and :mod:`study.iteration._waves`.
     """
 
     def __init__(self, study: StudyHandle) -> None:
@@ -76,7 +76,7 @@ class Versions:
     def add_responses(
         self, table: ResponseTable, *, update: bool = False
     ) -> response_waves.WaveResult:
-        """Append ``table`` as a new wave, all or nothing (see :mod:`study.iteration.waves`).
+        """Append ``table`` as a new wave, all or nothing (see :mod:`study.iteration._waves`).
 
         Raises:
             StudyError: another id column, ids already in the study without ``update``.

@@ -1,8 +1,8 @@
 """Read-side queries of a study: :class:`Queries` (``study.queries``).
 
 The review queue and its counts (pairs), the response mode's pages (response by
-response: the order's ranking is kept by :mod:`study.queries.responses`), progress and
-the input to screening (columns in :mod:`study.queries.summaries`).
+response: the order's ranking is kept by :mod:`study.queries._responses`), progress and
+the input to screening (columns in :mod:`study.queries._summaries`).
 
 Designed for 10,000 responses x 20 codes (200,000 pairs) and more: every order of the
 queue is an index walk that stops after one page (indexes in :mod:`study.file.schema`), and
@@ -43,22 +43,22 @@ from typing import TYPE_CHECKING, Any
 
 from study.codec import blob_to_floats
 from study.errors import StudyError
-from study.queries.filters import decided_driver, decision_clauses
-from study.queries.filters import listed_count as _listed_count
-from study.queries.filters import listed_position as _listed_position
-from study.queries.filters import pair_filters as _filters
-from study.queries.filters import where_sql as _where
-from study.queries.listings import (
+from study.queries._filters import decided_driver, decision_clauses
+from study.queries._filters import listed_count as _listed_count
+from study.queries._filters import listed_position as _listed_position
+from study.queries._filters import pair_filters as _filters
+from study.queries._filters import where_sql as _where
+from study.queries._listings import (
     LISTED_ORDERS,
     audit_listing,
     listing,
 )
-from study.queries.listings import (
+from study.queries._listings import (
     LISTING as _LISTING,
 )
+from study.queries._responses import keyed_ranking, matching_keys, page_keys, ranked_keys
+from study.queries._summaries import ANNOTATED_COLUMNS
 from study.queries.page_rows import page_rows, pair_scale
-from study.queries.responses import keyed_ranking, matching_keys, page_keys, ranked_keys
-from study.queries.summaries import ANNOTATED_COLUMNS
 from study.rows import ORDERS, STATUSES, PairRow, ResponseRow
 from study.view import StudyView
 
@@ -107,7 +107,7 @@ def _sorts_before(keys: tuple[tuple[str, bool], ...], values: list[Any]) -> tupl
 
 def _pairs_from(driver: tuple[str, list[Any]] | None, codable: str) -> tuple[str, list[Any]]:
     """FROM clause over every pair (``r``, ``c``), or over the pairs of a
-    :func:`~study.queries.filters.decided_driver`, which it then reads first."""
+    :func:`~study.queries._filters.decided_driver`, which it then reads first."""
     if driver is None:
         return f"FROM responses r JOIN codes c ON c.cid IN ({codable})", []
     sql, params = driver
@@ -166,7 +166,7 @@ class Queries:
         their scores, decisions, notes and response texts (plus a second query for the
         unscored pairs on the page where the scored ones run out). Under a status only
         decided pairs pass, with few decisions, the keys are read from the decisions
-        instead (:func:`~study.queries.filters.decided_driver`).
+        instead (:func:`~study.queries._filters.decided_driver`).
 
         Args:
             config_id: The scoring configuration whose scores are shown; ``None`` lists the

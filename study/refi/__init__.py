@@ -22,12 +22,15 @@ Public names (modules in brackets)::
     ProjectImport, is_project_file,
     load_codebook_file              a codebook file, or a project's codebook [exchange]
 
+This package is the wing's front door; every module (``_model``, ``_reader``, ``_writer``
+...; the brackets drop the ``_``) is the wing's own.
+
 Imports nothing of the UI; pandas only when a study is exported.
 """
 
 from __future__ import annotations
 
-from study.refi.exchange import (
+from study.refi._exchange import (
     ProjectImport,
     create_from_project,
     export_project,
@@ -35,13 +38,13 @@ from study.refi.exchange import (
     is_project_file,
     load_codebook_file,
 )
-from study.refi.importing import (
+from study.refi._importing import (
     codebook_from_project,
     decisions_from_project,
     study_inputs_from_project,
 )
-from study.refi.mapping import ImportedDecision, ImportedNote, StudyInputs, project_from_study
-from study.refi.model import (
+from study.refi._mapping import ImportedDecision, ImportedNote, StudyInputs, project_from_study
+from study.refi._model import (
     Case,
     Coding,
     Note,
@@ -55,8 +58,8 @@ from study.refi.model import (
     User,
     Variable,
 )
-from study.refi.reader import read_project
-from study.refi.writer import project_bytes, write_qde, write_qdpx
+from study.refi._reader import read_project
+from study.refi._writer import project_bytes, write_qde, write_qdpx
 
 __all__ = [
     "Case",

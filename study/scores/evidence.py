@@ -10,7 +10,7 @@ definition therefore leaves it behind without deleting anything; computing it ag
 replaces it (it is derived data, not a record of anyone's work).
 
 A learned configuration's evidence is measured on its learned curves
-(:mod:`study.analysis.evidence`), and a refit gives a code another curve without
+(:mod:`study.analysis._evidence`), and a refit gives a code another curve without
 changing its scores' hashes. So the evidence of a learned code is kept with the
 parameters' hash of the curve it was measured on (in the ``effects`` JSON: an object
 ``{"fit": hash, "sentences": [...]}`` where the zero-shot evidence is the bare list), and

@@ -1,7 +1,7 @@
 """Learned configurations on disk: what a code's curve is fitted on, and its scores.
 
 Functions over an open connection, run inside :class:`study.store.Study`'s
-transactions by :mod:`study.analysis.learning`. A learned configuration is a row of
+transactions by :mod:`study.analysis._learning`. A learned configuration is a row of
 ``configs`` like any other (its model identity's backend is :data:`LEARNED_BACKEND`),
 so that every analysis reads its scores unchanged; the ``learned`` table says, per code,
 what its curve was fitted on and with (schema version 5, :mod:`study.file.schema`).

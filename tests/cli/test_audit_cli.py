@@ -322,7 +322,7 @@ def test_with_several_coders_each_command_says_whose_decisions_it_uses(
 def test_the_report_compares_the_coders_it_is_given(
     sim: tuple[Path, Truth], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from study.report.data import ReportOptions, report_data
+    from study.report._data import ReportOptions, report_data
 
     path, truth = sim
     pairs = sorted(truth)[:60]

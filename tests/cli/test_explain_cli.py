@@ -72,7 +72,7 @@ def test_an_unscored_or_missing_study_is_one_line(tmp_path, codebook, capsys):
 
 
 def test_a_learned_configuration_explains_itself_or_asks_to_learn_again(tmp_path, capsys):
-    from study.analysis.learning import learn
+    from study.analysis._learning import learn
     from tests.study.test_evidence_learned import EXPLAINED, KEYWORD_LINE, decide
     from tests.study.test_learning import CODEBOOK, _texts
 

@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+import study.report._content as content
 from codebooks.model import LIKERT_5
 from study import Study
 from study.intake.responses import ResponseTable
-from study.report import content
-from study.report.data import ReportOptions, report_data
+from study.report._data import ReportOptions, report_data
 from tests.cli.test_audit_cli import exit_code, one_line
 from tests.factories import synthetic_config, synthetic_scores
 from tests.study.test_audit import (
@@ -356,7 +356,7 @@ def test_a_full_disk_leaves_nothing_half_written(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import study.report.draw as draw
+    import study.report._draw as draw
 
     out = tmp_path / "report.html"
     out.write_text("the earlier report", encoding="utf-8")

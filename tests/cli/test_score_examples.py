@@ -164,7 +164,7 @@ def test_the_file_mode_has_no_decisions_to_show(
 
 
 def test_the_default_written_out_for_help_is_the_one_used() -> None:
-    from study.analysis.examples import DEFAULT_PER_VALUE
+    from study.analysis._examples import DEFAULT_PER_VALUE
     from tui.commands.score import DEFAULT_EXAMPLES
 
     assert DEFAULT_EXAMPLES == DEFAULT_PER_VALUE

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from study.analysis.reconcile import compared_coders, disagreements, resolved_count
+from study.analysis._reconcile import compared_coders, disagreements, resolved_count
 from study.errors import StudyError
 from study.exchange.coders import CoderChoiceError
 from study.exchange.export import export_study, read_export

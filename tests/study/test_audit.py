@@ -321,7 +321,7 @@ def test_a_report_permutes_the_responses_once(
     """The sample is read once per code and step; the permutation is made once, and an
     extension (a new event) is read as it is."""
     import study.audit.sample as audit_sample
-    from study.report.data import ReportOptions, report_data
+    from study.report._data import ReportOptions, report_data
 
     audit_sample._first_draw.cache_clear()
     real = audit_permutation

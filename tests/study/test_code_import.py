@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from codebooks.model import BINARY, Code, Codebook
 from study import ResponsesError, ResponseTable, Study, StudyError, read_responses
-from study.exchange.code_import import import_codes, read_codes
+from study.exchange._code_import import import_codes, read_codes
 from study.exchange.export import FORMULA_STARTS as EXPORT_FORMULA_STARTS
 from study.exchange.export import export_study, neutralise, wide_frame
 from study.intake.cells import FORMULA_STARTS, unguard_formula

@@ -14,7 +14,7 @@ from codebooks.model import BINARY, Code, Codebook
 from scoring import FakeBackend, ScoringEngine
 from scoring.evidence import explain
 from study import ResponseTable, Study
-from study.analysis.evidence import explain_study, plan_explain
+from study.analysis._evidence import explain_study, plan_explain
 from study.errors import StudyError
 from study.file import schema as study_schema
 from study.score_run import score_study

@@ -1,5 +1,5 @@
 """A learned configuration explains itself: its model scores the variants and its learned
-curves read them (study.analysis.evidence with study.analysis.learning.fitted_curves).
+curves read them (study.analysis._evidence with study.analysis._learning.fitted_curves).
 
 The fake model's features are a hashed bag of the response's words and its zero-shot
 curve is noise (tests/study/test_learning.py): a curve learned from decisions that
@@ -17,8 +17,8 @@ import pytest
 from scoring import FakeBackend, Pair, ScoringEngine
 from scoring.evidence import explain
 from study import ResponseTable, Study, score_study
-from study.analysis.evidence import explain_study, plan_explain
-from study.analysis.learning import fits, fitted_curves, learn
+from study.analysis._evidence import explain_study, plan_explain
+from study.analysis._learning import fits, fitted_curves, learn
 from study.errors import StudyError
 from study.exchange.frames import long_frame
 from tests.study.test_learning import CODEBOOK, _texts, truth
@@ -179,8 +179,8 @@ def test_a_model_without_features_cannot_explain_a_learned_curve(study) -> None:
 
 
 def test_the_report_quotes_the_learned_curves_evidence(study, engine) -> None:
-    from study.report.data import report_data
-    from study.report.files import render_html
+    from study.report._data import report_data
+    from study.report._files import render_html
     from tests.study.test_report_evidence import no_figures
 
     decide(study, "wait", 100)

@@ -1,4 +1,4 @@
-"""Examples in the prompt (study.analysis.examples): which decided pairs a code shows.
+"""Examples in the prompt (study.analysis._examples): which decided pairs a code shows.
 
 Never an audit pair (nor an accepted pick, a delegated one or another coder's), balanced
 over the values decided, deterministic, short; kept in the study with their provenance;
@@ -16,7 +16,7 @@ import pytest
 from codebooks.model import BINARY, LIKERT_5, Code, Codebook
 from scoring import FakeBackend, ScoringEngine
 from study import ResponseTable, Study, score_study
-from study.analysis.examples import (
+from study.analysis._examples import (
     MAX_EXAMPLE_CHARS,
     ExampleSet,
     choose_examples,

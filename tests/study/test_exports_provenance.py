@@ -20,7 +20,7 @@ from study.errors import StudyError
 from study.exchange.export import export_study, long_frame, read_export, wide_frame
 from study.log.delegations import guarantee_sentences
 from study.refi import project_from_study, read_project, study_inputs_from_project, write_qdpx
-from study.refi.exchange import create_from_project
+from study.refi._exchange import create_from_project
 from tests.factories import synthetic_score
 from tests.study.test_audit import code_audit_blind, simulated_study
 

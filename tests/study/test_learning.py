@@ -1,4 +1,4 @@
-"""Learning from the coder (study.analysis.learning) with the fake model's features.
+"""Learning from the coder (study.analysis._learning) with the fake model's features.
 
 The fake model's features are a hashed bag of the response's words, and its zero-shot
 curve is noise: a curve learned from decisions that follow the words must beat the
@@ -20,7 +20,7 @@ from codebooks.model import BINARY, LIKERT_5, Code, Codebook
 from scoring import FakeBackend, ScoringEngine
 from scoring.learned import LearningError
 from study import ResponseTable, Study, score_study
-from study.analysis.learning import fits, learn, learned_config_id, training_decisions
+from study.analysis._learning import fits, learn, learned_config_id, training_decisions
 from study.errors import StudyError
 
 WORDS = [
@@ -367,7 +367,7 @@ def test_a_refit_reuses_the_features_it_read_while_the_pairs_are_the_same(
 ) -> None:
     from dataclasses import replace
 
-    from study.analysis.learning import ReadMemory
+    from study.analysis._learning import ReadMemory
     from study.scores import learned as stored
 
     with (

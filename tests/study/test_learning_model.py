@@ -18,7 +18,7 @@ from sklearn.metrics import roc_auc_score
 
 from codebooks.model import BINARY, Code, Codebook
 from study import ResponseTable, Study
-from study.analysis.learning import learn
+from study.analysis._learning import learn
 from tests.factories import NHS_RESPONSES
 
 CATEGORY = "Positive experience & gratitude"

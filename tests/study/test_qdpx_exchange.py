@@ -30,7 +30,7 @@ from study.refi import (
     read_project,
     write_qdpx,
 )
-from study.refi.notes import join_note, split_note
+from study.refi._notes import join_note, split_note
 
 SCHEMA = xmlschema.XMLSchema(str(Path(__file__).parent / "data" / "Project.xsd"))
 NS = "{urn:QDA-XML:project:1.0}"

@@ -14,8 +14,8 @@ import pytest
 
 from study import ResponseTable, Study
 from study.refi import ProjectFileError, decisions_from_project, read_project
-from study.refi.archive import Limits
-from study.refi.importing import study_inputs_from_project
+from study.refi._archive import Limits
+from study.refi._importing import study_inputs_from_project
 
 ALICE = "{A1B2C3D4-0000-4000-8000-00000000A11C}"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import docx
 import pytest
 
-from study.refi.reader import read_project
+from study.refi._reader import read_project
 from tui.cli import main
 
 CODE = "00000000-0000-4000-8000-0000000000c1"

@@ -296,7 +296,7 @@ def test_a_decided_status_reads_its_few_decisions_first_with_the_same_pages(
 def test_many_decisions_keep_the_index_walk(scored: tuple[Study, int]) -> None:
     """The decisions are counted only up to the bound where walking the index is the
     cheaper way (a page of 40 on 90 pairs: 256 decisions), and only those of the filter."""
-    from study.queries.filters import decided_driver
+    from study.queries._filters import decided_driver
 
     study, config_id = scored
     for coder in ("ann", "bob", "cy"):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import csv
 import io
 
-from study.report import content
-from study.report.files import table_csv
+import study.report._content as content
+from study.report._files import table_csv
 
 
 def _cells(text: str) -> list[list[str]]:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+import study.report._content as content
+import study.report._draw as draw
 from study import Study
-from study.report import content, draw
-from study.report.data import ReportOptions, report_data
-from study.report.figure import Figure
+from study.report._data import ReportOptions, report_data
+from study.report._figure import Figure
 from tests.study.test_audit import code_audit_blind, code_second_coder, simulated_study
 
 

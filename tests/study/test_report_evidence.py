@@ -13,10 +13,10 @@ import pytest
 from codebooks.model import BINARY, Code, Codebook
 from scoring import FakeBackend, ScoringEngine
 from study import ResponseTable, Study
-from study.analysis.evidence import explain_study, plan_explain
-from study.report.data import report_data
-from study.report.figure import Figure
-from study.report.files import render_html
+from study.analysis._evidence import explain_study, plan_explain
+from study.report._data import report_data
+from study.report._figure import Figure
+from study.report._files import render_html
 from study.score_run import score_study
 
 #: Every sentence carries markup a browser would run or draw.

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+import study.report._content as content
 from study import Study
-from study.report import content
-from study.report.data import ReportData, ReportOptions, report_data
-from study.report.figure import Figure
-from study.report.files import render_html, write_report
-from study.report.parallel import draw_all, warm
+from study.report._data import ReportData, ReportOptions, report_data
+from study.report._figure import Figure
+from study.report._files import render_html, write_report
+from study.report._parallel import draw_all, warm
 from tests.study.test_audit import code_audit_blind, code_second_coder, simulated_study
 
 
@@ -88,7 +88,7 @@ class NoWorkers:
 def test_without_workers_this_process_draws_them_all(
     data: ReportData, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import study.report.parallel as parallel
+    import study.report._parallel as parallel
 
     figures = content.figures(data)
     monkeypatch.setattr(parallel, "ProcessPoolExecutor", NoWorkers)

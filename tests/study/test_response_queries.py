@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from study.queries.responses import RESPONSE_ORDERS
+from study.queries._responses import RESPONSE_ORDERS
 from study.rows import ResponseRow
 from study.store import Study
 from tests.factories import CODEBOOK, build_study, synthetic_config, synthetic_scores

@@ -1,4 +1,4 @@
-"""The score-row format (study.exchange.score_rows): columns, CSV and JSONL, written
+"""The score-row format (study.exchange._score_rows): columns, CSV and JSONL, written
 safely by the exports' writer."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from codebooks.model import Code
 from scoring.score import Pair
 from study.errors import StudyError
-from study.exchange.score_rows import (
+from study.exchange._score_rows import (
     ID_COLUMNS,
     IDENTITY_COLUMNS,
     SUMMARY_COLUMNS,

@@ -16,8 +16,8 @@ from openpyxl import load_workbook
 
 from codebooks.model import BINARY, LIKERT_5, Code, Codebook
 from study import Response, ResponseTable, Study
+from study.exchange._stats_files import variable_names
 from study.exchange.export import export_study, read_export
-from study.exchange.stats_files import variable_names
 
 LONG_NAME = "Staff manner & personal attributes of the nursing team"
 

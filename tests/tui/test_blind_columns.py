@@ -6,9 +6,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from study.audit._code_columns import code_columns
 from study.audit.blind import set_blind_coding
-from study.audit.code_columns import code_columns
-from study.exchange.code_import import import_codes
+from study.exchange._code_import import import_codes
 from study.intake.responses import read_responses
 from study.store import Study
 from tests.factories import synthetic_config, synthetic_scores

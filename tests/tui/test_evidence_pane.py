@@ -13,7 +13,7 @@ from codebooks.model import BINARY, Code, Codebook
 from scoring import FakeBackend, Pair, ScoringEngine
 from scoring.evidence import Evidence
 from study import ResponseTable, Study
-from study.analysis.evidence import evidence_config, explain_study, plan_explain
+from study.analysis._evidence import evidence_config, explain_study, plan_explain
 from study.score_run import score_study
 from tests.tui.waiting import settle, wait_for
 from tui.app import CodecurveApp, make_app
@@ -206,7 +206,7 @@ async def test_help_lists_the_key(scored: Study) -> None:
 @pytest.fixture
 def learned(tmp_path: Path) -> Iterator[tuple[Study, int]]:
     """A study of one code whose learned curve (ana's) is the active configuration."""
-    from study.analysis.learning import learn
+    from study.analysis._learning import learn
     from tests.study.test_evidence_learned import EXPLAINED, decide
     from tests.study.test_learning import _texts
 
@@ -223,8 +223,8 @@ def learned(tmp_path: Path) -> Iterator[tuple[Study, int]]:
 
 async def test_a_learned_configuration_is_measured_through_its_curves(learned) -> None:
     from scoring.evidence import explain
-    from study.analysis.evidence import learned_reading
-    from study.analysis.learning import fitted_curves
+    from study.analysis._evidence import learned_reading
+    from study.analysis._learning import fitted_curves
 
     study, learned_id = learned
     curves = fitted_curves(study, learned_id)

@@ -18,12 +18,12 @@ import pytest
 from textual.message import Message
 from textual.pilot import Pilot
 
-import study.analysis.learning as learning_module
+import study.analysis._learning as learning_module
 from codebooks.model import BINARY, Code, Codebook
 from scoring import FakeBackend, ScoringEngine
 from scoring.learned import fit_curve
 from study import ResponseTable, Study, score_study
-from study.analysis.learning import fits, learned_config_id
+from study.analysis._learning import fits, learned_config_id
 from study.errors import SCORE, StudyError
 from tests.tui.waiting import settle, wait_for
 from tui.app import CodecurveApp, make_app
@@ -480,7 +480,7 @@ def test_one_refit_at_a_time_and_what_is_asked_meanwhile_waits(study: Study) -> 
 async def test_the_model_loading_keeps_the_learned_curves_and_scoring_refits_them(
     study: Study,
 ) -> None:
-    from study.analysis.learning import learn
+    from study.analysis._learning import learn
     from tui.messages import ModelLoaded, ScoringFinished
 
     decide(study, "wait", 60)
@@ -504,7 +504,7 @@ async def test_the_model_loading_keeps_the_learned_curves_and_scoring_refits_the
 
 
 async def test_a_coder_reopens_on_their_own_learned_curves(study: Study) -> None:
-    from study.analysis.learning import learn
+    from study.analysis._learning import learn
 
     decide(study, "wait", 60)
     base = study.scores.active_config_id()

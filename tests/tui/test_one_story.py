@@ -15,8 +15,8 @@ from screening.headline import make_headline
 from screening.story import NO_TIER, story, vrs_rows
 from study import Study
 from study.analysis.screen import screen_study
-from study.report.content import figures
-from study.report.data import ReportOptions, report_data
+from study.report._content import figures
+from study.report._data import ReportOptions, report_data
 from tests.cli.test_headline_cli import constant_study
 from tests.tui.test_headline_panel import open_panel, panel_text
 from tui.app import make_app

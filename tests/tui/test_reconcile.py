@@ -10,7 +10,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from study.analysis.reconcile import disagreements
+from study.analysis._reconcile import disagreements
 from study.store import Study
 from tests.factories import build_study
 from tui.app import make_app

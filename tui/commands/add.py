@@ -2,7 +2,7 @@
 
 Same id and text column rules as ``codecurve new`` (other columns kept). An id already in
 the study is refused unless ``--update``, which replaces the text and clears that
-response's decisions for re-review (they stay in the log). See :mod:`study.iteration.waves`.
+response's decisions for re-review (they stay in the log). See :mod:`study.iteration._waves`.
 """
 
 from __future__ import annotations
@@ -49,9 +49,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from codebooks.errors import InputError
-    from study.analysis.lacks import after_wave
-    from study.intake.responses import read_responses
-    from study.store import Study
+    from study import Study, read_responses
+    from study.analysis import after_wave
     from tui.commands.outputs import refuse_inputs
     from tui.commands.remedies import note_line
     from tui.text import plural, printable

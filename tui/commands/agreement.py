@@ -16,7 +16,7 @@ from codebooks.errors import InputError
 from tui.commands.types import coder_names, resamples, seed
 
 if TYPE_CHECKING:
-    from study.analysis.agreement import AgreementError, AgreementReport, CodeAgreement
+    from study.analysis import AgreementError, AgreementReport, CodeAgreement
     from study.errors import StudyError
 
 FORMATS = ("table", "markdown", "json")
@@ -74,8 +74,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from study.analysis.agreement import AgreementError, study_agreement
-    from study.store import Study
+    from study import Study
+    from study.analysis import AgreementError, study_agreement
 
     if not args.study.exists():
         raise InputError("no such study file", path=args.study)
@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _with_hint(exc: AgreementError, args: argparse.Namespace) -> StudyError:
     """The study's error, with what would help where something would."""
-    from study.analysis.agreement import agreement_remedies
+    from study.analysis import agreement_remedies
     from study.errors import StudyError
 
     remedies = agreement_remedies(exc, chosen=args.coders is not None, units=args.units)
@@ -117,7 +117,7 @@ COLUMNS = ("Code", "Scale", "Units", "Agreement", "Cohen's kappa", "Krippendorff
 
 
 def _cells(row: CodeAgreement, coders: tuple[str, ...]) -> list[str]:
-    from study.analysis.agreement import describe_estimate, safe
+    from study.analysis import describe_estimate, safe
 
     r = row.result
     applies = ", ".join(
@@ -138,7 +138,7 @@ def _cells(row: CodeAgreement, coders: tuple[str, ...]) -> list[str]:
 
 def to_markdown(report: AgreementReport) -> str:
     """A table a methods section can paste, with its caption and notes."""
-    from study.analysis.agreement import safe
+    from study.analysis import safe
 
     header = [*COLUMNS, "Applies", "Notes"]
 
@@ -162,7 +162,7 @@ def _print_table(report: AgreementReport) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from study.analysis.agreement import safe
+    from study.analysis import safe
 
     console = Console()
     table = Table(

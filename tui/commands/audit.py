@@ -17,8 +17,8 @@ from tui.commands import UsageError, tell
 from tui.commands.types import parse_cut, positive_int, seed
 
 if TYPE_CHECKING:
-    from study.audit.sample import AuditSample
-    from study.store import Study
+    from study import Study
+    from study.audit import AuditSample
 
 FORMATS = ("table", "json")
 
@@ -84,7 +84,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from screening.sampling import DEFAULT_AUDIT_PER_CODE
     from study import Study, StudyError
-    from study.analysis.screen import check_screen_coder
+    from study.analysis import check_screen_coder
     from tui.text import printable
 
     if args.extend is not None and args.seed is not None:
@@ -194,8 +194,7 @@ def _verdicts(
     and whose decisions, where taken by default among several coders ("" otherwise)."""
     from screening.advice import to_verdict
     from screening.story import pattern_line
-    from study.analysis.delegation_plan import plan_delegation
-    from study.analysis.screen import screen_study
+    from study.analysis import plan_delegation, screen_study
     from study.errors import NoBlindDecisionsError
 
     chosen = parse_cut(cut)

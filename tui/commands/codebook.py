@@ -52,8 +52,8 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from codebooks import load_codebook
     from codebooks.errors import InputError
-    from study.analysis.lacks import after_revision
-    from study.store import Study
+    from study import Study
+    from study.analysis import after_revision
     from tui.commands import UsageError
     from tui.commands.remedies import note_line
     from tui.text import printable

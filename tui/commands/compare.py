@@ -16,7 +16,7 @@ from tui.commands import tell
 from tui.commands.types import seed, whole_number
 
 if TYPE_CHECKING:
-    from study.analysis.compare import Comparison, ConfigMetrics
+    from study.analysis import Comparison, ConfigMetrics
 
 FORMATS = ("table", "markdown", "json")
 
@@ -78,8 +78,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from codebooks.errors import InputError
-    from study.analysis.compare import compare_configs
-    from study.store import Study
+    from study import Study
+    from study.analysis import compare_configs
 
     if not args.study.exists():
         raise InputError("no such study file", path=args.study)

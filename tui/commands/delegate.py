@@ -22,8 +22,8 @@ from tui.commands.types import parse_cut, unit_interval
 
 if TYPE_CHECKING:
     from study import Study
-    from study.analysis.screen import StudyScreening
-    from study.log.delegations import DelegationPlan
+    from study.analysis import StudyScreening
+    from study.log import DelegationPlan
 
 FORMATS = ("table", "json")
 
@@ -90,8 +90,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from study import Study, StudyError
-    from study.analysis.delegation_plan import plan_delegation
-    from study.analysis.screen import screen_study
+    from study.analysis import plan_delegation, screen_study
     from tui.text import json_text, plural, printable
 
     cut = parse_cut(args.cut)

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _unscored(path: Path) -> bool:
     """Whether the demo study has no scores yet (e.g. the model was missing last time)."""
-    from study.store import Study
+    from study import Study
 
     with Study.open(path, read_only=True) as study:
         return study.scores.active_config_id() is None

@@ -1,6 +1,6 @@
 """``codecurve explain STUDY``: which sentence of each response moved the model.
 
-The work is :mod:`study.analysis.evidence`'s (the pairs, the cost) and
+The work is :mod:`study.analysis._evidence`'s (the pairs, the cost) and
 :mod:`scoring.evidence`'s (the measurement); this parses, says what the run will cost,
 shows progress, and prints what was kept.
 """
@@ -19,8 +19,8 @@ from tui.text import duration, plural
 
 if TYPE_CHECKING:
     from scoring.evidence import ExplainProgress
-    from study.analysis.evidence import ExplainPlan
-    from study.store import Study
+    from study import Study
+    from study.analysis import ExplainPlan
 
 DESCRIPTION = """\
 For each scored pair whose response has more than one sentence, leave each sentence
@@ -80,7 +80,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from study import Study
-    from study.analysis.evidence import explain_study, plan_explain
+    from study.analysis import explain_study, plan_explain
 
     if not args.study.exists():
         raise InputError("no such study file", path=args.study)
@@ -139,7 +139,7 @@ def _engine(study: Study, plan: ExplainPlan, args: argparse.Namespace) -> Any:
         args.model = row.model.name
     examples = None
     if row.context == "examples":
-        from study.analysis.examples import stored_examples
+        from study.analysis import stored_examples
 
         examples = stored_examples(study, row.examples_hash)
         if examples is None:

@@ -12,7 +12,7 @@ from codebooks.errors import InputError
 from tui.commands import UsageError
 
 if TYPE_CHECKING:
-    from study.store import Study
+    from study import Study
 
 DESCRIPTION = """\
 Write the coded dataset. Long layout: one row per (response, code) with the model's
@@ -142,14 +142,14 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from codebooks.writers import unkept
-    from study.exchange.export import (
+    from study import Study
+    from study.exchange import (
         codebook_version,
         export_codebook,
         export_format,
         export_study,
         metadata_target,
     )
-    from study.store import Study
     from tui.commands.outputs import check_output
     from tui.text import printable
 
@@ -223,7 +223,7 @@ def output_kind(output: Path, args: argparse.Namespace) -> dict[str, Any]:
     """What a file may hold to be replaced by ``output``: the dataset written with
     ``--format`` replaces only a file of that format (``-o codes.yaml --format csv`` would
     replace a codebook with a table); the rest are written as their suffix says."""
-    from study.exchange.writers import FORMATS
+    from study.exchange import FORMATS
 
     if output != args.output or not args.format:
         return {}
@@ -257,7 +257,7 @@ def write_project(study: Study, args: argparse.Namespace) -> None:
     written = export_project(
         study, args.project, coder=args.coder, all_coders=args.all_coders, protect=[args.study]
     )
-    from study.exchange.coders import decision_coders
+    from study.exchange import decision_coders
     from study.rows import CONSENSUS
 
     whose = (
@@ -275,7 +275,7 @@ def write_project(study: Study, args: argparse.Namespace) -> None:
 def say_coder_choice(study: Study) -> None:
     """With several coders and no ``--coder``: refuse, naming the options, unless the
     study has consensus decisions (then say that the reconciled ones are written)."""
-    from study.exchange.coders import decision_coders
+    from study.exchange import decision_coders
     from study.rows import CONSENSUS
     from tui.text import printable
 
@@ -338,7 +338,7 @@ def stream_export(study: Study, args: argparse.Namespace) -> None:
     import shutil
     import tempfile
 
-    from study.exchange.export import export_study
+    from study.exchange import export_study
 
     with tempfile.TemporaryDirectory(prefix="codecurve-export-") as folder:
         table = Path(folder) / f"export.{args.format}"

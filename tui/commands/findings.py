@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from screening.prevalence import Estimate
-    from study.analysis.findings import CoOccurrence, Findings
+    from study.analysis import CoOccurrence, Findings
 
 FORMATS = ("table", "markdown", "json", "csv")
 
@@ -76,7 +76,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from study import Study
-    from study.analysis.findings import (
+    from study.analysis import (
         co_occurrence,
         coded_responses,
         findings_provenance,
@@ -327,7 +327,7 @@ def _mean(e: Estimate) -> str:
 def _emit_frame(
     frame: pd.DataFrame, args: argparse.Namespace, info: dict[str, str], *, title: str
 ) -> int:
-    from study.analysis.findings import write_table
+    from study.analysis import write_table
 
     if args.output is not None:
         written = write_table(frame, args.output, info=info)
@@ -371,7 +371,7 @@ def _emit_co_occurrence(table: CoOccurrence, args: argparse.Namespace, info: dic
             {what: table.frame(what).stack() for what in ("counts", "jaccard", "phi")}, axis=1
         ).reset_index(names=["code", "with"])
         if args.output is not None:
-            from study.analysis.findings import write_table
+            from study.analysis import write_table
 
             written = write_table(long, args.output, info=info)
             sys.stdout.write(printable(f"wrote {written}", single_line=True) + "\n")

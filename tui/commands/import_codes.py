@@ -71,9 +71,9 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from codebooks.errors import InputError
-    from study.exchange.code_import import import_codes
+    from study import Study
+    from study.exchange import import_codes
     from study.refi import is_project_file
-    from study.store import Study
     from tui.commands.remedies import note_line
     from tui.text import plural, printable
 
@@ -115,8 +115,8 @@ def run(args: argparse.Namespace) -> int:
 
 def run_project(args: argparse.Namespace) -> int:
     """Import a REFI-QDA project's codings as ``args.coder``'s decisions."""
+    from study import Study
     from study.refi import import_project_codes
-    from study.store import Study
     from tui.commands.remedies import note_line
     from tui.text import plural, printable
 

@@ -1,7 +1,7 @@
 """``codecurve learn STUDY``: curves learned from a coder's decisions (docs/method.md,
 "Learning from the coder").
 
-The work is :func:`study.analysis.learning.learn`'s; this parses, calls it and prints.
+The work is :func:`study.analysis._learning.learn`'s; this parses, calls it and prints.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from codebooks.errors import InputError
 
 if TYPE_CHECKING:
-    from study.analysis.learning import CodeLearning, LearnRun
+    from study.analysis import CodeLearning, LearnRun
 
 FORMATS = ("table", "json")
 
@@ -67,7 +67,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from study import Study
-    from study.analysis.learning import learn
+    from study.analysis import learn
     from tui.text import json_text, printable
 
     if not args.study.exists():

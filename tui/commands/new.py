@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from study.intake.responses import ResponseTable
-    from study.store import Study
+    from study import ResponseTable, Study
 
 DESCRIPTION = """\
 Create a study: one file (.codecurve) holding the responses, a snapshot of the codebook,
@@ -150,9 +149,8 @@ def create_from_args(
     from dataclasses import replace
 
     from codebooks import get_scale
-    from study.intake.responses import read_responses
+    from study import Study, read_responses
     from study.refi import load_codebook_file
-    from study.store import Study
     from tui.commands.outputs import check_folder, refuse_inputs
     from tui.commands.remedies import note_line
     from tui.text import plural, printable

@@ -107,7 +107,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from study import Study
-    from study.report.parallel import warm
+    from study.report import warm
     from tui.commands.outputs import check_output, recorded_sources
     from tui.text import plural, printable
 
@@ -128,8 +128,7 @@ def run(args: argparse.Namespace) -> int:
         # those of the analyses (pandas, scipy), as well as the analyses themselves.
         if args.output is not None or args.figures is not None:
             warm(len(study.codes))
-        from study.report.data import ReportOptions, report_data
-        from study.report.files import write_report
+        from study.report import ReportOptions, report_data, write_report
 
         options = ReportOptions(
             coder=args.coder,
@@ -146,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
         tell(screen.get("coder_note", "") if screen is not None else "")
         sources = tuple(recorded_sources(protect).values())
     if args.methods:
-        from study.report.methods import cited, methods_paragraph
+        from study.report import cited, methods_paragraph
 
         paragraph = methods_paragraph(data)
         print(printable(paragraph))

@@ -32,13 +32,13 @@ from tui.text import plural
 
 if TYPE_CHECKING:
     from codebooks.model import Codebook
-    from study.intake.responses import ResponseTable
+    from study import ResponseTable
 
 #: scoring.engine.DEFAULT_PROMPT_TOKENS, written out so that --help imports no numpy (a
 #: test checks that the two agree).
 DEFAULT_PROMPT_TOKENS = 2048
 
-#: study.analysis.examples.DEFAULT_PER_VALUE, written out for the same reason.
+#: study.analysis._examples.DEFAULT_PER_VALUE, written out for the same reason.
 DEFAULT_EXAMPLES = 2
 
 
@@ -185,7 +185,7 @@ def score_files(args: argparse.Namespace) -> int:
     from codebooks import get_scale
     from scoring import Pair
     from scoring.engine import ScoringEngine
-    from study.exchange.score_rows import row_format, score_row, write_score_rows
+    from study.exchange import row_format, score_row, write_score_rows
     from study.refi import load_codebook_file
     from tui.commands.score_study import backend_from
 
@@ -259,7 +259,7 @@ def score_files(args: argparse.Namespace) -> int:
 
 
 def _read_responses(args: argparse.Namespace) -> ResponseTable:
-    from study.intake.responses import read_responses
+    from study import read_responses
 
     table = read_responses(args.responses, id_column=args.id_column, text_column=args.text_column)
     for message in table.messages:

@@ -6,7 +6,7 @@ what it finished.
 
 ``--context examples`` shows, in every prompt of a code, some pairs of the code one
 coder decided (``--coder``, ``--examples K`` per value; never an audit pair), chosen by
-:func:`study.analysis.examples.choose_examples` before the model loads: a configuration
+:func:`study.analysis._examples.choose_examples` before the model loads: a configuration
 of its own per example set, activated only as any other (the study's first, or
 ``--activate``). Resumed without ``--context``, an active examples configuration keeps
 the examples it was scored with.
@@ -27,8 +27,8 @@ from tui.text import plural
 if TYPE_CHECKING:
     from scoring.backend import Backend
     from scoring.engine import BatchResult
-    from study.analysis.examples import ExampleSet
-    from study.store import Study
+    from study import Study
+    from study.analysis import ExampleSet
 
 
 def backend_from(args: argparse.Namespace) -> Backend:
@@ -50,9 +50,7 @@ def backend_from(args: argparse.Namespace) -> Backend:
 def score_study_file(args: argparse.Namespace) -> int:
     """The study mode: score the study's pending pairs, each batch stored when finished."""
     from scoring.engine import ScoringEngine
-    from study.labels import active_context
-    from study.score_run import ScoreProgress, score_study
-    from study.store import Study
+    from study import ScoreProgress, Study, active_context, score_study
     from tui.estimate import WARM_UP_PAIRS, estimate_text, warm_up_text
 
     if args.output is not None:
@@ -102,7 +100,7 @@ def score_study_file(args: argparse.Namespace) -> int:
                 examples=examples,
             )
             if examples is not None:
-                from study.analysis.examples import record_examples
+                from study.analysis import record_examples
 
                 record_examples(study, examples)
             activate = bool(getattr(args, "activate", False))
@@ -176,7 +174,7 @@ def score_study_file(args: argparse.Namespace) -> int:
 def _examples(study: Study, args: argparse.Namespace, *, resuming: bool) -> ExampleSet | None:
     """The worked examples of ``--context examples`` (None at any other context): those
     of the active configuration when resuming it, else chosen now from the decisions."""
-    from study.analysis.examples import DEFAULT_PER_VALUE, choose_examples, stored_examples
+    from study.analysis import DEFAULT_PER_VALUE, choose_examples, stored_examples
 
     chosen_by_options = args.coder is not None or args.examples is not None
     if args.context != "examples":

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from screening.headline import Headline
     from screening.report import VRSReport
-    from study.analysis.screen import Agreement, StudyScreening
+    from study.analysis import Agreement, StudyScreening
 
 FORMATS = ("table", "markdown", "json")
 
@@ -79,7 +79,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from study import Study
-    from study.analysis.screen import screen_study
+    from study.analysis import screen_study
     from tui.commands import tell
     from tui.text import json_text, plural, printable
 

@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
 
 def check_study(path: Path) -> Path:
     """The study's absolute path, once it opened (read-only) as a study."""
-    from study.store import Study
+    from study import Study
 
     with Study.open(path, read_only=True):
         pass

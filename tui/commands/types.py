@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, overload
 from tui.commands import UsageError
 
 if TYPE_CHECKING:
-    from study.analysis.screen import Cut
+    from study.analysis import Cut
 
 
 class StudyVocabulary(Sequence[str]):

@@ -20,13 +20,13 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from study.labels import config_label
+from study import config_label
 from tui.keymap import bindings, key
 from tui.messages import ComparisonReady
 from tui.text import printable
 
 if TYPE_CHECKING:
-    from study.store import Study
+    from study import Study
 
 __all__ = ["ComparisonReady", "ConfigChoice", "ConfigPicker", "config_choices"]
 

@@ -1,6 +1,6 @@
 """Reconciliation: the pairs the coders decided differently, side by side, and the consensus.
 
-One row per disagreement (:func:`study.analysis.reconcile.disagreements`): each compared coder's
+One row per disagreement (:func:`study.analysis._reconcile.disagreements`): each compared coder's
 decision, then the consensus coder's. Below, the highlighted pair's response and each
 coder's decision with their note. ``1``-``9`` take the decision of the coder with that
 number as the consensus, ``v`` records another value (with a note), ``c`` edits the
@@ -24,7 +24,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Input, Label, Static
 
 from codebooks.model import Scale
-from study.analysis.reconcile import Disagreement, disagreements, resolved_count
+from study.analysis import Disagreement, disagreements, resolved_count
 from study.errors import StudyError
 from study.rows import CONSENSUS
 from tui.keymap import TAKE, bindings, key, key_range
@@ -229,7 +229,7 @@ class DisagreementsScreen(Screen[None]):
     def _coder_names(self) -> list[str]:
         if self.items:
             return [view.coder for view in self.items[0].views]
-        from study.analysis.reconcile import compared_coders
+        from study.analysis import compared_coders
 
         return list(
             compared_coders(self.session.study, coders=self.coders, consensus=self.consensus.coder)

@@ -31,7 +31,7 @@ from tui.keymap import bindings, key, keys_of
 from tui.text import printable
 
 if TYPE_CHECKING:
-    from study.store import Study
+    from study import Study
 
 #: The REFI-QDA project, for QDA programs (NVivo, ATLAS.ti, MAXQDA, QualCoder ...).
 PROJECT = "qdpx"
@@ -102,7 +102,7 @@ def write_export(study: Study, options: ExportOptions) -> Path:
         StudyError, ProjectFileError: a refused or unwritable target, a damaged study.
     """
     if options.format != PROJECT:
-        from study.exchange.export import export_study
+        from study.exchange import export_study
 
         return export_study(
             study,
@@ -112,8 +112,8 @@ def write_export(study: Study, options: ExportOptions) -> Path:
             coder=options.coder,
             all_coders=options.all_coders,
         )
+    from study import Study
     from study.refi import export_project
-    from study.store import Study
 
     every = options.coder is None
     if study.read_only:

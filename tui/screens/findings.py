@@ -27,7 +27,7 @@ from tui.text import printable
 
 if TYPE_CHECKING:
     from screening.prevalence import Estimate
-    from study.analysis.findings import Findings
+    from study.analysis import Findings
 
 
 def _pct(e: Estimate) -> str:
@@ -83,7 +83,7 @@ class FindingsScreen(ModalScreen[None]):
     def compute(self) -> None:
         from codebooks.errors import CodecurveError
         from study import Study
-        from study.analysis.findings import study_findings
+        from study.analysis import study_findings
 
         try:
             with Study.open(self.session.study.path, read_only=True) as study:

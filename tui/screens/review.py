@@ -60,8 +60,8 @@ from tui.widgets.status import StatusLine
 
 if TYPE_CHECKING:
     from scoring.evidence import Evidence
-    from study.analysis.compare import Comparison
-    from study.log.delegations import DelegationPlan
+    from study.analysis import Comparison
+    from study.log import DelegationPlan
     from tui.evidence import EvidenceBook
     from tui.learning import Learner
     from tui.messages import Progress

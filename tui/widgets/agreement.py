@@ -21,15 +21,15 @@ from textual.widgets import DataTable, Static
 from tui.text import one_line, printable
 
 if TYPE_CHECKING:
-    from study.analysis.agreement import AgreementReport
-    from study.store import Study
+    from study import Study
+    from study.analysis import AgreementReport
 
 COLUMNS = ("Code", "Units", "Agreement", "Cohen's κ", "Krippendorff's α")
 
 
 def agreement_rows(report: AgreementReport) -> list[tuple[str, ...]]:
     """One row of cells per code, the pooled row first, as the table shows them."""
-    from study.analysis.agreement import describe_estimate
+    from study.analysis import describe_estimate
 
     return [
         (
@@ -77,7 +77,7 @@ class AgreementPanel(Vertical):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="agreement", name="agreement")
     def _measure(self, study: Study, coders: list[str] | None) -> None:
-        from study.analysis.agreement import study_agreement
+        from study.analysis import study_agreement
         from study.errors import StudyError
 
         try:

@@ -40,8 +40,8 @@ from tui.widgets.plots import reliability_plot, risk_coverage_plot
 
 if TYPE_CHECKING:
     from screening.advice import Advice
-    from study.analysis.compare import Comparison
-    from study.log.delegations import DelegationPlan
+    from study.analysis import Comparison
+    from study.log import DelegationPlan
 
 #: The comparison's pooled row (``study.compare.POOLED``; not imported at run time).
 POOLED_ROW = "All codes"

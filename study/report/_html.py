@@ -1,6 +1,6 @@
 """The report as one self-contained HTML document.
 
-Styles inline, figures inline as SVG (drawn by :mod:`study.report.draw`), no script, no
+Styles inline, figures inline as SVG (drawn by :mod:`study.report._draw`), no script, no
 font, no image and no link that leaves the file: it reads offline and prints to PDF
 from a browser. Every text from the study (code names, response texts, coders) is
 escaped, its control characters shown as escapes.
@@ -12,8 +12,8 @@ import html
 from collections.abc import Callable
 
 from study.analysis.agreement import safe
-from study.report.content import TO_DO, Quote, Section, Table
-from study.report.figure import Figure
+from study.report._content import TO_DO, Quote, Section, Table
+from study.report._figure import Figure
 
 STYLE = """
 :root { color-scheme: light; }

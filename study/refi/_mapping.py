@@ -18,7 +18,7 @@ decision            a ``Coding`` spanning the whole text (a coder's segments whe
                     holds the value (ordinal scales) and the model's confidence
 coder               ``User`` of the same name; the model (name, template, context) is
                     a ``User`` too, credited with accepted and unreviewed picks
-notes and memo      one ``Note`` per response and coder (:mod:`study.refi.notes`),
+notes and memo      one ``Note`` per response and coder (:mod:`study.refi._notes`),
                     dated, holding a ``PlainTextSelection`` of the whole text, with a
                     ``NoteRef`` on the source
 survey questions    one ``Set`` per question of a scoped study: its codes
@@ -56,7 +56,7 @@ from study import stamps
 from study.file.lifecycle import study_uuid
 from study.intake.responses import Response, ResponseTable
 from study.labels import backend_name
-from study.refi.model import (
+from study.refi._model import (
     Case,
     Coding,
     Note,
@@ -70,7 +70,7 @@ from study.refi.model import (
     Value,
     Variable,
 )
-from study.refi.notes import join_note
+from study.refi._notes import join_note
 from study.rows import CONSENSUS
 from study.scope import question_value
 
@@ -530,7 +530,7 @@ class _Exporter:
     def notes(
         self, *, coder: str | None, sources: dict[str, str], lengths: dict[str, int]
     ) -> tuple[list[Note], dict[str, list[list[str | None]]]]:
-        """Each coder's memo and notes on a response as one note (:mod:`study.refi.notes`),
+        """Each coder's memo and notes on a response as one note (:mod:`study.refi._notes`),
         anchored to the whole text and dated by its first and latest change; and, per
         note, its parts (``[code id or None, text]``) for codecurve's record."""
         # The notes as they stand now, read at once (not the event log, pair by pair).

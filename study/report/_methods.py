@@ -1,6 +1,6 @@
 """The paragraph a methods section needs, written from the study's own numbers.
 
-:func:`methods_paragraph` reads only :class:`study.report.data.ReportData` (the dicts the
+:func:`methods_paragraph` reads only :class:`study.report._data.ReportData` (the dicts the
 commands print with ``--format json``) and says, in order: the model and its
 configuration (prompt template, context level, the backend that ran it); the audit
 sample (its size, how it was drawn, that it was coded blind); the reliability between
@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from study.report.data import POOLED, ReportData
+from study.report._data import POOLED, ReportData
 
 #: The works the paragraph cites, by the key it cites them with.
 REFERENCES: dict[str, str] = {

@@ -10,12 +10,12 @@ the program's own name) with sources in a folder of any case (``Sources/``,
 the project's ``basePath``), as ``.txt`` or as a ``.docx``/``.pdf`` with a plain-text
 rendition (``plainTextPath``), or inline (``PlainTextContent``).
 
-Skipped, and listed in the :class:`~study.refi.model.ReadReport`: sources that are not
+Skipped, and listed in the :class:`~study.refi._model.ReadReport`: sources that are not
 text (pictures, audio, video, a PDF without a text rendition), sources whose text cannot
 be found or read, references that leave the project's folder, codings of unknown codes
 or of PDF regions, sets, links and graphs. Refused with a
-:class:`~study.refi.model.ProjectFileError` naming the file and the place: zip slip, zip
-bombs (:mod:`study.refi.archive`), DTDs and entities (``defusedxml``), malformed XML.
+:class:`~study.refi._model.ProjectFileError` naming the file and the place: zip slip, zip
+bombs (:mod:`study.refi._archive`), DTDs and entities (``defusedxml``), malformed XML.
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 
 from codebooks.model import COLOR
-from study.refi.archive import Archive, Limits, unsafe_name
-from study.refi.docx_text import DocxError, docx_text
-from study.refi.model import (
+from study.refi._archive import Archive, Limits, unsafe_name
+from study.refi._docx_text import DocxError, docx_text
+from study.refi._model import (
     VARIABLE_TYPES,
     Case,
     Coding,
@@ -54,7 +54,7 @@ from study.refi.model import (
     Value,
     Variable,
 )
-from study.refi.writer import EXTRA_NAME
+from study.refi._writer import EXTRA_NAME
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ def read_project(path: str | Path, *, limits: Limits | None = None) -> tuple[Pro
 
     Args:
         path: The file.
-        limits: Size limits for a zip (default: :mod:`study.refi.archive`'s constants).
+        limits: Size limits for a zip (default: :mod:`study.refi._archive`'s constants).
 
     Returns:
         The project, and a report of everything skipped.

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from study.errors import StudyError
-from study.queries.filters import pair_filters, where_sql
-from study.queries.listings import audit_listing, audit_responses
+from study.queries._filters import pair_filters, where_sql
+from study.queries._listings import audit_listing, audit_responses
 from study.rows import RESPONSE_ORDERS
 from study.view import StudyView
 

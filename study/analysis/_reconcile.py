@@ -13,6 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from study.errors import StudyError
+from study.queries.records import (
+    coder_notes,
+    coder_values,
+    decision_coders,
+    disagreeing_pairs,
+    response_texts,
+)
 from study.rows import CONSENSUS
 from study.view import StudyView
 
@@ -62,10 +69,7 @@ def compared_coders(
             them, or fewer than two coders.
     """
     with study.snapshot() as conn:
-        known = [
-            str(r[0])
-            for r in conn.execute("SELECT DISTINCT coder FROM annotations ORDER BY 1").fetchall()
-        ]
+        known = decision_coders(conn)
     others = [c for c in known if c != consensus]
     if coders is None:
         chosen = others
@@ -105,39 +109,17 @@ def disagreements(
         StudyError: as :func:`compared_coders` (fewer than two coders, an unknown one).
     """
     chosen = compared_coders(study, coders=coders, consensus=consensus)
-    marks = ",".join("?" for _ in chosen)
-    archived = "SELECT cid FROM codes WHERE archived = 1"
     with study.snapshot() as conn:
-        pairs = conn.execute(
-            f"SELECT a.rid, a.cid FROM annotations a WHERE a.coder IN ({marks}) "
-            f"AND a.cid NOT IN ({archived}) GROUP BY a.rid, a.cid "
-            "HAVING COUNT(DISTINCT a.value) > 1 ORDER BY a.rid, a.cid",
-            chosen,
-        ).fetchall()
-        wanted = [*chosen, consensus]
-        wanted_marks = ",".join("?" for _ in wanted)
+        pairs = disagreeing_pairs(conn, chosen)
         values: dict[tuple[int, int, str], int] = {}
         notes: dict[tuple[int, int, str], str] = {}
         texts: dict[int, str] = {}
         if pairs:
+            wanted = [*chosen, consensus]
             keys = {(int(r), int(c)) for r, c in pairs}
-            for rid, cid, coder, value in conn.execute(
-                f"SELECT rid, cid, coder, value FROM annotations WHERE coder IN ({wanted_marks})",
-                wanted,
-            ):
-                if (rid, cid) in keys:
-                    values[(rid, cid, coder)] = int(value)
-            for rid, cid, coder, note in conn.execute(
-                f"SELECT rid, cid, coder, note FROM notes WHERE coder IN ({wanted_marks})",
-                wanted,
-            ):
-                if (rid, cid) in keys and note is not None:
-                    notes[(rid, cid, coder)] = str(note)
-            rids = sorted({int(r) for r, _ in pairs})
-            for rid, text in conn.execute(
-                f"SELECT rid, text FROM responses WHERE rid IN ({','.join(map(str, rids))})"
-            ):
-                texts[int(rid)] = str(text)
+            values = coder_values(conn, wanted, keys)
+            notes = coder_notes(conn, wanted, keys)
+            texts = response_texts(conn, (r for r, _ in pairs))
     out: list[Disagreement] = []
     for rid, cid in pairs:
         out.append(

@@ -23,7 +23,7 @@ from codebooks.model import BINARY, SCALES, Code, Codebook, Scale
 from codebooks.qdc import parse_qdc
 from codebooks.question_sets import parse_set_description, with_scoping
 from study.intake.responses import Response, ResponseTable
-from study.refi.mapping import (
+from study.refi._mapping import (
     EXTRA_FORMAT,
     NOT_APPLIES,
     NOT_APPLIES_SUFFIX,
@@ -32,7 +32,7 @@ from study.refi.mapping import (
     ImportedNote,
     StudyInputs,
 )
-from study.refi.model import (
+from study.refi._model import (
     Project,
     ProjectCode,
     ProjectFileError,
@@ -40,7 +40,7 @@ from study.refi.model import (
     Skipped,
     Value,
 )
-from study.refi.notes import parts_match, split_note
+from study.refi._notes import parts_match, split_note
 from study.rows import SOURCES
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def study_inputs_from_project(
     """Responses, codebook, decisions per coder and notes for a new study.
 
     Args:
-        project: A project from :func:`~study.refi.reader.read_project`.
+        project: A project from :func:`~study.refi._reader.read_project`.
         name: The codebook's name (default: the project's).
         skipped: What reading the project skipped (named when it has no text).
         infer_negatives: Take the codes a user did not apply in a source they coded as
@@ -607,7 +607,7 @@ def _notes(
 ) -> tuple[ImportedNote, ...]:
     """Notes on sources and selections. A note on a coded selection is a note on that
     pair; a note on a whole source is split into the coder's memo and pair notes
-    (:mod:`study.refi.notes`), by codecurve's record where the note is unchanged, else
+    (:mod:`study.refi._notes`), by codecurve's record where the note is unchanged, else
     by its headings."""
     old_codes: dict[str, Any] = project.extra.get("notes", {}) if exact else {}
     recorded: dict[str, Any] = project.extra.get("note_parts", {}) if exact else {}

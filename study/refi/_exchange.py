@@ -16,14 +16,14 @@ from codebooks import Codebook, load_codebook
 from codebooks.files import check_target
 from study.errors import REPLACE, ProjectFileError, StudyError
 from study.file import lifecycle
-from study.refi.importing import (
+from study.refi._importing import (
     codebook_from_project,
     decisions_from_project,
     study_inputs_from_project,
 )
-from study.refi.mapping import EXTRA_FORMAT, ImportedDecision, ImportedNote, project_from_study
-from study.refi.reader import read_project
-from study.refi.writer import write_qde, write_qdpx
+from study.refi._mapping import EXTRA_FORMAT, ImportedDecision, ImportedNote, project_from_study
+from study.refi._reader import read_project
+from study.refi._writer import write_qde, write_qdpx
 from study.store import Study
 
 #: Suffixes of project files.

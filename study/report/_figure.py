@@ -19,7 +19,7 @@ class Figure:
     Attributes:
         name: File stem, by figure and code (``reliability-pay``).
         kind: Which drawing.
-        code: The code's name, :data:`study.report.data.POOLED`, or None for a figure of
+        code: The code's name, :data:`study.report._data.POOLED`, or None for a figure of
             all codes.
         title: Its title.
         xlabel: The x axis's label.

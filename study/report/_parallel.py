@@ -26,7 +26,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
-from study.report.figure import Figure
+from study.report._figure import Figure
 
 T = TypeVar("T")
 
@@ -42,7 +42,7 @@ PRELOAD = (
     "matplotlib.backends.backend_agg",
     "matplotlib.backends.backend_svg",
     "PIL.PngImagePlugin",
-    "study.report.draw",
+    "study.report._draw",
 )
 
 

@@ -11,7 +11,7 @@ classifier on what the model computed in the scoring pass (its features) and on 
 zero-shot curve; the engine returns both for every variant in the same pass, so a
 learned configuration explains itself: its model (the base configuration's) scores the
 variants and each code's learned curve reads them
-(:func:`study.analysis.learning.fitted_curves` fits the curves again from the decisions
+(:func:`study.analysis._learning.fitted_curves` fits the curves again from the decisions
 they were fitted on, and refuses when those changed since: learn again first). A code
 that kept its zero-shot curve is explained on it. The evidence is kept under the learned
 configuration with each curve's parameters' hash, so a refit leaves it behind
@@ -116,7 +116,7 @@ def evidence_config(study: Study) -> tuple[ConfigRow, int | None]:
 def measuring_config(study: Study, config_id: int) -> tuple[ConfigRow, int | None]:
     """The configuration whose model measures ``config_id``'s evidence (itself, or its
     base when it is learned) and the learned one's id (None when not learned)."""
-    from study.analysis.learning import base_of
+    from study.analysis._learning import base_of
     from study.scores.learned import is_learned
 
     row = study.scores.config_row(config_id)
@@ -202,7 +202,7 @@ def _curves(
     """
     if learned_id is None:
         return {}
-    from study.analysis.learning import fitted_curves
+    from study.analysis._learning import fitted_curves
 
     return fitted_curves(study, learned_id, codes=codes, known=known)
 

@@ -1,4 +1,4 @@
-"""Write a :class:`~study.refi.model.Project` as REFI-QDA: ``.qdpx`` (zip) or ``.qde``.
+"""Write a :class:`~study.refi._model.Project` as REFI-QDA: ``.qdpx`` (zip) or ``.qde``.
 
 A ``.qdpx`` holds ``project.qde`` (valid against the standard's ``Project.xsd``), each
 text source as UTF-8 under ``sources/<guid>.txt`` referenced as
@@ -28,7 +28,7 @@ from pathlib import Path
 
 from codebooks.files import write_atomic
 from codebooks.qdc import origin as codecurve_origin
-from study.refi.model import (
+from study.refi._model import (
     VARIABLE_TYPES,
     Note,
     Project,

@@ -18,11 +18,12 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
+import study.report._content as content
+import study.report._html as html
 from codebooks.files import write_atomic
 from study.errors import StudyError
-from study.report import content, html
-from study.report.data import ReportData
-from study.report.figure import Figure
+from study.report._data import ReportData
+from study.report._figure import Figure
 
 
 @dataclass(frozen=True)
@@ -55,13 +56,13 @@ def render_html(
     processes: int | None = None,
 ) -> str:
     """The report as one HTML document (``svg`` draws a figure; by default, matplotlib,
-    in ``processes`` processes: :func:`study.report.parallel.draw_all`)."""
+    in ``processes`` processes: :func:`study.report._parallel.draw_all`)."""
     at = (written_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
     name = data.sections["study"]["name"]
     sections = content.sections(data)
     if svg is None:
-        from study.report.draw import svg_text
-        from study.report.parallel import draw_all
+        from study.report._draw import svg_text
+        from study.report._parallel import draw_all
 
         figures = [f for s in sections for f in s.figures]
         drawn = dict(
@@ -118,7 +119,7 @@ def write_report(
     PNG (300 dpi) and each table as CSV into that folder (made if missing).
 
     The figures are drawn by ``processes`` processes (by default one per core for a
-    report of many figures: :func:`study.report.parallel.default_processes`).
+    report of many figures: :func:`study.report._parallel.default_processes`).
 
     The figures are drawn once: into a temporary folder beside ``figures``, whose SVG
     files the HTML then inlines; the HTML is written, then the files are moved into
@@ -146,7 +147,7 @@ def write_report(
             svgs = {p.stem: p for p in written if p.suffix == ".svg"}
 
             def staged(figure: Figure) -> str:
-                from study.report.draw import inline
+                from study.report._draw import inline
 
                 return inline(svgs[figure.name].read_text(encoding="utf-8"))
 
@@ -172,8 +173,8 @@ def _write_html(path: Path, text: str, protect: tuple[Path, ...]) -> None:
 
 def _stage(data: ReportData, folder: Path, processes: int | None) -> list[Path]:
     """Each figure as ``NAME.svg`` and ``NAME.png``, each table as ``NAME.csv``."""
-    from study.report.draw import save_in
-    from study.report.parallel import draw_all
+    from study.report._draw import save_in
+    from study.report._parallel import draw_all
 
     written: list[Path] = []
     for paths in draw_all(content.figures(data), partial(save_in, folder), processes=processes):

@@ -1,6 +1,6 @@
 """Draw a report's figures with matplotlib (the Agg backend, imported here only).
 
-Each :class:`study.report.figure.Figure` is drawn from its ``data`` alone, in the
+Each :class:`study.report._figure.Figure` is drawn from its ``data`` alone, in the
 Okabe-Ito colour-blind-safe palette, and given as SVG text (for inlining: no XML prolog,
 no metadata, ids salted by the figure's name so that several figures share a page) or
 written as SVG and PNG files.
@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from study.report.figure import Figure
+from study.report._figure import Figure
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -123,7 +123,7 @@ def save(figure: Figure, folder: Path) -> list[Path]:
 
 def save_in(folder: Path, figure: Figure) -> list[Path]:
     """:func:`save` with the folder first: a ``functools.partial`` of it, picklable,
-    draws in another process (:func:`study.report.parallel.draw_all`)."""
+    draws in another process (:func:`study.report._parallel.draw_all`)."""
     return save(figure, folder)
 
 

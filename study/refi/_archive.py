@@ -19,7 +19,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from study.refi.model import ProjectFileError
+from study.refi._model import ProjectFileError
 
 #: Largest uncompressed entry read (a source text, the project XML).
 MAX_ENTRY_BYTES = 256 * 1024 * 1024

@@ -1,7 +1,7 @@
 """The queue's filters as SQL, and counting and placing pairs in a listing.
 
 Shared by :mod:`study.queries.pairs` (every order) and the listed orders of
-:mod:`study.queries.listings`.
+:mod:`study.queries._listings`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sqlite3
 from math import isqrt
 from typing import Any
 
-from study.queries.listings import LISTING
+from study.queries._listings import LISTING
 from study.rows import CONSENSUS
 from study.view import StudyView
 

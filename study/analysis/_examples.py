@@ -10,7 +10,7 @@ so a configuration with examples is one of its own, compared with the others on 
 audit (``codecurve compare STUDY --sample audit``).
 
 Which decisions may be shown: exactly those a learned curve may learn from
-(:func:`study.analysis.learning.training_decisions`): the coder's own (``human``)
+(:func:`study.analysis._learning.training_decisions`): the coder's own (``human``)
 decisions of the code made under a codebook version in which the code reads as now,
 **never an audit pair**, never a delegated or accepted pick. The audit stays a random
 sample whose decisions the prompts never showed.
@@ -40,7 +40,7 @@ from typing import Any
 from codebooks.errors import Remedy
 from codebooks.model import Code
 from scoring.templates import TRUNCATION_MARK, Example, examples_hash
-from study.analysis.learning import resolve_coder, training_decisions
+from study.analysis._learning import resolve_coder, training_decisions
 from study.errors import StudyError
 from study.scores.configurations import set_meta
 from study.store import Study

@@ -1,9 +1,9 @@
 """What a study report shows: its sections, each with tables and figures, as plain values.
 
-Built from :class:`study.report.data.ReportData` alone, so every number comes from the
+Built from :class:`study.report._data.ReportData` alone, so every number comes from the
 same dicts the commands print with ``--format json``. A :class:`Figure` says what to draw
 (its ``data`` are those dicts' values, untouched), with a title, axis labels, a caption
-naming the sample and alt text; :mod:`study.report.draw` draws it. A :class:`Table` is
+naming the sample and alt text; :mod:`study.report._draw` draws it. A :class:`Table` is
 rows of cells, written as HTML or CSV.
 """
 
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from codebooks.mapping import slugify
-from study.report.data import POOLED, ReportData
-from study.report.figure import Figure
+from study.report._data import POOLED, ReportData
+from study.report._figure import Figure
 
 #: What a missing section's box starts with.
 TO_DO = "Not available yet"
@@ -114,7 +114,7 @@ def tables(data: ReportData) -> tuple[Table, ...]:
 
 
 def _methods(data: ReportData) -> Section:
-    from study.report.methods import cited, methods_paragraph
+    from study.report._methods import cited, methods_paragraph
 
     paragraph = methods_paragraph(data)
     references = "References: " + " ".join(cited(paragraph))
