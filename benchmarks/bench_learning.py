@@ -29,8 +29,9 @@ examples
 
 Part 2, the refit (``--part refit``): a synthetic study of 100,000 responses of one code
 with 1,024-wide float16 features (what the embedded model keeps), 200 decisions; the time
-to refit and rescore the code from the stored features (read, fit, predict, write), and
-the features' bytes per pair on disk.
+to refit and rescore the code from the stored features (read, fit, predict, write), each
+refit after the coder decided as many more pairs as the app refits after (so that every
+pair's curve changes, as in the app), and the features' bytes per pair on disk.
 
     .venv/bin/python -m benchmarks.bench_learning [--part learning|refit|all]
         [--audit 150] [--refit 25] [--k 2] [--threads 2] [--datasets nhs,causal]
@@ -278,12 +279,15 @@ def examples_metrics(
     return audit_metrics(truth, probs, values, applies_from)
 
 
+
+
 def run_refit(args: argparse.Namespace) -> dict[str, Any]:
     from scoring.curves import curve_from_logprobs
     from scoring.fake import FakeBackend
     from scoring.score import Score, ScoreConfig
     from study import ResponseTable, Study
     from study.analysis._learning import ReadMemory, learn
+    from tui.learning import REFIT_EVERY
 
     n, width = args.pairs, 1024
     rng = np.random.default_rng(0)
@@ -338,10 +342,17 @@ def run_refit(args: argparse.Namespace) -> dict[str, Any]:
         cold: list[float] = []
         app: list[float] = []
         waits: list[float] = []
+        decided = args.decisions
         for round_ in range(args.rounds):
             # Taken in turns, the order swapped every round (the machine is shared).
             for kind in ("cold", "app") if round_ % 2 == 0 else ("app", "cold"):
-                with DecisionProbe(study, n, args.decisions) as probe:
+                # As in the app: the coder decided more pairs since the last refit, so
+                # the curve and every pair's row change (an unchanged refit writes the
+                # same values, which SQLite's indexes take faster).
+                for i in range(decided, decided + REFIT_EVERY):
+                    study.decisions.record(f"r{i}", code.id, truth[f"r{i}"], coder="coder")
+                decided += REFIT_EVERY
+                with DecisionProbe(study, n, decided) as probe:
                     started = time.perf_counter()
                     learn(
                         study,

@@ -28,6 +28,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from codebooks.errors import Remedy
 from codebooks.model import Code, Codebook
 from scoring.learned import (
@@ -384,13 +386,20 @@ def _needs(
     how many more of each value it needs (empty: enough)."""
     decisions, _ = training_decisions(study, code, coder)
     cid = study.index.code_key(code.id)
+    decided = sorted(decisions)
+    scored: set[int] = set()
     with study.snapshot() as conn:
-        scored = {
-            int(r[0])
-            for r in conn.execute(
-                "SELECT rid FROM scores WHERE config_id = ? AND cid = ?", (base.id, cid)
+        # The decided pairs only (a look-up each), not the code's every scored pair.
+        for start in range(0, len(decided), 500):
+            part = decided[start : start + 500]
+            scored.update(
+                int(r[0])
+                for r in conn.execute(
+                    "SELECT rid FROM scores WHERE config_id = ? AND cid = ? "
+                    f"AND rid IN ({', '.join('?' * len(part))})",
+                    (base.id, cid, *part),
+                )
             )
-        }
     labels = [v for r, v in decisions.items() if r in scored]
     values = [int(v) for v in study.codebook.scale_for(code).values]
     return Counter(labels), shortfall(labels, values)
@@ -520,8 +529,11 @@ def _fit_code(
     scale = study.codebook.scale_for(code)
     values = [int(v) for v in scale.values]
     decisions, left_out = training_decisions(study, code, coder)
-    position = {int(r): i for i, r in enumerate(scores.rids)}
-    rows = [position[r] for r in sorted(decisions) if r in position]
+    decided = np.asarray(sorted(decisions), dtype=np.int64)
+    # The rids are in order (read ORDER BY rid): each decided pair's row by bisection.
+    found = np.minimum(np.searchsorted(scores.rids, decided), max(len(scores.rids) - 1, 0))
+    hit = scores.rids[found] == decided if len(scores.rids) else np.zeros(len(decided), bool)
+    rows = found[hit].tolist()
     labels = [decisions[int(scores.rids[i])] for i in rows]
     counts = Counter(labels)
     needs = shortfall(labels, values)
