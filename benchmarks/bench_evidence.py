@@ -98,10 +98,13 @@ def main() -> None:
     once = time.perf_counter() - started
     once_tokens = sum(b.tokens for b in batches)
     prompts = {s.response_id: s.prompt for b in batches for s in b.scores}
+    whole = _whole_passes(backend, codebook, pairs, context="definition", features=False)
     engine.clear_cache()  # the pairs are scored again inside the explanation, as a user's run
+    computed = _computed(backend)
     started = time.perf_counter()
     found = list(explain(engine, pairs))
     explained = time.perf_counter() - started
+    computed = _computed(backend) - computed
     tokens = sum(e.variants_tokens for e in found)
     floor = _floor(backend, pairs, found, prompts)
     rng = random.Random(args.seed)
@@ -142,6 +145,7 @@ def main() -> None:
         f"cost {explained / once:.2f}x, {(explained / once) / floor:.2f}x that share "
         "(1.5x or less: prefix reuse does its work)"
     )
+    _in_passes(explained, whole, floor, computed, backend, pairs, found)
 
 
 def learned_setup(
@@ -214,11 +218,17 @@ def run_learned(args: argparse.Namespace) -> None:
         gap = float("nan")
         seconds: dict[str, float] = {}
         tokens: dict[str, int] = {}
+        whole = _whole_passes(backend, study.codebook, pairs)
+        computed: dict[str, int] = {}
+        found_by: dict[str, list[Any]] = {}
         for name, chosen in (("learned", reading), ("zero-shot", None)):
             engine.clear_cache()
+            before = _computed(backend)
             started = time.perf_counter()
             found = list(explain(engine, pairs, reading=chosen))
             seconds[name] = time.perf_counter() - started
+            computed[name] = _computed(backend) - before
+            found_by[name] = found
             rng = random.Random(args.seed)
             rows = []
             for pair, e in zip(pairs, found, strict=True):
@@ -269,6 +279,9 @@ def run_learned(args: argparse.Namespace) -> None:
             f"of the prompts' tokens {floors[name]:.2f} passes a pair, explaining cost "
             f"{seconds[name] / once / floors[name]:.2f}x that share"
         )
+        _in_passes(
+            seconds[name], whole, floors[name], computed[name], backend, pairs, found_by[name]
+        )
 
 
 def stored_applies(study: Any, config_id: int, response_id: str, code_id: str) -> float:
@@ -293,6 +306,59 @@ def _floor(backend: Any, pairs: list[Any], found: list[Any], prompts: dict[str, 
         * (backend.count_tokens(pair.text) or 0)
         / max(backend.count_tokens(prompts[pair.response_id]) or 0, 1)
         for pair, e in zip(pairs, found, strict=True)
+    )
+
+
+def _computed(backend: Any) -> int:
+    """Tokens the transformers backend's passes have computed so far."""
+    return int(backend.stats["forward_tokens"])
+
+
+def _whole_passes(backend: Any, codebook: Any, pairs: list[Any], **options: Any) -> float:
+    """Seconds to score ``pairs`` once with nothing shared between their prompts (the
+    same weights without prefix reuse): each pair's whole prompt read, as a pair alone
+    costs, which is what the floor's passes are of."""
+    from scoring import ScoringEngine
+    from scoring.backends.transformers.backend import TransformersBackend
+
+    alone = TransformersBackend(
+        backend.model,
+        backend.tokenizer,
+        name="whole",
+        revision="whole",
+        chat=backend.is_chat,
+        prefix_sharing=False,
+    )
+    engine = ScoringEngine(alone, codebook, **options)
+    list(engine.iter_batches(pairs[:2]))  # warm
+    engine.clear_cache()
+    started = time.perf_counter()
+    list(engine.iter_batches(pairs))
+    return time.perf_counter() - started
+
+
+def _in_passes(
+    seconds: float,
+    whole: float,
+    floor: float,
+    computed: int,
+    backend: Any,
+    pairs: list[Any],
+    found: list[Any],
+) -> None:
+    """The explanation in passes of each pair's whole prompt, by time and by the tokens
+    the model computed, against the floor (the variants' response tokens)."""
+    response_tokens = sum(
+        (len(e.sentences) + 1) * (backend.count_tokens(pair.text) or 0)
+        for pair, e in zip(pairs, found, strict=True)
+    )
+    print(
+        f"in passes of each pair's whole prompt (scored once with nothing shared: "
+        f"{whole:.1f} s): explaining took {seconds / whole:.2f} passes a pair against the "
+        f"floor's {floor:.2f}, {seconds / whole / floor:.2f}x; the model computed "
+        f"{computed:,} tokens for the variants' {response_tokens:,} response tokens, "
+        f"{computed / max(response_tokens, 1):.2f}x (1.5x or less: prefix reuse and the "
+        "token tree do their work)"
     )
 
 

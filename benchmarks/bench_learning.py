@@ -279,8 +279,6 @@ def examples_metrics(
     return audit_metrics(truth, probs, values, applies_from)
 
 
-
-
 def run_refit(args: argparse.Namespace) -> dict[str, Any]:
     from scoring.curves import curve_from_logprobs
     from scoring.fake import FakeBackend

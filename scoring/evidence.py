@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from codebooks.model import Scale
-from scoring.engine import BatchResult, ScoringEngine
+from scoring.engine import PAIR_OVERHEAD, BatchResult, ScoringEngine, pair_work
 from scoring.score import Pair, Score, text_hash
 from scoring.sentences import MAX_SENTENCES, Span, bounded, split_sentences, without
 
@@ -154,6 +154,19 @@ def sentence_spans(text: str, *, limit: int = MAX_SENTENCES) -> tuple[list[Span]
     sentences it has."""
     spans = split_sentences(text)
     return bounded(spans, limit) if len(spans) > 1 else [], len(spans)
+
+
+def explain_work(text: str, *, limit: int = MAX_SENTENCES) -> float:
+    """What explaining a pair of response ``text`` costs, in :func:`pair_work`'s
+    characters (0 for a response of one sentence or none): the pair itself, then each
+    variant from the end of the sentence it leaves out on, since what comes before is
+    computed once for all of a pair's variants (prefix reuse and the transformers
+    backend's token tree), and the prompt's part after the response, which every
+    variant reads (:data:`~scoring.engine.PAIR_OVERHEAD`)."""
+    spans, _ = sentence_spans(text, limit=limit)
+    if not spans:
+        return 0.0
+    return pair_work(text) + sum(len(text) - end + PAIR_OVERHEAD for _, end in spans)
 
 
 def variant_count(text: str, *, limit: int = MAX_SENTENCES) -> int:

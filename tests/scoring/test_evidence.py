@@ -11,12 +11,15 @@ import pytest
 from codebooks.model import BINARY, Code, Codebook
 from scoring import FakeBackend, Pair, ScoringEngine
 from scoring.backend import Backend, ModelIdentity, OptionLogprobs, OptionVariants
+from scoring.engine import PAIR_OVERHEAD, pair_work
 from scoring.evidence import (
     NONE_NO_SENTENCE,
     NONE_ONE_SENTENCE,
     ExplainProgress,
     applies_probability,
     explain,
+    explain_work,
+    sentence_spans,
     variant_count,
 )
 
@@ -147,3 +150,17 @@ def test_progress_and_cancel(codebook):
 
     engine.clear_cache()
     assert list(explain(engine, pairs, progress=stop_now, cancel=stop)) == []
+
+
+def test_explaining_costs_each_variant_its_text_after_the_sentence_it_leaves_out():
+    text = "The wait was long. Staff were kind. Parking was fine."
+    spans, _ = sentence_spans(text)
+    assert [text[a:b] for a, b in spans] == [
+        "The wait was long.", "Staff were kind.", "Parking was fine.",
+    ]  # fmt: skip
+    # The pair, then each variant from the end of its sentence on, with the prompt's tail.
+    after = [len(text) - b for _, b in spans]
+    assert after[-1] == 0
+    assert explain_work(text) == pair_work(text) + sum(a + PAIR_OVERHEAD for a in after)
+    assert explain_work("One sentence only.") == 0.0
+    assert explain_work(text, limit=1) < explain_work(text)

@@ -12,7 +12,7 @@ import pytest
 
 from codebooks.model import BINARY, Code, Codebook
 from scoring import FakeBackend, ScoringEngine
-from scoring.evidence import explain
+from scoring.evidence import explain, explain_work
 from study import ResponseTable, Study
 from study.analysis._evidence import explain_study, plan_explain
 from study.errors import StudyError
@@ -57,6 +57,9 @@ def test_a_run_keeps_evidence_for_pairs_of_more_than_one_sentence(scored):
     ]  # fmt: skip
     assert plan.single == 2
     assert plan.variants == 4 * 4
+    assert plan.work == pytest.approx(sum(explain_work(p.text) for p in plan.pairs))
+    if plan.rate is not None:  # the scoring run's measured speed, on pairs of the typical work
+        assert plan.seconds == pytest.approx(plan.work / (plan.rate.rate * plan.typical))
     run = explain_study(study, engine, plan)
     assert run.stored == 4
     kept = study.evidence.get(plan.config.id, "r3", "staff")

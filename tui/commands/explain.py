@@ -122,7 +122,8 @@ def plan_text(plan: ExplainPlan, path: Path) -> str:
         if seconds is not None and plan.rate is not None:
             cost += (
                 f": about {duration(seconds)} at {plan.rate.rate:,.1f} pairs/s (the study's "
-                "measured scoring speed; a variant is shorter than its pair)"
+                "measured scoring speed; a variant re-reads its response from the sentence "
+                "it leaves out)"
             )
         parts.append(cost)
     return "; ".join(parts)
