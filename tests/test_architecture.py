@@ -9,6 +9,8 @@
 * ``study``'s floors (values, file, state, read, handle, work): no import runs back up
   to a higher floor, and the wings of one floor import each other without a ring (one
   allowance, with its reason, in ``WING_RINGS_ALLOWED``).
+* The work floor's ``analysis`` and ``exchange`` run no SQL of their own: they read
+  through ``study.queries`` (allowances, with their reasons, in ``SQL_ALLOWED``).
 """
 
 from __future__ import annotations
@@ -664,3 +666,84 @@ def test_the_internal_module_check_catches_another_wing_reaching_in() -> None:
     ]
     assert internal_owner("study.report._data.POOLED") == "study.report"
     assert internal_owner("study.report.__init__") is None
+
+
+# --- the work floor's SQL -------------------------------------------------------------
+#
+# docs/architecture.md: the work floor reads through the query wing (``study.queries``)
+# and writes through the handle's namespaces; it runs no SQL of its own. A module of
+# ``study.analysis`` or ``study.exchange`` that names a connection's ``execute``,
+# ``executemany`` or ``executescript`` (called, or taken to call later) breaks that.
+
+#: The wings of the work floor that run no SQL of their own.
+SQL_FREE_WINGS = ("study/analysis", "study/exchange")
+
+#: SQL a module of those wings may still run, as ``(path, line text)``, each with its
+#: reason. None is left: every read is a function of study.queries, every write a
+#: namespace's (the learned curves' table is study.scores.learned's).
+SQL_ALLOWED: dict[tuple[str, str], str] = {}
+
+SQL_METHODS = frozenset({"execute", "executemany", "executescript"})
+
+
+def sql_run(source: str) -> list[tuple[int, str]]:
+    """Each ``(line, method)`` where ``source`` names a connection's (or cursor's) way to
+    run SQL: ``x.execute``, ``x.executemany``, ``x.executescript``."""
+    return sorted(
+        (node.lineno, node.attr)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Attribute) and node.attr in SQL_METHODS
+    )
+
+
+def unallowed_sql(where: str, source: str, allowed: dict[tuple[str, str], str]) -> list[str]:
+    """Each place ``source`` (the module at path ``where``) runs SQL that ``allowed`` does
+    not list, in words."""
+    lines = source.splitlines()
+    return [
+        f"{where}:{line}: .{method}("
+        for line, method in sql_run(source)
+        if (where, lines[line - 1].strip()) not in allowed
+    ]
+
+
+def test_the_work_floor_runs_no_sql_of_its_own() -> None:
+    found = []
+    for wing in SQL_FREE_WINGS:
+        for path in sorted((ROOT / wing).rglob("*.py")):
+            where = str(path.relative_to(ROOT))
+            found += unallowed_sql(where, path.read_text(encoding="utf-8"), SQL_ALLOWED)
+    assert not found, "SQL run on the work floor (read through study.queries):\n" + "\n".join(found)
+
+
+def test_the_sql_check_catches_a_query_on_the_work_floor() -> None:
+    source = (
+        "from study.queries.records import note_rows\n"
+        "def notes(study):\n"
+        "    with study.snapshot() as conn:\n"
+        "        return note_rows(conn)\n"
+        "def codes(study):\n"
+        "    with study.snapshot() as conn:\n"
+        "        return conn.execute('SELECT cid FROM codes').fetchall()\n"
+        "def load(conn, rows):\n"
+        "    conn.executemany('INSERT INTO notes VALUES (?, ?)', rows)\n"
+        "    run = conn.executescript\n"
+        "    run('DELETE FROM notes')\n"
+    )
+    assert sql_run(source) == [(7, "execute"), (9, "executemany"), (10, "executescript")]
+    where = "study/exchange/loader.py"
+    assert unallowed_sql(where, source, {}) == [
+        f"{where}:7: .execute(",
+        f"{where}:9: .executemany(",
+        f"{where}:10: .executescript(",
+    ]
+    # An allowance names the module and the line: that line only.
+    allowed = {(where, "conn.executemany('INSERT INTO notes VALUES (?, ?)', rows)"): "a reason"}
+    assert unallowed_sql(where, source, allowed) == [
+        f"{where}:7: .execute(",
+        f"{where}:10: .executescript(",
+    ]
+    assert unallowed_sql("study/exchange/other.py", source, allowed)[1].endswith(
+        ":9: .executemany("
+    )
+    assert sql_run("def f(study):\n    return study.execute_plan()\n") == []

@@ -44,6 +44,14 @@ from scoring.learned import (
     shortfall,
 )
 from study.errors import SCORE, StudyError
+from study.queries.learning import (
+    codebook_snapshots,
+    human_code_decisions,
+    human_decision_counts,
+    learned_base,
+    missing_features,
+    scored_rids,
+)
 from study.rows import ConfigRow
 from study.scores import learned as stored
 from study.scores.learned import ReadMemory as ReadMemory
@@ -146,11 +154,7 @@ def resolve_coder(study: Study, coder: str | None) -> str:
             several coders have and none was named.
     """
     with study.snapshot() as conn:
-        rows = conn.execute(
-            "SELECT coder, COUNT(*) FROM annotations WHERE source = 'human' "
-            "GROUP BY coder ORDER BY coder"
-        ).fetchall()
-    decided = {str(r[0]): int(r[1]) for r in rows}
+        decided = human_decision_counts(conn)
     if coder is not None:
         if coder not in decided:
             known = ", ".join(decided) or "nobody has decided anything yet"
@@ -211,10 +215,8 @@ def base_of(study: Study, learned_id: int) -> int:
         StudyError: its base is gone.
     """
     with study.snapshot() as conn:
-        row = conn.execute(
-            "SELECT base_config_id FROM learned WHERE config_id = ? LIMIT 1", (learned_id,)
-        ).fetchone()
-    if row is None:
+        base = learned_base(conn, learned_id)
+    if base is None:
         # A learned configuration keeps its base's key as its model revision.
         key = study.scores.config_row(learned_id).model.revision
         for config in study.scores.configs():
@@ -223,7 +225,7 @@ def base_of(study: Study, learned_id: int) -> int:
         raise StudyError(
             f"configuration {learned_id} is learned but its base is gone", path=study.path
         )
-    return int(row[0])
+    return base
 
 
 def learned_config_id(study: Study, base_id: int, coder: str) -> int | None:
@@ -344,22 +346,18 @@ def training_decisions(study: Study, code: Code, coder: str) -> tuple[dict[int, 
     cid = index.code_key(code.id)
     versions = _versions_like_now(study, code)
     with study.snapshot() as conn:
-        rows = conn.execute(
-            "SELECT rid, value, COALESCE(codebook_version, 1) FROM annotations "
-            "WHERE coder = ? AND cid = ? AND source = 'human' ORDER BY rid",
-            (coder, cid),
-        ).fetchall()
+        rows = human_code_decisions(conn, coder, cid)
     sample = study.audit.sample()
     audit = {index.response_key(r) for r in sample.pairs(code.id)} if sample is not None else set()
     chosen: dict[int, int] = {}
     left_out = 0
     for rid, value, version in rows:
-        if int(version) not in versions:
+        if version not in versions:
             continue
-        if int(rid) in audit:
+        if rid in audit:
             left_out += 1
             continue
-        chosen[int(rid)] = int(value)
+        chosen[rid] = value
     return chosen, left_out
 
 
@@ -367,13 +365,13 @@ def _versions_like_now(study: Study, code: Code) -> set[int]:
     """Codebook versions in which ``code`` had its current content."""
     digest = code.content_hash()
     with study.snapshot() as conn:
-        rows = conn.execute("SELECT version, codebook FROM codebook_versions").fetchall()
+        rows = codebook_snapshots(conn)
     same = set()
     for version, snapshot in rows:
         try:
             other = Codebook.from_dict(json.loads(snapshot))
             if other.code(code.id).content_hash() == digest:
-                same.add(int(version))
+                same.add(version)
         except (ValueError, KeyError, TypeError):
             continue
     return same or {study.versions.current()}
@@ -386,20 +384,9 @@ def _needs(
     how many more of each value it needs (empty: enough)."""
     decisions, _ = training_decisions(study, code, coder)
     cid = study.index.code_key(code.id)
-    decided = sorted(decisions)
-    scored: set[int] = set()
     with study.snapshot() as conn:
         # The decided pairs only (a look-up each), not the code's every scored pair.
-        for start in range(0, len(decided), 500):
-            part = decided[start : start + 500]
-            scored.update(
-                int(r[0])
-                for r in conn.execute(
-                    "SELECT rid FROM scores WHERE config_id = ? AND cid = ? "
-                    f"AND rid IN ({', '.join('?' * len(part))})",
-                    (base.id, cid, *part),
-                )
-            )
+        scored = scored_rids(conn, base.id, cid, sorted(decisions))
     labels = [v for r, v in decisions.items() if r in scored]
     values = [int(v) for v in study.codebook.scale_for(code).values]
     return Counter(labels), shortfall(labels, values)
@@ -413,13 +400,7 @@ def _check_features(study: Study, code: Code, base: ConfigRow) -> None:
     """
     cid = study.index.code_key(code.id)
     with study.snapshot() as conn:
-        total, missing = conn.execute(
-            "SELECT COUNT(*), COALESCE(SUM(NOT EXISTS (SELECT 1 FROM features f WHERE "
-            "f.config_id = s.config_id AND f.cid = s.cid AND f.rid = s.rid AND "
-            "f.text_hash = s.text_hash AND f.code_hash = s.code_hash)), 0) "
-            "FROM scores s WHERE s.config_id = ? AND s.cid = ?",
-            (base.id, cid),
-        ).fetchone()
+        total, missing = missing_features(conn, base.id, cid)
     if missing:
         raise StudyError(
             f"{missing} of the {total} scored pairs of code {code.name!r} have no features "

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,6 +30,15 @@ from study.iteration import revisions
 from study.labels import resolve_config
 from study.log.delegations import guarantee_sentences
 from study.queries.pairs import pair_scale
+from study.queries.records import (
+    archived_decided_codes,
+    memo_rows,
+    note_rows,
+    ordered_responses,
+    score_rows,
+    scored_pairs,
+    value_rows,
+)
 from study.rows import CONSENSUS
 from study.stamps import now, software_version
 from study.view import StudyView
@@ -123,8 +131,7 @@ def _curves(blobs: Sequence[Any], *, as_json: bool = False) -> list[Any]:
 
 def _response_order(study: StudyView) -> list[tuple[int, str, str, dict[str, Any]]]:
     with study.snapshot() as conn:
-        rows = conn.execute("SELECT rid, id, text, attrs FROM responses ORDER BY pos").fetchall()
-    return [(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
+        return ordered_responses(conn)
 
 
 _SCORE_COLUMNS = (
@@ -154,32 +161,16 @@ def archived_keys(study: StudyView, *, coder: str | None = None) -> list[int]:
     Only ``coder``'s decisions count when a coder is given. An archived code nobody
     decided has nothing to export.
     """
-    sql = (
-        "SELECT cid FROM codes WHERE archived = 1 AND cid IN "
-        "(SELECT cid FROM annotations" + (" WHERE coder = ?" if coder is not None else "") + ")"
-    )
     with study.snapshot() as conn:
-        try:
-            rows = conn.execute(sql + " ORDER BY cid", [] if coder is None else [coder])
-            return [int(r[0]) for r in rows.fetchall()]
-        except sqlite3.OperationalError:  # a file at a schema without archived codes
-            return []
+        return archived_decided_codes(conn, coder=coder)
 
 
 def memos(study: StudyView, *, coder: str | None = None) -> dict[int, str]:
     """``rid`` -> the response's memo: ``coder``'s; with no coder (a study of one) or the
     reconciled decisions (``consensus``), every coder's memo: the memo where one coder
     wrote one, else each ``[coder] text``, one blank line apart."""
-    sql = "SELECT rid, coder, note FROM memos"
-    params: list[Any] = []
-    if coder is not None and coder != CONSENSUS:
-        sql += " WHERE coder = ?"
-        params.append(coder)
     with study.snapshot() as conn:
-        try:
-            rows = conn.execute(sql + " ORDER BY event_id", params).fetchall()
-        except sqlite3.OperationalError:  # a file at a schema without memos
-            return {}
+        rows = memo_rows(conn, coder=_own(coder))
     grouped: dict[int, list[tuple[str, str]]] = {}
     for rid, who, note in rows:
         grouped.setdefault(int(rid), []).append((str(who), str(note)))
@@ -248,18 +239,9 @@ def long_frame(
     codable = [*study.index.codable_keys, *archived]
     with study.snapshot() as conn:
         responses = _response_order(study)
-        scores = (
-            []
-            if cfg is None
-            else conn.execute(
-                "SELECT rid, cid, pick, confidence, norm_entropy, entropy, expected, spread, "
-                "on_scale_mass, off_scale, truncated, probs, surprisal FROM scores "
-                "WHERE config_id = ?",
-                (cfg,),
-            ).fetchall()
-        )
+        scores = [] if cfg is None else score_rows(conn, cfg)
         chosen = chosen_decisions(conn, coder=coder)
-        notes = conn.execute("SELECT rid, cid, coder, note FROM notes").fetchall()
+        notes = note_rows(conn)
         memo_of = memos(study, coder=coder)
         sample = read_audit(conn, study.index)
     rids = np.repeat(np.array([r[0] for r in responses], dtype=np.int64), len(codable))
@@ -586,7 +568,7 @@ def _coder_columns(
     """One ``CODE [coder]`` column per code and coder, of that coder's values
     (``wide_frame``)."""
     with study.snapshot() as conn:
-        rows = conn.execute("SELECT rid, cid, coder, value FROM annotations").fetchall()
+        rows = value_rows(conn)
     coders = sorted({str(r[2]) for r in rows})
     row_of = {rid: i for i, (rid, _id, _text, _attrs) in enumerate(responses)}
     cids = [study.index.code_key(code.id) for code in codes]
@@ -618,14 +600,7 @@ def source_counts(
     with study.snapshot() as conn:
         chosen = chosen_decisions(conn, coder=coder)
         rows = [(r[0], r[1], r[3]) for r in chosen.rows]
-        scored = (
-            set()
-            if cfg is None
-            else {
-                (int(r[0]), int(r[1]))
-                for r in conn.execute("SELECT rid, cid FROM scores WHERE config_id = ?", (cfg,))
-            }
-        )
+        scored = set() if cfg is None else scored_pairs(conn, cfg)
     codable = set(study.index.codable_keys)
     scope = study.index.scope
     latest = {

@@ -1,6 +1,8 @@
 """Read-side SQL for the work floor (analysis, exchange): who decided, where chosen
 coders disagree, the blind decisions, the responses' records and the confidences of
-given pairs.
+given pairs, and the rows the exports' tables are built of (scores, notes, memos,
+archived codes, every coder's values). Learning's reads are in
+:mod:`study.queries.learning`.
 
 Each function reads on the connection it is given (a snapshot or the caller's
 transaction) and returns table keys (``rid``, ``cid``); the callers turn them into ids.
@@ -129,3 +131,67 @@ def decision_rows(conn: sqlite3.Connection, *, coder: str | None = None) -> list
         return conn.execute(_DECISIONS + where + order, params).fetchall()
     except sqlite3.OperationalError:
         return conn.execute(_DECISIONS_OLD + where + order, params).fetchall()
+
+
+def ordered_responses(conn: sqlite3.Connection) -> list[tuple[int, str, str, dict[str, Any]]]:
+    """Every response in the study's order: ``(rid, id, text, attributes)``."""
+    rows = conn.execute("SELECT rid, id, text, attrs FROM responses ORDER BY pos").fetchall()
+    return [(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
+
+
+def archived_decided_codes(conn: sqlite3.Connection, *, coder: str | None = None) -> list[int]:
+    """The ``cid`` of every archived code with a decision (``coder``'s, when given), in
+    order; none in a file at a schema without archived codes."""
+    sql = (
+        "SELECT cid FROM codes WHERE archived = 1 AND cid IN "
+        "(SELECT cid FROM annotations" + (" WHERE coder = ?" if coder is not None else "") + ")"
+    )
+    try:
+        rows = conn.execute(sql + " ORDER BY cid", [] if coder is None else [coder])
+        return [int(r[0]) for r in rows.fetchall()]
+    except sqlite3.OperationalError:  # a file at a schema without archived codes
+        return []
+
+
+def memo_rows(conn: sqlite3.Connection, *, coder: str | None = None) -> list[tuple[Any, ...]]:
+    """Every memo (``coder``'s, when given) as ``(rid, coder, note)``, oldest first; none
+    in a file at a schema without memos."""
+    sql = "SELECT rid, coder, note FROM memos"
+    params: list[Any] = []
+    if coder is not None:
+        sql += " WHERE coder = ?"
+        params.append(coder)
+    try:
+        return conn.execute(sql + " ORDER BY event_id", params).fetchall()
+    except sqlite3.OperationalError:  # a file at a schema without memos
+        return []
+
+
+def score_rows(conn: sqlite3.Connection, config_id: int) -> list[tuple[Any, ...]]:
+    """Every score stored under ``config_id`` as stored: ``(rid, cid, pick, confidence,
+    norm_entropy, entropy, expected, spread, on_scale_mass, off_scale, truncated, probs,
+    surprisal)`` (``probs`` and ``surprisal`` the stored blobs)."""
+    return conn.execute(
+        "SELECT rid, cid, pick, confidence, norm_entropy, entropy, expected, spread, "
+        "on_scale_mass, off_scale, truncated, probs, surprisal FROM scores "
+        "WHERE config_id = ?",
+        (config_id,),
+    ).fetchall()
+
+
+def note_rows(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
+    """Every coder's note on a pair: ``(rid, cid, coder, note)``."""
+    return conn.execute("SELECT rid, cid, coder, note FROM notes").fetchall()
+
+
+def value_rows(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
+    """Every coder's current decision on every pair: ``(rid, cid, coder, value)``."""
+    return conn.execute("SELECT rid, cid, coder, value FROM annotations").fetchall()
+
+
+def scored_pairs(conn: sqlite3.Connection, config_id: int) -> set[tuple[int, int]]:
+    """The ``(rid, cid)`` of every pair scored under ``config_id``."""
+    return {
+        (int(r[0]), int(r[1]))
+        for r in conn.execute("SELECT rid, cid FROM scores WHERE config_id = ?", (config_id,))
+    }
