@@ -9,7 +9,7 @@
 * ``study``'s floors (values, file, state, read, handle, work): no import runs back up
   to a higher floor, and the wings of one floor import each other without a ring (one
   allowance, with its reason, in ``WING_RINGS_ALLOWED``).
-* The work floor's ``analysis`` and ``exchange`` run no SQL of their own: they read
+* The work floor's ``analysis``, ``exchange`` and ``refi`` run no SQL of their own: they read
   through ``study.queries`` (allowances, with their reasons, in ``SQL_ALLOWED``).
 """
 
@@ -676,7 +676,7 @@ def test_the_internal_module_check_catches_another_wing_reaching_in() -> None:
 # ``executemany`` or ``executescript`` (called, or taken to call later) breaks that.
 
 #: The wings of the work floor that run no SQL of their own.
-SQL_FREE_WINGS = ("study/analysis", "study/exchange")
+SQL_FREE_WINGS = ("study/analysis", "study/exchange", "study/refi")
 
 #: SQL a module of those wings may still run, as ``(path, line text)``, each with its
 #: reason. None is left: every read is a function of study.queries, every write a

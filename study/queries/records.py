@@ -195,3 +195,48 @@ def scored_pairs(conn: sqlite3.Connection, config_id: int) -> set[tuple[int, int
         (int(r[0]), int(r[1]))
         for r in conn.execute("SELECT rid, cid FROM scores WHERE config_id = ?", (config_id,))
     }
+
+
+def decision_coder_count(conn: sqlite3.Connection) -> int:
+    """How many coders have a current decision on some pair."""
+    return int(conn.execute("SELECT COUNT(DISTINCT coder) FROM annotations").fetchone()[0])
+
+
+def current_segments(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
+    """The segments of every coder's current decision (those a QDA program's coding
+    came with): ``(rid, cid, coder, start, end)`` in text order; none in a file at a
+    schema without segments."""
+    try:
+        return conn.execute(
+            'SELECT s.rid, s.cid, s.coder, s.start, s."end" FROM segments s '
+            "JOIN annotations a ON a.rid = s.rid AND a.cid = s.cid "
+            "AND a.coder = s.coder AND a.event_id = s.event_id "
+            'ORDER BY s.rid, s.cid, s.coder, s.start, s."end"'
+        ).fetchall()
+    except sqlite3.OperationalError:  # a file at a schema without segments
+        return []
+
+
+def blind_flags(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
+    """Every current decision as ``(rid, cid, coder, blind)``."""
+    return conn.execute("SELECT rid, cid, coder, blind FROM annotations").fetchall()
+
+
+def dated_notes(
+    conn: sqlite3.Connection, *, coder: str | None = None
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The notes on pairs and the memos on responses as they stand now (``coder``'s,
+    when given), each with when it was written: ``(rid, cid, coder, note, at)``, a
+    memo's ``cid`` None."""
+    where, params = (" WHERE n.coder = ?", [coder]) if coder is not None else ("", [])
+    pairs = conn.execute(
+        "SELECT n.rid, n.cid, n.coder, n.note, e.at FROM notes n "
+        "LEFT JOIN events e ON e.id = n.event_id" + where,
+        params,
+    ).fetchall()
+    memos = conn.execute(
+        "SELECT n.rid, NULL, n.coder, n.note, e.at FROM memos n "
+        "LEFT JOIN events e ON e.id = n.event_id" + where,
+        params,
+    ).fetchall()
+    return pairs, memos

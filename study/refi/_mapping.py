@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -56,6 +55,7 @@ from study import stamps
 from study.file.lifecycle import study_uuid
 from study.intake.responses import Response, ResponseTable
 from study.labels import backend_name
+from study.queries import records
 from study.refi._model import (
     Case,
     Coding,
@@ -159,8 +159,7 @@ def project_from_study(
     if coder is None and not all_coders:
         # Several coders are never mixed pair by pair: each is a user of their own.
         with study.snapshot() as conn:
-            several = conn.execute("SELECT COUNT(DISTINCT coder) FROM annotations").fetchone()
-        all_coders = int(several[0]) > 1
+            all_coders = records.decision_coder_count(conn) > 1
     return _Exporter(study).project(coder=coder, all_coders=all_coders)
 
 
@@ -503,15 +502,7 @@ class _Exporter:
         index = self.study.index
         out: dict[tuple[str, str, str], list[tuple[int, int]]] = defaultdict(list)
         with self.study.snapshot() as conn:
-            try:
-                rows = conn.execute(
-                    'SELECT s.rid, s.cid, s.coder, s.start, s."end" FROM segments s '
-                    "JOIN annotations a ON a.rid = s.rid AND a.cid = s.cid "
-                    "AND a.coder = s.coder AND a.event_id = s.event_id "
-                    'ORDER BY s.rid, s.cid, s.coder, s.start, s."end"'
-                ).fetchall()
-            except sqlite3.OperationalError:  # a file at a schema without segments
-                rows = []
+            rows = records.current_segments(conn)
         for rid, cid, who, start, end in rows:
             key = (index.response_id(int(rid)), index.code_at(int(cid)).id, str(who))
             out[key].append((int(start), int(end)))
@@ -521,7 +512,7 @@ class _Exporter:
         """(response id, code id, coder) -> whether that decision was made blind."""
         index = self.study.index
         with self.study.snapshot() as conn:
-            rows = conn.execute("SELECT rid, cid, coder, blind FROM annotations").fetchall()
+            rows = records.blind_flags(conn)
         return {
             (index.response_id(int(r)), index.code_at(int(c)).id, str(w)): bool(b)
             for r, c, w, b in rows
@@ -534,18 +525,8 @@ class _Exporter:
         anchored to the whole text and dated by its first and latest change; and, per
         note, its parts (``[code id or None, text]``) for codecurve's record."""
         # The notes as they stand now, read at once (not the event log, pair by pair).
-        where, params = (" WHERE n.coder = ?", [coder]) if coder is not None else ("", [])
         with self.study.snapshot() as conn:
-            pair_rows = conn.execute(
-                "SELECT n.rid, n.cid, n.coder, n.note, e.at FROM notes n "
-                "LEFT JOIN events e ON e.id = n.event_id" + where,
-                params,
-            ).fetchall()
-            memo_rows = conn.execute(
-                "SELECT n.rid, NULL, n.coder, n.note, e.at FROM memos n "
-                "LEFT JOIN events e ON e.id = n.event_id" + where,
-                params,
-            ).fetchall()
+            pair_rows, memo_rows = records.dated_notes(conn, coder=coder)
         index = self.study.index
         current = {c.id: i for i, c in enumerate(self.book.codes)}
         grouped: dict[tuple[str, str], list[tuple[int, str | None, str, str | None]]]
