@@ -596,7 +596,10 @@ class CodecurveApp(App[None]):
                 self.evidence.stopped(failed=False)
             return
         error = worker.error
-        log.error("worker %s failed: %s", worker.name, error, exc_info=error)
+        if isinstance(error, CodecurveError):  # said in the app, as its notification
+            log.info("worker %s stopped: %s", worker.name, error)
+        else:
+            log.error("worker %s failed: %s", worker.name, error, exc_info=error)
         review = self.live_review
         if worker.group == "model":
             self.scorer.model_failed()

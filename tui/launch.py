@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -137,6 +138,36 @@ def app_keys() -> dict[str, str]:
     return keys
 
 
+@contextmanager
+def logs_off_the_terminal() -> Iterator[None]:
+    """While open, log records go to Textual's log (``textual console`` shows them), not
+    to the terminal the app draws on: a record written there would land on the app's
+    screen, a traceback over the panes. The handlers are put back after."""
+    import logging
+
+    from textual.logging import TextualHandler
+
+    root = logging.getLogger()
+    terminal = [
+        h
+        for h in root.handlers
+        if isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)
+    ]
+    quiet = logging.lastResort
+    textual = TextualHandler(stderr=False, stdout=False)  # no app yet or any more: dropped
+    for handler in terminal:
+        root.removeHandler(handler)
+    root.addHandler(textual)
+    logging.lastResort = None  # no record reaches stderr for want of a handler either
+    try:
+        yield
+    finally:
+        root.removeHandler(textual)
+        for handler in terminal:
+            root.addHandler(handler)
+        logging.lastResort = quiet
+
+
 def run_app(
     path: Path, args: argparse.Namespace, *, keys: dict[str, str], score_on_open: bool
 ) -> int:
@@ -168,7 +199,8 @@ def run_app(
         batch_size=args.batch_size,
         keys=keys,
     )
-    app.run()
+    with logs_off_the_terminal():
+        app.run()
     if app.return_code:  # the app stopped on an error it did not expect (shown above)
         sys.stderr.write(
             "codecurve: error: the app stopped on an unexpected error; every decision "

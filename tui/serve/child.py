@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
     from tui.app import make_app
     from tui.keyconfig import load_keys
-    from tui.launch import backend_factory
+    from tui.launch import backend_factory, logs_off_the_terminal
 
     try:
         keys = load_keys()
@@ -87,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         notice(str(exc) or type(exc).__name__)
         return 1
     watch_server(app)
-    app.run()
+    with logs_off_the_terminal():
+        app.run()
     return 0
 
 
