@@ -369,3 +369,28 @@ def test_a_batch_whose_prefix_the_kept_one_holds_whole_reuses_it(
     plain = layout(plain_backend, packing=False, sharing=False)
     for x, y in zip(plain.option_logprobs(short_shared, LIKERT), got, strict=True):
         np.testing.assert_allclose(x.logprobs, y.logprobs, atol=TOL, rtol=0)
+
+
+def test_a_prompt_that_runs_on_as_another_ones_option_reads_its_own_options(
+    plain_backend: TransformersBackend,
+) -> None:
+    """In a packed row's token tree a prompt may end where another prompt's option
+    continues (the same tokens at the same positions): both read every option, in
+    whichever order the row takes them."""
+    options: list[OptionVariants] = [*LIKERT, ("Tokyo",), ("Berlin",)]
+    tokyo = plain_backend.tokenizer("Tokyo", add_special_tokens=False)["input_ids"]
+    assert len(tokyo) > 1  # a continuation: its first token is fed after the prompt
+    short = plain_backend.encode(MEDIUM)
+    runs_on = short + tokyo[:1]  # the prompt "Tokyo"'s continuation would be
+    backend = layout(plain_backend, packing=True)
+    plan = backend._plan(options)
+    plain = layout(plain_backend, packing=False, sharing=False)
+    want = plain._score_encoded([short], plan, None) + plain._score_encoded([runs_on], plan, None)
+    for order in ([short, runs_on], [runs_on, short]):
+        got = backend._score_encoded(order, plan, None)
+        if order[0] is runs_on:
+            got = got[::-1]
+        for x, y in zip(want, got, strict=True):
+            flat_x = [v for variants in x.values for v in variants]
+            flat_y = [v for variants in y.values for v in variants]
+            np.testing.assert_allclose(flat_x, flat_y, atol=TOL, rtol=0)

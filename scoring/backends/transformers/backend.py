@@ -429,10 +429,9 @@ class TransformersBackend(LocalBackend):
         reads: dict[int, list[tuple[int, tuple[int, ...] | None]]] = {}
         for b, path in zip(group, paths, strict=True):
             reads.setdefault(path[-1], []).append((b, None))
-        for end in [path[-1] for path in paths]:
-            if any(context is not None for _, context in reads[end]):
-                continue  # an end shared by several prompts: its branches are there
-            ends = [b for b, _ in reads[end]]
+        for end in dict.fromkeys(path[-1] for path in paths):  # an end shared: once
+            # The prompts that end here (a node may also be another's continuation).
+            ends = [b for b, context in reads[end] if context is None]
             for row in plan.rows:
                 node = end
                 for t, token in enumerate(row):
