@@ -42,11 +42,12 @@ first use, so that ``import study`` stays light. Imports nothing of the UI and n
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from study.errors import ResponsesError, StudyChangedError, StudyError, StudyLockedError
 from study.index import StudyIndex
 from study.intake.responses import Response, ResponseTable, read_responses
+from study.lazy import lazy_getattr
 from study.rows import ConfigRow, Decision, Event, PairRow
 from study.store import ImportResult, Study
 from study.view import StudyView
@@ -67,13 +68,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'study' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [

@@ -173,6 +173,7 @@ STUDY_FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "study.scope",
             "study.index",
             "study.handle",
+            "study.lazy",
         ),
     ),
     # The file (schema, life, locks, the event log's writer) and reading response files.

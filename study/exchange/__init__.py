@@ -8,7 +8,9 @@ REFI-QDA mapping); ``_code_import``, ``_score_rows`` and ``_stats_files`` are th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from study.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from study.exchange._code_import import import_codes
@@ -39,13 +41,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [

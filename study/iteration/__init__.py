@@ -6,7 +6,9 @@ The front door for other rooms is ``__all__`` (loaded on first use). ``revisions
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from study.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from study.iteration.revisions import stale_pairs
@@ -17,13 +19,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [

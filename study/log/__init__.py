@@ -7,7 +7,9 @@ also read by the handle, the read face and the analysis wing of ``study``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from study.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from study.log.delegations import CodePlan, DelegationPlan
@@ -19,13 +21,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [
