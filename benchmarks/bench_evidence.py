@@ -83,8 +83,8 @@ def main() -> None:
 
     import torch
 
-    from scoring import Pair, ScoringEngine, load_backend
-    from scoring.evidence import applies_probability, explain
+    from scoring import ScoringEngine, load_backend
+    from scoring.evidence import explain
 
     torch.set_num_threads(1)
     codebook, pairs = long_pairs(args.n, args.min_sentences, args.seed)
@@ -107,24 +107,7 @@ def main() -> None:
     computed = _computed(backend) - computed
     tokens = sum(e.variants_tokens for e in found)
     floor = _floor(backend, pairs, found, prompts)
-    rng = random.Random(args.seed)
-    rows = []
-    for pair, e in zip(pairs, found, strict=True):
-        top = e.top
-        if top is None:
-            continue
-        others = [s for s in e.sentences if s is not top]
-        random_drop = rng.choice(others).applies_effect if others else float("nan")
-        alone = engine.score([Pair("top", top.text(pair.text), pair.code)])[0]
-        rows.append(
-            (
-                e.applies,
-                top.applies_effect,
-                random_drop,
-                applies_probability(alone.curve.probs, alone.scale),
-                len(e.sentences),
-            )
-        )
+    rows = _rows(engine, pairs, found, args.seed)
     backend.close()
 
     sentences = statistics.mean(r[4] for r in rows) if rows else 0.0
@@ -180,7 +163,7 @@ def run_learned(args: argparse.Namespace) -> None:
     import torch
 
     from scoring import Pair, ScoringEngine, load_backend
-    from scoring.evidence import applies_probability, explain
+    from scoring.evidence import explain
     from study import ResponseTable, Study
     from study.analysis._evidence import learned_reading
     from study.analysis._learning import fitted_curves, learn
@@ -229,21 +212,7 @@ def run_learned(args: argparse.Namespace) -> None:
             seconds[name] = time.perf_counter() - started
             computed[name] = _computed(backend) - before
             found_by[name] = found
-            rng = random.Random(args.seed)
-            rows = []
-            for pair, e in zip(pairs, found, strict=True):
-                top = e.top
-                if top is None:
-                    continue
-                others = [s for s in e.sentences if s is not top]
-                random_drop = rng.choice(others).applies_effect if others else float("nan")
-                alone = engine.score([Pair("top", top.text(pair.text), pair.code)])[0]
-                p_alone = (
-                    applies_probability(alone.curve.probs, alone.scale)
-                    if chosen is None
-                    else applies_probability(chosen(alone), alone.scale)
-                )
-                rows.append((e.applies, top.applies_effect, random_drop, p_alone, len(e.sentences)))
+            rows = _rows(engine, pairs, found, args.seed, chosen)
             results[name] = rows
             tokens[name] = sum(e.variants_tokens for e in found)
             floors[name] = _floor(backend, pairs, found, prompts)
@@ -307,6 +276,37 @@ def _floor(backend: Any, pairs: list[Any], found: list[Any], prompts: dict[str, 
         / max(backend.count_tokens(prompts[pair.response_id]) or 0, 1)
         for pair, e in zip(pairs, found, strict=True)
     )
+
+
+def _rows(
+    engine: Any, pairs: list[Any], found: list[Any], seed: int, reading: Any = None
+) -> list[tuple[float, float, float, float, int]]:
+    """Per pair with a top sentence: P(applies), the top sentence's drop, a random other
+    sentence's drop (seeded), P(applies) with the top sentence alone (read through
+    ``reading`` when given, as the explanation was), and the sentences measured."""
+    from scoring import Pair
+    from scoring.evidence import applies_probability
+
+    rng = random.Random(seed)
+    rows = []
+    for pair, e in zip(pairs, found, strict=True):
+        top = e.top
+        if top is None:
+            continue
+        others = [s for s in e.sentences if s is not top]
+        random_drop = rng.choice(others).applies_effect if others else float("nan")
+        alone = engine.score([Pair("top", top.text(pair.text), pair.code)])[0]
+        probs = alone.curve.probs if reading is None else reading(alone)
+        rows.append(
+            (
+                e.applies,
+                top.applies_effect,
+                random_drop,
+                applies_probability(probs, alone.scale),
+                len(e.sentences),
+            )
+        )
+    return rows
 
 
 def _computed(backend: Any) -> int:
