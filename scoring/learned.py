@@ -312,11 +312,14 @@ def fit_curve(
     # saves (and a neighbour's threads make it far worse).
     held_out: FloatArray | None = None
     with threadpool_limits(limits=1):
+        basis, rows = _row_space(z)
         if penalty is None:
-            penalty, held_out = _choose_penalty(z, classes, folds=folds)
-        model = _fit(z, classes, penalty)
+            penalty, held_out = _choose_penalty(rows, classes, folds=folds)
+        model = _fit(rows, classes, penalty)
     k = len(scale_values)
     coef = np.asarray(model.coef_, dtype=np.float64)
+    if basis is not None:
+        coef = coef @ basis.T
     intercept = np.asarray(model.intercept_, dtype=np.float64)
     if k == 2:  # sklearn's binary form: one row for the second class against the first
         coef = np.vstack([np.zeros_like(coef[0]), coef[0]])
@@ -351,10 +354,30 @@ def needs_text(missing: Mapping[int, int], counts: Mapping[int, int]) -> str:
     return "needs " + ", ".join(parts) + f" (at least {MIN_PER_VALUE} decisions of each value)"
 
 
-def _fit(z: FloatArray, classes: npt.NDArray[np.int_], penalty: float) -> Any:
+def _row_space(z: FloatArray) -> tuple[FloatArray | None, FloatArray]:
+    """The decisions' inputs in an orthonormal basis of the space their rows span: with
+    fewer decisions than inputs (hundreds against a thousand), the fit's weights lie in
+    that space (the L2 penalty leaves nothing outside it), so fitting the coordinates
+    (shape (n, n)) and mapping the weights back by the basis (shape (D, n)) is the same
+    fit, the penalty unchanged, for a fifth of the work. None and ``z`` itself when
+    there are not more inputs than decisions."""
+    n, d = z.shape
+    if d <= n:
+        return None, z
+    basis, upper = np.linalg.qr(z.T)  # z.T = basis @ upper
+    return basis, np.ascontiguousarray(upper.T)
+
+
+def _model(penalty: float, *, warm_start: bool = False) -> Any:
     from sklearn.linear_model import LogisticRegression
 
-    model = LogisticRegression(C=penalty, max_iter=5000, tol=1e-6, class_weight="balanced")
+    return LogisticRegression(
+        C=penalty, max_iter=5000, tol=1e-6, class_weight="balanced", warm_start=warm_start
+    )
+
+
+def _fit(z: FloatArray, classes: npt.NDArray[np.int_], penalty: float) -> Any:
+    model = _model(penalty)
     model.fit(z, classes)
     return model
 
@@ -370,18 +393,21 @@ def _choose_penalty(
     # The log loss weighted as the fit is: every value counts as much as every other.
     weights = (len(classes) / (k * np.bincount(classes, minlength=k)))[classes]
     splits = list(StratifiedKFold(n_splits=folds, shuffle=True, random_state=0).split(z, classes))
+    held_out = np.zeros((len(PENALTIES), z.shape[0], k))
+    for train, test in splits:
+        # Along the grid from the strongest penalty, each fit starting from the last
+        # one's weights: the same optima for fewer iterations.
+        model = _model(PENALTIES[0], warm_start=True)
+        for j, penalty in enumerate(PENALTIES):
+            model.set_params(C=penalty)
+            model.fit(z[train], classes[train])
+            held_out[j][np.ix_(test, model.classes_)] = model.predict_proba(z[test])
     best: tuple[float, float, FloatArray] | None = None
-    for penalty in PENALTIES:
-        held_out = np.zeros((z.shape[0], k))
-        for train, test in splits:
-            model = _fit(z[train], classes[train], penalty)
-            proba = np.zeros((len(test), k))
-            proba[:, model.classes_] = model.predict_proba(z[test])
-            held_out[test] = proba
-        picked = held_out[np.arange(len(classes)), classes]
+    for j, penalty in enumerate(PENALTIES):
+        picked = held_out[j][np.arange(len(classes)), classes]
         loss = float((-np.log(np.clip(picked, 1e-12, 1.0)) * weights).sum() / weights.sum())
         if best is None or loss < best[0] - 1e-12:
-            best = (loss, penalty, held_out)
+            best = (loss, penalty, held_out[j])
     assert best is not None
     if not math.isfinite(best[0]):
         raise LearningError("the cross-validation of the learned curve did not converge")
