@@ -25,6 +25,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Collection, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -320,6 +321,7 @@ def learn(
             version,
             layout,
             preread if preread is not None else _read_code(study, chosen, base, layout, memory),
+            memory,
         )
         for chosen in codes
     ]
@@ -421,13 +423,21 @@ def _read_code(
     """A code's scores under ``base``, with its features when it keeps some (those kept
     in ``memory`` when still valid); the read is kept in ``memory``."""
     cid = study.index.code_key(code.id)
-    known = memory.recall(base.id, cid, layout) if memory is not None else None
     with study.snapshot() as conn:
+        if memory is None:
+            return stored.code_scores(conn, base.id, cid, with_features=layout is not None)
+        printed = stored.fingerprint(conn, base.id, cid)
+        kept = memory.current(base.id, cid, layout, printed)
+        if kept is not None:
+            return kept
         scores = stored.code_scores(
-            conn, base.id, cid, with_features=layout is not None, known=known
+            conn,
+            base.id,
+            cid,
+            with_features=layout is not None,
+            known=memory.recall(base.id, cid, layout),
         )
-    if memory is not None:
-        memory.keep(base.id, cid, layout, scores)
+    memory.keep(base.id, cid, layout, scores, printed)
     return scores
 
 
@@ -441,6 +451,7 @@ def _learn_code(
     version: int,
     layout: str | None,
     scores: stored.CodeScores,
+    memory: ReadMemory | None,
 ) -> CodeLearning:
     started = time.perf_counter()
     index = study.index
@@ -451,14 +462,16 @@ def _learn_code(
         _check_features(study, code, base)  # features went missing since the check
     fit, counts, needs, left_out = _fit_code(study, code, coder, scores)
     inputs_kind = INPUTS_FEATURES if scores.features is not None else INPUTS_ZERO_SHOT
-    out = scores.logprobs if fit is None else fit.predict(scores.features, scores.logprobs)
+    # The rows the last rescoring of the same read wrote, when nothing changed them since,
+    # are known to be of the same pairs without reading them (the app's refits).
+    kept = memory is not None and memory.recall(base.id, cid, layout) is scores
+    written = memory.written(learned_id) if memory is not None and kept else None
     with study.transaction() as conn:
-        in_place = stored.begin_rescoring(conn, learned_id, cid, scores)
-    written = stored.learned_rows(learned_id, cid, scores, out, values, in_place=in_place)
-    for start in range(0, len(written), stored.WRITE_ROWS):
-        with study.transaction() as conn:
-            stored.write_rows(conn, written[start : start + stored.WRITE_ROWS], in_place=in_place)
-    n = len(written)
+        in_place = stored.begin_rescoring(conn, learned_id, cid, scores, written=written)
+    stamp = now()
+    n = _rescore(study, learned_id, cid, scores, fit, values, in_place=in_place, stamp=stamp)
+    if memory is not None and kept:
+        memory.wrote(learned_id, stamp)
     with study.transaction() as conn:
         stored.record_fit(
             conn,
@@ -493,6 +506,52 @@ def _learn_code(
         seconds=time.perf_counter() - started,
         curve=fit,
     )
+
+
+def _rescore(
+    study: Study,
+    learned_id: int,
+    cid: int,
+    scores: stored.CodeScores,
+    fit: LearnedCurve | None,
+    values: list[int],
+    *,
+    in_place: bool,
+    stamp: str,
+) -> int:
+    """Write a code's learned curves (its zero-shot ones when ``fit`` is None), a block
+    of :data:`~study.scores.learned.WRITE_ROWS` rows per transaction; the count written.
+
+    While SQLite writes one block, in a thread of its own (it lets go of the GIL), this
+    one computes the next: the predictions and rows cost about a third of the writes,
+    and the other core does them meanwhile.
+    """
+    n = len(scores.rids)
+
+    def rows(start: int) -> list[tuple[Any, ...]]:
+        stop = start + stored.WRITE_ROWS
+        logprobs = scores.logprobs[start:stop]
+        if fit is not None:
+            features = None if scores.features is None else scores.features[start:stop]
+            logprobs = fit.predict(features, logprobs)
+        return stored.learned_rows(
+            learned_id, cid, scores, logprobs, values, in_place=in_place, start=start, stamp=stamp
+        )
+
+    def write(block: list[tuple[Any, ...]]) -> None:
+        with study.transaction() as conn:
+            stored.write_rows(conn, block, in_place=in_place)
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rescore") as writer:
+        pending: Future[None] | None = None
+        for start in range(0, n, stored.WRITE_ROWS):
+            block = rows(start)
+            if pending is not None:
+                pending.result()
+            pending = writer.submit(write, block)
+        if pending is not None:
+            pending.result()
+    return n
 
 
 def _fit_code(

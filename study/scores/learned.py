@@ -151,35 +151,81 @@ def code_scores(
     )
 
 
+def fingerprint(conn: sqlite3.Connection, config_id: int, cid: int) -> tuple[Any, ...]:
+    """What changes whenever code ``cid``'s scores under ``config_id`` do: their count,
+    the sum of their entropies and their earliest and latest ``scored_at``. A rescoring
+    writes new stamps, and a pair scored on another text or definition has another
+    curve; one pass over the code's rows in SQLite, against reading them all."""
+    row = conn.execute(
+        "SELECT COUNT(*), TOTAL(entropy), MIN(scored_at), MAX(scored_at) FROM scores "
+        "WHERE config_id = ? AND cid = ?",
+        (config_id, cid),
+    ).fetchone()
+    return tuple(row)
+
+
 class ReadMemory:
     """The last code read for a refit, kept for the next refit of the same code.
 
     The app refits the code the coder is working on again and again, every few decisions;
     its features (2 KB a pair: 200 MB for a code of 100,000 pairs) are the slow part of
     the read, and they change only when the code is scored again. One code is kept, of
-    one configuration and feature layout; :func:`code_scores` checks that the scores are
-    still of the same pairs, texts and definition before it takes the kept features.
+    one configuration and feature layout, with its :func:`fingerprint`: while that is
+    unchanged the kept read is the code's scores, taken without reading them again; else
+    :func:`code_scores` still takes the kept features where the scores are of the same
+    pairs, texts and definition. It also keeps the stamp the last rescoring wrote under
+    the learned configuration (:func:`begin_rescoring`).
     Used from one thread at a time (the app's learning worker).
     """
 
     def __init__(self) -> None:
         self._key: tuple[int, int, str | None] | None = None
         self._scores: CodeScores | None = None
+        self._fingerprint: tuple[Any, ...] | None = None
+        self._written: tuple[int, str] | None = None
 
     def recall(self, config_id: int, cid: int, layout: str | None) -> CodeScores | None:
         """The kept read of code ``cid`` under ``config_id`` and ``layout``, if it is the
         one kept."""
         return self._scores if self._key == (config_id, cid, layout) else None
 
-    def keep(self, config_id: int, cid: int, layout: str | None, scores: CodeScores) -> None:
+    def current(
+        self, config_id: int, cid: int, layout: str | None, fingerprint: tuple[Any, ...]
+    ) -> CodeScores | None:
+        """The kept read, if it is of this code and its scores' fingerprint is still
+        ``fingerprint``."""
+        if self._fingerprint != fingerprint:
+            return None
+        return self.recall(config_id, cid, layout)
+
+    def keep(
+        self,
+        config_id: int,
+        cid: int,
+        layout: str | None,
+        scores: CodeScores,
+        fingerprint: tuple[Any, ...] | None = None,
+    ) -> None:
         """Keep ``scores`` (replacing what was kept) when it holds features."""
-        if scores.features is None:
-            self.forget()
+        if scores is self._scores:
             return
-        self._key, self._scores = (config_id, cid, layout), scores
+        self.forget()
+        if scores.features is not None:
+            self._key, self._scores = (config_id, cid, layout), scores
+            self._fingerprint = fingerprint
+
+    def wrote(self, learned_id: int, stamp: str) -> None:
+        """The kept read's curves were written whole under ``learned_id``, stamped ``stamp``."""
+        self._written = (learned_id, stamp)
+
+    def written(self, learned_id: int) -> str | None:
+        """The stamp of the last whole rescoring of the kept read under ``learned_id``."""
+        if self._written is None or self._written[0] != learned_id:
+            return None
+        return self._written[1]
 
     def forget(self) -> None:
-        self._key, self._scores = None, None
+        self._key, self._scores, self._fingerprint, self._written = None, None, None, None
 
 
 #: Score rows written per transaction when a code is rescored: a coder's decision waits
@@ -199,14 +245,18 @@ def learned_rows(
     values: Sequence[int],
     *,
     in_place: bool,
+    start: int = 0,
+    stamp: str | None = None,
 ) -> list[tuple[Any, ...]]:
     """The ``scores`` rows of code ``cid`` under ``config_id``: curves from ``logprobs``
-    (shape (n, K), one row per pair of ``base``, whose identity they keep), shaped for
-    :func:`write_rows`: with ``in_place``, the curve's columns and the key only (an
-    update binds no value it does not set), else every column."""
+    (shape (m, K), one row per pair of ``base`` from its row ``start`` on, whose identity
+    they keep), shaped for :func:`write_rows`: with ``in_place``, the curve's columns and
+    the key only (an update binds no value it does not set), else every column.
+    ``stamp``: when they were scored (default now)."""
     table = curve_table(logprobs, [float(v) for v in values])
-    stamp = now()
+    stamp = now() if stamp is None else stamp
     n, k = table.probs.shape
+    rows = slice(start, start + n)
     width = 8 * k
     surprisal = table.surprisal.astype("<f8").tobytes()
     probs = table.probs.astype("<f8").tobytes()
@@ -225,26 +275,37 @@ def learned_rows(
         [None] * n,  # missing
         [stamp] * n,
         [config_id] * n,
-        base.rids.tolist(),
+        base.rids[rows].tolist(),
         [cid] * n,
     ]
     if not in_place:
         columns += [
-            list(base.token_set),
-            list(base.prompt_hash),
-            list(base.text_hash),
-            list(base.code_hash),
-            base.truncated.astype(int).tolist(),
+            list(base.token_set[rows]),
+            list(base.prompt_hash[rows]),
+            list(base.text_hash[rows]),
+            list(base.code_hash[rows]),
+            base.truncated[rows].astype(int).tolist(),
         ]
     return list(zip(*columns, strict=True))
 
 
-def begin_rescoring(conn: sqlite3.Connection, config_id: int, cid: int, base: CodeScores) -> bool:
+def begin_rescoring(
+    conn: sqlite3.Connection,
+    config_id: int,
+    cid: int,
+    base: CodeScores,
+    *,
+    written: str | None = None,
+) -> bool:
     """Mark code ``cid``'s fit under ``config_id`` as being written (its ``params_hash``
     emptied until :func:`record_fit`), and say whether its scores can be updated in
     place: they are of the same pairs, with the same identity (prompt, text and code
     hashes, truncation) and token sets, as ``base``'s (a refit). Else (a first fit, a new
     wave, a rescored base) they are dropped, to be inserted.
+
+    ``written``: the stamp of the last rescoring from ``base`` itself
+    (:meth:`ReadMemory.written`): when every row of the code bears it, and as many as
+    ``base`` has, they are those rows, and nothing more is read.
 
     An update in place sets the curve's columns only: never the key nor ``token_set``,
     the one column with a foreign key, so that SQLite looks up no parent row per pair; it
@@ -256,6 +317,14 @@ def begin_rescoring(conn: sqlite3.Connection, config_id: int, cid: int, base: Co
     conn.execute(
         "UPDATE learned SET params_hash = '' WHERE config_id = ? AND cid = ?", (config_id, cid)
     )
+    if written is not None:
+        count, first, last = conn.execute(
+            "SELECT COUNT(*), MIN(scored_at), MAX(scored_at) FROM scores "
+            "WHERE config_id = ? AND cid = ?",
+            (config_id, cid),
+        ).fetchone()
+        if count == len(base.rids) and first == last == written:
+            return True
     stored = conn.execute(
         "SELECT rid, token_set, prompt_hash, text_hash, code_hash, truncated FROM scores "
         "WHERE config_id = ? AND cid = ? ORDER BY rid",

@@ -432,3 +432,97 @@ def test_a_refit_after_the_base_was_rescored_writes_the_new_identity(study: Stud
         ]
     assert hashes[0] == "rescored"
     assert "rescored" not in hashes[1:]
+
+
+def rescore_one_pair(study: Study, config_id: int, cid: int) -> None:
+    """What scoring does to a pair whose text changed: its row deleted, a new one stored
+    with a new curve, prompt and time."""
+    from study.stamps import now
+
+    with study.transaction() as conn:
+        row = list(
+            conn.execute(
+                "SELECT * FROM scores WHERE config_id = ? AND cid = ? ORDER BY rid LIMIT 1",
+                (config_id, cid),
+            ).fetchone()
+        )
+        names = [d[0] for d in conn.execute("SELECT * FROM scores LIMIT 0").description]
+        conn.execute(
+            "DELETE FROM scores WHERE config_id = ? AND rid = ? AND cid = ?",
+            (config_id, row[names.index("rid")], cid),
+        )
+        row[names.index("entropy")] += 0.125
+        row[names.index("prompt_hash")] = "rescored"
+        row[names.index("scored_at")] = now()
+        conn.execute(
+            f"INSERT INTO scores ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})", row
+        )
+
+
+def test_the_apps_refits_read_nothing_again_until_the_scores_change(
+    study: Study, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from study.analysis._learning import ReadMemory
+    from study.scores import learned as stored
+
+    zero_shot = study.scores.active_config_id()
+    assert zero_shot is not None
+    cid = study.index.code_key("wait")
+    reads: list[int] = []
+    checks: list[tuple[str | None, bool]] = []
+    real_read, real_begin = stored.code_scores, stored.begin_rescoring
+
+    def counting_read(*args: object, **kwargs: object) -> stored.CodeScores:
+        reads.append(1)
+        return real_read(*args, **kwargs)  # type: ignore[arg-type]
+
+    def watching_begin(*args: object, written: str | None = None) -> bool:
+        same = real_begin(*args, written=written)  # type: ignore[arg-type]
+        checks.append((written, same))
+        return same
+
+    monkeypatch.setattr(stored, "code_scores", counting_read)
+    monkeypatch.setattr(stored, "begin_rescoring", watching_begin)
+    memory = ReadMemory()
+    decide_outside_audit(study, "wait", 60)
+    learn(study, coder="ana", code="wait", memory=memory)
+    decide_outside_audit(study, "wait", 80)
+    learn(study, coder="ana", code="wait", memory=memory)
+    decide_outside_audit(study, "wait", 100)
+    again = learn(study, coder="ana", code="wait", memory=memory)
+    # Read once; the refits after the first knew the rows the last one had written.
+    assert len(reads) == 1
+    assert [(w is not None, same) for w, same in checks] == [
+        (False, False),
+        (True, True),
+        (True, True),
+    ]
+    # The base rescored: read again, and the learned rows take the new identity.
+    rescore_one_pair(study, zero_shot, cid)
+    learn(study, coder="ana", code="wait", memory=memory)
+    assert len(reads) == 2
+    assert checks[-1] == (None, False)
+    with study.snapshot() as conn:
+        hashes = [
+            r[0]
+            for r in conn.execute(
+                "SELECT prompt_hash FROM scores WHERE config_id = ? AND cid = ? ORDER BY rid",
+                (again.config_id, cid),
+            )
+        ]
+    assert hashes[0] == "rescored"
+    assert "rescored" not in hashes[1:]
+    # Another session rewrote the learned rows: they are checked again, not trusted.
+    learn(study, coder="ana", code="wait", memory=memory)
+    assert checks[-1][0] is not None
+    with study.transaction() as conn:
+        conn.execute(
+            "UPDATE scores SET scored_at = 'elsewhere', prompt_hash = 'elsewhere' "
+            "WHERE config_id = ? AND cid = ? "
+            "AND rid = (SELECT MIN(rid) FROM scores WHERE config_id = ? AND cid = ?)",
+            (again.config_id, cid, again.config_id, cid),
+        )
+    learn(study, coder="ana", code="wait", memory=memory)
+    assert checks[-1][0] is not None
+    assert checks[-1][1] is False  # compared, and found to differ: written anew
+    assert len(reads) == 2
