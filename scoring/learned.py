@@ -24,6 +24,10 @@ rule: the chosen model is the best calibrated of the grid under those weights), 
 cross-validated AUROC of "applies" is reported beside it. It is *not* the audit's
 figure: the decisions it is computed on were chosen by the queue, not at random.
 
+With fewer decisions than inputs (the usual case: hundreds against a thousand) every fit
+runs on the decisions' coordinates in the space their rows span: the same weights (the
+penalty keeps nothing outside that space) for less work.
+
 What goes in is the caller's business; the rule that keeps every guarantee (never an
 audit pair, never a delegated or model-sourced decision) is kept by
 :mod:`study.analysis._learning`, which chooses the decisions.

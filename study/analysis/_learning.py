@@ -25,7 +25,6 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Collection, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -520,38 +519,27 @@ def _rescore(
     stamp: str,
 ) -> int:
     """Write a code's learned curves (its zero-shot ones when ``fit`` is None), a block
-    of :data:`~study.scores.learned.WRITE_ROWS` rows per transaction; the count written.
+    of :data:`~study.scores.learned.WRITE_ROWS` rows per transaction, each block computed
+    just before it is written (the writer is free meanwhile: a coder's decision goes in
+    between); the count written.
 
-    While SQLite writes one block, in a thread of its own (it lets go of the GIL), this
-    one computes the next: the predictions and rows cost about a third of the writes,
-    and the other core does them meanwhile.
+    Writing one block in a thread while this one computed the next saved nothing
+    measurable (SQLite's index updates are most of the time, and the binding of each
+    block's values needs the GIL the computing holds) and made a decision's median wait
+    longer, the writer being held without a gap.
     """
-    n = len(scores.rids)
-
-    def rows(start: int) -> list[tuple[Any, ...]]:
+    for start in range(0, len(scores.rids), stored.WRITE_ROWS):
         stop = start + stored.WRITE_ROWS
         logprobs = scores.logprobs[start:stop]
         if fit is not None:
             features = None if scores.features is None else scores.features[start:stop]
             logprobs = fit.predict(features, logprobs)
-        return stored.learned_rows(
+        block = stored.learned_rows(
             learned_id, cid, scores, logprobs, values, in_place=in_place, start=start, stamp=stamp
         )
-
-    def write(block: list[tuple[Any, ...]]) -> None:
         with study.transaction() as conn:
             stored.write_rows(conn, block, in_place=in_place)
-
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rescore") as writer:
-        pending: Future[None] | None = None
-        for start in range(0, n, stored.WRITE_ROWS):
-            block = rows(start)
-            if pending is not None:
-                pending.result()
-            pending = writer.submit(write, block)
-        if pending is not None:
-            pending.result()
-    return n
+    return len(scores.rids)
 
 
 def _fit_code(
