@@ -25,7 +25,12 @@ learned
     the curve learned from the decisions so far (``codecurve learn``);
 examples
     the model prompted with ``--k`` of the coder's decisions per scale value in the
-    code's prompt (``--context examples``), scored on the audit pairs.
+    code's prompt (``--context examples``), scored on the audit pairs (first draw only).
+
+With ``--seeds 1,2,3`` the study is scored once and the whole replay (audit draw, coder,
+refits) runs once per audit draw: with a few positives of a rare code in an audit of 150,
+one draw's mean kappa can differ from another's by 0.2, so the table gives the mean over
+draws with their range.
 
 Part 2, the refit (``--part refit``): a synthetic study of 100,000 responses of one code
 with 1,024-wide float16 features (what the embedded model keeps), 200 decisions; the time
@@ -35,6 +40,7 @@ pair's curve changes, as in the app), and the features' bytes per pair on disk.
 
     .venv/bin/python -m benchmarks.bench_learning [--part learning|refit|all]
         [--audit 150] [--refit 25] [--k 2] [--threads 2] [--datasets nhs,causal]
+        [--seeds 1,2,3]
 """
 
 from __future__ import annotations
@@ -167,89 +173,111 @@ def run_learning(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
     from scoring import load_backend
-    from scoring.engine import ScoringEngine
-    from scoring.learned import LearningError
     from study import ResponseTable, Study
-    from study.analysis._learning import learn
     from study.score_run import score_study
 
     torch.set_num_threads(args.threads)
     backend = load_backend(None, device="cpu")
+    seeds = [int(s) for s in str(args.seeds).split(",")]
     report: dict[str, Any] = {}
     for name in args.datasets.split(","):
         codebook, texts, labels = DATASETS[name]()
         folder = Path(tempfile.mkdtemp(prefix=f"bench-learning-{name}-"))
-        path = folder / f"{name}.codecurve"
+        scored = folder / f"{name}.codecurve"
         with Study.create(
-            path, responses=ResponseTable.from_texts(texts), codebook=codebook
+            scored, responses=ResponseTable.from_texts(texts), codebook=codebook
         ) as study:
             started = time.perf_counter()
-            engine = ScoringEngine(backend, study.codebook)
-            score_study(study, engine)
+            from scoring.engine import ScoringEngine
+
+            score_study(study, ScoringEngine(backend, study.codebook))
             scoring_seconds = time.perf_counter() - started
-            zero_shot = study.scores.active_config_id()
-            assert zero_shot is not None
-            sample = study.audit.draw(per_code=args.audit, seed=args.seed)
-            for code in study.codebook.codable:
-                for rid in sample.pairs(code.id):
-                    study.decisions.record(
-                        rid, code.id, labels[code.id][rid], coder="coder", blind=True
-                    )
-            rows: list[dict[str, Any]] = []
-            for code in study.codebook.codable:
-                scale = study.codebook.scale_for(code)
-                values = [int(v) for v in scale.values]
-                audit = list(sample.pairs(code.id))
-                truth = [labels[code.id][r] for r in audit]
-                audit_keys = {study.index.response_key(r) for r in audit}
-                decided: set[int] = set()
-                order_config = zero_shot
-                learned_config: int | None = None
-                for checkpoint in CHECKPOINTS:
-                    while len(decided) < checkpoint:
-                        step = min(args.refit, checkpoint - len(decided))
-                        for rid in next_in_queue(
-                            study, order_config, code.id, decided | audit_keys, step
-                        ):
-                            study.decisions.record(
-                                rid, code.id, labels[code.id][rid], coder="coder"
-                            )
-                            decided.add(study.index.response_key(rid))
-                        try:
-                            run = learn(study, coder="coder", code=code.id, activate=True)
-                            learned_config = order_config = run.config_id
-                            fit = run.codes[0]
-                        except LearningError:
-                            fit = None
-                    zero = audit_metrics(
-                        truth, code_probs(study, zero_shot, code.id, audit), values, scale.threshold
-                    )
-                    learned = (
-                        audit_metrics(
-                            truth,
-                            code_probs(study, learned_config, code.id, audit),
-                            values,
-                            scale.threshold,
-                        )
-                        if learned_config is not None and fit is not None and fit.learned
-                        else None
-                    )
-                    examples = examples_metrics(
-                        study, backend, code, audit, truth, values, scale.threshold, args.k
-                    )
-                    row = {
-                        "code": code.name,
-                        "decisions": checkpoint,
-                        "zero_shot": zero,
-                        "learned": learned,
-                        "examples": examples,
-                        "cv_auroc": None if fit is None else fit.cv_auroc,
-                    }
-                    rows.append(row)
-                    print(json.dumps({"dataset": name, **row}), flush=True)
-            report[name] = {"scoring_seconds": scoring_seconds, "rows": rows}
+        draws = []
+        for i, seed in enumerate(seeds):
+            # Scored once; each audit draw replays the coder on a copy of the scored study.
+            path = folder / f"{name}-{seed}.codecurve"
+            shutil.copyfile(scored, path)
+            with Study.open(path) as study:
+                rows = replay(study, backend, labels, args, seed=seed, examples=i == 0)
+            draws.append({"seed": seed, "rows": rows})
+        report[name] = {"scoring_seconds": scoring_seconds, "draws": draws}
         shutil.rmtree(folder, ignore_errors=True)
     return report
+
+
+def replay(
+    study: Any,
+    backend: Any,
+    labels: dict[str, dict[str, int]],
+    args: argparse.Namespace,
+    *,
+    seed: int,
+    examples: bool,
+) -> list[dict[str, Any]]:
+    """One audit draw: the blind audit decided, then the coder in the app's order, the
+    configurations judged on the audit at each checkpoint (examples-in-prompt only when
+    ``examples``: it costs a model pass per audit pair and checkpoint)."""
+    from scoring.learned import LearningError
+    from study.analysis._learning import learn
+
+    zero_shot = study.scores.active_config_id()
+    assert zero_shot is not None
+    sample = study.audit.draw(per_code=args.audit, seed=seed)
+    for code in study.codebook.codable:
+        for rid in sample.pairs(code.id):
+            study.decisions.record(rid, code.id, labels[code.id][rid], coder="coder", blind=True)
+    rows: list[dict[str, Any]] = []
+    for code in study.codebook.codable:
+        scale = study.codebook.scale_for(code)
+        values = [int(v) for v in scale.values]
+        audit = list(sample.pairs(code.id))
+        truth = [labels[code.id][r] for r in audit]
+        audit_keys = {study.index.response_key(r) for r in audit}
+        decided: set[int] = set()
+        order_config = zero_shot
+        learned_config: int | None = None
+        for checkpoint in CHECKPOINTS:
+            while len(decided) < checkpoint:
+                step = min(args.refit, checkpoint - len(decided))
+                for rid in next_in_queue(study, order_config, code.id, decided | audit_keys, step):
+                    study.decisions.record(rid, code.id, labels[code.id][rid], coder="coder")
+                    decided.add(study.index.response_key(rid))
+                try:
+                    run = learn(study, coder="coder", code=code.id, activate=True)
+                    learned_config = order_config = run.config_id
+                    fit = run.codes[0]
+                except LearningError:
+                    fit = None
+            zero = audit_metrics(
+                truth, code_probs(study, zero_shot, code.id, audit), values, scale.threshold
+            )
+            learned = (
+                audit_metrics(
+                    truth,
+                    code_probs(study, learned_config, code.id, audit),
+                    values,
+                    scale.threshold,
+                )
+                if learned_config is not None and fit is not None and fit.learned
+                else None
+            )
+            row = {
+                "code": code.name,
+                "decisions": checkpoint,
+                "zero_shot": zero,
+                "learned": learned,
+                "examples": (
+                    examples_metrics(
+                        study, backend, code, audit, truth, values, scale.threshold, args.k
+                    )
+                    if examples
+                    else None
+                ),
+                "cv_auroc": None if fit is None else fit.cv_auroc,
+            }
+            rows.append(row)
+            print(json.dumps({"seed": seed, **row}), flush=True)
+    return rows
 
 
 def examples_metrics(
@@ -418,7 +446,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--refit", type=int, default=25)
     parser.add_argument("--k", type=int, default=2, help="examples per scale value")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--seeds", default="1", help="audit draws, comma-separated (scored once, replayed)"
+    )
     parser.add_argument("--pairs", type=int, default=100_000)
     parser.add_argument("--decisions", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
@@ -440,24 +470,42 @@ def print_table(report: dict[str, Any]) -> None:
         return "-" if pair is None else f"{pair[0]:.2f} / {pair[1]:.2f}"
 
     for name, data in report.items():
+        draws = data["draws"]
         print(f"\n{name}: scored in {data['scoring_seconds']:.0f} s; AUROC / kappa on the audit")
+        print(f"first draw (seed {draws[0]['seed']}):")
         print(f"{'code':<60} {'n':>4} {'zero-shot':>12} {'learned':>12} {'examples':>12}")
-        for row in data["rows"]:
+        for row in draws[0]["rows"]:
             print(
                 f"{row['code'][:60]:<60} {row['decisions']:>4} {cell(row['zero_shot']):>12} "
                 f"{cell(row['learned']):>12} {cell(row['examples']):>12}"
             )
         for checkpoint in CHECKPOINTS:
-            at = [r for r in data["rows"] if r["decisions"] == checkpoint]
             for key in ("zero_shot", "learned", "examples"):
-                got = [r[key] for r in at if r[key] is not None]
-                if got:
-                    auroc = statistics.mean(g[0] for g in got)
-                    kappa = statistics.mean(g[1] for g in got)
-                    print(
-                        f"  mean at {checkpoint:>3}: {key:<10} AUROC {auroc:.3f} "
-                        f"kappa {kappa:.3f} ({len(got)} codes)"
-                    )
+                means = []  # per draw: the mean over codes
+                for draw in draws:
+                    got = [
+                        r[key]
+                        for r in draw["rows"]
+                        if r["decisions"] == checkpoint and r[key] is not None
+                    ]
+                    if got:
+                        means.append(
+                            (statistics.mean(g[0] for g in got), statistics.mean(g[1] for g in got))
+                        )
+                if not means:
+                    continue
+                auroc = [m[0] for m in means]
+                kappa = [m[1] for m in means]
+                spread = (
+                    f" (draws: AUROC {min(auroc):.3f}-{max(auroc):.3f}, "
+                    f"kappa {min(kappa):.3f}-{max(kappa):.3f})"
+                    if len(means) > 1
+                    else ""
+                )
+                print(
+                    f"  mean at {checkpoint:>3}: {key:<10} AUROC {statistics.mean(auroc):.3f} "
+                    f"kappa {statistics.mean(kappa):.3f} over {len(means)} draw(s){spread}"
+                )
 
 
 if __name__ == "__main__":
