@@ -627,10 +627,18 @@ def fitted_curves(
             if layout is None or not scores.missing_features:
                 refit, *_ = _fit_code(study, code, row.coder, scores, penalty=row.penalty)
         if refit is None or refit.params_hash() != row.params_hash:
+            same_counts = refit is not None and dict(refit.counts) == dict(row.counts)
             raise StudyError(
                 f"the learned curve of code {code.name!r} (configuration {config_id}) is not "
-                f"the one {row.coder}'s decisions give now: they changed since it was "
-                "learned. Learn again, then explain it",
+                f"the one {row.coder}'s decisions give now: "
+                + (
+                    # As many of each value: other decisions, or another fit of the same.
+                    "either they changed since it was learned (as many of each value) or "
+                    "an earlier version of codecurve fitted it."
+                    if same_counts
+                    else "they changed since it was learned."
+                )
+                + " Learn again, then explain it",
                 path=study.path,
                 remedy=Remedy("learn", "learn again"),
             )

@@ -169,6 +169,20 @@ def test_fitted_curves_are_the_learned_ones_and_refuse_changed_decisions(study) 
     assert fitted_curves(study, run.config_id, codes=["kind"]) == {}
 
 
+def test_a_curve_fitted_otherwise_from_the_same_decisions_says_so(study) -> None:
+    # The parameters kept are not those the same decisions give now (a study learned by
+    # an earlier codecurve, whose fit differed in its last digits): not "they changed".
+    decide(study, "wait", 100)
+    run = learn(study, coder="ana", code="wait")
+    with study.transaction() as conn:
+        conn.execute("UPDATE learned SET params_hash = 'fitted-elsewhere' WHERE config_id = ?",
+                     (run.config_id,))  # fmt: skip
+    with pytest.raises(StudyError, match="an earlier version of codecurve fitted it") as refused:
+        fitted_curves(study, run.config_id)
+    assert "as many of each value" in str(refused.value)
+    assert [r.action for r in refused.value.remedies] == ["learn"]
+
+
 def test_a_model_without_features_cannot_explain_a_learned_curve(study) -> None:
     decide(study, "wait", 100)
     learn(study, coder="ana", code="wait")
