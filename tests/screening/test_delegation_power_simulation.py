@@ -23,8 +23,9 @@ Monte Carlo: the exceedance frequency (the delegated pairs err above 5%) over RE
 repetitions has a standard error of sqrt(0.05 * 0.95 / REPS) at delta; the bar is delta
 plus three of them (0.083 at 400 repetitions, 0.103 at 150). The median delegated count
 is compared with the oracle's median. The fast subset runs in the default suite; the
-grid is marked ``slow``. ``python -m tests.screening.test_delegation_power_simulation``
-prints the table of docs/method.md.
+grid is marked ``grid`` and runs only when asked for (``pytest -m grid``).
+``python -m tests.screening.test_delegation_power_simulation`` prints the table of
+docs/method.md.
 """
 
 from __future__ import annotations
@@ -148,6 +149,7 @@ GRID = [(p, f, c) for p in PROFILES for f in FRACTIONS for c in CODINGS]
 
 
 @pytest.mark.slow
+@pytest.mark.grid
 @pytest.mark.parametrize(("profile", "fraction", "coding"), GRID)
 def test_the_guarantee_holds_in_every_setting(profile: str, fraction: float, coding: str) -> None:
     result = simulate(profile, fraction, coding, REPS, "fallback")

@@ -17,7 +17,7 @@ interval's exact coverage at prevalence 0.5 and audit 300; 0.940 at audit 150) f
 cell about once in 100. At 2,000 repetitions the first fell to 0.931 in one run. The
 fast subset (default suite) runs cells where the normal interval failed, with
 ``FAST_REPS`` = 600 repetitions (s.e. 0.0089) against 0.95 - 3 * 0.0089 = 0.923; the
-full grid is marked ``slow``.
+full grid is marked ``grid`` and runs only when asked for (``pytest -m grid``).
 ``python -m tests.screening.test_prevalence_rare_simulation`` prints the table of
 docs/method.md.
 """
@@ -148,6 +148,7 @@ def test_the_difference_of_two_groups_covers(
 
 
 @pytest.mark.slow
+@pytest.mark.grid
 @pytest.mark.parametrize(("model", "prevalence", "audit"), GRID)
 def test_the_interval_covers_in_every_cell(model: str, prevalence: float, audit: int) -> None:
     result = simulate(model, prevalence, audit, REPS, _seed(model, prevalence, audit))
