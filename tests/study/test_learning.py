@@ -407,6 +407,17 @@ def test_a_refit_reuses_the_features_it_read_while_the_pairs_are_the_same(
         assert np.array_equal(read.features, kept.features)
 
 
+def prompt_hashes(study: Study, config_id: int, cid: int) -> list[str]:
+    with study.snapshot() as conn:
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT prompt_hash FROM scores WHERE config_id = ? AND cid = ? ORDER BY rid",
+                (config_id, cid),
+            )
+        ]
+
+
 def test_a_refit_after_the_base_was_rescored_writes_the_new_identity(study: Study) -> None:
     # A refit updates only the curves in place; the base's pairs rescored under another
     # prompt must not leave the learned rows with the old prompt's hash.
@@ -422,14 +433,7 @@ def test_a_refit_after_the_base_was_rescored_writes_the_new_identity(study: Stud
             (zero_shot, cid, zero_shot, cid),
         )
     learn(study, coder="ana", code="wait")
-    with study.snapshot() as conn:
-        hashes = [
-            r[0]
-            for r in conn.execute(
-                "SELECT prompt_hash FROM scores WHERE config_id = ? AND cid = ? ORDER BY rid",
-                (run.config_id, cid),
-            )
-        ]
+    hashes = prompt_hashes(study, run.config_id, cid)
     assert hashes[0] == "rescored"
     assert "rescored" not in hashes[1:]
 
@@ -502,14 +506,7 @@ def test_the_apps_refits_read_nothing_again_until_the_scores_change(
     learn(study, coder="ana", code="wait", memory=memory)
     assert len(reads) == 2
     assert checks[-1] == (None, False)
-    with study.snapshot() as conn:
-        hashes = [
-            r[0]
-            for r in conn.execute(
-                "SELECT prompt_hash FROM scores WHERE config_id = ? AND cid = ? ORDER BY rid",
-                (again.config_id, cid),
-            )
-        ]
+    hashes = prompt_hashes(study, again.config_id, cid)
     assert hashes[0] == "rescored"
     assert "rescored" not in hashes[1:]
     # Another session rewrote the learned rows: they are checked again, not trusted.
