@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import numpy.typing as npt
@@ -165,6 +165,11 @@ class CurveTable:
     spread: FloatArray
     confidence: FloatArray
     off_scale: npt.NDArray[np.bool_]
+
+    def take(self, rows: npt.ArrayLike) -> CurveTable:
+        """The table of the items at ``rows`` (indices), in that order."""
+        index = np.asarray(rows, dtype=np.int64)
+        return CurveTable(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
 
 
 def curve_table(

@@ -252,11 +252,22 @@ def learned_rows(
     (shape (m, K), one row per pair of ``base`` from its row ``start`` on, whose identity
     they keep), shaped for :func:`write_rows`: with ``in_place``, the curve's columns and
     the key only (an update binds no value it does not set), else every column.
-    ``stamp``: when they were scored (default now)."""
+    ``stamp``: when they were scored (default now).
+
+    An update's rows come least sure first, in the order of the queue's indexes (its
+    entropy order, and near enough its confidence and pick orders), so that SQLite moves
+    each index's entries page after page rather than at random: at 100,000 pairs the
+    app's refit was faster in each of six alternated pairs of runs, by a median factor of
+    1.2 (2.3-3.7 s against 2.7-4.0 s in rid order). An insert's come in rid order, the
+    table's own."""
     table = curve_table(logprobs, [float(v) for v in values])
     stamp = now() if stamp is None else stamp
     n, k = table.probs.shape
     rows = slice(start, start + n)
+    rids = base.rids[rows]
+    if in_place:
+        order = np.argsort(-table.norm_entropy, kind="stable")
+        table, rids = table.take(order), rids[order]
     width = 8 * k
     surprisal = table.surprisal.astype("<f8").tobytes()
     probs = table.probs.astype("<f8").tobytes()
@@ -275,7 +286,7 @@ def learned_rows(
         [None] * n,  # missing
         [stamp] * n,
         [config_id] * n,
-        base.rids[rows].tolist(),
+        rids.tolist(),
         [cid] * n,
     ]
     if not in_place:
