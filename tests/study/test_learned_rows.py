@@ -44,7 +44,8 @@ def test_an_update_writes_each_pairs_own_curve_least_sure_first() -> None:
     for row in rows:
         curve = curve_from_logprobs(new[by_rid[row[-2]]], values=[0.0, 1.0, 2.0])
         assert np.allclose(np.frombuffer(row[1], "<f8"), curve.probs)
-        assert row[4] == curve.norm_entropy and row[-3:] == (7, row[-2], 3)
+        assert row[4] == curve.norm_entropy
+        assert row[-3:] == (7, row[-2], 3)
 
 
 def test_an_insert_keeps_the_tables_rid_order_and_the_base_identity() -> None:
