@@ -142,6 +142,26 @@ def audit_metrics(
     return auroc, kappa
 
 
+def kappa_ceiling(auroc: float, prevalence: float) -> float:
+    """The highest Cohen's kappa that any cut-off gives a yes/no ranking of this AUROC at
+    this prevalence, when each class's scores are normal with one variance (the binormal
+    model of ROC analysis): what the kappa of a ranking this good can reach at best."""
+    from scipy.optimize import minimize_scalar
+    from scipy.stats import norm
+
+    separation = float(np.sqrt(2.0) * norm.ppf(min(max(auroc, 1e-9), 1 - 1e-9)))
+
+    def minus_kappa(cut: float) -> float:
+        hit, false_alarm = norm.sf(cut - separation), norm.sf(cut)
+        said_yes = prevalence * hit + (1 - prevalence) * false_alarm
+        agree = prevalence * hit + (1 - prevalence) * (1 - false_alarm)
+        chance = prevalence * said_yes + (1 - prevalence) * (1 - said_yes)
+        return -(agree - chance) / (1 - chance)
+
+    low, high = min(0.0, separation) - 6.0, max(0.0, separation) + 6.0
+    return float(-minimize_scalar(minus_kappa, bounds=(low, high), method="bounded").fun)
+
+
 def code_probs(study: Any, config_id: int, code_id: str, rids: Sequence[str]) -> np.ndarray:
     index = study.index
     cid = index.code_key(code_id)
@@ -274,6 +294,12 @@ def replay(
                     else None
                 ),
                 "cv_auroc": None if fit is None else fit.cv_auroc,
+                # The learned AUROC's best kappa (binormal), yes/no codes only.
+                "kappa_ceiling": (
+                    kappa_ceiling(learned[0], float(np.mean(np.asarray(truth) >= scale.threshold)))
+                    if learned is not None and len(values) == 2
+                    else None
+                ),
             }
             rows.append(row)
             print(json.dumps({"seed": seed, **row}), flush=True)
@@ -494,6 +520,20 @@ def print_table(report: dict[str, Any]) -> None:
                         )
                 if not means:
                     continue
+                ceilings = [
+                    r["kappa_ceiling"]
+                    for draw in draws
+                    for r in draw["rows"]
+                    if key == "learned"
+                    and r["decisions"] == checkpoint
+                    and r.get("kappa_ceiling") is not None
+                ]
+                ceiling = (
+                    f"; a ranking of each code's AUROC allows kappa {statistics.mean(ceilings):.3f}"
+                    " at best (binormal)"
+                    if ceilings
+                    else ""
+                )
                 auroc = [m[0] for m in means]
                 kappa = [m[1] for m in means]
                 spread = (
@@ -504,7 +544,7 @@ def print_table(report: dict[str, Any]) -> None:
                 )
                 print(
                     f"  mean at {checkpoint:>3}: {key:<10} AUROC {statistics.mean(auroc):.3f} "
-                    f"kappa {statistics.mean(kappa):.3f} over {len(means)} draw(s){spread}"
+                    f"kappa {statistics.mean(kappa):.3f} over {len(means)} draw(s){spread}{ceiling}"
                 )
 
 
