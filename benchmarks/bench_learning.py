@@ -193,6 +193,7 @@ def run_learning(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
     from scoring import load_backend
+    from scoring.engine import ScoringEngine
     from study import ResponseTable, Study
     from study.score_run import score_study
 
@@ -208,8 +209,6 @@ def run_learning(args: argparse.Namespace) -> dict[str, Any]:
             scored, responses=ResponseTable.from_texts(texts), codebook=codebook
         ) as study:
             started = time.perf_counter()
-            from scoring.engine import ScoringEngine
-
             score_study(study, ScoringEngine(backend, study.codebook))
             scoring_seconds = time.perf_counter() - started
         draws = []
@@ -524,14 +523,12 @@ def print_table(report: dict[str, Any]) -> None:
                     r["kappa_ceiling"]
                     for draw in draws
                     for r in draw["rows"]
-                    if key == "learned"
-                    and r["decisions"] == checkpoint
-                    and r.get("kappa_ceiling") is not None
-                ]
+                    if r["decisions"] == checkpoint and r.get("kappa_ceiling") is not None
+                ]  # the learned curve's, shown on its line
                 ceiling = (
                     f"; a ranking of each code's AUROC allows kappa {statistics.mean(ceilings):.3f}"
                     " at best (binormal)"
-                    if ceilings
+                    if key == "learned" and ceilings
                     else ""
                 )
                 auroc = [m[0] for m in means]
